@@ -1,0 +1,1 @@
+//! OpenHands Agent Server: the SDK behind REST + WebSocket, wire-compatible with the reference server.

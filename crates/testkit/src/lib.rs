@@ -1,0 +1,1 @@
+//! Scripted test LLM (in-process and as an OpenAI/Anthropic-compatible HTTP server).

@@ -1,0 +1,1 @@
+//! Workspaces: local directory and remote agent-server workspace.
