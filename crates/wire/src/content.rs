@@ -2,12 +2,34 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A text part. `cache_prompt` marks the part as a prompt-caching breakpoint.
+/// The `type` tag of a text part (always `"text"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum TextTag {
+    /// `"text"`
+    #[default]
+    #[serde(rename = "text")]
+    Text,
+}
+
+/// The `type` tag of an image part (always `"image"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum ImageTag {
+    /// `"image"`
+    #[default]
+    #[serde(rename = "image")]
+    Image,
+}
+
+/// A text part (`{"cache_prompt":false,"type":"text","text":...}`).
+/// `cache_prompt` marks the part as a prompt-caching breakpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     /// Whether a prompt-cache marker goes on this part.
     #[serde(default)]
     pub cache_prompt: bool,
+    /// Always `"text"`.
+    #[serde(rename = "type", default)]
+    pub tag: TextTag,
     /// The text.
     pub text: String,
 }
@@ -17,6 +39,7 @@ impl TextContent {
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             cache_prompt: false,
+            tag: TextTag::Text,
             text: text.into(),
         }
     }
@@ -28,20 +51,32 @@ pub struct ImageContent {
     /// Whether a prompt-cache marker goes on this part.
     #[serde(default)]
     pub cache_prompt: bool,
+    /// Always `"image"`.
+    #[serde(rename = "type")]
+    pub tag: ImageTag,
     /// The image URLs.
     pub image_urls: Vec<String>,
 }
 
 /// One content part, discriminated by `type` (`text` | `image`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
+#[serde(untagged)]
 pub enum Content {
     /// `{"type":"text", ...}`
-    #[serde(rename = "text")]
     Text(TextContent),
     /// `{"type":"image", ...}`
-    #[serde(rename = "image")]
     Image(ImageContent),
+}
+
+impl ImageContent {
+    /// An image part with the given URLs.
+    pub fn new(image_urls: Vec<String>) -> Self {
+        Self {
+            cache_prompt: false,
+            tag: ImageTag::Image,
+            image_urls,
+        }
+    }
 }
 
 impl Content {

@@ -17,7 +17,7 @@ use crate::tool::ToolDefinition;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 
 /// Where an event originated (not the LLM role).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -261,9 +261,10 @@ pub struct ConversationErrorEvent {
 /// `Condensation`: events forgotten from the LLM view, with a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condensation {
-    /// Ids of forgotten events (a set; kept in a stable order).
-    #[serde(default)]
-    pub forgotten_event_ids: BTreeSet<String>,
+    /// Ids of forgotten events (a set on the reference side; kept here in
+    /// the order written, duplicates removed on read).
+    #[serde(default, deserialize_with = "dedup_strings")]
+    pub forgotten_event_ids: Vec<String>,
     /// Summary of the forgotten events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
@@ -272,6 +273,15 @@ pub struct Condensation {
     pub summary_offset: Option<usize>,
     /// LLM response that produced the summary.
     pub llm_response_id: String,
+}
+
+fn dedup_strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let items = Vec::<String>::deserialize(d)?;
+    let mut seen = HashSet::new();
+    Ok(items
+        .into_iter()
+        .filter(|s| seen.insert(s.clone()))
+        .collect())
 }
 
 /// `CondensationSummaryEvent`: a summary shown to the LLM as a user message.

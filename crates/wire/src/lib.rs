@@ -16,6 +16,7 @@
 
 pub mod agent;
 pub mod content;
+pub mod convert;
 pub mod event;
 pub mod ids;
 pub mod llm_config;
