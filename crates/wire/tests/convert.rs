@@ -1,5 +1,7 @@
 //! Event list → LLM messages.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use openhands_wire::content::{Content, TextContent};
 use openhands_wire::convert::{ContentFieldRenderer, events_to_messages};
 use openhands_wire::event::*;

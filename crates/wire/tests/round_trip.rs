@@ -1,6 +1,8 @@
 //! Every event captured from the reference implementation deserializes and
 //! serializes back to equal JSON.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use openhands_wire::event::{Event, EventBody};
 use serde_json::Value;
 
