@@ -1,0 +1,437 @@
+//! Turn selection: which script and which turn answer a request.
+//!
+//! Works on a provider-neutral [`RequestView`] so that the in-process
+//! [`ScriptedLlm`](crate::ScriptedLlm) and every HTTP endpoint of the
+//! [`MockLlmServer`](crate::MockLlmServer) choose turns identically.
+
+use crate::reply::Reply;
+use crate::script::{DEFAULT_SCRIPT, EXHAUSTED_TEXT, Script, Turn, TurnError};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+/// Opening of a script marker in a user message: `[[mock:script:NAME]]`.
+pub const MARKER_PREFIX: &str = "[[mock:script:";
+const MARKER_SUFFIX: &str = "]]";
+
+/// Bound on remembered `fail_times` counters; the map is cleared past it.
+const MAX_COUNTERS: usize = 100_000;
+
+/// The role of a message in a [`RequestView`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewRole {
+    /// System or developer instructions.
+    System,
+    /// The user.
+    User,
+    /// One assistant turn (a reply of the model).
+    Assistant,
+    /// A tool result.
+    Tool,
+    /// Anything else.
+    Other,
+}
+
+/// One message of a [`RequestView`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewMessage {
+    /// Who speaks.
+    pub role: ViewRole,
+    /// The message's text parts, joined by newlines.
+    pub text: String,
+}
+
+impl ViewMessage {
+    /// A message with role and text.
+    pub fn new(role: ViewRole, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            text: text.into(),
+        }
+    }
+}
+
+/// What the selection logic needs to know about a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestView {
+    /// The history, where each assistant turn is exactly one `Assistant` message.
+    pub messages: Vec<ViewMessage>,
+    /// Whether the request offered any tools.
+    pub tools_offered: bool,
+    /// Explicit conversation key (`prompt_cache_key`, session header, id).
+    pub conversation_key: Option<String>,
+}
+
+impl RequestView {
+    /// Number of assistant turns already in the history.
+    pub fn position(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|m| m.role == ViewRole::Assistant)
+            .count()
+    }
+
+    /// The script named by the first `[[mock:script:NAME]]` marker in a user
+    /// message, if any.
+    pub fn script_marker(&self) -> Option<String> {
+        self.messages
+            .iter()
+            .filter(|m| m.role == ViewRole::User)
+            .find_map(|m| find_marker(&m.text))
+    }
+
+    /// The key `fail_times` counters are kept under: the explicit key, else
+    /// the first user message's text.
+    pub fn effective_key(&self) -> String {
+        if let Some(k) = &self.conversation_key
+            && !k.is_empty()
+        {
+            return k.clone();
+        }
+        self.messages
+            .iter()
+            .find(|m| m.role == ViewRole::User)
+            .map(|m| m.text.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The first marker name in `text`.
+pub fn find_marker(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(start) = rest.find(MARKER_PREFIX) {
+        let after = &rest[start + MARKER_PREFIX.len()..];
+        if let Some(end) = after.find(MARKER_SUFFIX) {
+            let name = after[..end].trim();
+            if !name.is_empty() && !name.contains('\n') {
+                return Some(name.to_string());
+            }
+        }
+        rest = after;
+    }
+    None
+}
+
+/// Where the selected turn came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnSource {
+    /// A turn of the selected script.
+    Script,
+    /// The script file's `toolless_reply`.
+    Toolless,
+    /// Past the end of the script: `exhausted_reply` or its default.
+    Exhausted,
+    /// The marker names a script the file does not have.
+    UnknownScript,
+}
+
+/// What to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// An HTTP error (or the matching `LlmError` in process).
+    Error(TurnError),
+    /// A verbatim body with status 200.
+    RawBody(String),
+    /// A normal reply.
+    Reply(Reply),
+}
+
+/// The result of selecting a turn for a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Name of the script consulted.
+    pub script: String,
+    /// Position in that script (assistant turns in the history).
+    pub position: usize,
+    /// Where the turn came from.
+    pub source: TurnSource,
+    /// The selected turn (delay, streaming options).
+    pub turn: Turn,
+    /// What to answer.
+    pub outcome: Outcome,
+}
+
+impl Selection {
+    /// Delay before answering.
+    pub fn delay(&self) -> Option<std::time::Duration> {
+        self.turn
+            .delay_ms
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis)
+    }
+}
+
+/// A script plus the per-conversation `fail_times` counters.
+#[derive(Debug, Default)]
+pub struct ScriptEngine {
+    script: Script,
+    attempts: Mutex<HashMap<(String, usize, String), u32>>,
+}
+
+impl ScriptEngine {
+    /// An engine answering from `script`.
+    pub fn new(script: Script) -> Self {
+        Self {
+            script,
+            attempts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The script.
+    pub fn script(&self) -> &Script {
+        &self.script
+    }
+
+    /// Chooses the answer for a request. Counts an attempt when the chosen
+    /// turn has `error` + `fail_times`.
+    pub fn select(&self, view: &RequestView) -> Selection {
+        let position = view.position();
+        if !view.tools_offered
+            && let Some(turn) = &self.script.toolless_reply
+        {
+            return self.decide("toolless_reply", position, TurnSource::Toolless, turn, view);
+        }
+        let name = view
+            .script_marker()
+            .unwrap_or_else(|| DEFAULT_SCRIPT.to_string());
+        let Some(turns) = self.script.get(&name) else {
+            let available: Vec<&str> = self.script.scripts.keys().map(String::as_str).collect();
+            let error = TurnError {
+                message: Some(format!(
+                    "mock LLM: no script named `{name}` (available: {})",
+                    if available.is_empty() {
+                        "none".to_string()
+                    } else {
+                        available.join(", ")
+                    }
+                )),
+                error_type: Some("invalid_request_error".into()),
+                code: Some("unknown_script".into()),
+                ..TurnError::status(400)
+            };
+            return Selection {
+                script: name,
+                position,
+                source: TurnSource::UnknownScript,
+                turn: Turn::default(),
+                outcome: Outcome::Error(error),
+            };
+        };
+        match turns.get(position) {
+            Some(turn) => self.decide(&name, position, TurnSource::Script, turn, view),
+            None => {
+                let default;
+                let turn = match &self.script.exhausted_reply {
+                    Some(t) => t,
+                    None => {
+                        default = Turn::text(EXHAUSTED_TEXT);
+                        &default
+                    }
+                };
+                self.decide(&name, position, TurnSource::Exhausted, turn, view)
+            }
+        }
+    }
+
+    fn decide(
+        &self,
+        script: &str,
+        position: usize,
+        source: TurnSource,
+        turn: &Turn,
+        view: &RequestView,
+    ) -> Selection {
+        let fail = match (&turn.error, turn.fail_times) {
+            (None, _) => None,
+            (Some(e), None) => Some(e.clone()),
+            (Some(e), Some(times)) => {
+                let key = (script.to_string(), position, view.effective_key());
+                let mut attempts = self.attempts.lock();
+                if attempts.len() >= MAX_COUNTERS && !attempts.contains_key(&key) {
+                    attempts.clear();
+                }
+                let n = attempts.entry(key).or_insert(0);
+                *n = n.saturating_add(1);
+                (*n <= times).then(|| e.clone())
+            }
+        };
+        let outcome = match (fail, &turn.raw_body) {
+            (Some(e), _) => Outcome::Error(e),
+            (None, Some(body)) => Outcome::RawBody(body.clone()),
+            (None, None) => Outcome::Reply(Reply::from_turn(turn, position)),
+        };
+        Selection {
+            script: script.to_string(),
+            position,
+            source,
+            turn: turn.clone(),
+            outcome,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn view(msgs: &[(ViewRole, &str)], tools: bool, key: Option<&str>) -> RequestView {
+        RequestView {
+            messages: msgs.iter().map(|(r, t)| ViewMessage::new(*r, *t)).collect(),
+            tools_offered: tools,
+            conversation_key: key.map(String::from),
+        }
+    }
+
+    fn text_of(s: &Selection) -> Option<String> {
+        match &s.outcome {
+            Outcome::Reply(r) => r.text.clone(),
+            _ => None,
+        }
+    }
+
+    fn engine() -> ScriptEngine {
+        ScriptEngine::new(
+            Script::from_turns([
+                Turn::tool_call("terminal", json!({"command": "ls"})),
+                Turn::text("second"),
+            ])
+            .with_script("other", vec![Turn::text("other-0")]),
+        )
+    }
+
+    use ViewRole::{Assistant as A, System as S, Tool as T, User as U};
+
+    #[test]
+    fn position_counts_assistant_turns() {
+        let e = engine();
+        let s = e.select(&view(&[(S, "sys"), (U, "hi")], true, None));
+        assert_eq!((s.position, s.source), (0, TurnSource::Script));
+        assert!(matches!(&s.outcome, Outcome::Reply(r) if r.tool_calls[0].name == "terminal"));
+        let s = e.select(&view(&[(U, "hi"), (A, ""), (T, "out")], true, None));
+        assert_eq!(s.position, 1);
+        assert_eq!(text_of(&s).as_deref(), Some("second"));
+    }
+
+    #[test]
+    fn marker_selects_script() {
+        let e = engine();
+        let s = e.select(&view(
+            &[
+                (S, "[[mock:script:default]]"),
+                (U, "do it [[mock:script: other ]] now"),
+            ],
+            true,
+            None,
+        ));
+        assert_eq!(s.script, "other");
+        assert_eq!(text_of(&s).as_deref(), Some("other-0"));
+        // markers in assistant or tool messages do not count
+        let s = e.select(&view(&[(U, "x"), (A, "[[mock:script:other]]")], true, None));
+        assert_eq!(s.script, "default");
+        // the first marker wins
+        assert_eq!(
+            find_marker("a [[mock:script:]] b [[mock:script:one]] [[mock:script:two]]").as_deref(),
+            Some("one")
+        );
+        assert_eq!(find_marker("[[mock:script:open"), None);
+    }
+
+    #[test]
+    fn unknown_script_is_a_clear_400() {
+        let e = engine();
+        let s = e.select(&view(&[(U, "[[mock:script:nope]]")], true, None));
+        assert_eq!(s.source, TurnSource::UnknownScript);
+        match s.outcome {
+            Outcome::Error(err) => {
+                assert_eq!(err.status, 400);
+                let m = err.effective_message();
+                assert!(m.contains("`nope`") && m.contains("default, other"), "{m}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn exhausted_reply_default_and_custom() {
+        let e = engine();
+        let hist = [(U, "hi"), (A, ""), (T, ""), (A, "")];
+        let s = e.select(&view(&hist, true, None));
+        assert_eq!(s.source, TurnSource::Exhausted);
+        assert_eq!(text_of(&s).as_deref(), Some(EXHAUSTED_TEXT));
+        let e = ScriptEngine::new(
+            Script::from_turns([]).with_exhausted_reply(Turn::tool_call("finish", json!({}))),
+        );
+        let s = e.select(&view(&[(U, "hi")], true, None));
+        assert_eq!(s.source, TurnSource::Exhausted);
+        assert!(matches!(&s.outcome, Outcome::Reply(r) if r.tool_calls[0].name == "finish"));
+    }
+
+    #[test]
+    fn toolless_requests_use_toolless_reply_only_when_set() {
+        let e = engine();
+        let s = e.select(&view(&[(U, "title please")], false, None));
+        assert_eq!(s.source, TurnSource::Script);
+        let e = ScriptEngine::new(
+            Script::from_turns([Turn::text("scripted")]).with_toolless_reply(Turn::text("Title")),
+        );
+        let s = e.select(&view(
+            &[(U, "title please"), (A, "x"), (A, "y")],
+            false,
+            None,
+        ));
+        assert_eq!(s.source, TurnSource::Toolless);
+        assert_eq!(text_of(&s).as_deref(), Some("Title"));
+        let s = e.select(&view(&[(U, "go")], true, None));
+        assert_eq!(text_of(&s).as_deref(), Some("scripted"));
+    }
+
+    #[test]
+    fn fail_times_counts_per_conversation_and_position() {
+        let e = ScriptEngine::new(Script::from_turns([
+            Turn::error(503)
+                .with_fail_times(2)
+                .with_text("ok after retries"),
+            Turn::error(500).with_fail_times(1).with_text("second ok"),
+        ]));
+        let a = view(&[(U, "hi")], true, Some("conv-a"));
+        let b = view(&[(U, "hi")], true, Some("conv-b"));
+        assert!(matches!(e.select(&a).outcome, Outcome::Error(ref x) if x.status == 503));
+        assert!(matches!(e.select(&b).outcome, Outcome::Error(_)));
+        assert!(matches!(e.select(&a).outcome, Outcome::Error(_)));
+        assert_eq!(text_of(&e.select(&a)).as_deref(), Some("ok after retries"));
+        assert_eq!(text_of(&e.select(&a)).as_deref(), Some("ok after retries"));
+        assert!(matches!(e.select(&b).outcome, Outcome::Error(_)));
+        assert_eq!(text_of(&e.select(&b)).as_deref(), Some("ok after retries"));
+        // next position has its own counter
+        let a1 = view(&[(U, "hi"), (A, "")], true, Some("conv-a"));
+        assert!(matches!(e.select(&a1).outcome, Outcome::Error(ref x) if x.status == 500));
+        assert_eq!(text_of(&e.select(&a1)).as_deref(), Some("second ok"));
+        // without an explicit key, the first user message is the key
+        let c = view(&[(S, "s"), (U, "other task")], true, None);
+        assert_eq!(c.effective_key(), "other task");
+        assert!(matches!(e.select(&c).outcome, Outcome::Error(_)));
+    }
+
+    #[test]
+    fn error_without_fail_times_always_fails_and_raw_body_wins_over_reply() {
+        let e = ScriptEngine::new(Script::from_turns([Turn::error(401)]));
+        for _ in 0..3 {
+            assert!(matches!(
+                e.select(&view(&[(U, "x")], true, None)).outcome,
+                Outcome::Error(_)
+            ));
+        }
+        let e = ScriptEngine::new(Script::from_turns([Turn::raw_body("{oops").with_text("x")]));
+        assert_eq!(
+            e.select(&view(&[(U, "x")], true, None)).outcome,
+            Outcome::RawBody("{oops".into())
+        );
+    }
+
+    #[test]
+    fn delay_is_exposed() {
+        let e = ScriptEngine::new(Script::from_turns([Turn::text("x").with_delay_ms(20)]));
+        let s = e.select(&view(&[(U, "x")], true, None));
+        assert_eq!(s.delay(), Some(std::time::Duration::from_millis(20)));
+    }
+}
