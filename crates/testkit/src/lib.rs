@@ -34,7 +34,8 @@
 //! A bare array `[TURN, ...]` is shorthand for `{"scripts": {"default": [...]}}`.
 //!
 //! **Which script.** The first `[[mock:script:NAME]]` marker found in a user
-//! message selects `scripts.NAME`; without a marker, `default`. A marker
+//! message selects `scripts.NAME` (NAME: ASCII letters, digits, `_`, `.`,
+//! `-`); without a marker, `default`. A marker
 //! naming a script the file does not have is answered with HTTP 400 (code
 //! `unknown_script`) listing the available names.
 //!
@@ -56,13 +57,13 @@
 //! |---|---|
 //! | `text` | assistant text |
 //! | `reasoning` | reasoning text: Chat `reasoning_content`; Responses `reasoning` item with a summary; Anthropic `thinking` block with a signature |
-//! | `tool_calls` | `[{"name", "arguments", "id"}]`; `arguments` is an object (sent as JSON text) or a string sent verbatim (so invalid JSON can be scripted); `id` defaults to `call_<position>_<index>`; several entries are parallel calls |
+//! | `tool_calls` | `[{"name", "arguments", "id"}]`; `arguments` is an object (sent as JSON text) or a string sent verbatim (so invalid JSON can be scripted); `id` defaults to `call_<position>_<index>_<8 random hex>`; several entries are parallel calls |
 //! | `error` | `{"status": 500, "message", "type", "code", "retry_after"}`: answer with that status and the API's error body; `retry_after` (seconds) sets `Retry-After`; `"code": "context_length_exceeded"` scripts a context-window error |
 //! | `fail_times` | with `error`: only the first N attempts at this (script, position, conversation) fail, later ones get the turn's normal reply; conversations are told apart by `prompt_cache_key`, else the `x-litellm-session-id` header, else the first user message's text (in process: `LlmRequest::conversation_id`, else the first user message) |
 //! | `delay_ms` | wait before answering (streams: headers first, then the wait, then the first event) |
 //! | `usage` | `{"prompt_tokens": 100, "completion_tokens": 10, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0}` (the defaults); `prompt_tokens` is the whole prompt including cached parts |
 //! | `raw_body` | answer this body verbatim with status 200 (in process: [`openhands_llm::LlmError::MalformedResponse`]) |
-//! | `cut_stream` | when streaming, send about half of the content, then drop the connection without the final event |
+//! | `cut_stream` | when streaming, send about half of the content deltas, then end the response without the final event (`finish_reason` chunk and `[DONE]`; `response.completed`; `message_stop`) and close the connection; in process: the callback gets half of the pieces, then `LlmError::MalformedResponse` |
 //! | `chunk_chars` | size in characters of streamed pieces (default 8; 0 = one piece) |
 //! | `comment` | ignored; for people reading the script |
 //!

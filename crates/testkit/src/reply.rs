@@ -6,7 +6,8 @@ use crate::script::{ScriptUsage, Turn};
 /// A tool call of a reply, with its final id and argument text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplyToolCall {
-    /// Call id (scripted, or `call_<position>_<index>`).
+    /// Call id (scripted, or `call_<position>_<index>_<8 hex>`; the random
+    /// tail keeps ids unique when a condensed history repeats a position).
     pub id: String,
     /// Tool name.
     pub name: String,
@@ -40,7 +41,7 @@ impl Reply {
                 id: c
                     .id
                     .clone()
-                    .unwrap_or_else(|| format!("call_{position}_{i}")),
+                    .unwrap_or_else(|| format!("call_{position}_{i}_{}", hex_id(8))),
                 name: c.name.clone(),
                 arguments: c.arguments.to_json_text(),
                 arguments_value: c.arguments.to_value(),
@@ -136,8 +137,9 @@ mod tests {
     fn ids_are_generated_per_position() {
         let t = Turn::tool_call("a", json!({"x": 1})).with_raw_tool_call("b", "{oops");
         let r = Reply::from_turn(&t, 3);
-        assert_eq!(r.tool_calls[0].id, "call_3_0");
-        assert_eq!(r.tool_calls[1].id, "call_3_1");
+        assert!(r.tool_calls[0].id.starts_with("call_3_0_"));
+        assert!(r.tool_calls[1].id.starts_with("call_3_1_"));
+        assert_eq!(r.tool_calls[0].id.len(), "call_3_0_".len() + 8);
         assert_eq!(r.tool_calls[0].arguments, r#"{"x":1}"#);
         assert_eq!(r.tool_calls[1].arguments_value, json!("{oops"));
         assert_eq!(r.finish_reason(), "tool_calls");

@@ -98,7 +98,7 @@ pub struct Turn {
     /// Answer with this body verbatim (status 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_body: Option<String>,
-    /// When streaming, stop after part of the content and drop the connection.
+    /// When streaming, stop after part of the content, without the final event.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_stream: bool,
     /// Size in characters of streamed text pieces (default 8; 0 = one piece).
@@ -115,7 +115,7 @@ pub struct ScriptToolCall {
     /// Arguments: an object (sent as JSON text) or a string sent verbatim.
     #[serde(default)]
     pub arguments: ToolArguments,
-    /// Call id; generated (`call_<position>_<index>`) when absent.
+    /// Call id; generated (`call_<position>_<index>_<8 hex>`) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }

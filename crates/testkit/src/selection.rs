@@ -95,16 +95,17 @@ impl RequestView {
     }
 }
 
-/// The first marker name in `text`.
+/// The first marker name in `text`. Names are made of ASCII letters, digits,
+/// `_`, `.` and `-`; anything else makes the candidate not a marker.
 pub fn find_marker(text: &str) -> Option<String> {
     let mut rest = text;
     while let Some(start) = rest.find(MARKER_PREFIX) {
         let after = &rest[start + MARKER_PREFIX.len()..];
-        if let Some(end) = after.find(MARKER_SUFFIX) {
-            let name = after[..end].trim();
-            if !name.is_empty() && !name.contains('\n') {
-                return Some(name.to_string());
-            }
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+            .unwrap_or(after.len());
+        if name_len > 0 && after[name_len..].starts_with(MARKER_SUFFIX) {
+            return Some(after[..name_len].to_string());
         }
         rest = after;
     }
@@ -318,7 +319,7 @@ mod tests {
         let s = e.select(&view(
             &[
                 (S, "[[mock:script:default]]"),
-                (U, "do it [[mock:script: other ]] now"),
+                (U, "do it [[mock:script:other]] now"),
             ],
             true,
             None,
@@ -334,6 +335,10 @@ mod tests {
             Some("one")
         );
         assert_eq!(find_marker("[[mock:script:open"), None);
+        assert_eq!(
+            find_marker("[[mock:script:a b]] [[mock:script:c-1.x_y]]").as_deref(),
+            Some("c-1.x_y")
+        );
     }
 
     #[test]

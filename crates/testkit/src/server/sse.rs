@@ -1,5 +1,5 @@
 //! Server-sent-event bodies: optional delay before the first event, and a
-//! scripted cut that drops the connection part-way.
+//! scripted cut that ends the stream part-way.
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -58,11 +58,9 @@ pub(crate) fn cut_events(mut events: Vec<SseEvent>) -> Vec<SseEvent> {
     events
 }
 
-/// Time given to the kept events to reach the client before a cut.
-const CUT_FLUSH: Duration = Duration::from_millis(50);
-
-/// The streaming body: waits `delay`, sends the events, and with `cut`
-/// aborts the connection instead of finishing the response.
+/// The streaming body: waits `delay`, then sends the events; with `cut`
+/// only the first part of them (the response then ends without its final
+/// event and the server closes the connection, see `Connection: close`).
 pub(crate) fn sse_body(events: Vec<SseEvent>, delay: Option<Duration>, cut: bool) -> Body {
     let events = if cut { cut_events(events) } else { events };
     let head = futures::stream::once(async move {
@@ -72,19 +70,7 @@ pub(crate) fn sse_body(events: Vec<SseEvent>, delay: Option<Duration>, cut: bool
     })
     .filter_map(|()| async { None::<Result<Bytes, std::io::Error>> });
     let body = futures::stream::iter(events.into_iter().map(|e| Ok(e.bytes)));
-    let tail = futures::stream::once(async move {
-        if cut {
-            tokio::time::sleep(CUT_FLUSH).await;
-            Some(Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "mock LLM: stream cut by script",
-            )))
-        } else {
-            None
-        }
-    })
-    .filter_map(|x| async move { x });
-    Body::from_stream(head.chain(body).chain(tail))
+    Body::from_stream(head.chain(body))
 }
 
 #[cfg(test)]
