@@ -2,6 +2,8 @@
 //! plain and streaming, errors, raw bodies, cut streams, delays, the request
 //! log and script replacement.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, ScriptUsage, Turn, TurnError};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
