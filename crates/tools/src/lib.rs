@@ -2,5 +2,12 @@
 
 pub mod common;
 pub mod file_editor;
+pub mod glob;
+pub mod grep;
+pub mod search;
+pub mod task_tracker;
 
 pub use file_editor::FileEditorTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use task_tracker::TaskTrackerTool;

@@ -82,16 +82,15 @@ impl Editor {
         let path = self.check_path(raw)?;
         let exists = fs::symlink_metadata(&path).is_ok();
         match action.command {
-            EditorCommand::Create => {
-                if exists {
-                    return Err(format!(
-                        "A file already exists at {p}; `create` never overwrites. \
-                         Use `str_replace` or `insert` to change it, or `view` it first.",
-                        p = path.display()
-                    )
-                    .into());
-                }
+            EditorCommand::Create if exists => {
+                return Err(format!(
+                    "A file already exists at {p}; `create` never overwrites. \
+                     Use `str_replace` or `insert` to change it, or `view` it first.",
+                    p = path.display()
+                )
+                .into());
             }
+            EditorCommand::Create => {}
             _ if !exists => {
                 return Err(format!(
                     "The path {} does not exist. Check the spelling, or `view` the parent \
