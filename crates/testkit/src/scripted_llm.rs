@@ -269,6 +269,8 @@ mod tests {
         serde_json::from_value(json!({"model": "openai/mock-model"})).unwrap()
     }
 
+    // `..default()` keeps this compiling when the LLM crate adds request fields.
+    #[allow(clippy::needless_update)]
     fn req(messages: Vec<Message>) -> LlmRequest {
         LlmRequest {
             messages,
@@ -278,6 +280,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             conversation_id: Some("c1".into()),
+            ..LlmRequest::default()
         }
     }
 
