@@ -4,10 +4,34 @@
 //! [`LlmBackend`] (the real HTTP providers, or a scripted fake in tests),
 //! adds retries with exponential backoff, error classification and metrics.
 //! Providers: OpenAI Chat Completions (and every OpenAI-compatible server),
-//! OpenAI Responses, Anthropic Messages.
+//! OpenAI Responses, Anthropic Messages; [`routing`] picks one from the
+//! model name, `base_url` and `api_mode`. Models without native function
+//! calling get tools described in the prompt ([`non_native`]).
+//! [`LlmRegistry`] holds the LLMs of a conversation by usage id and
+//! [`ProfileStore`] persists named configurations.
 
+pub mod anthropic;
+pub mod classify;
+pub mod common;
 pub mod error;
+pub mod http;
+pub mod llm;
+pub mod model_info;
+pub mod non_native;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod profiles;
+pub mod registry;
+pub mod retry;
+pub mod routing;
 pub mod types;
 
 pub use error::LlmError;
+pub use http::HttpBackend;
+pub use llm::Llm;
+pub use model_info::ModelFeatures;
+pub use profiles::{ProfileError, ProfileStore, ProfileSummary};
+pub use registry::{LlmRegistry, RegistryError};
+pub use retry::{RetryEvent, RetryListener};
+pub use routing::{ApiKind, Route};
 pub use types::{LlmBackend, LlmRequest, LlmResponse, StreamDelta, TokenCallback, ToolSchema};

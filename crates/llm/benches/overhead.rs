@@ -1,0 +1,3 @@
+//! Measures the crate's own CPU cost per call.
+
+fn main() {}

@@ -1,0 +1,274 @@
+//! The HTTP backend: sends one attempt to the resolved provider route,
+//! non-streamed or as SSE, and turns failures into typed errors.
+
+use crate::classify;
+use crate::error::LlmError;
+use crate::routing::{self, ApiKind, Route};
+use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
+use crate::{anthropic, openai_chat, openai_responses};
+use async_trait::async_trait;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use openhands_wire::LlmConfig;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Largest reply body read into memory.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Time allowed to establish a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+
+/// Installs the ring crypto provider for rustls (once; later calls and a
+/// provider installed by someone else are fine).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The process-wide HTTP client (connection pool shared by every LLM).
+pub fn shared_client() -> Result<reqwest::Client, LlmError> {
+    if let Some(c) = CLIENT.get() {
+        return Ok(c.clone());
+    }
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
+/// Converts a seconds value from the config into a duration (`None` for
+/// absent, non-positive or non-finite values).
+pub fn secs(v: Option<f64>) -> Option<Duration> {
+    v.filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// Sends requests to a real provider over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpBackend {
+    client: reqwest::Client,
+    route: Route,
+}
+
+impl HttpBackend {
+    /// A backend for `config`'s provider route.
+    pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
+        Ok(Self {
+            client: shared_client()?,
+            route: routing::resolve(config)?,
+        })
+    }
+
+    /// The resolved route.
+    pub fn route(&self) -> &Route {
+        &self.route
+    }
+
+    /// The body and headers of one request (exposed for tests and benches).
+    pub fn prepare(
+        &self,
+        config: &LlmConfig,
+        request: &LlmRequest,
+        stream: bool,
+    ) -> (serde_json::Value, Vec<(String, String)>) {
+        let r = &self.route;
+        match r.kind {
+            ApiKind::Chat => (
+                openai_chat::build_body(config, r, request, stream),
+                openai_chat::headers(config, r, request),
+            ),
+            ApiKind::Responses => (
+                openai_responses::build_body(config, r, request, stream),
+                openai_responses::headers(config, r, request),
+            ),
+            ApiKind::Anthropic => (
+                anthropic::build_body(config, r, request, stream),
+                anthropic::headers(config, r, request),
+            ),
+        }
+    }
+
+    fn parse(&self, config: &LlmConfig, body: &[u8]) -> Result<LlmResponse, LlmError> {
+        match self.route.kind {
+            ApiKind::Chat => openai_chat::parse_response(config, body),
+            ApiKind::Responses => openai_responses::parse_response(config, body),
+            ApiKind::Anthropic => anthropic::parse_response(config, body),
+        }
+    }
+
+    async fn send(
+        &self,
+        body: &serde_json::Value,
+        headers: Vec<(String, String)>,
+    ) -> Result<reqwest::Response, LlmError> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| LlmError::Config(format!("cannot serialize request: {e}")))?;
+        let mut req = self
+            .client
+            .post(&self.route.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(bytes);
+        for (k, v) in headers {
+            match (
+                reqwest::header::HeaderName::from_bytes(k.as_bytes()),
+                reqwest::header::HeaderValue::from_str(&v),
+            ) {
+                (Ok(name), Ok(value)) => req = req.header(name, value),
+                _ => {
+                    return Err(LlmError::Config(format!("invalid HTTP header `{k}`")));
+                }
+            }
+        }
+        let resp = req.send().await.map_err(|e| classify::from_reqwest(&e))?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let retry_after = classify::retry_after(resp.headers());
+        let body = read_body(resp).await.unwrap_or_default();
+        Err(classify::from_status(
+            status.as_u16(),
+            &String::from_utf8_lossy(&body),
+            retry_after,
+        ))
+    }
+
+    async fn stream(
+        &self,
+        config: &LlmConfig,
+        resp: reqwest::Response,
+        on_token: Option<&TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        let idle = secs(config.stream_idle_timeout);
+        let mut events = resp.bytes_stream().eventsource();
+        let mut asm = Assembler::new(self.route.kind);
+        loop {
+            let next = match idle {
+                Some(d) => tokio::time::timeout(d, events.next()).await.map_err(|_| {
+                    LlmError::Timeout(format!(
+                        "LLM stream idle timeout after {} seconds",
+                        d.as_secs_f64()
+                    ))
+                })?,
+                None => events.next().await,
+            };
+            let Some(ev) = next else { break };
+            let ev = ev.map_err(|e| match e {
+                eventsource_stream::EventStreamError::Transport(t) => classify::from_reqwest(&t),
+                other => LlmError::MalformedResponse(format!("bad event stream: {other}")),
+            })?;
+            if asm.feed(&ev.event, &ev.data, on_token)? {
+                break;
+            }
+        }
+        asm.finish(config)
+    }
+}
+
+/// Dispatches SSE events to the assembler of the route's protocol.
+enum Assembler {
+    Chat(openai_chat::ChatStream),
+    Responses(openai_responses::ResponsesStream),
+    Anthropic(anthropic::AnthropicStream),
+}
+
+impl Assembler {
+    fn new(kind: ApiKind) -> Self {
+        match kind {
+            ApiKind::Chat => Assembler::Chat(openai_chat::ChatStream::new()),
+            ApiKind::Responses => Assembler::Responses(openai_responses::ResponsesStream::new()),
+            ApiKind::Anthropic => Assembler::Anthropic(anthropic::AnthropicStream::new()),
+        }
+    }
+
+    fn feed(
+        &mut self,
+        event: &str,
+        data: &str,
+        cb: Option<&TokenCallback>,
+    ) -> Result<bool, LlmError> {
+        match self {
+            Assembler::Chat(s) => s.feed(data, cb),
+            Assembler::Responses(s) => s.feed(event, data, cb),
+            Assembler::Anthropic(s) => s.feed(event, data, cb),
+        }
+    }
+
+    fn finish(self, config: &LlmConfig) -> Result<LlmResponse, LlmError> {
+        match self {
+            Assembler::Chat(s) => s.finish(config),
+            Assembler::Responses(s) => s.finish(config),
+            Assembler::Anthropic(s) => s.finish(config),
+        }
+    }
+}
+
+async fn read_body(resp: reqwest::Response) -> Result<Vec<u8>, LlmError> {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| classify::from_reqwest(&e))?;
+        if out.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(LlmError::MalformedResponse(format!(
+                "reply larger than {MAX_BODY_BYTES} bytes"
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+#[async_trait]
+impl LlmBackend for HttpBackend {
+    async fn complete(
+        &self,
+        config: &LlmConfig,
+        request: &LlmRequest,
+        on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        let stream = config.stream && on_token.is_some();
+        let (body, headers) = self.prepare(config, request, stream);
+        let resp = self.send(&body, headers).await?;
+        // A server may answer a streaming request with a plain JSON body.
+        if stream && is_event_stream(&resp) {
+            self.stream(config, resp, on_token.as_ref()).await
+        } else {
+            let bytes = read_body(resp).await?;
+            self.parse(config, &bytes)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_conversion_is_total() {
+        assert_eq!(secs(Some(0.5)), Some(Duration::from_millis(500)));
+        assert_eq!(secs(Some(0.0)), None);
+        assert_eq!(secs(Some(-1.0)), None);
+        assert_eq!(secs(Some(f64::NAN)), None);
+        assert_eq!(secs(Some(f64::INFINITY)), None);
+        assert_eq!(secs(Some(1e300)), None);
+        assert_eq!(secs(None), None);
+    }
+
+    #[test]
+    fn client_builds_and_is_shared() {
+        assert!(shared_client().is_ok());
+        assert!(shared_client().is_ok());
+    }
+}

@@ -1,0 +1,435 @@
+//! What we know about models without asking a provider: capability flags
+//! (reasoning effort, prompt caching, extended thinking, Responses API...),
+//! context windows, output limits and a small price table for cost
+//! accounting.
+//!
+//! Matching is case-insensitive substring matching on the model name, the
+//! same convention as the reference (`"gpt-5"` covers `gpt-5-mini`, ...).
+
+use openhands_wire::LlmConfig;
+
+/// Capability flags of one configured model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModelFeatures {
+    /// Accepts `reasoning_effort` (Chat) / `reasoning.effort` (Responses).
+    pub supports_reasoning_effort: bool,
+    /// Anthropic model whose thinking is enabled with an explicit token budget.
+    pub manual_thinking: bool,
+    /// Accepts explicit `cache_control` prompt-caching markers.
+    pub supports_prompt_cache: bool,
+    /// Accepts the OpenAI `prompt_cache_key` parameter.
+    pub supports_prompt_cache_key: bool,
+    /// Accepts the OpenAI `prompt_cache_retention` parameter.
+    pub supports_prompt_cache_retention: bool,
+    /// Uses the Responses API when `api_mode` is `auto`.
+    pub prefers_responses_api: bool,
+    /// Accepts stop words.
+    pub supports_stop_words: bool,
+    /// Needs plain-string message content instead of content-part lists.
+    pub force_string_serializer: bool,
+    /// Wants earlier `reasoning_content` sent back in assistant messages.
+    pub send_reasoning_content: bool,
+}
+
+const PROMPT_CACHE_MODELS: &[&str] = &[
+    "claude-3-7-sonnet",
+    "claude-sonnet-3-7-latest",
+    "claude-3-5-sonnet",
+    "claude-3-5-haiku",
+    "claude-3-haiku-20240307",
+    "claude-3-opus-20240229",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4-5",
+    "claude-haiku-5",
+    "claude-opus-5",
+    "claude-sonnet-5",
+];
+
+const MANUAL_THINKING_MODELS: &[&str] =
+    &["claude-sonnet-4-5", "claude-sonnet-4-6", "claude-haiku-4-5"];
+
+/// Anthropic families that take a thinking budget derived from
+/// `reasoning_effort` when they are not in the manual list.
+const EFFORT_THINKING_MODELS: &[&str] = &["claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4"];
+
+const RESPONSES_API_MODELS: &[&str] = &["gpt-5", "gpt-6", "codex-mini-latest", "codex"];
+
+/// Ordered include/exclude rules (last match wins).
+const PROMPT_CACHE_RETENTION_RULES: &[&str] =
+    &["gpt-5", "gpt-4.1", "!mini", "gpt-5.1-codex-mini", "!azure/"];
+
+const NO_STOP_WORDS_MODELS: &[&str] = &[
+    "o1",
+    "o3",
+    "grok-4-0709",
+    "grok-code-fast-1",
+    "deepseek-r1-0528",
+    "openai.gpt-",
+];
+
+const FORCE_STRING_SERIALIZER_MODELS: &[&str] = &[
+    "deepseek-v3.2",
+    "glm",
+    "groq/kimi-k2-instruct",
+    "openrouter/minimax",
+];
+
+const SEND_REASONING_CONTENT_MODELS: &[&str] = &[
+    "kimi-k3",
+    "kimi-k2-thinking",
+    "kimi-k2.5",
+    "kimi-k2.6",
+    "openrouter/minimax-m2",
+    "deepseek/deepseek-reasoner",
+    "deepseek/deepseek-v4-pro",
+    "deepseek/deepseek-v4-flash",
+    "deepseek/deepseek-v4.1-flash",
+];
+
+/// Model families known to reason (accept an effort setting).
+const REASONING_MODELS: &[&str] = &[
+    "o1",
+    "o3",
+    "o4-",
+    "gpt-5",
+    "gpt-6",
+    "codex",
+    "gpt-oss",
+    "deepseek-reasoner",
+    "deepseek-r1",
+    "gemini-2.5",
+    "gemini-3",
+    "grok-3-mini",
+    "grok-4",
+    "claude-3-7-sonnet",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4-5",
+    "kimi-k3",
+];
+
+/// OpenAI families that do not reason: never send them an effort.
+const NON_REASONING_OPENAI: &[&str] = &["gpt-4", "gpt-3.5", "chatgpt-4o", "davinci", "babbage"];
+
+/// OpenAI model families (for `prompt_cache_key` on proxied names).
+const OPENAI_FAMILIES: &[&str] = &["gpt-", "o1", "o3", "o4-", "chatgpt", "codex"];
+
+/// Providers whose OpenAI-compatible API takes `prompt_cache_key`.
+const PROMPT_CACHE_KEY_PROVIDERS: &[&str] = &["openai", "azure", "openrouter", "deepseek", "xai"];
+
+fn lower(s: &str) -> String {
+    s.trim().to_ascii_lowercase()
+}
+
+/// True when any pattern is a substring of `model` (case-insensitive).
+pub fn model_matches(model: &str, patterns: &[&str]) -> bool {
+    let m = lower(model);
+    patterns.iter().any(|p| m.contains(&lower(p)))
+}
+
+/// Ordered include/exclude substring rules; `!` excludes; last match wins.
+pub fn apply_ordered_rules(model: &str, rules: &[&str]) -> bool {
+    let m = lower(model);
+    let mut decided = false;
+    for rule in rules {
+        let (exclude, core) = match rule.strip_prefix('!') {
+            Some(c) => (true, c),
+            None => (false, *rule),
+        };
+        if !core.is_empty() && m.contains(&lower(core)) {
+            decided = !exclude;
+        }
+    }
+    decided
+}
+
+/// The name used for capability lookups: `model_canonical_name` when the
+/// config carries one, else the model.
+pub fn capability_name(config: &LlmConfig) -> &str {
+    config
+        .extra
+        .get("model_canonical_name")
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or(&config.model)
+}
+
+/// Strips routing prefixes (`litellm_proxy/`, `openhands/`, deployment
+/// prefixes) so that only the upstream model name remains.
+pub fn upstream_model_name(model: &str) -> &str {
+    let mut m = model.trim();
+    for p in ["litellm_proxy/", "openhands/"] {
+        if let Some(rest) = m.strip_prefix(p) {
+            m = rest;
+            break;
+        }
+    }
+    for p in ["prod/", "dev/", "staging/", "test/"] {
+        if let Some(rest) = m.strip_prefix(p) {
+            m = rest;
+            break;
+        }
+    }
+    m
+}
+
+fn supports_reasoning_effort(config: &LlmConfig, name: &str) -> bool {
+    let upstream = upstream_model_name(name);
+    let base = upstream.rsplit('/').next().unwrap_or(upstream);
+    if model_matches(base, REASONING_MODELS) {
+        return true;
+    }
+    if model_matches(base, NON_REASONING_OPENAI) {
+        return false;
+    }
+    // The reference (through LiteLLM) offers an effort to every model routed
+    // with an explicit OpenAI-compatible provider prefix it cannot classify.
+    matches!(
+        config.provider(),
+        "openai" | "openrouter" | "deepseek" | "azure"
+    ) && name.contains('/')
+}
+
+fn supports_prompt_cache_key(config: &LlmConfig, name: &str) -> bool {
+    let upstream = upstream_model_name(name);
+    if model_matches(upstream, &["claude", "gemini"]) {
+        return false;
+    }
+    let provider = config.provider();
+    if name.contains('/') && PROMPT_CACHE_KEY_PROVIDERS.contains(&provider) {
+        return true;
+    }
+    let base = upstream.rsplit('/').next().unwrap_or(upstream);
+    OPENAI_FAMILIES.iter().any(|f| lower(base).starts_with(f))
+}
+
+/// Capability flags for a configuration.
+pub fn features(config: &LlmConfig) -> ModelFeatures {
+    let name = capability_name(config);
+    let reasoning = supports_reasoning_effort(config, name);
+    ModelFeatures {
+        supports_reasoning_effort: reasoning,
+        manual_thinking: model_matches(name, MANUAL_THINKING_MODELS),
+        supports_prompt_cache: model_matches(name, PROMPT_CACHE_MODELS),
+        supports_prompt_cache_key: supports_prompt_cache_key(config, name),
+        supports_prompt_cache_retention: apply_ordered_rules(name, PROMPT_CACHE_RETENTION_RULES),
+        prefers_responses_api: model_matches(name, RESPONSES_API_MODELS),
+        supports_stop_words: !model_matches(name, NO_STOP_WORDS_MODELS)
+            && !config
+                .extra
+                .get("disable_stop_word")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+        force_string_serializer: config
+            .extra
+            .get("force_string_serializer")
+            .and_then(|v| v.as_bool())
+            .unwrap_or_else(|| model_matches(name, FORCE_STRING_SERIALIZER_MODELS)),
+        send_reasoning_content: model_matches(name, SEND_REASONING_CONTENT_MODELS),
+    }
+}
+
+/// Anthropic models (outside the manual list) that get a thinking budget
+/// derived from the reasoning effort.
+pub fn effort_thinking(config: &LlmConfig) -> bool {
+    model_matches(capability_name(config), EFFORT_THINKING_MODELS)
+}
+
+/// Whether prompt-caching markers are sent for this configuration.
+pub fn caching_active(config: &LlmConfig) -> bool {
+    config.caching_prompt && features(config).supports_prompt_cache
+}
+
+/// Whether image parts are sent (`disable_vision` turns them off).
+pub fn vision_active(config: &LlmConfig) -> bool {
+    !config.disable_vision.unwrap_or(false)
+}
+
+/// Known limits and prices of a model family.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelSpec {
+    /// Substring identifying the family (most specific entries first).
+    pub pattern: &'static str,
+    /// Context window (input tokens).
+    pub context_window: u64,
+    /// Maximum output tokens.
+    pub max_output_tokens: u64,
+    /// USD per uncached input token.
+    pub input_cost: f64,
+    /// USD per output token.
+    pub output_cost: f64,
+    /// USD per input token read from the prompt cache.
+    pub cache_read_cost: f64,
+    /// USD per input token written to the prompt cache.
+    pub cache_write_cost: f64,
+}
+
+const fn spec(
+    pattern: &'static str,
+    context_window: u64,
+    max_output_tokens: u64,
+    per_million: [f64; 4],
+) -> ModelSpec {
+    ModelSpec {
+        pattern,
+        context_window,
+        max_output_tokens,
+        input_cost: per_million[0] / 1e6,
+        output_cost: per_million[1] / 1e6,
+        cache_read_cost: per_million[2] / 1e6,
+        cache_write_cost: per_million[3] / 1e6,
+    }
+}
+
+/// Prices in USD per million tokens: input, output, cache read, cache write.
+const SPECS: &[ModelSpec] = &[
+    spec("gpt-5-nano", 272_000, 128_000, [0.05, 0.4, 0.005, 0.0]),
+    spec("gpt-5-mini", 272_000, 128_000, [0.25, 2.0, 0.025, 0.0]),
+    spec("gpt-5", 272_000, 128_000, [1.25, 10.0, 0.125, 0.0]),
+    spec("gpt-4.1-nano", 1_047_576, 32_768, [0.1, 0.4, 0.025, 0.0]),
+    spec("gpt-4.1-mini", 1_047_576, 32_768, [0.4, 1.6, 0.1, 0.0]),
+    spec("gpt-4.1", 1_047_576, 32_768, [2.0, 8.0, 0.5, 0.0]),
+    spec("gpt-4o-mini", 128_000, 16_384, [0.15, 0.6, 0.075, 0.0]),
+    spec("gpt-4o", 128_000, 16_384, [2.5, 10.0, 1.25, 0.0]),
+    spec("o4-mini", 200_000, 100_000, [1.1, 4.4, 0.275, 0.0]),
+    spec("o3-mini", 200_000, 100_000, [1.1, 4.4, 0.55, 0.0]),
+    spec("o3", 200_000, 100_000, [2.0, 8.0, 0.5, 0.0]),
+    spec("claude-opus-4-5", 200_000, 64_000, [5.0, 25.0, 0.5, 6.25]),
+    spec("claude-opus-4", 200_000, 32_000, [15.0, 75.0, 1.5, 18.75]),
+    spec("claude-sonnet-4", 200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
+    spec("claude-3-7-sonnet", 200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
+    spec("claude-3-5-sonnet", 200_000, 8_192, [3.0, 15.0, 0.3, 3.75]),
+    spec("claude-haiku-4-5", 200_000, 64_000, [1.0, 5.0, 0.1, 1.25]),
+    spec("claude-3-5-haiku", 200_000, 8_192, [0.8, 4.0, 0.08, 1.0]),
+    spec("claude-3-haiku", 200_000, 4_096, [0.25, 1.25, 0.03, 0.3]),
+    spec("deepseek-chat", 128_000, 8_192, [0.27, 1.1, 0.07, 0.0]),
+    spec(
+        "deepseek-reasoner",
+        128_000,
+        64_000,
+        [0.55, 2.19, 0.14, 0.0],
+    ),
+];
+
+/// The known spec of a model family, if any.
+pub fn model_spec(model: &str) -> Option<&'static ModelSpec> {
+    let m = lower(model);
+    SPECS.iter().find(|s| m.contains(s.pattern))
+}
+
+/// Context window used in token accounting: the configured
+/// `max_input_tokens`, else the known value, else 0.
+pub fn context_window(config: &LlmConfig) -> u64 {
+    config
+        .max_input_tokens
+        .or_else(|| model_spec(capability_name(config)).map(|s| s.context_window))
+        .unwrap_or(0)
+}
+
+/// Output-token limit: configured, else the known value (with the
+/// reference's 64k practical cap for Sonnet-class models), else `None`.
+pub fn max_output_tokens(config: &LlmConfig) -> Option<u64> {
+    if config.max_output_tokens.is_some() {
+        return config.max_output_tokens;
+    }
+    model_spec(capability_name(config)).map(|s| s.max_output_tokens)
+}
+
+/// Cost in USD of one call. Custom per-token prices (both set) win and are
+/// applied to the raw prompt/completion counts; otherwise the price table
+/// is used with cache-aware input pricing; unknown models cost 0.
+pub fn cost(
+    config: &LlmConfig,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    cache_read_tokens: u64,
+    cache_write_tokens: u64,
+) -> f64 {
+    if let (Some(i), Some(o)) = (config.input_cost_per_token, config.output_cost_per_token) {
+        return prompt_tokens as f64 * i + completion_tokens as f64 * o;
+    }
+    let Some(s) = model_spec(capability_name(config)) else {
+        return 0.0;
+    };
+    let uncached = prompt_tokens.saturating_sub(cache_read_tokens + cache_write_tokens);
+    let write_price = if s.cache_write_cost > 0.0 {
+        s.cache_write_cost
+    } else {
+        s.input_cost
+    };
+    uncached as f64 * s.input_cost
+        + cache_read_tokens as f64 * s.cache_read_cost
+        + cache_write_tokens as f64 * write_price
+        + completion_tokens as f64 * s.output_cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(model: &str) -> ModelFeatures {
+        features(&LlmConfig::new(model))
+    }
+
+    #[test]
+    fn reasoning_effort_follows_reference_classification() {
+        assert!(f("openai/mock-model").supports_reasoning_effort);
+        assert!(!f("mock-model").supports_reasoning_effort);
+        assert!(!f("litellm_proxy/mock-model").supports_reasoning_effort);
+        assert!(!f("gpt-4o").supports_reasoning_effort);
+        assert!(!f("openai/gpt-4o").supports_reasoning_effort);
+        assert!(f("o3").supports_reasoning_effort);
+        assert!(f("gpt-5-mini").supports_reasoning_effort);
+        assert!(f("litellm_proxy/gpt-5").supports_reasoning_effort);
+        assert!(!f("anthropic/mock-model").supports_reasoning_effort);
+    }
+
+    #[test]
+    fn cache_features() {
+        assert!(f("anthropic/claude-sonnet-4-5-20250929").supports_prompt_cache);
+        assert!(f("litellm_proxy/claude-sonnet-4-5").supports_prompt_cache);
+        assert!(!f("openai/gpt-5").supports_prompt_cache);
+        assert!(f("openai/mock-model").supports_prompt_cache_key);
+        assert!(f("gpt-4o").supports_prompt_cache_key);
+        assert!(!f("mock-model").supports_prompt_cache_key);
+        assert!(!f("litellm_proxy/mock-model").supports_prompt_cache_key);
+        assert!(!f("claude-sonnet-4-5").supports_prompt_cache_key);
+        assert!(f("gpt-5").supports_prompt_cache_retention);
+        assert!(!f("gpt-5-mini").supports_prompt_cache_retention);
+        assert!(f("gpt-5.1-codex-mini").supports_prompt_cache_retention);
+        assert!(!f("azure/gpt-5").supports_prompt_cache_retention);
+        assert!(f("gpt-4.1").supports_prompt_cache_retention);
+    }
+
+    #[test]
+    fn responses_and_thinking_flags() {
+        assert!(f("gpt-5-codex").prefers_responses_api);
+        assert!(f("openai/gpt-5.2").prefers_responses_api);
+        assert!(!f("openai/mock-model").prefers_responses_api);
+        assert!(f("claude-sonnet-4-5").manual_thinking);
+        assert!(!f("claude-opus-4-1").manual_thinking);
+        assert!(!f("o3").supports_stop_words);
+        assert!(f("glm-4.6").force_string_serializer);
+    }
+
+    #[test]
+    fn cost_uses_custom_prices_then_table() {
+        let mut c = LlmConfig::new("openai/mock-model");
+        assert_eq!(cost(&c, 100, 10, 0, 0), 0.0);
+        c.input_cost_per_token = Some(0.001);
+        c.output_cost_per_token = Some(0.002);
+        assert!((cost(&c, 100, 10, 0, 0) - 0.12).abs() < 1e-12);
+        let c = LlmConfig::new("anthropic/claude-sonnet-4-5");
+        let full = cost(&c, 1_000_000, 0, 0, 0);
+        assert!((full - 3.0).abs() < 1e-9);
+        let cached = cost(&c, 1_000_000, 0, 1_000_000, 0);
+        assert!((cached - 0.3).abs() < 1e-9);
+        assert_eq!(context_window(&c), 200_000);
+        assert_eq!(max_output_tokens(&c), Some(64_000));
+        assert_eq!(
+            model_spec("gpt-4o-mini-2024-07-18").map(|s| s.pattern),
+            Some("gpt-4o-mini")
+        );
+    }
+}
