@@ -1,5 +1,19 @@
 //! Agent SDK core: the tool system, the agent's reasoning-action loop,
 //! conversations whose one mutable state is an append-only event log
 //! persisted to disk, stuck detection and secrets.
+//!
+//! The usual entry points: build an [`agent::Agent`] from an
+//! [`openhands_wire::agent::AgentSpec`] and a [`tool::ToolRegistry`], create a
+//! [`conversation::LocalConversation`] for a workspace directory, then
+//! `send_message` and `run`.
 
+pub mod agent;
+pub mod builtins;
+pub mod conversation;
+pub mod fsutil;
+pub mod secrets;
 pub mod tool;
+pub mod visualizer;
+
+pub use agent::Agent;
+pub use conversation::{ConversationError, ConversationOptions, LocalConversation};

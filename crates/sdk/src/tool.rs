@@ -138,10 +138,7 @@ pub trait Tool: Send + Sync {
 
     /// The definition recorded in `SystemPromptEvent.tools`.
     fn definition(&self) -> ToolDefinition {
-        let mut annotations = self.annotations();
-        if annotations.title.is_none() {
-            annotations.title = Some(self.name().to_string());
-        }
+        let annotations = self.annotations();
         ToolDefinition {
             description: self.description(),
             action_type: self.action_kind().to_string(),

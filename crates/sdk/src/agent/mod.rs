@@ -1,0 +1,200 @@
+//! The agent: an immutable configuration (LLM, tools, prompt settings) and
+//! the logic that turns model replies into actions.
+//!
+//! [`Agent`] is shared by conversations; per conversation it is
+//! *materialised* into an [`AgentRuntime`] holding that conversation's tool
+//! instances (a terminal session belongs to one conversation), the rendered
+//! system prompt and the tool schemas sent to the model.
+
+pub mod prompt;
+pub mod schema;
+
+use crate::builtins::builtin_by_class;
+use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
+use openhands_llm::{Llm, LlmError, ToolSchema};
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::tool::ToolDefinition;
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Errors while setting up an agent.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// A tool could not be created.
+    #[error("tool setup failed: {0}")]
+    Tool(#[from] ToolError),
+    /// The LLM configuration is unusable.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The system prompt could not be rendered.
+    #[error(transparent)]
+    Prompt(#[from] prompt::PromptError),
+    /// `filter_tools_regex` is not a valid regex.
+    #[error("invalid filter_tools_regex: {0}")]
+    Filter(String),
+    /// Two tools share a name.
+    #[error("duplicate tool name '{0}'")]
+    DuplicateTool(String),
+}
+
+/// An agent: configuration plus the LLM client and the tool registry used to
+/// build per-conversation tools.
+#[derive(Clone)]
+pub struct Agent {
+    spec: AgentSpec,
+    llm: Llm,
+    registry: ToolRegistry,
+    extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.spec.llm.model)
+            .field("tools", &self.spec.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An agent for `spec`, creating the LLM client from `spec.llm`.
+    pub fn new(spec: AgentSpec, registry: ToolRegistry) -> Result<Self, AgentError> {
+        let llm = Llm::new(spec.llm.clone())?;
+        Ok(Self::with_llm(spec, llm, registry))
+    }
+
+    /// An agent using an existing LLM client (e.g. one with a scripted backend).
+    pub fn with_llm(spec: AgentSpec, llm: Llm, registry: ToolRegistry) -> Self {
+        Self {
+            spec,
+            llm,
+            registry,
+            extra_tools: Vec::new(),
+        }
+    }
+
+    /// Adds a tool instance offered in addition to the spec's tools.
+    pub fn with_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+
+    /// The configuration.
+    pub fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    /// The LLM client.
+    pub fn llm(&self) -> &Llm {
+        &self.llm
+    }
+
+    /// The tool registry.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// A copy of this agent using another LLM (same tools and settings).
+    pub fn with_swapped_llm(&self, llm: Llm) -> Self {
+        let mut spec = self.spec.clone();
+        spec.llm = llm.config().clone();
+        Self {
+            spec,
+            llm,
+            registry: self.registry.clone(),
+            extra_tools: self.extra_tools.clone(),
+        }
+    }
+
+    /// Builds the per-conversation runtime: tools (spec tools in order, extra
+    /// instances, then default built-ins), filtered by `filter_tools_regex`.
+    pub fn materialize(&self, env: &ToolEnv) -> Result<AgentRuntime, AgentError> {
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        for spec in &self.spec.tools {
+            tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
+        }
+        tools.extend(self.extra_tools.iter().cloned());
+        for class in &self.spec.include_default_tools {
+            match builtin_by_class(class) {
+                Some(t) => tools.push(t),
+                None => tracing::warn!(tool = %class, "unknown default tool ignored"),
+            }
+        }
+        if let Some(re) = &self.spec.filter_tools_regex {
+            let re = Regex::new(re).map_err(|e| AgentError::Filter(e.to_string()))?;
+            tools.retain(|t| re.is_match(t.name()));
+        }
+        let mut by_name = BTreeMap::new();
+        for t in &tools {
+            if by_name.insert(t.name().to_string(), t.clone()).is_some() {
+                return Err(AgentError::DuplicateTool(t.name().to_string()));
+            }
+        }
+        let with_risk = prompt::wants_security_risk(&self.spec);
+        let schemas = tools
+            .iter()
+            .map(|t| ToolSchema {
+                name: t.name().to_string(),
+                description: t.description(),
+                parameters: schema::augment_parameters(
+                    t.parameters_schema(),
+                    with_risk && !t.annotations().read_only_hint,
+                ),
+            })
+            .collect();
+        let definitions = tools.iter().map(|t| t.definition()).collect();
+        let system_prompt = prompt::render_system_prompt(&self.spec)?;
+        Ok(AgentRuntime {
+            order: tools.iter().map(|t| t.name().to_string()).collect(),
+            tools: by_name,
+            schemas,
+            definitions,
+            system_prompt,
+        })
+    }
+}
+
+/// The tools and prompt of an agent inside one conversation.
+#[derive(Clone)]
+pub struct AgentRuntime {
+    order: Vec<String>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    schemas: Vec<ToolSchema>,
+    definitions: Vec<ToolDefinition>,
+    system_prompt: String,
+}
+
+impl AgentRuntime {
+    /// A tool by name.
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Tool names in the order offered.
+    pub fn tool_names(&self) -> &[String] {
+        &self.order
+    }
+
+    /// Schemas sent to the model.
+    pub fn schemas(&self) -> &[ToolSchema] {
+        &self.schemas
+    }
+
+    /// Definitions recorded in the `SystemPromptEvent`.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// The static system prompt.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// Closes every tool (kills sessions).
+    pub async fn close(&self) {
+        for t in self.tools.values() {
+            t.close().await;
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The agent's system prompt: a static, cacheable part rendered from a
+//! Jinja template (built in, or a file named by `system_prompt_filename`),
+//! and a per-conversation dynamic context sent uncached after it.
+
+use minijinja::Environment;
+use openhands_wire::agent::AgentSpec;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// The built-in template, used for `system_prompt.j2` and the reference's
+/// other built-in template names.
+pub const DEFAULT_TEMPLATE: &str = include_str!("templates/system_prompt.j2");
+
+/// Errors while building the prompt.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// The template file could not be read.
+    #[error("cannot read system prompt template {path}: {source}")]
+    Read {
+        /// Path.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The template does not render.
+    #[error("system prompt template {name} does not render: {reason}")]
+    Render {
+        /// Template name.
+        name: String,
+        /// Cause.
+        reason: String,
+    },
+}
+
+/// Whether the agent asks the model for a `security_risk` on each call
+/// (`system_prompt_kwargs.llm_security_analyzer`, default true).
+pub fn wants_security_risk(spec: &AgentSpec) -> bool {
+    spec.system_prompt_kwargs
+        .get("llm_security_analyzer")
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// Renders the static system prompt.
+pub fn render_system_prompt(spec: &AgentSpec) -> Result<String, PromptError> {
+    if let Some(p) = &spec.system_prompt {
+        return Ok(p.clone());
+    }
+    let name = spec.system_prompt_filename.clone();
+    let source = if Path::new(&name).is_absolute() {
+        std::fs::read_to_string(&name).map_err(|source| PromptError::Read {
+            path: name.clone(),
+            source,
+        })?
+    } else {
+        DEFAULT_TEMPLATE.to_string()
+    };
+    let mut ctx: Map<String, Value> = spec.system_prompt_kwargs.clone();
+    ctx.entry("llm_security_analyzer")
+        .or_insert(Value::Bool(true));
+    if let Some(p) = &spec.persona {
+        ctx.entry("persona").or_insert(Value::String(p.clone()));
+    }
+    let mut env = Environment::new();
+    env.add_template_owned(name.clone(), source)
+        .map_err(|e| PromptError::Render {
+            name: name.clone(),
+            reason: e.to_string(),
+        })?;
+    let tmpl = env.get_template(&name).map_err(|e| PromptError::Render {
+        name: name.clone(),
+        reason: e.to_string(),
+    })?;
+    let mut text = tmpl
+        .render(minijinja::Value::from(minijinja::value::Serde(&ctx)))
+        .map_err(|e| PromptError::Render {
+            name: name.clone(),
+            reason: e.to_string(),
+        })?;
+    if let Some(p) = &spec.persona {
+        text.push_str("\n\n<PERSONA>\n");
+        text.push_str(p);
+        text.push_str("\n</PERSONA>");
+    }
+    Ok(text.trim().to_string())
+}
+
+/// Inputs of the dynamic context.
+#[derive(Debug, Default, Clone)]
+pub struct DynamicInputs {
+    /// Workspace directory.
+    pub working_dir: String,
+    /// Names of registered secrets.
+    pub secret_names: Vec<String>,
+    /// Current date (`YYYY-MM-DD`).
+    pub date: String,
+}
+
+/// Renders the per-conversation context (workspace, date, secret names,
+/// the agent context's system suffix). `None` when there is nothing to say.
+pub fn render_dynamic_context(spec: &AgentSpec, inputs: &DynamicInputs) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut env = String::from("<RUNTIME_CONTEXT>\n");
+    if !inputs.working_dir.is_empty() {
+        env.push_str(&format!("* Workspace directory: {}\n", inputs.working_dir));
+    }
+    if !inputs.date.is_empty() {
+        env.push_str(&format!("* Today's date: {}\n", inputs.date));
+    }
+    if !inputs.secret_names.is_empty() {
+        env.push_str(&format!(
+            "* Secrets available as environment variables: {}\n",
+            inputs.secret_names.join(", ")
+        ));
+    }
+    env.push_str("</RUNTIME_CONTEXT>");
+    parts.push(env);
+    if let Some(ctx) = spec.agent_context.as_ref() {
+        if let Some(skills) = ctx.get("skills").and_then(Value::as_array) {
+            let always: Vec<String> = skills
+                .iter()
+                .filter(|s| s.get("trigger").is_none_or(Value::is_null))
+                .filter_map(|s| {
+                    let name = s.get("name")?.as_str()?;
+                    let content = s.get("content")?.as_str()?;
+                    Some(format!("<SKILL name=\"{name}\">\n{content}\n</SKILL>"))
+                })
+                .collect();
+            if !always.is_empty() {
+                parts.push(always.join("\n"));
+            }
+        }
+        if let Some(suffix) = ctx.get("system_message_suffix").and_then(Value::as_str)
+            && !suffix.trim().is_empty()
+        {
+            parts.push(suffix.to_string());
+        }
+    }
+    Some(parts.join("\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openhands_wire::LlmConfig;
+
+    #[test]
+    fn security_section_follows_kwarg() {
+        let mut spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        let with = render_system_prompt(&spec).unwrap();
+        assert!(with.contains("SECURITY_RISK_ASSESSMENT"));
+        spec.system_prompt_kwargs
+            .insert("llm_security_analyzer".into(), Value::Bool(false));
+        let without = render_system_prompt(&spec).unwrap();
+        assert!(!without.contains("SECURITY_RISK_ASSESSMENT"));
+        spec.system_prompt = Some("custom".into());
+        assert_eq!(render_system_prompt(&spec).unwrap(), "custom");
+    }
+
+    #[test]
+    fn custom_template_file_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.j2");
+        std::fs::write(&p, "Hello {{ who }}").unwrap();
+        let mut spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        spec.system_prompt_filename = p.to_string_lossy().into_owned();
+        spec.system_prompt_kwargs
+            .insert("who".into(), Value::String("you".into()));
+        assert_eq!(render_system_prompt(&spec).unwrap(), "Hello you");
+        std::fs::write(&p, "{% if %}").unwrap();
+        assert!(render_system_prompt(&spec).is_err());
+        spec.system_prompt_filename = "/nonexistent/x.j2".into();
+        assert!(matches!(
+            render_system_prompt(&spec),
+            Err(PromptError::Read { .. })
+        ));
+    }
+
+    #[test]
+    fn dynamic_context_lists_workspace_and_secrets() {
+        let spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        let d = render_dynamic_context(
+            &spec,
+            &DynamicInputs {
+                working_dir: "/w".into(),
+                secret_names: vec!["TOKEN".into()],
+                date: "2026-01-01".into(),
+            },
+        )
+        .unwrap();
+        assert!(d.contains("/w") && d.contains("TOKEN") && d.contains("2026-01-01"));
+    }
+}

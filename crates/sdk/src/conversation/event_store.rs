@@ -1,0 +1,153 @@
+//! The on-disk event log in the reference's layout:
+//! `<conversation dir>/events/event-<index %05d>-<event id>.json`, one event
+//! per file, index 0, 1, 2… in append order. Files are written atomically,
+//! so a log cut by `kill -9` holds exactly the events that were appended.
+
+use crate::fsutil::{Durability, write_atomic};
+use openhands_wire::event::Event;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Errors of the event store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Reading or writing a file failed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file does not hold valid JSON of the expected shape.
+    #[error("invalid {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Why it is invalid.
+        reason: String,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn io(action: &'static str, path: &Path, source: io::Error) -> Self {
+        StoreError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Name of an event file.
+pub fn event_file_name(index: usize, event_id: &str) -> String {
+    format!("event-{index:05}-{event_id}.json")
+}
+
+/// Parses `event-<index>-<id>.json` into `(index, id)`.
+pub fn parse_event_file_name(name: &str) -> Option<(usize, &str)> {
+    let rest = name.strip_prefix("event-")?.strip_suffix(".json")?;
+    let (idx, id) = rest.split_once('-')?;
+    if idx.is_empty() || !idx.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((idx.parse().ok()?, id))
+}
+
+/// Append-only event files of one conversation.
+#[derive(Debug, Clone)]
+pub struct EventStore {
+    dir: PathBuf,
+    durability: Durability,
+}
+
+impl EventStore {
+    /// A store writing into `<conversation_dir>/events` (created if missing).
+    pub fn open(conversation_dir: &Path, durability: Durability) -> Result<Self, StoreError> {
+        let dir = conversation_dir.join("events");
+        fs::create_dir_all(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
+        Ok(Self { dir, durability })
+    }
+
+    /// The events directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes event number `index`.
+    pub fn append(&self, index: usize, event: &Event) -> Result<(), StoreError> {
+        let path = self.dir.join(event_file_name(index, &event.id));
+        let bytes = serde_json::to_vec(event).map_err(|e| StoreError::Corrupt {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        write_atomic(&path, &bytes, self.durability).map_err(|e| StoreError::io("write", &path, e))
+    }
+
+    /// Loads every event in index order. Unreadable or invalid files are
+    /// reported in the second list and skipped; temporary files are ignored.
+    pub fn load_all(&self) -> Result<(Vec<Event>, Vec<StoreError>), StoreError> {
+        let mut files: Vec<(usize, PathBuf)> = Vec::new();
+        let rd = fs::read_dir(&self.dir).map_err(|e| StoreError::io("list", &self.dir, e))?;
+        for entry in rd.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some((idx, _)) = parse_event_file_name(name) {
+                files.push((idx, entry.path()));
+            }
+        }
+        files.sort_by_key(|(i, _)| *i);
+        let mut events = Vec::with_capacity(files.len());
+        let mut problems = Vec::new();
+        for (_, path) in files {
+            match fs::read(&path) {
+                Ok(bytes) => match serde_json::from_slice::<Event>(&bytes) {
+                    Ok(ev) => events.push(ev),
+                    Err(e) => problems.push(StoreError::Corrupt {
+                        path,
+                        reason: e.to_string(),
+                    }),
+                },
+                Err(e) => problems.push(StoreError::io("read", &path, e)),
+            }
+        }
+        Ok((events, problems))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openhands_wire::event::EventBody;
+
+    #[test]
+    fn file_names_round_trip() {
+        let n = event_file_name(7, "abc-def");
+        assert_eq!(n, "event-00007-abc-def.json");
+        assert_eq!(parse_event_file_name(&n), Some((7, "abc-def")));
+        assert_eq!(
+            parse_event_file_name("event-123456-x.json"),
+            Some((123456, "x"))
+        );
+        assert_eq!(parse_event_file_name("event-x-y.json"), None);
+        assert_eq!(parse_event_file_name("event-00001-a.json.tmp-5"), None);
+    }
+
+    #[test]
+    fn append_and_load_in_order_skipping_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::open(dir.path(), Durability::Batched).unwrap();
+        let a = Event::new(EventBody::Pause);
+        let b = Event::new(EventBody::Interrupt);
+        store.append(0, &a).unwrap();
+        store.append(1, &b).unwrap();
+        fs::write(store.dir().join("event-00002-zz.json"), b"{not json").unwrap();
+        fs::write(store.dir().join("event-00003-zz.json.tmp-1"), b"x").unwrap();
+        let (events, problems) = store.load_all().unwrap();
+        assert_eq!(events, vec![a, b]);
+        assert_eq!(problems.len(), 1);
+    }
+}

@@ -1,0 +1,1038 @@
+//! [`LocalConversation`]: a conversation whose agent runs in this process.
+
+use super::core::{Core, agent_from_json, load_state, state_update};
+use super::event_store::EventStore;
+use super::stuck::{StuckDetector, StuckPattern};
+use super::{ConversationError, error_code};
+use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
+use crate::agent::{Agent, AgentRuntime};
+use crate::fsutil::Durability;
+use crate::secrets::{Cipher, SecretSource, SecretsRegistry};
+use crate::tool::ToolEnv;
+use openhands_llm::{StreamDelta, TokenCallback};
+use openhands_wire::content::TextContent;
+use openhands_wire::event::{
+    ConversationErrorEvent, ErrorClassification, Event, EventBody, MessageEvent, SourceType,
+    StreamingDeltaEvent, SystemPromptEvent, UserRejectObservation,
+};
+use openhands_wire::ids::hex_id;
+use openhands_wire::message::{Message, Role};
+use openhands_wire::metrics::ConversationStats;
+use openhands_wire::state::{
+    ConfirmationPolicy, ConversationState, ExecutionStatus, StuckDetectionThresholds, WorkspaceSpec,
+};
+use parking_lot::{Mutex, RwLock};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Receives every event (persistent ones after they are written, transient
+/// ones such as streaming deltas directly), in log order. Must not block and
+/// must not call back into the conversation synchronously.
+pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Settings of a new or resumed conversation.
+#[derive(Clone)]
+pub struct ConversationOptions {
+    /// Id to use (a new random one when `None`). With a persistence root and
+    /// an existing directory for this id, the conversation is resumed.
+    pub conversation_id: Option<Uuid>,
+    /// Root directory for persistence; the conversation lives in
+    /// `<root>/<id hex>/`. `None` keeps everything in memory.
+    pub persistence_dir: Option<PathBuf>,
+    /// Iteration limit of one `run` (reference default 500).
+    pub max_iteration_per_run: u32,
+    /// Whether stuck detection runs.
+    pub stuck_detection: bool,
+    /// Stuck detection thresholds.
+    pub stuck_detection_thresholds: StuckDetectionThresholds,
+    /// Event listeners.
+    pub callbacks: Vec<EventCallback>,
+    /// Token (streaming delta) listeners.
+    pub token_callbacks: Vec<TokenCallback>,
+    /// Encrypts secrets at rest; without it they are written redacted.
+    pub cipher: Option<Cipher>,
+    /// Initial confirmation policy.
+    pub confirmation_policy: ConfirmationPolicy,
+    /// Disk durability of writes.
+    pub durability: Durability,
+    /// Initial secrets.
+    pub secrets: Vec<(String, SecretSource)>,
+}
+
+impl Default for ConversationOptions {
+    fn default() -> Self {
+        Self {
+            conversation_id: None,
+            persistence_dir: None,
+            max_iteration_per_run: 500,
+            stuck_detection: true,
+            stuck_detection_thresholds: StuckDetectionThresholds::default(),
+            callbacks: Vec::new(),
+            token_callbacks: Vec::new(),
+            cipher: None,
+            confirmation_policy: ConfirmationPolicy::NeverConfirm,
+            durability: Durability::default(),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub id: Uuid,
+    pub core: Mutex<Core>,
+    pub agent: RwLock<Agent>,
+    pub runtime: Mutex<Option<AgentRuntime>>,
+    pub env: ToolEnv,
+    pub callbacks: RwLock<Vec<EventCallback>>,
+    pub token_callbacks: RwLock<Vec<TokenCallback>>,
+    pub run_lock: tokio::sync::Mutex<()>,
+    pub cancel: Mutex<CancellationToken>,
+    pub user_messages: AtomicU64,
+    pub emit_lock: Mutex<()>,
+    pub closed: AtomicBool,
+}
+
+/// A conversation running its agent in this process. Cheap to clone.
+#[derive(Clone)]
+pub struct LocalConversation {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LocalConversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalConversation")
+            .field("id", &self.inner.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalConversation {
+    /// Creates a conversation for `agent` working in `workspace`, or resumes
+    /// the persisted one with the same id.
+    pub fn new(
+        agent: Agent,
+        workspace: impl AsRef<Path>,
+        options: ConversationOptions,
+    ) -> Result<Self, ConversationError> {
+        let id = options.conversation_id.unwrap_or_else(Uuid::new_v4);
+        if let Some(root) = &options.persistence_dir {
+            let dir = root.join(hex_id(&id));
+            if dir.join(super::core::BASE_STATE_FILE).exists() {
+                return Self::resume_dir(dir, Some(agent), options);
+            }
+        }
+        let working_dir = absolute(workspace.as_ref());
+        let mut state = ConversationState::new(
+            id.to_string(),
+            Value::Null,
+            WorkspaceSpec::local(working_dir.to_string_lossy()),
+        );
+        state.max_iterations = options.max_iteration_per_run;
+        state.stuck_detection = options.stuck_detection;
+        state.stuck_detection_thresholds = Some(options.stuck_detection_thresholds);
+        state.confirmation_policy = options.confirmation_policy.clone();
+        let dir = options
+            .persistence_dir
+            .as_ref()
+            .map(|root| root.join(hex_id(&id)));
+        if let Some(d) = &dir {
+            state.persistence_dir = Some(d.to_string_lossy().into_owned());
+            std::fs::create_dir_all(d)
+                .map_err(|e| super::event_store::StoreError::io("create", d, e))?;
+        }
+        let secrets = SecretsRegistry::new();
+        secrets.update(options.secrets.clone());
+        let core = Core::new(
+            state,
+            agent.spec().clone(),
+            Vec::new(),
+            dir,
+            options.durability,
+            options.cipher.clone(),
+            secrets,
+        )?;
+        core.save_state()?;
+        Ok(Self::from_parts(id, core, agent, working_dir, &options))
+    }
+
+    /// Resumes the conversation stored in `<root>/<id hex>/`. With `agent`
+    /// `None` the stored agent configuration is used (its LLM key must be
+    /// decryptable or supplied otherwise).
+    pub fn resume(
+        root: &Path,
+        id: Uuid,
+        agent: Option<Agent>,
+        options: ConversationOptions,
+    ) -> Result<Self, ConversationError> {
+        let dir = root.join(hex_id(&id));
+        if !dir.join(super::core::BASE_STATE_FILE).exists() {
+            return Err(ConversationError::NotFound(id.to_string()));
+        }
+        let options = ConversationOptions {
+            persistence_dir: Some(root.to_path_buf()),
+            conversation_id: Some(id),
+            ..options
+        };
+        Self::resume_dir(dir, agent, options)
+    }
+
+    fn resume_dir(
+        dir: PathBuf,
+        agent: Option<Agent>,
+        options: ConversationOptions,
+    ) -> Result<Self, ConversationError> {
+        let mut state = load_state(&dir)?;
+        let id = Uuid::try_parse(&state.id)
+            .or_else(|_| {
+                dir.file_name()
+                    .and_then(|n| n.to_str())
+                    .map(Uuid::try_parse)
+                    .unwrap_or_else(|| Uuid::try_parse(""))
+            })
+            .map_err(|_| ConversationError::Invalid(format!("bad conversation id in {dir:?}")))?;
+        let store = EventStore::open(&dir, options.durability)?;
+        let (events, problems) = store.load_all()?;
+        for p in &problems {
+            tracing::warn!(problem = %p, "skipping unreadable event file");
+        }
+        let cipher = options.cipher.clone();
+        let agent = match agent {
+            Some(a) => a,
+            None => {
+                let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
+                    ConversationError::Invalid(format!("stored agent is invalid: {e}"))
+                })?;
+                Agent::new(spec, crate::tool::ToolRegistry::new())?
+            }
+        };
+        let secrets = SecretsRegistry::from_json(
+            &serde_json::to_value(&state.secret_registry).unwrap_or(Value::Null),
+            cipher.as_ref(),
+        );
+        secrets.update(options.secrets.clone());
+        if state.execution_status == ExecutionStatus::Running {
+            // The process that ran it is gone; the run continues on `run`.
+            state.execution_status = ExecutionStatus::Idle;
+        }
+        if state.persistence_dir.is_none() {
+            state.persistence_dir = Some(dir.to_string_lossy().into_owned());
+        }
+        let working_dir = PathBuf::from(&state.workspace.working_dir);
+        let core = Core::new(
+            state,
+            agent.spec().clone(),
+            events,
+            Some(dir),
+            options.durability,
+            cipher,
+            secrets,
+        )?;
+        core.save_state()?;
+        Ok(Self::from_parts(id, core, agent, working_dir, &options))
+    }
+
+    fn from_parts(
+        id: Uuid,
+        core: Core,
+        agent: Agent,
+        working_dir: PathBuf,
+        options: &ConversationOptions,
+    ) -> Self {
+        let env = ToolEnv {
+            working_dir,
+            conversation_dir: core.dir().map(Path::to_path_buf),
+            secrets: Arc::new(core.secrets.clone()),
+        };
+        Self {
+            inner: Arc::new(Inner {
+                id,
+                core: Mutex::new(core),
+                agent: RwLock::new(agent),
+                runtime: Mutex::new(None),
+                env,
+                callbacks: RwLock::new(options.callbacks.clone()),
+                token_callbacks: RwLock::new(options.token_callbacks.clone()),
+                run_lock: tokio::sync::Mutex::new(()),
+                cancel: Mutex::new(CancellationToken::new()),
+                user_messages: AtomicU64::new(0),
+                emit_lock: Mutex::new(()),
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    // ----- accessors -------------------------------------------------------
+
+    /// The conversation id.
+    pub fn id(&self) -> Uuid {
+        self.inner.id
+    }
+
+    /// The conversation's directory, when persisted.
+    pub fn persistence_dir(&self) -> Option<PathBuf> {
+        self.inner.core.lock().dir().map(Path::to_path_buf)
+    }
+
+    /// The workspace directory.
+    pub fn working_dir(&self) -> PathBuf {
+        self.inner.env.working_dir.clone()
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> Agent {
+        self.inner.agent.read().clone()
+    }
+
+    /// Current execution status.
+    pub fn status(&self) -> ExecutionStatus {
+        self.inner.core.lock().state.execution_status
+    }
+
+    /// A snapshot of the state (agent JSON and secrets protected as on disk).
+    pub fn state_json(&self) -> Value {
+        let mut v = self.inner.core.lock().state_json().unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "stats".into(),
+                serde_json::to_value(self.stats()).unwrap_or(Value::Null),
+            );
+        }
+        v
+    }
+
+    /// A copy of the typed state.
+    pub fn state(&self) -> ConversationState {
+        let mut s = self.inner.core.lock().state.clone();
+        s.stats = self.stats();
+        s
+    }
+
+    /// A copy of every event.
+    pub fn events(&self) -> Vec<Event> {
+        self.inner.core.lock().events.clone()
+    }
+
+    /// Number of events.
+    pub fn event_count(&self) -> usize {
+        self.inner.core.lock().events.len()
+    }
+
+    /// Runs `f` over the events without copying them.
+    pub fn with_events<R>(&self, f: impl FnOnce(&[Event]) -> R) -> R {
+        f(&self.inner.core.lock().events)
+    }
+
+    /// An event by id.
+    pub fn event(&self, id: &str) -> Option<Event> {
+        let c = self.inner.core.lock();
+        c.event_index(id).map(|i| c.events[i].clone())
+    }
+
+    /// The secrets registry.
+    pub fn secrets(&self) -> SecretsRegistry {
+        self.inner.core.lock().secrets.clone()
+    }
+
+    /// LLM statistics: stored figures plus this process's live metrics.
+    pub fn stats(&self) -> ConversationStats {
+        let base = self.inner.core.lock().stats_base.clone();
+        let agent = self.inner.agent.read();
+        let llm = agent.llm();
+        let mut stats = base;
+        let live = llm.metrics();
+        let merged = match stats.usage_to_metrics.get(llm.usage_id()) {
+            Some(old) => {
+                let mut m = old.clone();
+                m.merge(&live);
+                m.model_name = live.model_name.clone();
+                m
+            }
+            None => live,
+        };
+        stats
+            .usage_to_metrics
+            .insert(llm.usage_id().to_string(), merged);
+        stats
+    }
+
+    /// Adds an event listener.
+    pub fn add_callback(&self, cb: EventCallback) {
+        self.inner.callbacks.write().push(cb);
+    }
+
+    /// Adds a token listener (streaming deltas).
+    pub fn add_token_callback(&self, cb: TokenCallback) {
+        self.inner.token_callbacks.write().push(cb);
+    }
+
+    // ----- event plumbing ---------------------------------------------------
+
+    /// Applies `f` to the core under the lock, appends the events it returns,
+    /// saves the state when asked, then dispatches the events in order.
+    pub(crate) fn commit<F>(&self, save: bool, f: F) -> Result<Vec<Event>, ConversationError>
+    where
+        F: FnOnce(&mut Core) -> Vec<Event>,
+    {
+        let _order = self.inner.emit_lock.lock();
+        let appended = {
+            let mut core = self.inner.core.lock();
+            let pending = f(&mut core);
+            let mut out = Vec::with_capacity(pending.len());
+            for ev in pending {
+                out.push(core.append(ev)?);
+            }
+            if save {
+                core.save_state()?;
+            }
+            out
+        };
+        for ev in &appended {
+            self.dispatch(ev);
+        }
+        Ok(appended)
+    }
+
+    /// Appends one event.
+    pub(crate) fn emit(&self, event: Event) -> Result<Event, ConversationError> {
+        let mut v = self.commit(false, |_| vec![event])?;
+        v.pop()
+            .ok_or_else(|| ConversationError::Invalid("event not appended".into()))
+    }
+
+    /// Publishes a transient event (not persisted).
+    pub(crate) fn emit_transient(&self, event: &Event) {
+        let _order = self.inner.emit_lock.lock();
+        self.dispatch(event);
+    }
+
+    fn dispatch(&self, event: &Event) {
+        let cbs = self.inner.callbacks.read().clone();
+        for cb in cbs {
+            cb(event);
+        }
+    }
+
+    /// Sets the execution status (announced and persisted when it changes).
+    pub(crate) fn set_status(&self, status: ExecutionStatus) -> Result<(), ConversationError> {
+        self.commit(true, |core| core.set_status(status).into_iter().collect())?;
+        Ok(())
+    }
+
+    /// The materialised agent runtime (tools, prompt), created on first use.
+    pub(crate) fn runtime(&self) -> Result<AgentRuntime, ConversationError> {
+        let mut rt = self.inner.runtime.lock();
+        if let Some(r) = rt.as_ref() {
+            return Ok(r.clone());
+        }
+        let agent = self.inner.agent.read().clone();
+        let r = agent.materialize(&self.inner.env)?;
+        *rt = Some(r.clone());
+        Ok(r)
+    }
+
+    /// Emits the `SystemPromptEvent` if the log does not have one yet.
+    pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
+        let rt = self.runtime()?;
+        let has_prompt = self
+            .inner
+            .core
+            .lock()
+            .events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
+        if has_prompt {
+            return Ok(());
+        }
+        let spec = self.inner.agent.read().spec().clone();
+        let dynamic = render_dynamic_context(
+            &spec,
+            &DynamicInputs {
+                working_dir: self.inner.env.working_dir.to_string_lossy().into_owned(),
+                secret_names: self.secrets().names(),
+                date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+            },
+        );
+        let ev = Event::with_source(
+            SourceType::Agent,
+            EventBody::SystemPrompt(SystemPromptEvent {
+                system_prompt: TextContent::new(rt.system_prompt()),
+                tools: rt.definitions().to_vec(),
+                dynamic_context: dynamic.map(TextContent::new),
+            }),
+        );
+        self.commit(false, |core| {
+            let already = core
+                .events
+                .iter()
+                .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
+            if already { Vec::new() } else { vec![ev] }
+        })?;
+        Ok(())
+    }
+
+    // ----- user operations --------------------------------------------------
+
+    /// Sends a user message (text). See [`LocalConversation::send`].
+    pub fn send_message(&self, text: impl Into<String>) -> Result<Event, ConversationError> {
+        self.send(Message::user(text))
+    }
+
+    /// Sends a message (user role by default; images allowed). Picked up by a
+    /// running loop at its next LLM call, or by the next `run`.
+    pub fn send(&self, message: Message) -> Result<Event, ConversationError> {
+        self.ensure_initialized()?;
+        let ev = Event::with_source(
+            SourceType::User,
+            EventBody::Message(MessageEvent {
+                llm_message: message,
+                llm_response_id: None,
+                activated_skills: Vec::new(),
+                extended_content: Vec::new(),
+                sender: None,
+                critic_result: None,
+            }),
+        );
+        let events = self.commit(true, move |core| {
+            let mut out = vec![ev.clone()];
+            core.state.last_user_message_id = Some(ev.id.clone());
+            out.push(state_update("last_user_message_id", json!(ev.id)));
+            if matches!(
+                core.state.execution_status,
+                ExecutionStatus::Finished | ExecutionStatus::Stuck
+            ) && let Some(u) = core.set_status(ExecutionStatus::Idle)
+            {
+                out.push(u);
+            }
+            out
+        })?;
+        self.inner.user_messages.fetch_add(1, Ordering::SeqCst);
+        events
+            .into_iter()
+            .next()
+            .ok_or_else(|| ConversationError::Invalid("message not appended".into()))
+    }
+
+    /// Pauses: status `paused` and a `PauseEvent` now; a running loop stops
+    /// after its in-flight LLM call and step.
+    pub fn pause(&self) -> Result<(), ConversationError> {
+        let status = self.status();
+        if status.is_terminal() {
+            return Ok(());
+        }
+        let ev = Event::with_source(SourceType::User, EventBody::Pause);
+        self.commit(true, move |core| {
+            let mut out = vec![ev];
+            out.extend(core.set_status(ExecutionStatus::Paused));
+            out
+        })?;
+        Ok(())
+    }
+
+    /// Interrupts: cancels the in-flight LLM call and tools, records an
+    /// `InterruptEvent` and pauses.
+    pub fn interrupt(&self) -> Result<(), ConversationError> {
+        self.inner.cancel.lock().cancel();
+        let ev = Event::with_source(SourceType::User, EventBody::Interrupt);
+        self.commit(true, move |core| {
+            let mut out = vec![ev];
+            if !core.state.execution_status.is_terminal() {
+                out.extend(core.set_status(ExecutionStatus::Paused));
+            }
+            out
+        })?;
+        Ok(())
+    }
+
+    /// Changes the confirmation policy.
+    pub fn set_confirmation_policy(
+        &self,
+        policy: ConfirmationPolicy,
+    ) -> Result<(), ConversationError> {
+        let value = serde_json::to_value(&policy).unwrap_or(Value::Null);
+        self.commit(true, move |core| {
+            core.state.confirmation_policy = policy;
+            vec![state_update("confirmation_policy", value)]
+        })?;
+        Ok(())
+    }
+
+    /// Sets the security analyzer configuration (JSON with `kind`, or null).
+    pub fn set_security_analyzer(&self, analyzer: Option<Value>) -> Result<(), ConversationError> {
+        let value = analyzer.clone().unwrap_or(Value::Null);
+        self.commit(true, move |core| {
+            core.state.security_analyzer = analyzer;
+            vec![state_update("security_analyzer", value)]
+        })?;
+        Ok(())
+    }
+
+    /// Adds or replaces secrets.
+    pub fn update_secrets(
+        &self,
+        secrets: Vec<(String, SecretSource)>,
+    ) -> Result<(), ConversationError> {
+        self.commit(true, move |core| {
+            core.secrets.update(secrets);
+            let value = core.secrets.to_json(None);
+            vec![state_update("secret_registry", value)]
+        })?;
+        Ok(())
+    }
+
+    /// Replaces the tags.
+    pub fn set_tags(&self, tags: serde_json::Map<String, Value>) -> Result<(), ConversationError> {
+        self.commit(true, move |core| {
+            core.state.tags = tags.clone();
+            vec![state_update("tags", Value::Object(tags))]
+        })?;
+        Ok(())
+    }
+
+    /// Switches the agent's LLM (tools and prompt stay).
+    pub fn switch_llm(&self, llm: openhands_llm::Llm) -> Result<(), ConversationError> {
+        let new_agent = self.inner.agent.read().with_swapped_llm(llm);
+        let spec = new_agent.spec().clone();
+        let stats = self.stats();
+        *self.inner.agent.write() = new_agent;
+        let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
+        self.commit(true, move |core| {
+            core.agent_spec = spec;
+            core.stats_base = stats;
+            vec![state_update("agent", value)]
+        })?;
+        Ok(())
+    }
+
+    /// Answers pending actions: accept (they run on the next `run`) or
+    /// reject (each gets a `UserRejectObservation`; status becomes `idle`).
+    pub fn respond_to_confirmation(
+        &self,
+        accept: bool,
+        reason: Option<String>,
+    ) -> Result<(), ConversationError> {
+        if accept {
+            return Ok(());
+        }
+        let reason = reason.unwrap_or_else(openhands_wire::event::default_rejection_reason);
+        self.commit(true, move |core| {
+            let pending = super::step::unmatched_actions(&core.events);
+            let mut out: Vec<Event> = pending
+                .iter()
+                .map(|(id, a)| {
+                    Event::with_source(
+                        SourceType::Environment,
+                        EventBody::UserReject(UserRejectObservation {
+                            tool_name: a.tool_name.clone(),
+                            tool_call_id: a.tool_call_id.clone(),
+                            rejection_reason: reason.clone(),
+                            rejection_source: "user".into(),
+                            action_id: id.clone(),
+                        }),
+                    )
+                })
+                .collect();
+            out.extend(core.set_status(ExecutionStatus::Idle));
+            out
+        })?;
+        Ok(())
+    }
+
+    /// The text of the agent's final answer: the `finish` message or the last
+    /// agent message.
+    pub fn agent_final_response(&self) -> String {
+        self.with_events(|events| {
+            for e in events.iter().rev() {
+                match &e.body {
+                    EventBody::Action(a) if a.tool_name == "finish" => {
+                        if let Some(m) = a
+                            .action
+                            .as_ref()
+                            .and_then(|v| v.get("message"))
+                            .and_then(Value::as_str)
+                        {
+                            return m.to_string();
+                        }
+                    }
+                    EventBody::Message(m) if e.source == SourceType::Agent => {
+                        return m.llm_message.text();
+                    }
+                    _ => {}
+                }
+            }
+            String::new()
+        })
+    }
+
+    // ----- running ----------------------------------------------------------
+
+    /// Runs the agent loop until it finishes, pauses, waits for confirmation,
+    /// gets stuck, fails, or reaches the iteration limit. Returns the final
+    /// status. Errors of the run itself are recorded as events and status;
+    /// `Err` is returned only when the run could not start.
+    pub async fn run(&self) -> Result<ExecutionStatus, ConversationError> {
+        let Ok(_guard) = self.inner.run_lock.try_lock() else {
+            return Err(ConversationError::AlreadyRunning);
+        };
+        self.ensure_initialized()?;
+        let cancel = CancellationToken::new();
+        *self.inner.cancel.lock() = cancel.clone();
+        let start = self.status();
+        match start {
+            ExecutionStatus::Finished => return Ok(start),
+            ExecutionStatus::Deleting => return Ok(start),
+            _ => self.set_status(ExecutionStatus::Running)?,
+        }
+        let (max_iterations, stuck_on, thresholds) = {
+            let c = self.inner.core.lock();
+            (
+                c.state.max_iterations.max(1),
+                c.state.stuck_detection,
+                c.state.stuck_detection_thresholds.unwrap_or_default(),
+            )
+        };
+        let detector = StuckDetector::new(thresholds);
+        let mut iteration: u32 = 0;
+        let mut last_stats = self.stats().snapshot_value();
+        loop {
+            if self.inner.closed.load(Ordering::SeqCst) || cancel.is_cancelled() {
+                break;
+            }
+            match self.status() {
+                ExecutionStatus::Paused
+                | ExecutionStatus::Stuck
+                | ExecutionStatus::Error
+                | ExecutionStatus::Finished
+                | ExecutionStatus::Idle
+                | ExecutionStatus::Deleting => break,
+                ExecutionStatus::WaitingForConfirmation => {
+                    self.set_status(ExecutionStatus::Running)?;
+                }
+                ExecutionStatus::Running => {}
+            }
+            if stuck_on {
+                let pattern: Option<StuckPattern> = self.with_events(|ev| detector.check(ev));
+                if let Some(p) = pattern {
+                    tracing::warn!(conversation = %self.id(), "stuck: {}", p.describe());
+                    self.set_status(ExecutionStatus::Stuck)?;
+                    break;
+                }
+            }
+            let marker = self.inner.user_messages.load(Ordering::SeqCst);
+            let outcome = self.step(&cancel).await;
+            let full = self.stats();
+            let stats = full.snapshot_value();
+            if stats != last_stats {
+                let value = stats.clone();
+                self.commit(true, move |core| {
+                    core.state.stats = full;
+                    vec![state_update("stats", value)]
+                })?;
+                last_stats = stats;
+            }
+            match outcome {
+                Ok(()) => {}
+                Err(ConversationError::Interrupted) => break,
+                Err(e) => {
+                    self.fail(&e)?;
+                    break;
+                }
+            }
+            iteration += 1;
+            let status = self.status();
+            if status == ExecutionStatus::Finished
+                && self.inner.user_messages.load(Ordering::SeqCst) != marker
+            {
+                // A message arrived while the agent was finishing: keep going.
+                self.set_status(ExecutionStatus::Running)?;
+                continue;
+            }
+            if status == ExecutionStatus::WaitingForConfirmation {
+                break;
+            }
+            if iteration >= max_iterations && status == ExecutionStatus::Running {
+                let ev = Event::with_source(
+                    SourceType::Environment,
+                    EventBody::ConversationError(ConversationErrorEvent {
+                        code: "MaxIterationsReached".into(),
+                        detail: format!(
+                            "Agent reached maximum iterations limit ({max_iterations})."
+                        ),
+                        classification: Some(ErrorClassification::new(
+                            "agent_action",
+                            false,
+                            "none",
+                        )),
+                    }),
+                );
+                self.commit(true, move |core| {
+                    let mut out = vec![ev];
+                    out.extend(core.set_status(ExecutionStatus::Error));
+                    out
+                })?;
+                break;
+            }
+        }
+        Ok(self.status())
+    }
+
+    /// Records a failed run: a `ConversationErrorEvent` and status `error`.
+    fn fail(&self, e: &ConversationError) -> Result<(), ConversationError> {
+        let (kind, retryable, action) = match e {
+            ConversationError::Llm(l) => l.classification(),
+            _ => ("internal", false, "none"),
+        };
+        let detail = match e {
+            ConversationError::Llm(openhands_llm::LlmError::Authentication(_)) => {
+                "Your LLM API key appears to be invalid or has expired.".to_string()
+            }
+            other => other.to_string(),
+        };
+        let ev = Event::with_source(
+            SourceType::Environment,
+            EventBody::ConversationError(ConversationErrorEvent {
+                code: error_code(e),
+                detail,
+                classification: Some(ErrorClassification::new(kind, retryable, action)),
+            }),
+        );
+        self.commit(true, move |core| {
+            let mut out = vec![ev];
+            out.extend(core.set_status(ExecutionStatus::Error));
+            out
+        })?;
+        Ok(())
+    }
+
+    /// Runs to completion from synchronous code (creates a runtime when not
+    /// called from inside one).
+    pub fn run_blocking(&self) -> Result<ExecutionStatus, ConversationError> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => tokio::task::block_in_place(|| h.block_on(self.run())),
+            Err(_) => tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ConversationError::Invalid(format!("no async runtime: {e}")))?
+                .block_on(self.run()),
+        }
+    }
+
+    /// The token callback for one LLM call: fans deltas out to token
+    /// listeners and publishes transient `StreamingDeltaEvent`s.
+    pub(crate) fn token_sink(&self) -> Option<TokenCallback> {
+        let stream = self.inner.agent.read().spec().llm.stream;
+        let listeners = self.inner.token_callbacks.read().clone();
+        if !stream && listeners.is_empty() {
+            return None;
+        }
+        let this = self.clone();
+        Some(Arc::new(move |delta: StreamDelta| {
+            for l in &listeners {
+                l(delta.clone());
+            }
+            let ev = Event::with_source(
+                SourceType::Agent,
+                EventBody::StreamingDelta(StreamingDeltaEvent {
+                    content: delta.content.clone(),
+                    reasoning_content: delta.reasoning_content.clone(),
+                }),
+            );
+            this.emit_transient(&ev);
+        }))
+    }
+
+    // ----- other operations -------------------------------------------------
+
+    /// Asks the agent a side question: one tool-less LLM call over the
+    /// current history; nothing is recorded.
+    pub async fn ask_agent(&self, question: &str) -> Result<String, ConversationError> {
+        let rt = self.runtime()?;
+        let mut messages = self.llm_messages(&rt);
+        messages.push(Message::user(question));
+        let llm = self.inner.agent.read().llm().clone();
+        let req = openhands_llm::LlmRequest {
+            messages,
+            tools: Vec::new(),
+            conversation_id: Some(self.id().to_string()),
+        };
+        let resp = llm.completion(&req, None).await?;
+        Ok(resp.message.text())
+    }
+
+    /// Generates a short title (≤ `max_len` characters) from the first user
+    /// message with a tool-less LLM call; falls back to the message itself.
+    pub async fn generate_title(&self, max_len: usize) -> Result<String, ConversationError> {
+        let first = self.with_events(|events| {
+            events.iter().find_map(|e| match &e.body {
+                EventBody::Message(m) if m.llm_message.role == Role::User => {
+                    Some(m.llm_message.text())
+                }
+                _ => None,
+            })
+        });
+        let Some(first) = first else {
+            return Err(ConversationError::Invalid(
+                "no user message to generate a title from".into(),
+            ));
+        };
+        let llm = self.inner.agent.read().llm().clone();
+        let req = openhands_llm::LlmRequest {
+            messages: vec![
+                Message::system(format!(
+                    "Write a concise title (at most {max_len} characters, no quotes) for a \
+                     conversation that starts with the user's message. Answer with the title only."
+                )),
+                Message::user(truncate_chars(&first, 2000)),
+            ],
+            tools: Vec::new(),
+            conversation_id: Some(self.id().to_string()),
+        };
+        let title = match llm.completion(&req, None).await {
+            Ok(r) => r.message.text().trim().trim_matches('"').to_string(),
+            Err(e) => {
+                tracing::debug!(error = %e, "title generation failed; using the message");
+                String::new()
+            }
+        };
+        let title = if title.is_empty() { first } else { title };
+        let one_line = title.lines().next().unwrap_or_default().trim().to_string();
+        Ok(truncate_chars(&one_line, max_len))
+    }
+
+    /// Forks into a new conversation (new id) with a copy of the events (up
+    /// to and including `up_to_event` when given). Metrics start from zero
+    /// unless `reset_metrics` is false.
+    pub fn fork(
+        &self,
+        new_id: Option<Uuid>,
+        up_to_event: Option<&str>,
+        reset_metrics: bool,
+        options: ConversationOptions,
+    ) -> Result<LocalConversation, ConversationError> {
+        let id = new_id.unwrap_or_else(Uuid::new_v4);
+        let root = options.persistence_dir.clone().or_else(|| {
+            self.persistence_dir()
+                .and_then(|d| d.parent().map(Path::to_path_buf))
+        });
+        if let Some(r) = &root
+            && r.join(hex_id(&id)).exists()
+        {
+            return Err(ConversationError::Invalid(format!(
+                "conversation {id} already exists"
+            )));
+        }
+        let (mut state, spec, events, cipher, secrets) = {
+            let c = self.inner.core.lock();
+            let events: Vec<Event> = match up_to_event {
+                Some(eid) => {
+                    let idx = c.event_index(eid).ok_or_else(|| {
+                        ConversationError::Invalid(format!("event {eid} not found"))
+                    })?;
+                    c.events[..=idx].to_vec()
+                }
+                None => c.events.clone(),
+            };
+            (
+                c.state.clone(),
+                c.agent_spec.clone(),
+                events,
+                c.cipher.clone(),
+                c.secrets.clone(),
+            )
+        };
+        state.id = id.to_string();
+        state.execution_status = ExecutionStatus::Idle;
+        state.leaf_event_id = events.last().map(|e| e.id.clone());
+        state.stats = if reset_metrics {
+            ConversationStats::default()
+        } else {
+            self.stats()
+        };
+        let dir = root.as_ref().map(|r| r.join(hex_id(&id)));
+        state.persistence_dir = dir.as_ref().map(|d| d.to_string_lossy().into_owned());
+        if let Some(d) = &dir {
+            std::fs::create_dir_all(d)
+                .map_err(|e| super::event_store::StoreError::io("create", d, e))?;
+            let store = EventStore::open(d, options.durability)?;
+            for (i, e) in events.iter().enumerate() {
+                store.append(i, e)?;
+            }
+        }
+        let fork_secrets = SecretsRegistry::new();
+        fork_secrets.update(secrets.names().into_iter().filter_map(|n| {
+            secrets.get(&n).map(|v| {
+                (
+                    n,
+                    SecretSource::Static {
+                        value: v,
+                        description: None,
+                    },
+                )
+            })
+        }));
+        // The fork counts its own LLM usage from here on.
+        let agent = {
+            let a = self.inner.agent.read();
+            let l = a.llm();
+            a.with_swapped_llm(openhands_llm::Llm::with_backend(
+                l.config().clone(),
+                l.backend(),
+            ))
+        };
+        let working_dir = self.inner.env.working_dir.clone();
+        let core = Core::new(
+            state,
+            spec,
+            events,
+            dir,
+            options.durability,
+            options.cipher.clone().or(cipher),
+            fork_secrets,
+        )?;
+        core.save_state()?;
+        Ok(LocalConversation::from_parts(
+            id,
+            core,
+            agent,
+            working_dir,
+            &options,
+        ))
+    }
+
+    /// Stops any run, closes the tools (terminal sessions) and marks the
+    /// conversation closed.
+    pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        self.inner.cancel.lock().cancel();
+        let rt = self.inner.runtime.lock().take();
+        if let Some(rt) = rt {
+            rt.close().await;
+        }
+    }
+
+    /// Whether `close` was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// The first `max` characters of `s`.
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}

@@ -1,0 +1,433 @@
+//! One step of the agent: execute confirmed pending actions, or ask the LLM
+//! and turn its reply into events (actions and their observations, or a
+//! message).
+
+use super::ConversationError;
+use super::local::LocalConversation;
+use super::view::view_refs;
+use crate::agent::AgentRuntime;
+use crate::tool::ToolCallContext;
+use futures::StreamExt;
+use openhands_llm::{LlmError, LlmRequest, LlmResponse};
+use openhands_wire::content::{Content, TextContent};
+use openhands_wire::convert::{ObservationRenderer, events_to_messages};
+use openhands_wire::event::{
+    ActionEvent, AgentErrorEvent, ErrorClassification, Event, EventBody, MessageEvent,
+    ObservationEvent, SecurityRisk, SourceType,
+};
+use openhands_wire::message::{Message, MessageToolCall, Role};
+use openhands_wire::state::ExecutionStatus;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use tokio_util::sync::CancellationToken;
+
+/// Nudge sent when the model answered with neither a tool call nor text.
+const EMPTY_REPLY_NUDGE: &str = "Your last response had neither a tool call nor a message. Use a tool to continue the task, or call `finish` when it is done.";
+
+/// Actions that still wait for a result: `(action event id, action)`.
+pub(crate) fn unmatched_actions(events: &[Event]) -> Vec<(String, ActionEvent)> {
+    let mut answered: HashSet<&str> = HashSet::new();
+    for e in events {
+        match &e.body {
+            EventBody::Observation(o) => {
+                answered.insert(o.tool_call_id.as_str());
+            }
+            EventBody::UserReject(r) => {
+                answered.insert(r.tool_call_id.as_str());
+            }
+            EventBody::AgentError(a) => {
+                answered.insert(a.tool_call_id.as_str());
+            }
+            _ => {}
+        }
+    }
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Action(a)
+                if a.action.is_some() && !answered.contains(a.tool_call_id.as_str()) =>
+            {
+                Some((e.id.clone(), a.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Renders observations with their tool's own renderer and cuts long text.
+struct RuntimeRenderer<'a> {
+    runtime: &'a AgentRuntime,
+    max_chars: usize,
+}
+
+impl ObservationRenderer for RuntimeRenderer<'_> {
+    fn render(&self, obs: &ObservationEvent) -> Vec<Content> {
+        let mut content = match self.runtime.tool(&obs.tool_name) {
+            Some(t) => t.observation_to_llm(&obs.observation),
+            None => crate::tool::default_observation_content(&obs.observation),
+        };
+        for c in &mut content {
+            if let Content::Text(t) = c {
+                t.text = cut_middle(&t.text, self.max_chars);
+            }
+        }
+        content
+    }
+}
+
+/// Keeps the head and tail of text longer than `max` characters.
+fn cut_middle(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if max == 0 || n <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(n - half).collect();
+    format!(
+        "{head}\n<response clipped: {} characters omitted>\n{tail}",
+        n - 2 * half
+    )
+}
+
+impl LocalConversation {
+    /// The messages the LLM sees now.
+    pub(crate) fn llm_messages(&self, runtime: &AgentRuntime) -> Vec<Message> {
+        let max_chars = self.inner.agent.read().spec().llm.max_message_chars;
+        let renderer = RuntimeRenderer { runtime, max_chars };
+        self.with_events(|events| {
+            let (refs, summary) = view_refs(events);
+            match summary {
+                None => events_to_messages(refs, &renderer),
+                Some((offset, ev)) => {
+                    let mut all: Vec<&Event> = refs;
+                    let at = offset.min(all.len());
+                    all.insert(at, &ev);
+                    events_to_messages(all, &renderer)
+                }
+            }
+        })
+    }
+
+    /// One iteration of the agent loop.
+    pub(crate) async fn step(&self, cancel: &CancellationToken) -> Result<(), ConversationError> {
+        let runtime = self.runtime()?;
+        let pending = self.with_events(unmatched_actions);
+        if !pending.is_empty() {
+            return self.execute_actions(&runtime, pending, cancel).await;
+        }
+        let messages = self.llm_messages(&runtime);
+        let llm = self.inner.agent.read().llm().clone();
+        let request = LlmRequest {
+            messages,
+            tools: runtime.schemas().to_vec(),
+            conversation_id: Some(self.id().to_string()),
+        };
+        let sink = self.token_sink();
+        let response = tokio::select! {
+            r = llm.completion(&request, sink) => r,
+            _ = cancel.cancelled() => return Err(ConversationError::Interrupted),
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(LlmError::ContextWindowExceeded(msg)) => {
+                // No condenser can shrink the history yet: surface the error.
+                return Err(ConversationError::Llm(LlmError::ContextWindowExceeded(msg)));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if cancel.is_cancelled() {
+            return Err(ConversationError::Interrupted);
+        }
+        self.handle_response(&runtime, response, cancel).await
+    }
+
+    async fn handle_response(
+        &self,
+        runtime: &AgentRuntime,
+        response: LlmResponse,
+        cancel: &CancellationToken,
+    ) -> Result<(), ConversationError> {
+        let message = response.message;
+        let calls = message.tool_calls.clone().unwrap_or_default();
+        if calls.is_empty() {
+            let has_text = !message.text().trim().is_empty();
+            let ev = Event::with_source(
+                SourceType::Agent,
+                EventBody::Message(MessageEvent {
+                    llm_message: Message {
+                        role: Role::Assistant,
+                        ..message
+                    },
+                    llm_response_id: Some(response.id.clone()),
+                    activated_skills: Vec::new(),
+                    extended_content: Vec::new(),
+                    sender: None,
+                    critic_result: None,
+                }),
+            );
+            if has_text {
+                self.commit(true, move |core| {
+                    let mut out = vec![ev];
+                    out.extend(core.set_status(ExecutionStatus::Finished));
+                    out
+                })?;
+            } else {
+                let nudge = Event::with_source(
+                    SourceType::Environment,
+                    EventBody::Message(MessageEvent {
+                        llm_message: Message::user(EMPTY_REPLY_NUDGE),
+                        llm_response_id: None,
+                        activated_skills: Vec::new(),
+                        extended_content: Vec::new(),
+                        sender: None,
+                        critic_result: None,
+                    }),
+                );
+                self.commit(false, move |_| vec![ev, nudge])?;
+            }
+            return Ok(());
+        }
+
+        // Calls after the first `finish` are dropped.
+        let mut calls = calls;
+        if let Some(i) = calls.iter().position(|c| c.name == "finish") {
+            if i + 1 < calls.len() {
+                tracing::warn!(
+                    dropped = calls.len() - i - 1,
+                    "tool calls after finish discarded"
+                );
+            }
+            calls.truncate(i + 1);
+        }
+
+        let thought: Vec<TextContent> = message
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text(t) if !t.text.is_empty() => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut to_emit: Vec<Event> = Vec::new();
+        let mut valid: Vec<usize> = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let first = i == 0;
+            let parsed = parse_call(runtime, call);
+            let (action, risk, summary, error) = match parsed {
+                Ok(p) => (Some(p.action), p.risk, Some(p.summary), None),
+                Err(err) => (None, SecurityRisk::Unknown, None, Some(err)),
+            };
+            let action_event = Event::with_source(
+                SourceType::Agent,
+                EventBody::Action(ActionEvent {
+                    thought: if first { thought.clone() } else { Vec::new() },
+                    reasoning_content: if first {
+                        message.reasoning_content.clone()
+                    } else {
+                        None
+                    },
+                    thinking_blocks: if first {
+                        message.thinking_blocks.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    responses_reasoning_item: if first {
+                        message.responses_reasoning_item.clone()
+                    } else {
+                        None
+                    },
+                    action,
+                    tool_name: call.name.clone(),
+                    tool_call_id: call.id.clone(),
+                    tool_call: call.clone(),
+                    llm_response_id: response.id.clone(),
+                    security_risk: risk,
+                    critic_result: None,
+                    summary,
+                }),
+            );
+            let action_id = action_event.id.clone();
+            to_emit.push(action_event);
+            match error {
+                Some(text) => {
+                    let mut err = Event::with_source(
+                        SourceType::Agent,
+                        EventBody::AgentError(AgentErrorEvent {
+                            tool_name: call.name.clone(),
+                            tool_call_id: call.id.clone(),
+                            error: text,
+                            classification: Some(ErrorClassification::new(
+                                "agent_action",
+                                true,
+                                "retry",
+                            )),
+                        }),
+                    );
+                    err.parent_id = Some(action_id);
+                    to_emit.push(err);
+                }
+                None => valid.push(to_emit.len() - 1),
+            }
+        }
+        let emitted = self.commit(false, move |_| to_emit)?;
+        let actions: Vec<(String, ActionEvent)> = valid
+            .into_iter()
+            .filter_map(|i| match &emitted.get(i)?.body {
+                EventBody::Action(a) => Some((emitted[i].id.clone(), a.clone())),
+                _ => None,
+            })
+            .collect();
+        if actions.is_empty() {
+            return Ok(());
+        }
+        let policy = self.inner.core.lock().state.confirmation_policy.clone();
+        if actions
+            .iter()
+            .any(|(_, a)| a.tool_name != "finish" && policy.should_confirm(a.security_risk))
+        {
+            self.set_status(ExecutionStatus::WaitingForConfirmation)?;
+            return Ok(());
+        }
+        self.execute_actions(runtime, actions, cancel).await
+    }
+
+    /// Runs actions (up to `tool_concurrency_limit` at once) and records
+    /// their observations in call order.
+    async fn execute_actions(
+        &self,
+        runtime: &AgentRuntime,
+        actions: Vec<(String, ActionEvent)>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ConversationError> {
+        let limit = self.inner.agent.read().spec().tool_concurrency_limit.max(1);
+        let finishes = actions.iter().any(|(_, a)| a.tool_name == "finish");
+        let ctx = ToolCallContext {
+            cancel: cancel.child_token(),
+        };
+        let mut results = futures::stream::iter(actions.into_iter().map(|(id, a)| {
+            let tool = runtime.tool(&a.tool_name).cloned();
+            let ctx = ctx.clone();
+            async move {
+                let outcome = match (tool, a.action.clone()) {
+                    (Some(t), Some(action)) => {
+                        t.execute(action, &ctx).await.map_err(|e| e.to_string())
+                    }
+                    (None, _) => Err(format!("Tool '{}' is not available.", a.tool_name)),
+                    (_, None) => Err("The action could not be parsed.".to_string()),
+                };
+                (id, a, outcome)
+            }
+        }))
+        .buffered(limit);
+        while let Some((id, a, outcome)) = results.next().await {
+            let mut ev = match outcome {
+                Ok(observation) => Event::with_source(
+                    SourceType::Environment,
+                    EventBody::Observation(ObservationEvent {
+                        tool_name: a.tool_name.clone(),
+                        tool_call_id: a.tool_call_id.clone(),
+                        observation,
+                        action_id: id.clone(),
+                        extended_content: Vec::new(),
+                    }),
+                ),
+                Err(text) => Event::with_source(
+                    SourceType::Agent,
+                    EventBody::AgentError(AgentErrorEvent {
+                        tool_name: a.tool_name.clone(),
+                        tool_call_id: a.tool_call_id.clone(),
+                        error: format!("Error executing tool '{}': {text}", a.tool_name),
+                        classification: Some(ErrorClassification::new(
+                            "agent_action",
+                            true,
+                            "retry",
+                        )),
+                    }),
+                ),
+            };
+            ev.parent_id = None;
+            self.emit(ev)?;
+        }
+        if cancel.is_cancelled() {
+            return Err(ConversationError::Interrupted);
+        }
+        if finishes {
+            self.set_status(ExecutionStatus::Finished)?;
+        }
+        Ok(())
+    }
+}
+
+struct ParsedCall {
+    action: Value,
+    risk: SecurityRisk,
+    summary: String,
+}
+
+/// Validates one tool call: known tool, JSON object arguments, then the
+/// tool's own validation. Errors are texts for the model.
+fn parse_call(runtime: &AgentRuntime, call: &MessageToolCall) -> Result<ParsedCall, String> {
+    let Some(tool) = runtime.tool(&call.name) else {
+        let available: Vec<String> = runtime
+            .tool_names()
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect();
+        return Err(format!(
+            "Tool '{}' not found. Available: [{}]",
+            call.name,
+            available.join(", ")
+        ));
+    };
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
+    let mut args: Map<String, Value> = match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(m)) => m,
+        Ok(other) => {
+            return Err(format!(
+                "Error validating arguments of tool '{}': expected a JSON object, got {other}",
+                call.name
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "Error parsing arguments of tool '{}' as JSON: {e}. Arguments were: {}",
+                call.name, call.arguments
+            ));
+        }
+    };
+    let summary = match args.remove("summary") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s,
+        _ => format!("{}: {}", call.name, call.arguments),
+    };
+    let risk = match args.remove("security_risk") {
+        Some(Value::String(s)) => SecurityRisk::parse(&s).unwrap_or_default(),
+        _ => SecurityRisk::Unknown,
+    };
+    let action = tool
+        .parse_action(args)
+        .map_err(|e| format!("Error validating arguments of tool '{}': {e}", call.name))?;
+    Ok(ParsedCall {
+        action,
+        risk,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_middle_keeps_head_and_tail() {
+        let s = "a".repeat(50) + &"b".repeat(50);
+        let c = cut_middle(&s, 20);
+        assert!(c.starts_with("aaaaaaaaaa\n<response clipped"));
+        assert!(c.ends_with("bbbbbbbbbb"));
+        assert_eq!(cut_middle("short", 20), "short");
+    }
+}

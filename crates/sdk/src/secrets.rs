@@ -1,0 +1,357 @@
+//! Secrets of a conversation and their protection at rest.
+//!
+//! [`SecretsRegistry`] holds named secrets (`StaticSecret` values or
+//! `LookupSecret` URLs resolved once), exports the ones a command names to
+//! tools and masks their values in every output. [`Cipher`] encrypts secrets
+//! written to disk as Fernet tokens (`gAAAA…`), interoperable with the
+//! reference; without a cipher secrets are written redacted, never in clear.
+
+use base64::Engine;
+use openhands_wire::secret::REDACTED;
+use parking_lot::RwLock;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::tool::SecretAccess;
+
+/// Placeholder that replaces secret values in outputs.
+pub const SECRET_MASK: &str = "<secret-hidden>";
+
+/// Encrypts and decrypts secrets at rest (Fernet tokens). The key is derived
+/// from a passphrase (`OH_SECRET_KEY`) with SHA-256; previous passphrases
+/// still decrypt, for key rotation.
+#[derive(Clone)]
+pub struct Cipher {
+    keys: Arc<Vec<fernet::Fernet>>,
+}
+
+impl std::fmt::Debug for Cipher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cipher(**********)")
+    }
+}
+
+fn fernet_for(passphrase: &str) -> Option<fernet::Fernet> {
+    let digest = Sha256::digest(passphrase.as_bytes());
+    let key = base64::engine::general_purpose::URL_SAFE.encode(digest);
+    fernet::Fernet::new(&key)
+}
+
+impl Cipher {
+    /// A cipher for `secret_key`, also decrypting with `previous_keys`.
+    /// Returns `None` for an empty key.
+    pub fn new(secret_key: &str, previous_keys: &[String]) -> Option<Self> {
+        if secret_key.is_empty() {
+            return None;
+        }
+        let mut keys = vec![fernet_for(secret_key)?];
+        keys.extend(previous_keys.iter().filter_map(|k| fernet_for(k)));
+        Some(Self {
+            keys: Arc::new(keys),
+        })
+    }
+
+    /// Encrypts `plain` with the current key.
+    pub fn encrypt(&self, plain: &str) -> String {
+        match self.keys.first() {
+            Some(k) => k.encrypt(plain.as_bytes()),
+            None => REDACTED.to_string(),
+        }
+    }
+
+    /// Decrypts a token with the current or a previous key.
+    pub fn decrypt(&self, token: &str) -> Option<String> {
+        self.keys
+            .iter()
+            .find_map(|k| k.decrypt(token).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+    }
+}
+
+/// True when `text` looks like a Fernet token.
+pub fn looks_encrypted(text: &str) -> bool {
+    text.starts_with("gAAAA")
+}
+
+/// Protects a secret for writing to disk: encrypted with a cipher, redacted
+/// without one.
+pub fn protect(value: &str, cipher: Option<&Cipher>) -> String {
+    match cipher {
+        Some(c) => c.encrypt(value),
+        None => REDACTED.to_string(),
+    }
+}
+
+/// Reverses [`protect`]: decrypts tokens, returns `None` for redacted or
+/// undecryptable values, passes plain values through.
+pub fn unprotect(value: &str, cipher: Option<&Cipher>) -> Option<String> {
+    if value == REDACTED || value.is_empty() {
+        return None;
+    }
+    if looks_encrypted(value) {
+        return cipher.and_then(|c| c.decrypt(value));
+    }
+    Some(value.to_string())
+}
+
+/// Where a secret's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SecretSource {
+    /// A literal value.
+    Static {
+        /// The value.
+        value: String,
+        /// Optional description.
+        description: Option<String>,
+    },
+    /// A URL answering the value to a GET (with headers).
+    Lookup {
+        /// URL.
+        url: String,
+        /// Request headers.
+        headers: Map<String, Value>,
+        /// Optional description.
+        description: Option<String>,
+    },
+}
+
+impl SecretSource {
+    /// Parses the forms clients send: `"value"`, `{"value": ...}`,
+    /// `{"kind":"StaticSecret","value":...}`, `{"kind":"LookupSecret","url":...}`.
+    /// Protected values are decrypted with `cipher` when possible.
+    pub fn from_json(v: &Value, cipher: Option<&Cipher>) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(SecretSource::Static {
+                value: unprotect(s, cipher)?,
+                description: None,
+            }),
+            Value::Object(m) => {
+                let description = m
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                match m.get("kind").and_then(Value::as_str) {
+                    Some("LookupSecret") => Some(SecretSource::Lookup {
+                        url: m.get("url")?.as_str()?.to_string(),
+                        headers: m
+                            .get("headers")
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default(),
+                        description,
+                    }),
+                    _ => Some(SecretSource::Static {
+                        value: unprotect(m.get("value")?.as_str()?, cipher)?,
+                        description,
+                    }),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The JSON written to disk (values protected with `cipher`).
+    pub fn to_json(&self, cipher: Option<&Cipher>) -> Value {
+        match self {
+            SecretSource::Static { value, description } => {
+                let mut m = Map::new();
+                if let Some(d) = description {
+                    m.insert("description".into(), json!(d));
+                }
+                m.insert("value".into(), json!(protect(value, cipher)));
+                m.insert("kind".into(), json!("StaticSecret"));
+                Value::Object(m)
+            }
+            SecretSource::Lookup {
+                url,
+                headers,
+                description,
+            } => {
+                let mut m = Map::new();
+                if let Some(d) = description {
+                    m.insert("description".into(), json!(d));
+                }
+                m.insert("url".into(), json!(url));
+                let hs: Map<String, Value> = headers
+                    .iter()
+                    .map(|(k, v)| {
+                        let s = v.as_str().unwrap_or_default();
+                        (k.clone(), json!(protect(s, cipher)))
+                    })
+                    .collect();
+                m.insert("headers".into(), Value::Object(hs));
+                m.insert("kind".into(), json!("LookupSecret"));
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    sources: BTreeMap<String, SecretSource>,
+    values: BTreeMap<String, String>,
+}
+
+/// Named secrets of one conversation.
+#[derive(Debug, Clone, Default)]
+pub struct SecretsRegistry {
+    inner: Arc<RwLock<Inner>>,
+}
+
+impl SecretsRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces secrets. Static values are usable at once; lookup
+    /// secrets become usable after [`SecretsRegistry::set_value`].
+    pub fn update(&self, secrets: impl IntoIterator<Item = (String, SecretSource)>) {
+        let mut g = self.inner.write();
+        for (name, src) in secrets {
+            match &src {
+                SecretSource::Static { value, .. } => {
+                    g.values.insert(name.clone(), value.clone());
+                }
+                SecretSource::Lookup { .. } => {
+                    g.values.remove(&name);
+                }
+            }
+            g.sources.insert(name, src);
+        }
+    }
+
+    /// Sets the resolved value of a secret (e.g. a fetched lookup secret).
+    pub fn set_value(&self, name: &str, value: String) {
+        self.inner.write().values.insert(name.to_string(), value);
+    }
+
+    /// Lookup secrets that still need a value: `(name, url, headers)`.
+    pub fn unresolved_lookups(&self) -> Vec<(String, String, Map<String, Value>)> {
+        let g = self.inner.read();
+        g.sources
+            .iter()
+            .filter(|(n, _)| !g.values.contains_key(*n))
+            .filter_map(|(n, s)| match s {
+                SecretSource::Lookup { url, headers, .. } => {
+                    Some((n.clone(), url.clone(), headers.clone()))
+                }
+                SecretSource::Static { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Secret names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.read().sources.keys().cloned().collect()
+    }
+
+    /// The value of a secret.
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.inner.read().values.get(name).cloned()
+    }
+
+    /// `SecretRegistry` JSON for `base_state.json` (`{"secret_sources":{...}}`).
+    pub fn to_json(&self, cipher: Option<&Cipher>) -> Value {
+        let g = self.inner.read();
+        let sources: Map<String, Value> = g
+            .sources
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json(cipher)))
+            .collect();
+        json!({ "secret_sources": sources })
+    }
+
+    /// Loads `SecretRegistry` JSON (values decrypted with `cipher`; redacted
+    /// values are dropped).
+    pub fn from_json(v: &Value, cipher: Option<&Cipher>) -> Self {
+        let reg = Self::new();
+        if let Some(m) = v.get("secret_sources").and_then(Value::as_object) {
+            reg.update(
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), SecretSource::from_json(v, cipher)?))),
+            );
+        }
+        reg
+    }
+}
+
+impl SecretAccess for SecretsRegistry {
+    fn secrets_named_in(&self, text: &str) -> Vec<(String, String)> {
+        let g = self.inner.read();
+        g.values
+            .iter()
+            .filter(|(name, _)| text.contains(name.as_str()))
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect()
+    }
+
+    fn mask(&self, text: &str) -> String {
+        let g = self.inner.read();
+        let mut out = text.to_string();
+        // Longest values first so a value containing another is masked whole.
+        let mut values: Vec<&String> = g.values.values().filter(|v| v.len() >= 3).collect();
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        for v in values {
+            if out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), SECRET_MASK);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cipher_round_trip_and_rotation() {
+        let old = Cipher::new("old-key", &[]).unwrap();
+        let token = old.encrypt("sk-123");
+        assert!(looks_encrypted(&token));
+        let new = Cipher::new("new-key", &["old-key".to_string()]).unwrap();
+        assert_eq!(new.decrypt(&token).as_deref(), Some("sk-123"));
+        assert!(Cipher::new("other", &[]).unwrap().decrypt(&token).is_none());
+        assert!(Cipher::new("", &[]).is_none());
+    }
+
+    #[test]
+    fn registry_masks_and_exports_named_secrets() {
+        let reg = SecretsRegistry::new();
+        reg.update([(
+            "GITHUB_TOKEN".to_string(),
+            SecretSource::from_json(&json!("ghp_abcdef"), None).unwrap(),
+        )]);
+        assert_eq!(
+            reg.secrets_named_in("curl -H $GITHUB_TOKEN x"),
+            vec![("GITHUB_TOKEN".to_string(), "ghp_abcdef".to_string())]
+        );
+        assert!(reg.secrets_named_in("ls").is_empty());
+        assert_eq!(reg.mask("token=ghp_abcdef!"), "token=<secret-hidden>!");
+    }
+
+    #[test]
+    fn json_never_holds_clear_values() {
+        let reg = SecretsRegistry::new();
+        reg.update([(
+            "K".to_string(),
+            SecretSource::Static {
+                value: "v-secret".into(),
+                description: None,
+            },
+        )]);
+        let redacted = reg.to_json(None);
+        assert!(!redacted.to_string().contains("v-secret"));
+        let c = Cipher::new("k", &[]).unwrap();
+        let enc = reg.to_json(Some(&c));
+        assert!(!enc.to_string().contains("v-secret"));
+        let back = SecretsRegistry::from_json(&enc, Some(&c));
+        assert_eq!(back.get("K").as_deref(), Some("v-secret"));
+        let lost = SecretsRegistry::from_json(&redacted, None);
+        assert!(lost.get("K").is_none());
+    }
+}
