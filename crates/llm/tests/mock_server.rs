@@ -235,7 +235,8 @@ async fn transient_errors_are_retried_until_success() {
 
 #[tokio::test]
 async fn errors_map_to_classes_with_the_right_attempt_counts() {
-    let cases: Vec<(Turn, fn(&LlmError) -> bool, usize)> = vec![
+    type Check = fn(&LlmError) -> bool;
+    let cases: Vec<(Turn, Check, usize)> = vec![
         (
             Turn::error(401),
             |e| matches!(e, LlmError::Authentication(_)),
