@@ -87,7 +87,11 @@ impl Core {
         if let Some(store) = &self.store {
             store.append(index, &event)?;
         }
-        self.state.leaf_event_id = Some(event.id.clone());
+        // State updates hang off the leaf without becoming it (as the
+        // reference does): the active branch is the chain of real events.
+        if !matches!(event.body, EventBody::StateUpdate(_)) {
+            self.state.leaf_event_id = Some(event.id.clone());
+        }
         self.ids.insert(event.id.clone(), index);
         self.events.push(event.clone());
         Ok(event)

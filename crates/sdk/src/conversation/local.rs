@@ -61,6 +61,9 @@ pub struct ConversationOptions {
     pub durability: Durability,
     /// Initial secrets.
     pub secrets: Vec<(String, SecretSource)>,
+    /// Tools for an agent rebuilt from its stored configuration (resume
+    /// without an explicit agent).
+    pub tool_registry: crate::tool::ToolRegistry,
 }
 
 impl Default for ConversationOptions {
@@ -77,6 +80,7 @@ impl Default for ConversationOptions {
             confirmation_policy: ConfirmationPolicy::NeverConfirm,
             durability: Durability::default(),
             secrets: Vec::new(),
+            tool_registry: crate::tool::ToolRegistry::new(),
         }
     }
 }
@@ -206,7 +210,7 @@ impl LocalConversation {
                 let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
                     ConversationError::Invalid(format!("stored agent is invalid: {e}"))
                 })?;
-                Agent::new(spec, crate::tool::ToolRegistry::new())?
+                Agent::new(spec, options.tool_registry.clone())?
             }
         };
         let secrets = SecretsRegistry::from_json(
