@@ -148,10 +148,7 @@ async fn reference_conversation_loads_decrypts_and_resumes() {
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
     assert_eq!(c.agent_final_response(), "resumed here");
     let req = server.completion_requests().pop().unwrap();
-    assert_eq!(
-        req.header("authorization").as_deref(),
-        Some("Bearer mock-key")
-    );
+    assert_eq!(req.header("authorization"), Some("Bearer mock-key"));
     let msgs = req.body["messages"].as_array().unwrap();
     assert_eq!(msgs.iter().filter(|m| m["role"] == "assistant").count(), 2);
     // the new events continue the reference's numbering and parent chain
