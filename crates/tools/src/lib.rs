@@ -5,6 +5,7 @@ pub mod common;
 pub mod file_editor;
 pub mod glob;
 pub mod grep;
+pub mod presets;
 pub mod search;
 pub mod task_tracker;
 

@@ -1,0 +1,136 @@
+//! Presets: the registry builds working per-conversation tools, and the
+//! agent configurations have the reference's shape.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use openhands_sdk::tool::{ToolCallContext, ToolEnv};
+use openhands_tools::presets::{
+    default_registry, get_default_agent, get_default_tools, get_gpt5_agent, get_gpt5_tools,
+};
+use openhands_wire::LlmConfig;
+use serde_json::{Map, Value, json};
+
+fn llm() -> LlmConfig {
+    let mut l: LlmConfig = serde_json::from_value(json!({
+        "model": "openai/gpt-4o", "api_key": "sk-test", "usage_id": "agent"
+    }))
+    .unwrap();
+    l.usage_id = "agent".into();
+    l
+}
+
+#[test]
+fn registry_has_every_builtin_tool() {
+    let reg = default_registry();
+    for name in ["file_editor", "task_tracker", "grep", "glob", "apply_patch"] {
+        assert!(reg.contains(name), "{name} missing");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = ToolEnv::new(dir.path());
+    for name in reg.names() {
+        let tools = reg.resolve(&name, &Map::new(), &env).unwrap();
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].name(), name);
+    }
+}
+
+#[tokio::test]
+async fn instances_are_per_conversation() {
+    let reg = default_registry();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let ta = reg
+        .resolve("task_tracker", &Map::new(), &ToolEnv::new(a.path()))
+        .unwrap();
+    let tb = reg
+        .resolve("task_tracker", &Map::new(), &ToolEnv::new(b.path()))
+        .unwrap();
+    let Value::Object(args) = json!({"command":"plan","task_list":[{"title":"only in a"}]}) else {
+        unreachable!()
+    };
+    let action = ta[0].parse_action(args).unwrap();
+    ta[0]
+        .execute(action, &ToolCallContext::default())
+        .await
+        .unwrap();
+    let Value::Object(view) = json!({"command":"view"}) else {
+        unreachable!()
+    };
+    let obs = tb[0]
+        .execute(
+            tb[0].parse_action(view).unwrap(),
+            &ToolCallContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(obs["task_list"], json!([]));
+}
+
+#[test]
+fn default_tools_and_gpt5_tools() {
+    let names = |v: Vec<openhands_wire::tool::ToolSpec>| -> Vec<String> {
+        v.into_iter().map(|t| t.name).collect()
+    };
+    assert_eq!(
+        names(get_default_tools(false)),
+        ["terminal", "file_editor", "task_tracker"]
+    );
+    assert_eq!(
+        names(get_default_tools(true)),
+        ["terminal", "file_editor", "task_tracker"]
+    );
+    assert_eq!(
+        names(get_gpt5_tools(false)),
+        ["terminal", "apply_patch", "task_tracker"]
+    );
+}
+
+#[test]
+fn default_agent_matches_reference_shape() {
+    let agent = get_default_agent(llm(), true);
+    let v = serde_json::to_value(&agent).unwrap();
+    assert_eq!(v["kind"], "Agent");
+    assert_eq!(
+        v["tools"],
+        json!([{"name":"terminal","params":{}},{"name":"file_editor","params":{}},{"name":"task_tracker","params":{}}])
+    );
+    assert_eq!(v["system_prompt_kwargs"], json!({"cli_mode": true}));
+    assert_eq!(
+        v["include_default_tools"],
+        json!(["FinishTool", "ThinkTool"])
+    );
+    assert_eq!(v["llm"]["usage_id"], "agent");
+    let c = &v["condenser"];
+    assert_eq!(c["kind"], "LLMSummarizingCondenser");
+    assert_eq!(c["max_size"], 80);
+    assert_eq!(c["keep_first"], 4);
+    assert_eq!(c["minimum_progress"], 0.1);
+    assert_eq!(c["hard_context_reset_max_retries"], 5);
+    assert_eq!(c["hard_context_reset_context_scaling"], 0.8);
+    assert_eq!(c["llm"]["usage_id"], "condenser");
+    assert_eq!(c["llm"]["model"], "openai/gpt-4o");
+    // The condenser can authenticate.
+    assert_eq!(c["llm"]["api_key"], "sk-test");
+    // The agent's own key stays redacted on output.
+    assert_eq!(v["llm"]["api_key"], "**********");
+    // The spec parses back.
+    let back: openhands_wire::agent::AgentSpec = serde_json::from_value(v).unwrap();
+    assert_eq!(back.tools.len(), 3);
+
+    let non_cli = serde_json::to_value(get_default_agent(llm(), false)).unwrap();
+    assert_eq!(non_cli["system_prompt_kwargs"], json!({"cli_mode": false}));
+}
+
+#[test]
+fn gpt5_agent_uses_apply_patch() {
+    let v = serde_json::to_value(get_gpt5_agent(llm())).unwrap();
+    let tools: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["terminal", "apply_patch", "task_tracker"]);
+    assert!(!tools.contains(&"file_editor"));
+    assert_eq!(v["condenser"]["llm"]["usage_id"], "condenser");
+}

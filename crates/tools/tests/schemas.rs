@@ -1,0 +1,118 @@
+//! Every tool's parameter schema, once the agent adds `summary` (and, for
+//! tools that are not read-only, `security_risk`) the way the reference
+//! does, has the reference's structure: property names and order, types,
+//! enums, `items` and `required`. Descriptions are our own and only have to
+//! be present.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use openhands_sdk::tool::{Tool, ToolEnv};
+use openhands_tools::{ApplyPatchTool, FileEditorTool, GlobTool, GrepTool, TaskTrackerTool};
+use serde_json::{Map, Value, json};
+
+const REFERENCE: &str = include_str!("fixtures/llm_tool_parameters.json");
+
+/// The reference schema of `name`.
+fn reference(name: &str) -> Value {
+    let all: Vec<Value> = serde_json::from_str(REFERENCE).unwrap();
+    all.into_iter()
+        .find(|t| t["function"]["name"] == name)
+        .map(|t| t["function"]["parameters"].clone())
+        .unwrap_or_else(|| panic!("{name} is not in the reference"))
+}
+
+/// What the agent sends: `security_risk` (unless read-only) and `summary`
+/// first, then the tool's own properties.
+fn as_sent(tool: &dyn Tool) -> Value {
+    let schema = tool.parameters_schema();
+    let mut props = Map::new();
+    if !tool.annotations().read_only_hint {
+        props.insert(
+            "security_risk".into(),
+            json!({"type":"string","description":"risk","enum":["UNKNOWN","LOW","MEDIUM","HIGH"]}),
+        );
+    }
+    props.insert(
+        "summary".into(),
+        json!({"type":"string","description":"summary"}),
+    );
+    for (k, v) in schema["properties"].as_object().unwrap() {
+        assert!(
+            !props.contains_key(k),
+            "{} must not define `{k}` itself",
+            tool.name()
+        );
+        props.insert(k.clone(), v.clone());
+    }
+    let mut out = schema.as_object().unwrap().clone();
+    out.insert("properties".into(), Value::Object(props));
+    Value::Object(out)
+}
+
+/// Removes descriptions, checking each property had a non-empty one.
+fn strip_descriptions(v: &Value, path: &str) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut out = Map::new();
+            for (k, val) in m {
+                if k == "description" {
+                    assert!(
+                        val.as_str().is_some_and(|s| !s.trim().is_empty()),
+                        "empty description at {path}"
+                    );
+                    continue;
+                }
+                out.insert(k.clone(), strip_descriptions(val, &format!("{path}/{k}")));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| strip_descriptions(x, path)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every property object must carry a description.
+fn assert_described(v: &Value, path: &str) {
+    if let Some(props) = v.get("properties").and_then(Value::as_object) {
+        for (k, p) in props {
+            assert!(
+                p.get("description").is_some(),
+                "no description at {path}/{k}"
+            );
+            if let Some(items) = p.get("items") {
+                assert_described(items, &format!("{path}/{k}/items"));
+            }
+        }
+    }
+}
+
+#[test]
+fn schemas_match_reference_structure() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ToolEnv::new(dir.path());
+    let tools: Vec<Box<dyn Tool>> = vec![
+        Box::new(FileEditorTool::new(&env)),
+        Box::new(TaskTrackerTool::new(&env)),
+        Box::new(GrepTool::new(&env)),
+        Box::new(GlobTool::new(&env)),
+        Box::new(ApplyPatchTool::new(&env)),
+    ];
+    for tool in &tools {
+        let ours = as_sent(tool.as_ref());
+        assert_described(&ours, tool.name());
+        let ours = strip_descriptions(&ours, tool.name());
+        let theirs = strip_descriptions(&reference(tool.name()), tool.name());
+        // Compare serialized text so key order counts too.
+        assert_eq!(
+            serde_json::to_string_pretty(&ours).unwrap(),
+            serde_json::to_string_pretty(&theirs).unwrap(),
+            "schema of {}",
+            tool.name()
+        );
+        assert!(
+            tool.description().len() > 200,
+            "{} needs a complete description",
+            tool.name()
+        );
+    }
+}
