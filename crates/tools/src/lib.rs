@@ -8,6 +8,7 @@ pub mod grep;
 pub mod presets;
 pub mod search;
 pub mod task_tracker;
+pub mod terminal;
 
 pub use apply_patch::ApplyPatchTool;
 pub use file_editor::FileEditorTool;

@@ -1,0 +1,196 @@
+//! Finding and stopping every process a terminal session started.
+//!
+//! Interactive bash puts each job in its own process group, so signalling
+//! the shell's group is not enough: background jobs (`cmd &`), stopped jobs
+//! and their children live in other groups of the same session. We read
+//! `/proc` for all processes of the shell's session plus all descendants of
+//! the shell (which catches jobs that called `setsid`), ask them to stop,
+//! and kill whatever is left after a grace period.
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// The fields of `/proc/<pid>/stat` we need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    /// Process id.
+    pub pid: i32,
+    /// Parent process id.
+    pub ppid: i32,
+    /// Process group id.
+    pub pgrp: i32,
+    /// Session id.
+    pub session: i32,
+    /// State letter (`R`, `S`, `Z`, …).
+    pub state: char,
+}
+
+impl ProcStat {
+    /// Whether the process still runs (not a zombie or dead entry).
+    pub(crate) fn alive(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// Parses the content of `/proc/<pid>/stat`.
+pub(crate) fn parse_stat(text: &str) -> Option<ProcStat> {
+    let pid = text.split_whitespace().next()?.parse().ok()?;
+    // The command name is in parentheses and may contain anything.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    let session = f.next()?.parse().ok()?;
+    Some(ProcStat {
+        pid,
+        ppid,
+        pgrp,
+        session,
+        state,
+    })
+}
+
+/// The stat of one process, `None` when it does not exist.
+pub(crate) fn stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// All processes currently listed in `/proc`.
+pub(crate) fn all_processes() -> Vec<ProcStat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let name = e.file_name();
+        let pid: i32 = name.to_str()?.parse().ok()?;
+        stat(pid)
+    })
+    .collect()
+}
+
+/// Live processes that belong to the session led by `leader` or descend
+/// from it, leader included.
+pub(crate) fn session_members(leader: i32) -> Vec<ProcStat> {
+    let procs = all_processes();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for p in &procs {
+        children.entry(p.ppid).or_default().push(p.pid);
+    }
+    let mut wanted: BTreeSet<i32> = procs
+        .iter()
+        .filter(|p| p.session == leader || p.pid == leader)
+        .map(|p| p.pid)
+        .collect();
+    wanted.insert(leader);
+    let mut seen = wanted.clone();
+    let mut stack: Vec<i32> = wanted.iter().copied().collect();
+    while let Some(pid) = stack.pop() {
+        for &c in children.get(&pid).map(Vec::as_slice).unwrap_or(&[]) {
+            if seen.insert(c) {
+                wanted.insert(c);
+                stack.push(c);
+            }
+        }
+    }
+    procs
+        .into_iter()
+        .filter(|p| wanted.contains(&p.pid) && p.alive())
+        .collect()
+}
+
+/// Sends `sig` to the process group `pgrp`, ignoring errors (it may be gone).
+pub(crate) fn signal_group(pgrp: i32, sig: Signal) {
+    if pgrp > 1 {
+        let _ = killpg(Pid::from_raw(pgrp), sig);
+    }
+}
+
+/// Stops the shell `leader` and everything it started: SIGHUP to the shell
+/// (an interactive bash ignores SIGTERM), SIGTERM and SIGCONT to the rest,
+/// then SIGKILL to whatever is still alive after `grace`. Blocks for at
+/// most about `grace` plus half a second.
+pub(crate) fn terminate_session(leader: i32, grace: Duration) {
+    if leader <= 1 {
+        return;
+    }
+    for p in session_members(leader) {
+        let pid = Pid::from_raw(p.pid);
+        if p.pid == leader {
+            let _ = kill(pid, Signal::SIGHUP);
+            let _ = kill(pid, Signal::SIGCONT);
+        } else {
+            let _ = kill(pid, Signal::SIGTERM);
+            let _ = kill(pid, Signal::SIGCONT);
+        }
+    }
+    if wait_until_gone(leader, grace) {
+        return;
+    }
+    kill_session(leader);
+    wait_until_gone(leader, Duration::from_millis(500));
+}
+
+/// SIGKILLs the shell `leader` and everything it started, without waiting.
+pub(crate) fn kill_session(leader: i32) {
+    if leader <= 1 {
+        return;
+    }
+    // Twice: a process may fork between the scan and the signal.
+    for _ in 0..2 {
+        for p in session_members(leader) {
+            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+        }
+    }
+}
+
+/// Polls until no live process of the session remains; `true` when that
+/// happened within `limit`.
+fn wait_until_gone(leader: i32, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if session_members(leader).is_empty() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_lines_with_odd_names() {
+        let s = parse_stat("1234 (my (weird) prog) S 1 1234 1234 34816 1234 4194560 0 0").unwrap();
+        assert_eq!(
+            s,
+            ProcStat {
+                pid: 1234,
+                ppid: 1,
+                pgrp: 1234,
+                session: 1234,
+                state: 'S'
+            }
+        );
+        assert!(s.alive());
+        let z = parse_stat("7 (x) Z 1 7 7 0").unwrap();
+        assert!(!z.alive());
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn own_process_is_listed() {
+        let me = std::process::id() as i32;
+        let s = stat(me).unwrap();
+        assert_eq!(s.pid, me);
+        assert!(all_processes().iter().any(|p| p.pid == me));
+    }
+}

@@ -1,0 +1,456 @@
+//! One bash process on a pseudo-terminal, with a reader thread that turns
+//! the raw stream into cleaned, masked, bounded output and prompt events,
+//! and a waiter thread that reaps the shell.
+//!
+//! All blocking work happens off the async runtime: the reader and waiter
+//! are dedicated threads; [`Session::start`], [`Session::write`],
+//! [`Session::take_output`] and [`Session::terminate`] block and are called
+//! through `spawn_blocking`. Async callers wait for changes on the
+//! [`watch`] channel from [`Session::subscribe`].
+
+use super::clean::TextCleaner;
+use super::marker::{MarkerScanner, Piece, PromptInfo, init_script};
+use super::output::{Capture, CaptureLimits};
+use super::procs;
+use nix::sys::signal::Signal;
+use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
+use openhands_sdk::tool::SecretAccess;
+use parking_lot::Mutex;
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Why a session could not be started or used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionError {
+    /// The working directory does not exist or is not a directory.
+    #[error("the working directory {0} does not exist or is not a directory")]
+    NoWorkingDir(PathBuf),
+    /// Setting up the private directory, the PTY or the shell failed.
+    #[error("cannot start the shell: {0}")]
+    Spawn(String),
+    /// Writing to the terminal failed.
+    #[error("cannot write to the terminal: {0}")]
+    Write(String),
+}
+
+/// How to start a session.
+#[derive(Clone)]
+pub(crate) struct SessionSpec {
+    /// The shell binary (bash).
+    pub shell: PathBuf,
+    /// Initial working directory.
+    pub working_dir: PathBuf,
+    /// Source `~/.bashrc` at start.
+    pub load_bashrc: bool,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// Terminal width.
+    pub cols: u16,
+    /// Terminal height.
+    pub rows: u16,
+    /// Output capture limits.
+    pub limits: CaptureLimits,
+    /// Masking of secret values in all output.
+    pub secrets: Arc<dyn SecretAccess>,
+}
+
+/// What the reader thread has seen so far.
+struct Stream {
+    scanner: MarkerScanner,
+    cleaner: TextCleaner,
+    capture: Capture,
+    secrets: Arc<dyn SecretAccess>,
+    last_output: Instant,
+    prompts: u64,
+    last_prompt: Option<PromptInfo>,
+    eof: bool,
+    exit_code: Option<i64>,
+}
+
+impl Stream {
+    fn feed(&mut self, chunk: &[u8]) {
+        self.last_output = Instant::now();
+        let Stream {
+            scanner,
+            cleaner,
+            capture,
+            secrets,
+            prompts,
+            last_prompt,
+            ..
+        } = self;
+        scanner.feed(chunk, |piece| match piece {
+            Piece::Output(bytes) => {
+                cleaner.push(bytes);
+                if cleaner.has_complete() {
+                    push_masked(capture, secrets.as_ref(), &cleaner.take_complete());
+                }
+            }
+            Piece::Prompt(info) => {
+                push_masked(capture, secrets.as_ref(), &cleaner.take_all());
+                cleaner.reset_escape_state();
+                *prompts += 1;
+                *last_prompt = Some(info);
+            }
+        });
+    }
+}
+
+fn push_masked(capture: &mut Capture, secrets: &dyn SecretAccess, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let masked = secrets.mask(&text);
+    capture.push(masked.as_bytes());
+}
+
+struct Shared {
+    stream: Mutex<Stream>,
+    changes: watch::Sender<u64>,
+}
+
+impl Shared {
+    fn bump(&self) {
+        self.changes.send_modify(|g| *g = g.wrapping_add(1));
+    }
+}
+
+/// A point-in-time view of a session.
+#[derive(Debug, Clone)]
+pub(crate) struct Status {
+    /// Prompts seen since the start (the first one means "ready").
+    pub prompts: u64,
+    /// What the latest prompt reported.
+    pub last_prompt: Option<PromptInfo>,
+    /// When output last arrived.
+    pub last_output: Instant,
+    /// The shell's exit status, once it has exited.
+    pub exit_code: Option<i64>,
+    /// The terminal reported end of file (the shell and all its children
+    /// closed it).
+    pub eof: bool,
+}
+
+impl Status {
+    /// Whether the shell is gone.
+    pub(crate) fn exited(&self) -> bool {
+        self.exit_code.is_some() || self.eof
+    }
+}
+
+/// A running bash on a PTY.
+pub(crate) struct Session {
+    shared: Arc<Shared>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    pid: i32,
+    tty: Option<PathBuf>,
+    dir: PathBuf,
+    seq: AtomicU64,
+    terminated: AtomicBool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("pid", &self.pid)
+            .field("tty", &self.tty)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Starts bash (blocking: creates files, forks). The shell is ready for
+    /// commands once [`Status::prompts`] is at least 1.
+    pub(crate) fn start(spec: &SessionSpec) -> Result<Arc<Session>, SessionError> {
+        if !spec.working_dir.is_dir() {
+            return Err(SessionError::NoWorkingDir(spec.working_dir.clone()));
+        }
+        let spawn_err =
+            |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn(format!("{what}: {e}"));
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let nonce = id[..16].to_string();
+        let dir = std::env::temp_dir().join(format!("openhands-terminal-{id}"));
+        make_private_dir(&dir).map_err(|e| spawn_err("private directory", &e))?;
+        let init = dir.join("init.sh");
+        std::fs::write(&init, init_script(&nonce, spec.load_bashrc))
+            .map_err(|e| spawn_err("start-up file", &e))?;
+
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: spec.rows,
+                cols: spec.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| spawn_err("pseudo-terminal", &e))?;
+        let mut cmd = CommandBuilder::new(&spec.shell);
+        cmd.args(["--noediting", "--rcfile"]);
+        cmd.arg(&init);
+        cmd.arg("-i");
+        cmd.cwd(&spec.working_dir);
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("MANPAGER", "cat")] {
+            if std::env::var_os(k).is_none() {
+                cmd.env(k, v);
+            }
+        }
+        cmd.env_remove("PROMPT_COMMAND");
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let tty = pair.master.tty_name();
+        if let Some(t) = &tty {
+            // Before the shell reads anything: no echo of what we type.
+            let _ = sanitize_tty(t);
+        }
+        let mut child = pair
+            .slave
+            .spawn_command(cmd)
+            .map_err(|e| spawn_err("shell", &e))?;
+        drop(pair.slave);
+        let pid = child.process_id().map(|p| p as i32).unwrap_or(-1);
+        let handles = pair
+            .master
+            .try_clone_reader()
+            .and_then(|r| pair.master.take_writer().map(|w| (r, w)));
+        let (reader, writer) = match handles {
+            Ok(rw) => rw,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(spawn_err("terminal handles", &e));
+            }
+        };
+
+        let shared = Arc::new(Shared {
+            stream: Mutex::new(Stream {
+                scanner: MarkerScanner::new(&nonce),
+                cleaner: TextCleaner::new(),
+                capture: Capture::new(spec.limits.clone()),
+                secrets: spec.secrets.clone(),
+                last_output: Instant::now(),
+                prompts: 0,
+                last_prompt: None,
+                eof: false,
+                exit_code: None,
+            }),
+            changes: watch::channel(0).0,
+        });
+        spawn_reader(shared.clone(), reader)
+            .and_then(|()| spawn_waiter(shared.clone(), child))
+            .map_err(|e| {
+                procs::kill_session(pid);
+                spawn_err("threads", &e)
+            })?;
+        Ok(Arc::new(Session {
+            shared,
+            writer: Mutex::new(writer),
+            master: Mutex::new(pair.master),
+            pid,
+            tty,
+            dir,
+            seq: AtomicU64::new(0),
+            terminated: AtomicBool::new(false),
+        }))
+    }
+
+    /// The shell's process id.
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// A receiver that changes whenever output, a prompt or the shell's
+    /// exit arrives.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// The current status.
+    pub(crate) fn status(&self) -> Status {
+        let st = self.shared.stream.lock();
+        Status {
+            prompts: st.prompts,
+            last_prompt: st.last_prompt.clone(),
+            last_output: st.last_output,
+            exit_code: st.exit_code,
+            eof: st.eof,
+        }
+    }
+
+    /// Takes the output captured so far, including an unfinished last line,
+    /// and starts a new capture (blocking: may write the spill file).
+    pub(crate) fn take_output(&self) -> Capture {
+        let mut st = self.shared.stream.lock();
+        let Stream {
+            cleaner,
+            capture,
+            secrets,
+            ..
+        } = &mut *st;
+        push_masked(capture, secrets.as_ref(), &cleaner.take_all());
+        let next = capture.next();
+        std::mem::replace(capture, next)
+    }
+
+    /// A fresh path for a command file in the session's private directory.
+    pub(crate) fn next_command_path(&self) -> PathBuf {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.dir.join(format!("cmd{n}.sh"))
+    }
+
+    /// Writes `script` to `path` with mode 0600, re-creating the private
+    /// directory if something removed it (blocking).
+    pub(crate) fn write_private_file(&self, path: &Path, script: &str) -> Result<(), SessionError> {
+        let fail = |e: std::io::Error| SessionError::Write(format!("{}: {e}", path.display()));
+        make_private_dir(&self.dir).map_err(fail)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(fail)?;
+        f.write_all(script.as_bytes()).map_err(fail)
+    }
+
+    /// Restores sane line settings (no echo, line editing by the kernel,
+    /// signals from C-c/C-z) before a new shell command is typed, in case a
+    /// previous program left the terminal in raw mode (blocking, cheap).
+    pub(crate) fn prepare_for_command(&self) {
+        if let Some(t) = &self.tty {
+            let _ = sanitize_tty(t);
+        }
+    }
+
+    /// Writes bytes to the terminal (blocking: the terminal's input queue
+    /// may be full when the program does not read).
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), SessionError> {
+        let mut w = self.writer.lock();
+        w.write_all(bytes)
+            .and_then(|()| w.flush())
+            .map_err(|e| SessionError::Write(e.to_string()))
+    }
+
+    /// The foreground process group of the terminal when it is not the
+    /// shell itself (a command is running in the foreground).
+    pub(crate) fn foreground_job(&self) -> Option<i32> {
+        let fg = self.master.lock().process_group_leader()?;
+        (fg > 0 && fg != self.pid).then_some(fg)
+    }
+
+    /// Sends `sig` to the foreground job, if there is one; `true` when sent.
+    pub(crate) fn signal_foreground(&self, sig: Signal) -> bool {
+        match self.foreground_job() {
+            Some(pg) => {
+                procs::signal_group(pg, sig);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stops the shell and everything started in it (SIGHUP/SIGTERM, then
+    /// SIGKILL after `grace`) and removes the private directory (blocking).
+    pub(crate) fn terminate(&self, grace: Duration) {
+        if self.terminated.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        procs::terminate_session(self.pid, grace);
+        // The waiter thread reaps the shell; give it a moment.
+        let end = Instant::now() + Duration::from_millis(500);
+        while self.shared.stream.lock().exit_code.is_none() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.terminated.swap(true, Ordering::SeqCst) {
+            procs::kill_session(self.pid);
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn spawn_reader(shared: Arc<Shared>, mut reader: Box<dyn Read + Send>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("terminal-reader".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        shared.stream.lock().feed(&buf[..n]);
+                        shared.bump();
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            shared.stream.lock().eof = true;
+            shared.bump();
+        })
+        .map(|_| ())
+}
+
+fn spawn_waiter(
+    shared: Arc<Shared>,
+    mut child: Box<dyn portable_pty::Child + Send + Sync>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("terminal-waiter".into())
+        .spawn(move || {
+            let code = match child.wait() {
+                Ok(status) => i64::from(status.exit_code()),
+                Err(_) => -1,
+            };
+            shared.stream.lock().exit_code = Some(code);
+            shared.bump();
+        })
+        .map(|_| ())
+}
+
+/// Creates `dir` with mode 0700 if missing.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Turns echo off and restores canonical input, signal keys, CR→NL input
+/// mapping and NL→CRNL output mapping; disables XON/XOFF so C-s cannot
+/// freeze the terminal.
+fn sanitize_tty(tty: &Path) -> std::io::Result<()> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(tty)?;
+    let mut t = termios::tcgetattr(&f).map_err(std::io::Error::from)?;
+    t.local_flags.remove(LocalFlags::ECHO | LocalFlags::ECHONL);
+    t.local_flags
+        .insert(LocalFlags::ICANON | LocalFlags::ISIG | LocalFlags::IEXTEN);
+    t.input_flags.insert(InputFlags::ICRNL);
+    t.input_flags.remove(InputFlags::IXON);
+    t.output_flags
+        .insert(OutputFlags::OPOST | OutputFlags::ONLCR);
+    termios::tcsetattr(&f, SetArg::TCSANOW, &t).map_err(std::io::Error::from)
+}
