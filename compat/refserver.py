@@ -106,3 +106,33 @@ class ReferenceServer:
         sock_dir = self.run_dir / "tmux" / f"tmux-{os.getuid()}"
         for sock in sock_dir.glob("*") if sock_dir.is_dir() else []:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
+
+
+def main() -> int:
+    """Run the reference server in the foreground until SIGTERM/SIGINT (used by run.sh --reference)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--run-dir", required=True, type=Path)
+    ap.add_argument("--port", type=int, required=True)
+    args = ap.parse_args()
+    server = ReferenceServer(args.run_dir.resolve(), port=args.port)
+    stopping = []
+
+    def on_signal(signum, _frame):
+        stopping.append(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        took = server.start()
+        print(f"reference server ready on {server.url} after {took:.1f}s (log {server.log_path})", flush=True)
+        while not stopping and server.proc is not None and server.proc.poll() is None:
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
