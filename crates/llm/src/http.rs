@@ -149,12 +149,18 @@ impl HttpBackend {
         let mut asm = Assembler::new(self.route.kind);
         loop {
             let next = match idle {
-                Some(d) => tokio::time::timeout(d, events.next()).await.map_err(|_| {
-                    LlmError::Timeout(format!(
-                        "LLM stream idle timeout after {} seconds",
-                        d.as_secs_f64()
-                    ))
-                })?,
+                Some(d) => match tokio::time::timeout(d, events.next()).await {
+                    Ok(n) => n,
+                    // A reply that already finished but whose connection
+                    // lingers is complete.
+                    Err(_) if asm.is_complete() => break,
+                    Err(_) => {
+                        return Err(LlmError::Timeout(format!(
+                            "LLM stream idle timeout after {} seconds",
+                            d.as_secs_f64()
+                        )));
+                    }
+                },
                 None => events.next().await,
             };
             let Some(ev) = next else { break };
@@ -196,6 +202,15 @@ impl Assembler {
             Assembler::Chat(s) => s.feed(data, cb),
             Assembler::Responses(s) => s.feed(event, data, cb),
             Assembler::Anthropic(s) => s.feed(event, data, cb),
+        }
+    }
+
+    /// Whether the reply is already complete (Chat: a finish reason was
+    /// seen; the other protocols end on their final event).
+    fn is_complete(&self) -> bool {
+        match self {
+            Assembler::Chat(s) => s.is_complete(),
+            Assembler::Responses(_) | Assembler::Anthropic(_) => false,
         }
     }
 

@@ -11,6 +11,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use futures::StreamExt;
 use openhands_llm::{Llm, LlmError, LlmRequest, TokenCallback};
 use openhands_wire::LlmConfig;
 use openhands_wire::message::Message;
@@ -229,4 +230,31 @@ async fn html_error_pages_and_empty_bodies_classify_by_status() {
         .await
         .unwrap_err();
     assert!(matches!(err, LlmError::MalformedResponse(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn finished_stream_whose_connection_lingers_is_accepted() {
+    let app = Router::new().route(
+        "/chat/completions",
+        post(|| async {
+            let first = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\n";
+            let pieces = futures::stream::iter(vec![Ok::<_, std::io::Error>(first.as_bytes().to_vec())])
+                .chain(futures::stream::pending());
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .body(Body::from_stream(pieces))
+                .unwrap()
+        }),
+    );
+    let base = serve(app).await;
+    let mut c = cfg("openai/m", &base);
+    c.stream = true;
+    c.stream_idle_timeout = Some(0.2);
+    let cb: TokenCallback = Arc::new(|_| {});
+    let r = Llm::new(c)
+        .unwrap()
+        .completion(&req(), Some(cb))
+        .await
+        .unwrap();
+    assert_eq!(r.message.text(), "done");
 }
