@@ -1,1 +1,106 @@
-fn main() {}
+//! `openhands-agent-server`: the agent server binary.
+
+use anyhow::Context;
+use clap::Parser;
+use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_state, server};
+use std::net::SocketAddr;
+use tracing_subscriber::EnvFilter;
+
+/// Command line (the reference's flags; Python-specific ones are accepted and ignored).
+#[derive(Debug, Parser)]
+#[command(
+    name = "openhands-agent-server",
+    version,
+    about = "OpenHands Agent Server"
+)]
+struct Args {
+    /// Host to bind to (default: 127.0.0.1 without session keys, 0.0.0.0 with).
+    #[arg(long)]
+    host: Option<String>,
+    /// Port to bind to.
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Accepted for compatibility (auto-reload is not supported).
+    #[arg(long)]
+    reload: bool,
+    /// Accepted for compatibility (no browser tool here): exits successfully.
+    #[arg(long)]
+    check_browser: bool,
+    /// Accepted for compatibility (Python modules cannot be imported).
+    #[arg(long)]
+    import_modules: Option<String>,
+    /// Accepted for compatibility (Python path).
+    #[arg(long)]
+    extra_python_path: Option<String>,
+}
+
+fn init_logging() {
+    let level = std::env::var("LOG_LEVEL").unwrap_or_else(|_| "info".into());
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(level.to_ascii_lowercase()))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let json = std::env::var("LOG_JSON")
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+        .unwrap_or(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    install_tls_provider();
+    let args = Args::parse();
+    init_logging();
+    if args.check_browser {
+        tracing::warn!("--check-browser: this server has no browser tool");
+        return Ok(());
+    }
+    if args.reload {
+        tracing::warn!("--reload is not supported and was ignored");
+    }
+    if args.import_modules.is_some() || args.extra_python_path.is_some() {
+        tracing::warn!("--import-modules / --extra-python-path have no effect on this server");
+    }
+    let loaded = Config::load().context("loading the configuration")?;
+    for warning in &loaded.warnings {
+        tracing::warn!("{warning}");
+    }
+    let config = loaded.config;
+    if config.deferred_init {
+        tracing::warn!("OH_DEFERRED_INIT is not supported; the server starts ready");
+    }
+    let host = args.host.clone().unwrap_or_else(|| {
+        if config.auth_required() {
+            "0.0.0.0".into()
+        } else {
+            "127.0.0.1".into()
+        }
+    });
+    let addr: SocketAddr = format!("{host}:{}", args.port)
+        .parse()
+        .or_else(|_| format!("[{host}]:{}", args.port).parse())
+        .with_context(|| format!("invalid --host/--port: {host}:{}", args.port))?;
+    if !config.auth_required() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "no session API key is configured and the server listens on {addr}: anyone who can reach it can run commands"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    tracing::info!(
+        "OpenHands Agent Server listening on http://{}",
+        listener.local_addr()?
+    );
+    let state = AppState::new(config).shared();
+    serve_with_state(state, listener, server::shutdown_signal())
+        .await
+        .context("serving")?;
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! Bash commands run by clients outside the agent's terminal: started as
+//! plain subprocesses, their events (`BashCommand`, `BashOutput`) stored as
+//! files and pushed to WebSocket subscribers.
+
+pub mod model;
+pub mod runner;
+pub mod service;
+pub mod store;
+
+pub use model::{
+    BashCommand, BashError, BashEvent, BashEventPage, BashEventSortOrder, BashOutput,
+    ExecuteBashRequest, HexId, UtcTime,
+};
+pub use service::{BashEventService, BashServiceError, join_outputs};
+pub use store::SearchFilter;

@@ -1,0 +1,708 @@
+//! Git change lists and per-file diffs through the `git` CLI.
+//!
+//! Follows the reference's choices: the base to compare with is picked for
+//! *display* (upstream of the branch unless it equals a clean HEAD, then the
+//! fork point with origin's default branch, a local `main`/`master` the
+//! branch forked from, `HEAD`, or the empty tree for a repository without
+//! commits); untracked files count as added; directories holding repositories
+//! one level down contribute those repositories' changes. Every `git` call has
+//! a timeout and its process is killed when it expires.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::Command;
+use utoipa::ToSchema;
+
+/// The hash of git's empty tree.
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// Files larger than this are not diffed.
+pub const MAX_DIFF_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Kind of change of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum GitChangeStatus {
+    /// Moved (not produced: renames are reported as delete + add).
+    #[serde(rename = "MOVED")]
+    Moved,
+    /// New file.
+    #[serde(rename = "ADDED")]
+    Added,
+    /// Removed file.
+    #[serde(rename = "DELETED")]
+    Deleted,
+    /// Modified file.
+    #[serde(rename = "UPDATED")]
+    Updated,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GitChange {
+    /// What happened to it.
+    pub status: GitChangeStatus,
+    /// Path relative to the requested directory (POSIX separators).
+    pub path: String,
+}
+
+/// Both sides of one file's diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GitDiff {
+    /// Current content.
+    pub modified: Option<String>,
+    /// Content at the base.
+    pub original: Option<String>,
+}
+
+/// Why a git query failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    /// The path is not (in) a git repository: answered with an empty result.
+    #[error("{0}")]
+    Repository(String),
+    /// A git command failed or timed out.
+    #[error("{0}")]
+    Command(String),
+    /// The file cannot be diffed (missing, too large, outside the repository).
+    #[error("{0}")]
+    Path(String),
+}
+
+/// Runs `git` commands with a timeout.
+#[derive(Debug, Clone, Copy)]
+pub struct Git {
+    timeout: Duration,
+}
+
+impl Git {
+    /// A runner whose commands may take `timeout` each.
+    pub fn new(timeout: Duration) -> Self {
+        Self { timeout }
+    }
+
+    async fn output(
+        &self,
+        args: &[&str],
+        cwd: &Path,
+        timeout: Duration,
+    ) -> Result<std::process::Output, GitError> {
+        let shown = format!("git {}", args.join(" "));
+        let mut cmd = Command::new("git");
+        cmd.arg("-c")
+            .arg("core.quotePath=false")
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let child = cmd.spawn().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                GitError::Command("Git command not found. Is git installed?".into())
+            } else {
+                GitError::Command(format!("Git command failed: {shown}"))
+            }
+        })?;
+        match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(_)) => Err(GitError::Command(format!("Git command failed: {shown}"))),
+            Err(_) => Err(GitError::Command(format!("Git command timed out: {shown}"))),
+        }
+    }
+
+    /// stdout of a successful command (trimmed unless `raw`).
+    async fn run(&self, args: &[&str], cwd: &Path, raw: bool) -> Result<String, GitError> {
+        self.run_with_timeout(args, cwd, raw, self.timeout).await
+    }
+
+    async fn run_with_timeout(
+        &self,
+        args: &[&str],
+        cwd: &Path,
+        raw: bool,
+        timeout: Duration,
+    ) -> Result<String, GitError> {
+        let out = self.output(args, cwd, timeout).await?;
+        if !out.status.success() {
+            return Err(GitError::Command(format!(
+                "Git command failed: git {}",
+                args.join(" ")
+            )));
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        Ok(if raw { text } else { text.trim().to_string() })
+    }
+
+    async fn rev_parse(&self, repo: &Path, rev: &str) -> Option<String> {
+        self.run(&["--no-pager", "rev-parse", "--verify", rev], repo, false)
+            .await
+            .ok()
+            .filter(|s| !s.is_empty())
+    }
+
+    async fn merge_base(&self, repo: &Path, a: &str, b: &str) -> Option<String> {
+        self.run(&["--no-pager", "merge-base", a, b], repo, false)
+            .await
+            .ok()
+            .filter(|s| !s.is_empty())
+    }
+
+    async fn current_branch(&self, repo: &Path) -> Option<String> {
+        self.run(
+            &["--no-pager", "rev-parse", "--abbrev-ref", "HEAD"],
+            repo,
+            false,
+        )
+        .await
+        .ok()
+        .filter(|b| !b.is_empty() && b != "HEAD")
+    }
+
+    async fn remote_default_branch(&self, repo: &Path) -> Option<String> {
+        if let Ok(symref) = self
+            .run(
+                &["--no-pager", "rev-parse", "--abbrev-ref", "origin/HEAD"],
+                repo,
+                false,
+            )
+            .await
+            && let Some(branch) = symref.strip_prefix("origin/")
+            && !branch.is_empty()
+        {
+            return Some(branch.to_string());
+        }
+        // `git remote show` asks the remote; only try when one is configured,
+        // and not for longer than a few seconds.
+        self.run(&["config", "--get", "remote.origin.url"], repo, false)
+            .await
+            .ok()?;
+        let info = self
+            .run_with_timeout(
+                &["--no-pager", "remote", "show", "origin"],
+                repo,
+                false,
+                self.timeout.min(Duration::from_secs(10)),
+            )
+            .await
+            .ok()?;
+        info.lines()
+            .find(|l| l.contains("HEAD branch:"))
+            .and_then(|l| l.rsplit(':').next())
+            .map(|b| b.trim().to_string())
+            .filter(|b| !b.is_empty() && b != "(unknown)")
+    }
+
+    async fn has_tracked_changes(&self, repo: &Path) -> bool {
+        match self
+            .run(
+                &[
+                    "--no-pager",
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=no",
+                ],
+                repo,
+                false,
+            )
+            .await
+        {
+            Ok(s) => !s.trim().is_empty(),
+            Err(_) => true,
+        }
+    }
+
+    async fn has_commits(&self, repo: &Path) -> bool {
+        self.run(&["--no-pager", "rev-list", "--count", "--all"], repo, false)
+            .await
+            .is_ok_and(|c| c.trim() != "0")
+    }
+
+    async fn display_base(&self, repo: &Path) -> String {
+        let head = self.rev_parse(repo, "HEAD").await;
+        let branch = self.current_branch(repo).await;
+        if let Some(branch) = &branch
+            && let Some(upstream) = self.rev_parse(repo, &format!("origin/{branch}")).await
+            && (Some(&upstream) != head.as_ref() || self.has_tracked_changes(repo).await)
+        {
+            return upstream;
+        }
+        match self.remote_default_branch(repo).await {
+            Some(default) => {
+                let remote = format!("origin/{default}");
+                if let Some(base) = self.merge_base(repo, "HEAD", &remote).await {
+                    return base;
+                }
+                if let Some(tip) = self.rev_parse(repo, &remote).await {
+                    return tip;
+                }
+            }
+            None => {
+                for local in ["main", "master"] {
+                    if let Some(local_sha) = self.rev_parse(repo, local).await {
+                        if branch.as_deref() != Some(local)
+                            && let Some(base) = self.merge_base(repo, "HEAD", local).await
+                            && base == local_sha
+                        {
+                            return base;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        head.unwrap_or_else(|| EMPTY_TREE.to_string())
+    }
+
+    /// The commit to compare with: `explicit` when given (`HEAD` on an unborn
+    /// branch means the empty tree), else the display base.
+    pub async fn base_ref(&self, repo: &Path, explicit: Option<&str>) -> Result<String, GitError> {
+        if let Some(r) = explicit {
+            let spec = format!("{r}^{{commit}}");
+            return match self
+                .run(
+                    &[
+                        "--no-pager",
+                        "rev-parse",
+                        "--verify",
+                        "--end-of-options",
+                        &spec,
+                    ],
+                    repo,
+                    false,
+                )
+                .await
+            {
+                Ok(sha) => Ok(sha),
+                Err(_) if r == "HEAD" => Ok(EMPTY_TREE.to_string()),
+                Err(_) => Err(GitError::Command(format!(
+                    "Git command failed: git --no-pager rev-parse --verify {spec}"
+                ))),
+            };
+        }
+        if !self.has_commits(repo).await {
+            return Ok(EMPTY_TREE.to_string());
+        }
+        Ok(self.display_base(repo).await)
+    }
+
+    /// Resolves `dir` and checks it is inside a work tree.
+    pub async fn validate_repository(&self, dir: &Path) -> Result<PathBuf, GitError> {
+        let resolved = resolve(dir).await;
+        match tokio::fs::metadata(&resolved).await {
+            Err(_) => {
+                return Err(GitError::Repository(format!(
+                    "Directory does not exist: {}",
+                    resolved.display()
+                )));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(GitError::Repository(format!(
+                    "Path is not a directory: {}",
+                    resolved.display()
+                )));
+            }
+            Ok(_) => {}
+        }
+        self.run(&["rev-parse", "--git-dir"], &resolved, false)
+            .await
+            .map_err(|_| {
+                GitError::Repository(format!("Not a git repository: {}", resolved.display()))
+            })?;
+        Ok(resolved)
+    }
+
+    /// Changes of the repository at (or containing) `dir`, relative to `dir`.
+    pub async fn changes_in_repo(
+        &self,
+        dir: &Path,
+        explicit: Option<&str>,
+    ) -> Result<Vec<GitChange>, GitError> {
+        let repo = self.validate_repository(dir).await?;
+        let base = self.base_ref(&repo, explicit).await?;
+        let diff = self
+            .run(
+                &[
+                    "--no-pager",
+                    "diff",
+                    "--name-status",
+                    "--relative",
+                    &base,
+                    "--",
+                ],
+                &repo,
+                false,
+            )
+            .await?;
+        let mut changes = parse_name_status(&diff)?;
+        if let Ok(untracked) = self
+            .run(
+                &["--no-pager", "ls-files", "--others", "--exclude-standard"],
+                &repo,
+                false,
+            )
+            .await
+        {
+            for line in untracked.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                changes.push(GitChange {
+                    status: GitChangeStatus::Added,
+                    path: line.to_string(),
+                });
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Changes under `dir`, including repositories one level below it.
+    pub async fn changes(
+        &self,
+        dir: &Path,
+        explicit: Option<&str>,
+    ) -> Result<Vec<GitChange>, GitError> {
+        let nested = nested_repositories(dir).await;
+        let (mut changes, base_error) = match self.changes_in_repo(dir, explicit).await {
+            Ok(c) => (c, None),
+            Err(e @ GitError::Repository(_)) if !nested.is_empty() => (Vec::new(), Some(e)),
+            Err(e) => return Err(e),
+        };
+        changes.retain(|c| {
+            !nested
+                .iter()
+                .any(|n| Path::new(&c.path).starts_with(Path::new(n)))
+        });
+        let mut found_nested = false;
+        for name in &nested {
+            match self.changes_in_repo(&dir.join(name), explicit).await {
+                Ok(inner) => {
+                    found_nested = true;
+                    changes.extend(inner.into_iter().map(|c| GitChange {
+                        status: c.status,
+                        path: format!("{name}/{}", c.path),
+                    }));
+                }
+                Err(e) => tracing::warn!(repo = %name, error = %e, "skipping nested git directory"),
+            }
+        }
+        if let Some(e) = base_error
+            && !found_nested
+        {
+            return Err(e);
+        }
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(changes)
+    }
+
+    /// Both sides of one file's diff against the base (or `explicit`).
+    pub async fn diff(&self, file: &Path, explicit: Option<&str>) -> Result<GitDiff, GitError> {
+        let path = resolve(file).await;
+        let missing = || GitError::Path(format!("File does not exist: {}", path.display()));
+        let deleted = tokio::fs::symlink_metadata(&path).await.is_err();
+        if !deleted {
+            let size = tokio::fs::metadata(&path)
+                .await
+                .map_err(|_| GitError::Path(format!("Cannot access file: {}", path.display())))?
+                .len();
+            if size > MAX_DIFF_FILE_BYTES {
+                return Err(too_large(size));
+            }
+        }
+        let Some(repo) = closest_repository(&path).await else {
+            return Err(if deleted {
+                missing()
+            } else {
+                GitError::Repository(format!(
+                    "File is not in a git repository: {}",
+                    path.display()
+                ))
+            });
+        };
+        let repo = self.validate_repository(&repo).await?;
+        let base = self.base_ref(&repo, explicit).await?;
+        let relative = path
+            .strip_prefix(&repo)
+            .map_err(|_| {
+                GitError::Path(format!(
+                    "File is not within git repository: {}",
+                    path.display()
+                ))
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let spec = format!("{base}:{relative}");
+        if deleted {
+            let kind = self.run(&["cat-file", "-t", &spec], &repo, false).await;
+            if kind.as_deref() != Ok("blob") {
+                return Err(missing());
+            }
+            let size: u64 = self
+                .run(&["cat-file", "-s", &spec], &repo, false)
+                .await
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(missing)?;
+            if size > MAX_DIFF_FILE_BYTES {
+                return Err(too_large(size));
+            }
+        }
+        let original = match self.run(&["show", &spec], &repo, true).await {
+            Ok(text) => py_splitlines(&text).join("\n"),
+            Err(_) => String::new(),
+        };
+        if deleted {
+            return Ok(GitDiff {
+                modified: Some(String::new()),
+                original: Some(original),
+            });
+        }
+        let modified = match tokio::fs::read(&path).await {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => py_splitlines(&text).join("\n"),
+                Err(_) => String::new(),
+            },
+            Err(_) => String::new(),
+        };
+        Ok(GitDiff {
+            modified: Some(modified),
+            original: Some(original),
+        })
+    }
+
+    /// One file as changed by `commit` (both sides read from git objects).
+    pub async fn commit_file_diff(&self, file: &Path, commit: &str) -> Result<GitDiff, GitError> {
+        let path = resolve(file).await;
+        let Some(repo) = closest_repository(&path).await else {
+            return Err(GitError::Repository(format!(
+                "File is not in a git repository: {}",
+                path.display()
+            )));
+        };
+        let repo = self.validate_repository(&repo).await?;
+        let spec = format!("{commit}^{{commit}}");
+        let sha = self
+            .run(
+                &[
+                    "--no-pager",
+                    "rev-parse",
+                    "--verify",
+                    "--end-of-options",
+                    &spec,
+                ],
+                &repo,
+                false,
+            )
+            .await
+            .map_err(|_| {
+                GitError::Command(format!(
+                    "Git command failed: git --no-pager rev-parse --verify {spec}"
+                ))
+            })?;
+        let parent = self
+            .rev_parse(&repo, &format!("{sha}^"))
+            .await
+            .unwrap_or_else(|| EMPTY_TREE.to_string());
+        let relative = path
+            .strip_prefix(&repo)
+            .map_err(|_| {
+                GitError::Path(format!(
+                    "File is not within git repository: {}",
+                    path.display()
+                ))
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let original = self.show_at(&repo, &parent, &relative).await?;
+        let modified = self.show_at(&repo, &sha, &relative).await?;
+        Ok(GitDiff {
+            modified: Some(modified),
+            original: Some(original),
+        })
+    }
+
+    async fn show_at(&self, repo: &Path, rev: &str, relative: &str) -> Result<String, GitError> {
+        let spec = format!("{rev}:{relative}");
+        let Ok(size) = self
+            .run(&["--no-pager", "cat-file", "-s", &spec], repo, false)
+            .await
+        else {
+            return Ok(String::new());
+        };
+        let size: u64 = size.parse().unwrap_or(0);
+        if size > MAX_DIFF_FILE_BYTES {
+            return Err(too_large(size));
+        }
+        Ok(self
+            .run(&["--no-pager", "show", &spec], repo, false)
+            .await
+            .unwrap_or_default())
+    }
+}
+
+fn too_large(size: u64) -> GitError {
+    GitError::Path(format!(
+        "File too large for git diff: {size} bytes (max: {MAX_DIFF_FILE_BYTES} bytes)"
+    ))
+}
+
+/// `path` made absolute (against the working directory) with symlinks resolved.
+async fn resolve(path: &Path) -> PathBuf {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || crate::confine::resolve_lenient(&path))
+        .await
+        .unwrap_or_default()
+}
+
+/// The nearest directory at or above `path` holding `.git`.
+async fn closest_repository(path: &Path) -> Option<PathBuf> {
+    let mut current = Some(path.to_path_buf());
+    while let Some(dir) = current {
+        if tokio::fs::symlink_metadata(dir.join(".git")).await.is_ok() {
+            return Some(dir);
+        }
+        current = dir.parent().map(Path::to_path_buf);
+    }
+    None
+}
+
+/// Names of non-hidden directories directly under `dir` that hold `.git`.
+async fn nested_repositories(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
+        return out;
+    };
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        if tokio::fs::symlink_metadata(entry.path().join(".git"))
+            .await
+            .is_ok()
+        {
+            out.push(name);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Parses `git diff --name-status` output: renames become delete + add,
+/// copies an add.
+pub fn parse_name_status(output: &str) -> Result<Vec<GitChange>, GitError> {
+    let mut changes = Vec::new();
+    for line in output.lines().filter(|l| !l.trim().is_empty()) {
+        let parts: Vec<&str> = line.split('\t').collect();
+        let bad = || GitError::Command(format!("Unexpected git diff output format: {line}"));
+        let status = parts.first().map(|s| s.trim()).unwrap_or("");
+        if status.starts_with('R') && parts.len() == 3 {
+            changes.push(GitChange {
+                status: GitChangeStatus::Deleted,
+                path: parts[1].to_string(),
+            });
+            changes.push(GitChange {
+                status: GitChangeStatus::Added,
+                path: parts[2].to_string(),
+            });
+            continue;
+        }
+        if status.starts_with('C') && parts.len() == 3 {
+            changes.push(GitChange {
+                status: GitChangeStatus::Added,
+                path: parts[2].to_string(),
+            });
+            continue;
+        }
+        if parts.len() != 2 {
+            return Err(bad());
+        }
+        let status = match status {
+            "M" | "U" | "*" | "T" => GitChangeStatus::Updated,
+            "A" | "??" => GitChangeStatus::Added,
+            "D" => GitChangeStatus::Deleted,
+            other => {
+                return Err(GitError::Command(format!("Unexpected git status: {other}")));
+            }
+        };
+        changes.push(GitChange {
+            status,
+            path: parts[1].to_string(),
+        });
+    }
+    Ok(changes)
+}
+
+/// Python's `str.splitlines()`.
+pub fn py_splitlines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let is_break = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if !is_break {
+            continue;
+        }
+        lines.push(&text[start..i]);
+        let mut end = i + c.len_utf8();
+        if c == '\r'
+            && let Some((j, '\n')) = chars.peek().copied()
+        {
+            chars.next();
+            end = j + 1;
+        }
+        start = end;
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_status_lines() {
+        let out = "M\ta.txt\nA\tdir/b c.txt\nD\told\nR100\tx\ty\nC75\tp\tq\n";
+        let changes = parse_name_status(out).unwrap();
+        let got: Vec<(GitChangeStatus, &str)> = changes
+            .iter()
+            .map(|c| (c.status, c.path.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (GitChangeStatus::Updated, "a.txt"),
+                (GitChangeStatus::Added, "dir/b c.txt"),
+                (GitChangeStatus::Deleted, "old"),
+                (GitChangeStatus::Deleted, "x"),
+                (GitChangeStatus::Added, "y"),
+                (GitChangeStatus::Added, "q"),
+            ]
+        );
+        assert!(parse_name_status("X\tz").is_err());
+        assert!(parse_name_status("garbage").is_err());
+    }
+
+    #[test]
+    fn splitlines_like_python() {
+        assert_eq!(py_splitlines("a\nb\r\nc\rd\n"), vec!["a", "b", "c", "d"]);
+        assert_eq!(py_splitlines(""), Vec::<&str>::new());
+        assert_eq!(py_splitlines("\n\n"), vec!["", ""]);
+        assert_eq!(py_splitlines("x\u{2028}y"), vec!["x", "y"]);
+    }
+}

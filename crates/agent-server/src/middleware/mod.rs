@@ -1,0 +1,4 @@
+//! Cross-cutting layers: CORS, JSON error bodies, panic capture.
+
+pub mod cors;
+pub mod errors;

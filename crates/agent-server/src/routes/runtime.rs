@@ -1,0 +1,53 @@
+//! The conversation a conversation-scoped route (`/api/conversations/
+//! {runtime_conversation_id}/bash|file|git/...`) works in.
+
+use crate::confine::Confinement;
+use crate::error::ApiError;
+use crate::extract::parse_uuid_param;
+use crate::state::{AppState, RuntimeScope, SharedState};
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::http::request::Parts;
+use uuid::Uuid;
+
+/// Name of the path parameter holding the conversation id.
+pub const PARAM: &str = "runtime_conversation_id";
+
+/// A resolved conversation runtime.
+#[derive(Debug, Clone)]
+pub struct RuntimeContext {
+    /// The conversation id.
+    pub id: Uuid,
+    /// Its workspace and persistence directory.
+    pub scope: RuntimeScope,
+    /// Confinement to its workspace.
+    pub confinement: Confinement,
+}
+
+impl FromRequestParts<SharedState> for RuntimeContext {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &SharedState,
+    ) -> Result<Self, Self::Rejection> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found())?;
+        let raw = params
+            .iter()
+            .find(|(k, _)| *k == PARAM)
+            .map(|(_, v)| v.to_string())
+            .ok_or_else(ApiError::not_found)?;
+        let id = parse_uuid_param(PARAM, &raw)?;
+        let scope = state
+            .runtime_scope(id)
+            .await
+            .ok_or_else(|| ApiError::not_found_msg("Conversation not found"))?;
+        let confinement = AppState::confinement(&scope).await;
+        Ok(Self {
+            id,
+            scope,
+            confinement,
+        })
+    }
+}
