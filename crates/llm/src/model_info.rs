@@ -204,8 +204,53 @@ fn supports_prompt_cache_key(config: &LlmConfig, name: &str) -> bool {
     OPENAI_FAMILIES.iter().any(|f| lower(base).starts_with(f))
 }
 
-/// Capability flags for a configuration.
+/// An explicit boolean in the config's `capability_overrides` map.
+fn override_bool(config: &LlmConfig, key: &str) -> Option<bool> {
+    config
+        .extra
+        .get("capability_overrides")
+        .and_then(|o| o.get(key))
+        .and_then(serde_json::Value::as_bool)
+}
+
+/// Capability flags for a configuration: the built-in tables, then the
+/// config's `capability_overrides` (`supports_reasoning_effort`,
+/// `thinking_mode`, `supports_prompt_cache`, `supports_prompt_cache_key`,
+/// `supports_prompt_cache_retention`, `supports_responses_api`,
+/// `supports_stop_words`), which win.
 pub fn features(config: &LlmConfig) -> ModelFeatures {
+    let mut f = table_features(config);
+    let o = |k: &str| override_bool(config, k);
+    if let Some(v) = o("supports_reasoning_effort") {
+        f.supports_reasoning_effort = v;
+    }
+    if let Some(mode) = config
+        .extra
+        .get("capability_overrides")
+        .and_then(|o| o.get("thinking_mode"))
+        .and_then(serde_json::Value::as_str)
+    {
+        f.manual_thinking = mode == "manual";
+    }
+    if let Some(v) = o("supports_prompt_cache") {
+        f.supports_prompt_cache = v;
+    }
+    if let Some(v) = o("supports_prompt_cache_key") {
+        f.supports_prompt_cache_key = v;
+    }
+    if let Some(v) = o("supports_prompt_cache_retention") {
+        f.supports_prompt_cache_retention = v;
+    }
+    if let Some(v) = o("supports_responses_api") {
+        f.prefers_responses_api = v;
+    }
+    if let Some(v) = o("supports_stop_words") {
+        f.supports_stop_words = v;
+    }
+    f
+}
+
+fn table_features(config: &LlmConfig) -> ModelFeatures {
     let name = capability_name(config);
     let reasoning = supports_reasoning_effort(config, name);
     ModelFeatures {
@@ -411,6 +456,29 @@ mod tests {
         assert!(!f("claude-opus-4-1").manual_thinking);
         assert!(!f("o3").supports_stop_words);
         assert!(f("glm-4.6").force_string_serializer);
+    }
+
+    #[test]
+    fn capability_overrides_win() {
+        let mut c = LlmConfig::new("openai/mock-model");
+        c.extra.insert(
+            "capability_overrides".into(),
+            serde_json::json!({"supports_reasoning_effort": false, "supports_prompt_cache": true,
+                "supports_responses_api": true, "thinking_mode": "manual", "supports_stop_words": false}),
+        );
+        let f = features(&c);
+        assert!(!f.supports_reasoning_effort);
+        assert!(f.supports_prompt_cache);
+        assert!(f.prefers_responses_api);
+        assert!(f.manual_thinking);
+        assert!(!f.supports_stop_words);
+        c.extra
+            .insert("capability_overrides".into(), serde_json::json!({}));
+        assert_eq!(features(&c), f_default());
+    }
+
+    fn f_default() -> ModelFeatures {
+        f("openai/mock-model")
     }
 
     #[test]
