@@ -7,6 +7,7 @@ use crate::file_editor::{FILE_EDITOR_NAME, FileEditorTool};
 use crate::glob::{GLOB_NAME, GlobTool};
 use crate::grep::{GREP_NAME, GrepTool};
 use crate::task_tracker::{TASK_TRACKER_NAME, TaskTrackerTool};
+use crate::terminal::TerminalTool;
 use openhands_sdk::tool::ToolRegistry;
 use openhands_wire::LlmConfig;
 use openhands_wire::agent::AgentSpec;
@@ -20,8 +21,7 @@ pub const TERMINAL_NAME: &str = "terminal";
 /// `task_tracker`, `grep`, `glob` and `apply_patch`. Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
-    // Terminal: enable once `crate::terminal` is committed.
-    // registry.register_fn(TERMINAL_NAME, crate::terminal::TerminalTool::new);
+    registry.register_fn(TERMINAL_NAME, TerminalTool::new);
     registry.register_fn(FILE_EDITOR_NAME, FileEditorTool::new);
     registry.register_fn(TASK_TRACKER_NAME, TaskTrackerTool::new);
     registry.register_fn(GREP_NAME, GrepTool::new);

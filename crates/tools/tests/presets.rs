@@ -19,10 +19,17 @@ fn llm() -> LlmConfig {
     l
 }
 
-#[test]
-fn registry_has_every_builtin_tool() {
+#[tokio::test]
+async fn registry_has_every_builtin_tool() {
     let reg = default_registry();
-    for name in ["file_editor", "task_tracker", "grep", "glob", "apply_patch"] {
+    for name in [
+        "terminal",
+        "file_editor",
+        "task_tracker",
+        "grep",
+        "glob",
+        "apply_patch",
+    ] {
         assert!(reg.contains(name), "{name} missing");
     }
     let dir = tempfile::tempdir().unwrap();
@@ -31,6 +38,7 @@ fn registry_has_every_builtin_tool() {
         let tools = reg.resolve(&name, &Map::new(), &env).unwrap();
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name(), name);
+        tools[0].close().await;
     }
 }
 

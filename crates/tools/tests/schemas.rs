@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_sdk::tool::{Tool, ToolEnv};
+use openhands_tools::terminal::TerminalTool;
 use openhands_tools::{ApplyPatchTool, FileEditorTool, GlobTool, GrepTool, TaskTrackerTool};
 use serde_json::{Map, Value, json};
 
@@ -91,6 +92,7 @@ fn schemas_match_reference_structure() {
     let dir = tempfile::tempdir().unwrap();
     let env = ToolEnv::new(dir.path());
     let tools: Vec<Box<dyn Tool>> = vec![
+        Box::new(TerminalTool::new(&env)),
         Box::new(FileEditorTool::new(&env)),
         Box::new(TaskTrackerTool::new(&env)),
         Box::new(GrepTool::new(&env)),
