@@ -431,14 +431,19 @@ impl Executor {
         session: &Arc<Session>,
         shown_command: &str,
     ) -> TerminalObservation {
-        // Give the waiter thread a moment to report the exit status.
-        let mut code = session.status().exit_code;
-        let end = Instant::now() + Duration::from_millis(500);
-        while code.is_none() && Instant::now() < end {
+        // Let the reader drain the terminal (end of file, or a quiet moment
+        // when a leftover background job keeps it open) and the waiter
+        // report the exit status.
+        let end = Instant::now() + Duration::from_millis(1000);
+        loop {
+            let st = session.status();
+            let drained = st.eof || st.last_output.elapsed() >= Duration::from_millis(100);
+            if (drained && st.exit_code.is_some()) || Instant::now() >= end {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(10)).await;
-            code = session.status().exit_code;
         }
-        let code = code.unwrap_or(-1);
+        let code = session.status().exit_code.unwrap_or(-1);
         let (text, dir) = take_rendered(session, self.cfg.max_output_chars).await;
         self.stop_session(Duration::from_millis(100)).await;
         TerminalObservation {

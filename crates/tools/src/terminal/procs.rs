@@ -5,7 +5,10 @@
 //! and their children live in other groups of the same session. We read
 //! `/proc` for all processes of the shell's session plus all descendants of
 //! the shell (which catches jobs that called `setsid`), ask them to stop,
-//! and kill whatever is left after a grace period.
+//! and kill whatever is left after a grace period. Processes that left
+//! both the session and the process tree (daemons: `setsid cmd &` in a
+//! subshell) are still found by the session tag, an environment variable
+//! set for the shell that its descendants inherit.
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -73,9 +76,18 @@ pub(crate) fn all_processes() -> Vec<ProcStat> {
     .collect()
 }
 
-/// Live processes that belong to the session led by `leader` or descend
-/// from it, leader included.
-pub(crate) fn session_members(leader: i32) -> Vec<ProcStat> {
+/// Whether the environment of `pid` contains the exact entry `tag`
+/// (`NAME=value`). Unreadable environments (other users) do not match.
+fn environ_has(pid: i32, tag: &[u8]) -> bool {
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(env) => env.split(|&b| b == 0).any(|entry| entry == tag),
+        Err(_) => false,
+    }
+}
+
+/// Live processes that belong to the session led by `leader`, descend from
+/// it, or carry the environment entry `tag`; leader included.
+pub(crate) fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
     let procs = all_processes();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for p in &procs {
@@ -83,7 +95,11 @@ pub(crate) fn session_members(leader: i32) -> Vec<ProcStat> {
     }
     let mut wanted: BTreeSet<i32> = procs
         .iter()
-        .filter(|p| p.session == leader || p.pid == leader)
+        .filter(|p| {
+            p.session == leader
+                || p.pid == leader
+                || tag.is_some_and(|t| p.alive() && environ_has(p.pid, t.as_bytes()))
+        })
         .map(|p| p.pid)
         .collect();
     wanted.insert(leader);
@@ -97,9 +113,10 @@ pub(crate) fn session_members(leader: i32) -> Vec<ProcStat> {
             }
         }
     }
+    let me = std::process::id() as i32;
     procs
         .into_iter()
-        .filter(|p| wanted.contains(&p.pid) && p.alive())
+        .filter(|p| wanted.contains(&p.pid) && p.alive() && p.pid != me)
         .collect()
 }
 
@@ -114,11 +131,11 @@ pub(crate) fn signal_group(pgrp: i32, sig: Signal) {
 /// (an interactive bash ignores SIGTERM), SIGTERM and SIGCONT to the rest,
 /// then SIGKILL to whatever is still alive after `grace`. Blocks for at
 /// most about `grace` plus half a second.
-pub(crate) fn terminate_session(leader: i32, grace: Duration) {
+pub(crate) fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration) {
     if leader <= 1 {
         return;
     }
-    for p in session_members(leader) {
+    for p in session_members(leader, tag) {
         let pid = Pid::from_raw(p.pid);
         if p.pid == leader {
             let _ = kill(pid, Signal::SIGHUP);
@@ -128,21 +145,21 @@ pub(crate) fn terminate_session(leader: i32, grace: Duration) {
             let _ = kill(pid, Signal::SIGCONT);
         }
     }
-    if wait_until_gone(leader, grace) {
+    if wait_until_gone(leader, tag, grace) {
         return;
     }
-    kill_session(leader);
-    wait_until_gone(leader, Duration::from_millis(500));
+    kill_session(leader, tag);
+    wait_until_gone(leader, tag, Duration::from_millis(500));
 }
 
 /// SIGKILLs the shell `leader` and everything it started, without waiting.
-pub(crate) fn kill_session(leader: i32) {
+pub(crate) fn kill_session(leader: i32, tag: Option<&str>) {
     if leader <= 1 {
         return;
     }
     // Twice: a process may fork between the scan and the signal.
     for _ in 0..2 {
-        for p in session_members(leader) {
+        for p in session_members(leader, tag) {
             let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
         }
     }
@@ -150,10 +167,10 @@ pub(crate) fn kill_session(leader: i32) {
 
 /// Polls until no live process of the session remains; `true` when that
 /// happened within `limit`.
-fn wait_until_gone(leader: i32, limit: Duration) -> bool {
+fn wait_until_gone(leader: i32, tag: Option<&str>, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     loop {
-        if session_members(leader).is_empty() {
+        if session_members(leader, tag).is_empty() {
             return true;
         }
         if Instant::now() >= end {
@@ -184,6 +201,14 @@ mod tests {
         let z = parse_stat("7 (x) Z 1 7 7 0").unwrap();
         assert!(!z.alive());
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn environment_tag_matches_exact_entries() {
+        let me = std::process::id() as i32;
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert!(environ_has(me, format!("PATH={path}").as_bytes()) || path.is_empty());
+        assert!(!environ_has(me, b"OH_SURELY_NOT_SET_ANYWHERE=1"));
     }
 
     #[test]

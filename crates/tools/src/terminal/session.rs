@@ -153,6 +153,8 @@ pub(crate) struct Session {
     pid: i32,
     tty: Option<PathBuf>,
     dir: PathBuf,
+    /// `NAME=value` environment entry that marks the session's processes.
+    tag: String,
     seq: AtomicU64,
     terminated: AtomicBool,
 }
@@ -204,6 +206,9 @@ impl Session {
             }
         }
         cmd.env_remove("PROMPT_COMMAND");
+        // Inherited by everything the shell starts: finds daemons at close.
+        let tag = format!("OPENHANDS_TERMINAL_SESSION={id}");
+        cmd.env("OPENHANDS_TERMINAL_SESSION", &id);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
@@ -248,7 +253,7 @@ impl Session {
         spawn_reader(shared.clone(), reader)
             .and_then(|()| spawn_waiter(shared.clone(), child))
             .map_err(|e| {
-                procs::kill_session(pid);
+                procs::kill_session(pid, Some(&tag));
                 spawn_err("threads", &e)
             })?;
         Ok(Arc::new(Session {
@@ -258,6 +263,7 @@ impl Session {
             pid,
             tty,
             dir,
+            tag,
             seq: AtomicU64::new(0),
             terminated: AtomicBool::new(false),
         }))
@@ -364,7 +370,7 @@ impl Session {
         if self.terminated.swap(true, Ordering::SeqCst) {
             return;
         }
-        procs::terminate_session(self.pid, grace);
+        procs::terminate_session(self.pid, Some(&self.tag), grace);
         // The waiter thread reaps the shell; give it a moment.
         let end = Instant::now() + Duration::from_millis(500);
         while self.shared.stream.lock().exit_code.is_none() && Instant::now() < end {
@@ -377,7 +383,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if !self.terminated.swap(true, Ordering::SeqCst) {
-            procs::kill_session(self.pid);
+            procs::kill_session(self.pid, Some(&self.tag));
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
