@@ -24,6 +24,7 @@ pub mod auth;
 pub mod bash;
 pub mod config;
 pub mod confine;
+pub mod conversations;
 pub mod error;
 pub mod extract;
 pub mod git;
@@ -32,6 +33,7 @@ pub mod routes;
 pub mod server;
 pub mod sockets;
 pub mod state;
+pub mod webhooks;
 
 pub use config::Config;
 pub use error::{ApiError, ValidationIssue};

@@ -6,7 +6,9 @@
 //! behind the session-key check, and described in `/openapi.json`.
 
 pub mod bash;
+pub mod conversations;
 pub mod docs;
+pub mod events;
 pub mod files;
 pub mod git;
 pub mod runtime;

@@ -10,6 +10,7 @@
 //! `{"type":"auth"}` frames are ignored.
 
 pub mod bash_events;
+pub mod events;
 
 use crate::auth::{SESSION_KEY_HEADER, SessionKeys};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};

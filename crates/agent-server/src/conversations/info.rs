@@ -1,0 +1,316 @@
+//! JSON views of a conversation: `ConversationInfo` (REST) and the
+//! `full_state` snapshot (WebSocket), both built from the state JSON the SDK
+//! persists in `base_state.json`, with every secret masked.
+
+use super::stored::StoredConversation;
+use openhands_wire::event::{ConversationStateUpdateEvent, Event, EventBody, SourceType};
+use openhands_wire::secret::REDACTED;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+/// LLM fields holding credentials.
+const LLM_SECRET_FIELDS: &[&str] = &[
+    "api_key",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+];
+
+/// State keys the reference does not expose (ours, kept for resuming).
+const PRIVATE_STATE_KEYS: &[&str] = &["stuck_detection_thresholds"];
+
+/// Replaces the credentials of an agent JSON (`llm` and the LLMs of a
+/// condenser) with `mask`.
+pub fn mask_agent(agent: &mut Value, mask: &Value) {
+    if let Some(llm) = agent.get_mut("llm") {
+        mask_llm(llm, mask);
+    }
+    if let Some(c) = agent.get_mut("condenser")
+        && let Some(llm) = c.get_mut("llm")
+    {
+        mask_llm(llm, mask);
+    }
+}
+
+/// Replaces the credentials of an LLM JSON with `mask` (absent stays absent).
+pub fn mask_llm(llm: &mut Value, mask: &Value) {
+    if let Some(m) = llm.as_object_mut() {
+        for key in LLM_SECRET_FIELDS {
+            if let Some(v) = m.get_mut(*key)
+                && !v.is_null()
+            {
+                *v = mask.clone();
+            }
+        }
+    }
+}
+
+/// Replaces secret values of a `SecretRegistry` JSON with `mask`.
+fn mask_secret_registry(registry: &mut Value, mask: &Value) {
+    let Some(sources) = registry
+        .get_mut("secret_sources")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for source in sources.values_mut() {
+        if let Some(m) = source.as_object_mut() {
+            if let Some(v) = m.get_mut("value") {
+                *v = mask.clone();
+            }
+            if let Some(Value::Object(headers)) = m.get_mut("headers") {
+                for h in headers.values_mut() {
+                    *h = mask.clone();
+                }
+            }
+        }
+    }
+}
+
+/// The `full_state` value sent over the event socket: the state with
+/// secrets shown as `**********`.
+pub fn ws_state_value(mut state: Value) -> Value {
+    let mask = Value::String(REDACTED.into());
+    if let Some(m) = state.as_object_mut() {
+        for k in PRIVATE_STATE_KEYS {
+            m.remove(*k);
+        }
+        if let Some(agent) = m.get_mut("agent") {
+            mask_agent(agent, &mask);
+        }
+        if let Some(reg) = m.get_mut("secret_registry") {
+            mask_secret_registry(reg, &mask);
+        }
+        if !m.contains_key("activated_path_rules") {
+            m.insert("activated_path_rules".into(), json!([]));
+        }
+        if !m.contains_key("head_is_empty") {
+            m.insert("head_is_empty".into(), json!(false));
+        }
+    }
+    state
+}
+
+/// A transient `ConversationStateUpdateEvent` carrying the whole state.
+pub fn full_state_event(state: Value) -> Event {
+    Event::with_source(
+        SourceType::Environment,
+        EventBody::StateUpdate(ConversationStateUpdateEvent {
+            key: "full_state".into(),
+            value: ws_state_value(state),
+        }),
+    )
+}
+
+/// `{runtime_status: "available", can_resume: true, runtime_error: null}`.
+pub fn runtime_info() -> Value {
+    json!({"runtime_status": "available", "can_resume": true, "runtime_error": null})
+}
+
+fn take(state: &mut Map<String, Value>, key: &str, default: Value) -> Value {
+    state.remove(key).unwrap_or(default)
+}
+
+/// `ConversationInfo` JSON: the state fields, then the stored metadata, the
+/// agent (credentials `null`) and the client tool registrations, in the
+/// reference's key order.
+pub fn conversation_info(
+    state: Value,
+    meta: &StoredConversation,
+    sub_conversation_ids: &[Uuid],
+    with_runtime_info: bool,
+) -> Value {
+    let mut s = match state {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let mut agent = take(&mut s, "agent", Value::Null);
+    mask_agent(&mut agent, &Value::Null);
+    if let Some(ctx) = agent.get_mut("agent_context")
+        && let Some(skills) = ctx.get_mut("skills")
+    {
+        *skills = json!([]);
+    }
+    let mut secret_registry = take(&mut s, "secret_registry", json!({"secret_sources": {}}));
+    mask_secret_registry(&mut secret_registry, &Value::Null);
+    let mut out = Map::new();
+    out.insert("id".into(), take(&mut s, "id", json!(meta.id.to_string())));
+    out.insert(
+        "workspace".into(),
+        take(&mut s, "workspace", meta.workspace.clone()),
+    );
+    out.insert(
+        "persistence_dir".into(),
+        take(&mut s, "persistence_dir", Value::Null),
+    );
+    out.insert(
+        "max_iterations".into(),
+        take(&mut s, "max_iterations", json!(meta.max_iterations)),
+    );
+    out.insert(
+        "stuck_detection".into(),
+        take(&mut s, "stuck_detection", json!(meta.stuck_detection)),
+    );
+    out.insert(
+        "execution_status".into(),
+        take(&mut s, "execution_status", json!("idle")),
+    );
+    out.insert(
+        "confirmation_policy".into(),
+        take(
+            &mut s,
+            "confirmation_policy",
+            json!({"kind": "NeverConfirm"}),
+        ),
+    );
+    out.insert(
+        "security_analyzer".into(),
+        take(&mut s, "security_analyzer", Value::Null),
+    );
+    out.insert(
+        "activated_knowledge_skills".into(),
+        take(&mut s, "activated_knowledge_skills", json!([])),
+    );
+    out.insert(
+        "invoked_skills".into(),
+        take(&mut s, "invoked_skills", json!([])),
+    );
+    out.insert(
+        "blocked_actions".into(),
+        take(&mut s, "blocked_actions", json!({})),
+    );
+    out.insert(
+        "blocked_messages".into(),
+        take(&mut s, "blocked_messages", json!({})),
+    );
+    out.insert(
+        "last_user_message_id".into(),
+        take(&mut s, "last_user_message_id", Value::Null),
+    );
+    out.insert(
+        "leaf_event_id".into(),
+        take(&mut s, "leaf_event_id", Value::Null),
+    );
+    out.insert(
+        "stats".into(),
+        take(&mut s, "stats", json!({"usage_to_metrics": {}})),
+    );
+    out.insert("secret_registry".into(), secret_registry);
+    out.insert("agent_state".into(), take(&mut s, "agent_state", json!({})));
+    out.insert("hook_config".into(), meta.hook_config.clone());
+    out.insert("title".into(), json!(meta.title));
+    out.insert("metrics".into(), meta.metrics.clone());
+    out.insert(
+        "created_at".into(),
+        json!(openhands_wire::time::format_utc(&meta.created_at)),
+    );
+    out.insert(
+        "updated_at".into(),
+        json!(openhands_wire::time::format_utc(&meta.updated_at)),
+    );
+    out.insert(
+        "forked_from_conversation_id".into(),
+        json!(meta.forked_from_conversation_id.map(|u| u.to_string())),
+    );
+    out.insert(
+        "forked_from_event_id".into(),
+        json!(meta.forked_from_event_id),
+    );
+    out.insert(
+        "parent_conversation_id".into(),
+        json!(meta.parent_conversation_id.map(|u| u.to_string())),
+    );
+    out.insert(
+        "sub_conversation_ids".into(),
+        json!(
+            sub_conversation_ids
+                .iter()
+                .map(Uuid::to_string)
+                .collect::<Vec<_>>()
+        ),
+    );
+    out.insert(
+        "tags".into(),
+        take(&mut s, "tags", Value::Object(meta.tags.clone())),
+    );
+    out.insert("current_model_id".into(), Value::Null);
+    out.insert("available_models".into(), json!([]));
+    out.insert("supports_runtime_model_switch".into(), json!(false));
+    out.insert(
+        "launched_agent_profile".into(),
+        meta.launched_agent_profile.clone(),
+    );
+    out.insert("agent".into(), agent);
+    out.insert("client_tools".into(), json!(meta.client_tools));
+    out.insert(
+        "tool_module_qualnames".into(),
+        Value::Object(meta.tool_module_qualnames.clone()),
+    );
+    out.insert(
+        "runtime_info".into(),
+        if with_runtime_info {
+            runtime_info()
+        } else {
+            Value::Null
+        },
+    );
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> Value {
+        json!({
+            "id": "5db4fb17-43b4-4c4e-91af-498aa756b5e5",
+            "agent": {"llm": {"model": "m", "api_key": "gAAAAtoken"}, "kind": "Agent"},
+            "workspace": {"working_dir": "/w", "kind": "LocalWorkspace"},
+            "persistence_dir": "/c/5db4",
+            "max_iterations": 500,
+            "stuck_detection": true,
+            "execution_status": "idle",
+            "confirmation_policy": {"kind": "NeverConfirm"},
+            "activated_knowledge_skills": [],
+            "invoked_skills": [],
+            "blocked_actions": {},
+            "blocked_messages": {},
+            "stats": {"usage_to_metrics": {}},
+            "secret_registry": {"secret_sources": {"TOKEN": {"value": "gAAAAx", "kind": "StaticSecret"}}},
+            "tags": {},
+            "agent_state": {},
+            "stuck_detection_thresholds": {"action_observation": 4}
+        })
+    }
+
+    #[test]
+    fn info_masks_secrets_and_keeps_reference_order() {
+        let meta = StoredConversation::new(Uuid::new_v4(), json!({"working_dir": "/w"}));
+        let info = conversation_info(state(), &meta, &[], true);
+        assert_eq!(info["agent"]["llm"]["api_key"], Value::Null);
+        assert_eq!(
+            info["secret_registry"]["secret_sources"]["TOKEN"]["value"],
+            Value::Null
+        );
+        assert_eq!(info["runtime_info"]["runtime_status"], "available");
+        assert!(info.get("stuck_detection_thresholds").is_none());
+        let keys: Vec<&String> = info.as_object().unwrap().keys().collect();
+        assert_eq!(keys.first().map(|k| k.as_str()), Some("id"));
+        assert_eq!(keys.last().map(|k| k.as_str()), Some("runtime_info"));
+        assert!(!info.to_string().contains("gAAAA"));
+    }
+
+    #[test]
+    fn ws_state_masks_with_stars() {
+        let v = ws_state_value(state());
+        assert_eq!(v["agent"]["llm"]["api_key"], REDACTED);
+        assert_eq!(
+            v["secret_registry"]["secret_sources"]["TOKEN"]["value"],
+            REDACTED
+        );
+        assert_eq!(v["head_is_empty"], false);
+        assert!(v.get("stuck_detection_thresholds").is_none());
+        let ev = full_state_event(state());
+        assert!(ev.is_transient());
+    }
+}

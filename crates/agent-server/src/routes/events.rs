@@ -1,0 +1,284 @@
+//! `/api/conversations/{conversation_id}/events…`: search, count, get and
+//! batch-get events, send messages, answer confirmation requests.
+//!
+//! An unknown conversation is `404 {"detail":"Conversation not found: <id>"}`
+//! and is checked before the query and body, as in the reference.
+
+use crate::conversations::request::{ConfirmationResponseRequest, SendMessageRequest};
+use crate::conversations::search::{EventFilter, count, page};
+use crate::conversations::{ConversationService, Live};
+use crate::error::{ApiError, ValidationIssue, json_response};
+use crate::extract::{parse_query, parse_uuid_param, query_value};
+use crate::routes::conversations::body;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use chrono::NaiveDateTime;
+use openhands_wire::time::parse_event_timestamp;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The event routes (paths relative to `/api`), bound to `service`; merge
+/// them into the `/api` router, behind the session-key check.
+pub fn router<S>(service: ConversationService) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    Router::new()
+        .route(
+            "/conversations/{conversation_id}/events",
+            get(batch_get).post(send_message),
+        )
+        .route(
+            "/conversations/{conversation_id}/events/search",
+            get(search),
+        )
+        .route(
+            "/conversations/{conversation_id}/events/count",
+            get(count_events),
+        )
+        .route(
+            "/conversations/{conversation_id}/events/respond_to_confirmation",
+            post(respond_to_confirmation),
+        )
+        .route(
+            "/conversations/{conversation_id}/events/{event_id}",
+            get(get_event),
+        )
+        .with_state(service)
+}
+
+type Svc = State<ConversationService>;
+
+fn ok(body: &Value) -> Response {
+    json_response(StatusCode::OK, body)
+}
+
+/// The loaded conversation, or the events routes' 404.
+async fn conversation(svc: &ConversationService, raw: &str) -> Result<Arc<Live>, ApiError> {
+    let id = parse_uuid_param("conversation_id", raw)?;
+    svc.live(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found_msg(format!("Conversation not found: {id}")))
+}
+
+fn d_limit() -> i64 {
+    100
+}
+
+/// Event order of a search.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+enum EventSortOrder {
+    #[default]
+    #[serde(rename = "TIMESTAMP")]
+    Timestamp,
+    #[serde(rename = "TIMESTAMP_DESC")]
+    TimestampDesc,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(non_snake_case)]
+struct SearchQuery {
+    #[serde(default)]
+    page_id: Option<String>,
+    #[serde(
+        default = "d_limit",
+        deserialize_with = "crate::extract::lenient_int::deserialize"
+    )]
+    limit: i64,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    sort_order: EventSortOrder,
+    #[serde(default)]
+    timestamp__gte: Option<String>,
+    #[serde(default)]
+    timestamp__lt: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(non_snake_case)]
+struct CountQuery {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    timestamp__gte: Option<String>,
+    #[serde(default)]
+    timestamp__lt: Option<String>,
+}
+
+/// Parses a datetime query value like pydantic (ISO 8601, with or without
+/// zone; zoned values are converted to server-local time).
+fn datetime(name: &str, raw: Option<&str>) -> Result<Option<NaiveDateTime>, Box<ValidationIssue>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let text = raw.trim().replacen(' ', "T", 1);
+    parse_event_timestamp(&text).map(Some).ok_or_else(|| {
+        Box::new(
+            ValidationIssue::new(
+                "datetime_from_date_parsing",
+                vec!["query".into(), name.into()],
+                "Input should be a valid datetime or date, invalid character in year",
+                json!(raw),
+            )
+            .with_ctx(json!({"error": "invalid character in year"})),
+        )
+    })
+}
+
+fn filter(
+    kind: Option<String>,
+    source: Option<String>,
+    body: Option<String>,
+    gte: Option<&str>,
+    lt: Option<&str>,
+) -> Result<EventFilter, ApiError> {
+    let mut issues = Vec::new();
+    let timestamp_gte = datetime("timestamp__gte", gte).unwrap_or_else(|i| {
+        issues.push(*i);
+        None
+    });
+    let timestamp_lt = datetime("timestamp__lt", lt).unwrap_or_else(|i| {
+        issues.push(*i);
+        None
+    });
+    if !issues.is_empty() {
+        return Err(ApiError::validation(issues));
+    }
+    Ok(EventFilter {
+        kind,
+        source,
+        body,
+        timestamp_gte,
+        timestamp_lt,
+    })
+}
+
+async fn search(
+    State(svc): Svc,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    let query = q.unwrap_or_default();
+    let p: SearchQuery = parse_query(&query)?;
+    if p.limit <= 0 || p.limit > 100 {
+        let input = json!(query_value(&query, "limit").unwrap_or_else(|| p.limit.to_string()));
+        let loc = vec!["query".into(), "limit".into()];
+        let issue = if p.limit <= 0 {
+            ValidationIssue::greater_than(loc, input, 0)
+        } else {
+            ValidationIssue::less_than_equal(loc, input, 100)
+        };
+        return Err(ApiError::validation(vec![issue]));
+    }
+    let f = filter(
+        p.kind,
+        p.source,
+        p.body,
+        p.timestamp__gte.as_deref(),
+        p.timestamp__lt.as_deref(),
+    )?;
+    let desc = matches!(p.sort_order, EventSortOrder::TimestampDesc);
+    let limit = usize::try_from(p.limit).unwrap_or(100);
+    let body = live.conv.with_events(|events| {
+        let (items, next) = page(events, p.page_id.as_deref(), limit, &f, desc);
+        let items: Vec<Value> = items
+            .into_iter()
+            .filter_map(|e| serde_json::to_value(e).ok())
+            .collect();
+        json!({"items": items, "next_page_id": next})
+    });
+    Ok(ok(&body))
+}
+
+async fn count_events(
+    State(svc): Svc,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    let p: CountQuery = parse_query(&q.unwrap_or_default())?;
+    let f = filter(
+        p.kind,
+        p.source,
+        p.body,
+        p.timestamp__gte.as_deref(),
+        p.timestamp__lt.as_deref(),
+    )?;
+    let n = live.conv.with_events(|events| count(events, &f));
+    Ok(ok(&json!(n)))
+}
+
+async fn get_event(
+    State(svc): Svc,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path((raw, event_id)) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    match live.conv.event(&event_id) {
+        Some(e) => Ok(ok(&serde_json::to_value(&e).map_err(ApiError::internal)?)),
+        None => Err(ApiError::not_found()),
+    }
+}
+
+async fn batch_get(
+    State(svc): Svc,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    let ids: Vec<String> = body(&headers, &bytes)?;
+    let out: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            live.conv
+                .event(id)
+                .and_then(|e| serde_json::to_value(&e).ok())
+                .unwrap_or(Value::Null)
+        })
+        .collect();
+    Ok(ok(&Value::Array(out)))
+}
+
+async fn send_message(
+    State(svc): Svc,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    let req: SendMessageRequest = body(&headers, &bytes)?;
+    live.send_message(req.message(), req.run).await?;
+    Ok(ok(&json!({"success": true})))
+}
+
+async fn respond_to_confirmation(
+    State(svc): Svc,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let live = conversation(&svc, &raw).await?;
+    let req: ConfirmationResponseRequest = body(&headers, &bytes)?;
+    live.respond_to_confirmation(req.accept, req.reason).await?;
+    Ok(ok(&json!({"success": true})))
+}
