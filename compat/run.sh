@@ -55,10 +55,15 @@ trap 'exit 130' INT TERM
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-wait_http() { # url seconds name logfile
-    local url="$1" secs="$2" name="$3" log="$4" i
+wait_http() { # url seconds name logfile pid
+    local url="$1" secs="$2" name="$3" log="$4" pid="$5" i
     for ((i = 0; i < secs * 10; i++)); do
         if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "$name exited before answering $url; last log lines:" >&2
+            tail -n 40 "$log" >&2 || true
+            return 1
+        fi
         sleep 0.1
     done
     echo "$name did not answer $url within ${secs}s; last log lines:" >&2
@@ -100,8 +105,8 @@ else
     ready_secs=60
 fi
 
-wait_http "$mock_url/health" 30 "mock LLM" "$tmp/mock.log"
-wait_http "$server_url/ready" "$ready_secs" "agent-server ($mode)" "$server_log"
+wait_http "$mock_url/health" 30 "mock LLM" "$tmp/mock.log" "$mock_pid"
+wait_http "$server_url/ready" "$ready_secs" "agent-server ($mode)" "$server_log" "$server_pid"
 echo "compat: $mode server $server_url, mock $mock_url, ready after $(( $(date +%s) - start ))s"
 
 export OH_COMPAT_SERVER="$server_url" OH_COMPAT_KEY="$key" OH_COMPAT_MOCK_URL="$mock_url"

@@ -183,6 +183,9 @@ def test_state_fields_after_run(make_conversation, workdir: Path):
     for key in ("max_iterations", "stuck_detection", "created_at", "updated_at", "title", "tags"):
         assert key in info, f"ConversationInfo lacks {key}"
     assert info["max_iterations"] == 500
+    # autotitle: one tool-less LLM call after the first message; the mock's toolless_reply.
+    wait_until(lambda: state.refresh_from_server().get("title") == "Compat test conversation",
+               timeout=20, what="generated title")
 
 
 def test_pause_then_resume(make_conversation, workdir: Path):
@@ -209,7 +212,8 @@ def test_pause_then_resume(make_conversation, workdir: Path):
 def test_confirmation_accept(make_conversation, workdir: Path):
     conv, log = make_conversation()
     conv.set_confirmation_policy(AlwaysConfirm())
-    assert isinstance(conv.state.refresh_from_server() and conv.state.confirmation_policy, AlwaysConfirm)
+    conv.state.refresh_from_server()
+    assert isinstance(conv.state.confirmation_policy, AlwaysConfirm)
 
     conv.send_message("[[mock:script:confirm]] Write confirmed.txt, then finish.")
     conv.run(timeout=RUN_TIMEOUT)
