@@ -98,7 +98,10 @@ async fn main() -> anyhow::Result<()> {
         "OpenHands Agent Server listening on http://{}",
         listener.local_addr()?
     );
-    let state = AppState::new(config).shared();
+    let state = openhands_agent_server::conversations::attach_default(AppState::new(config))
+        .await
+        .context("starting the conversation service")?
+        .shared();
     serve_with_state(state, listener, server::shutdown_signal())
         .await
         .context("serving")?;

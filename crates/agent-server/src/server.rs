@@ -17,7 +17,10 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `config` on `listener` until SIGINT or SIGTERM.
 pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()> {
-    let state = AppState::new(config).shared();
+    let state = crate::conversations::attach_default(AppState::new(config))
+        .await
+        .map_err(std::io::Error::other)?
+        .shared();
     serve_with_state(state, listener, shutdown_signal()).await
 }
 

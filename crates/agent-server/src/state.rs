@@ -114,6 +114,9 @@ pub struct AppState {
     /// Conversation runtimes for the conversation-scoped routes; without a
     /// resolver those routes answer 404 "Conversation not found".
     pub runtime_scopes: Option<Arc<dyn RuntimeScopeResolver>>,
+    /// The conversation service (conversation/event routes and the event
+    /// socket are mounted when set).
+    pub conversations: Option<crate::conversations::ConversationService>,
     /// Registered tool names.
     pub tool_names: ToolNames,
     /// `ServerInfo.usable_tools`; defaults to the registered names.
@@ -149,6 +152,7 @@ impl AppState {
             session_keys,
             bash,
             runtime_scopes: None,
+            conversations: None,
             tool_names: no_tools.clone(),
             usable_tools: no_tools,
             capabilities: Vec::new(),
@@ -173,6 +177,14 @@ impl AppState {
     /// Plugs in the conversation runtime lookup.
     pub fn with_runtime_scopes(mut self, resolver: Arc<dyn RuntimeScopeResolver>) -> Self {
         self.runtime_scopes = Some(resolver);
+        self
+    }
+
+    /// Plugs in the conversation service; it also resolves the
+    /// conversation-scoped bash/file/git routes.
+    pub fn with_conversations(mut self, service: crate::conversations::ConversationService) -> Self {
+        self.runtime_scopes = Some(Arc::new(service.clone()));
+        self.conversations = Some(service);
         self
     }
 
@@ -221,6 +233,9 @@ impl AppState {
     /// Stops every bash service (server shutdown).
     pub async fn close(&self) {
         self.shutdown.cancel();
+        if let Some(c) = &self.conversations {
+            c.shutdown().await;
+        }
         let services: Vec<Arc<BashEventService>> =
             self.runtime_bash.lock().drain().map(|(_, s)| s).collect();
         for s in services {

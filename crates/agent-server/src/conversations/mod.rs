@@ -12,10 +12,12 @@ pub mod request;
 pub mod scope;
 pub mod search;
 pub mod service;
+pub mod setup;
 pub mod stored;
 
 pub use config::ServiceConfig;
 pub use error::ServiceError;
 pub use live::Live;
 pub use service::{ConversationPage, ConversationService, ConversationSortOrder};
+pub use setup::{attach, attach_default};
 pub use stored::StoredConversation;

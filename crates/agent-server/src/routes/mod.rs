@@ -123,6 +123,30 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         .into_openapi()
 }
 
+/// The conversation and event routes (relative to `/api`), when the
+/// conversation service is plugged in.
+fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
+    match &state.conversations {
+        Some(svc) => OpenApiRouter::from(
+            conversations::router(svc.clone()).merge(events::router(svc.clone())),
+        ),
+        None => OpenApiRouter::new(),
+    }
+}
+
+/// `/sockets/events/{conversation_id}`, when the conversation service is
+/// plugged in.
+fn conversation_socket(state: &SharedState) -> Router<SharedState> {
+    match &state.conversations {
+        Some(svc) => sockets::events::router(sockets::events::EventSocketState {
+            service: svc.clone(),
+            keys: state.session_keys.clone(),
+            auth_timeout: state.limits.ws_auth_timeout,
+        }),
+        None => Router::new(),
+    }
+}
+
 /// The whole application: routes, docs, sockets and cross-cutting layers.
 pub fn build_router(state: SharedState) -> Router {
     let limits = state.limits;
@@ -130,6 +154,7 @@ pub fn build_router(state: SharedState) -> Router {
         .layer(DefaultBodyLimit::max(limits.json_body_bytes))
         .merge(upload_routes().layer(DefaultBodyLimit::max(limits.upload_bytes)))
         .route("/tools", get(tools::list_available_tools))
+        .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_session_key,
@@ -143,6 +168,7 @@ pub fn build_router(state: SharedState) -> Router {
             "/sockets/bash-events",
             get(sockets::bash_events::bash_events_socket),
         )
+        .merge(conversation_socket(&state))
         .merge(docs::router(doc));
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
