@@ -129,11 +129,12 @@ pub fn parse_patch(text: &str) -> Result<Vec<Hunk>, ParseError> {
     let mut i = 0;
     while i < body.len() {
         let line = body[i];
-        if let Some(path) = line.strip_prefix(ADD) {
+        let marker = as_marker(line);
+        if let Some(path) = marker.and_then(|m| m.strip_prefix(ADD)) {
             let path = nonempty_path(path, line_no(i))?;
             i += 1;
             let mut contents = String::new();
-            while i < body.len() && !body[i].starts_with("*** ") {
+            while i < body.len() && as_marker(body[i]).is_none() {
                 let l = body[i];
                 match l.strip_prefix('+') {
                     Some(rest) => contents.push_str(rest),
@@ -149,16 +150,20 @@ pub fn parse_patch(text: &str) -> Result<Vec<Hunk>, ParseError> {
                 i += 1;
             }
             hunks.push(Hunk::Add { path, contents });
-        } else if let Some(path) = line.strip_prefix(DELETE) {
+        } else if let Some(path) = marker.and_then(|m| m.strip_prefix(DELETE)) {
             let path = nonempty_path(path, line_no(i))?;
             i += 1;
             hunks.push(Hunk::Delete { path });
-        } else if let Some(path) = line.strip_prefix(UPDATE) {
+        } else if let Some(path) = marker.and_then(|m| m.strip_prefix(UPDATE)) {
             let path = nonempty_path(path, line_no(i))?;
             let header_line = line_no(i);
             i += 1;
             let mut move_to = None;
-            if let Some(dest) = body.get(i).and_then(|l| l.strip_prefix(MOVE)) {
+            if let Some(dest) = body
+                .get(i)
+                .and_then(|l| as_marker(l))
+                .and_then(|m| m.strip_prefix(MOVE))
+            {
                 move_to = Some(nonempty_path(dest, line_no(i))?);
                 i += 1;
             }
@@ -175,7 +180,7 @@ pub fn parse_patch(text: &str) -> Result<Vec<Hunk>, ParseError> {
                 move_to,
                 chunks,
             });
-        } else if line.trim().is_empty() || line.trim_end() == EOF_MARK {
+        } else if line.trim().is_empty() || marker == Some(EOF_MARK) {
             i += 1;
         } else {
             return Err(err(
@@ -190,6 +195,17 @@ pub fn parse_patch(text: &str) -> Result<Vec<Hunk>, ParseError> {
     Ok(hunks)
 }
 
+/// `line` without padding when it is one of the format's `*** ...` marker
+/// lines (models sometimes indent them or leave trailing spaces).
+fn as_marker(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    if [ADD, DELETE, UPDATE, MOVE].iter().any(|m| t.starts_with(m)) {
+        return Some(t);
+    }
+    let t = t.trim_end();
+    [EOF_MARK, END, BEGIN].contains(&t).then_some(t)
+}
+
 /// Parses the `@@` sections of an update starting at `body[start]`; returns
 /// them and the index of the first line after them.
 fn parse_chunks(
@@ -202,7 +218,8 @@ fn parse_chunks(
     let mut current: Option<Chunk> = None;
     while i < body.len() {
         let line = body[i];
-        if line == EOF_MARK || line.trim_end() == EOF_MARK {
+        let marker = as_marker(line);
+        if marker == Some(EOF_MARK) {
             let mut chunk = current.take().ok_or_else(|| {
                 err(
                     format!("`{EOF_MARK}` must follow the lines of a `@@` section"),
@@ -214,7 +231,7 @@ fn parse_chunks(
             i += 1;
             continue;
         }
-        if line.starts_with("*** ") {
+        if marker.is_some() {
             break;
         }
         if line == "@@" || line.starts_with("@@ ") {
@@ -439,6 +456,18 @@ mod tests {
         assert!(e.message.contains("no file operations"));
         let e = parse_patch("*** Begin Patch\n*** Add File:   \n*** End Patch").unwrap_err();
         assert!(e.message.contains("missing file path"));
+    }
+
+    #[test]
+    fn padded_markers_are_accepted() {
+        let patch = " *** Begin Patch \n  *** Update File: foo.txt\n@@\n-old\n+new\n  *** End of File\n *** End Patch \n";
+        let hunks = parse_patch(patch).unwrap();
+        let Hunk::Update { path, chunks, .. } = &hunks[0] else {
+            panic!("update expected")
+        };
+        assert_eq!(path, "foo.txt");
+        assert!(chunks[0].end_of_file);
+        assert_eq!(chunks[0].old_lines, vec!["old"]);
     }
 
     #[test]
