@@ -194,13 +194,15 @@ pub fn parse_uuid_param(name: &str, raw: &str) -> Result<uuid::Uuid, ApiError> {
 pub fn parse_uuid_query(name: &str, raw: &str) -> Result<uuid::Uuid, Box<ValidationIssue>> {
     uuid::Uuid::try_parse(raw).map_err(|e| {
         let detail = uuid_error_text(&e.to_string());
-        Box::new(ValidationIssue::new(
-            "uuid_parsing",
-            vec!["query".into(), name.into()],
-            format!("Input should be a valid UUID, {detail}"),
-            Value::String(raw.to_string()),
+        Box::new(
+            ValidationIssue::new(
+                "uuid_parsing",
+                vec!["query".into(), name.into()],
+                format!("Input should be a valid UUID, {detail}"),
+                Value::String(raw.to_string()),
+            )
+            .with_ctx(json!({ "error": detail })),
         )
-        .with_ctx(json!({ "error": detail })))
     })
 }
 
@@ -243,8 +245,9 @@ fn lookup(value: &Value, path: &[LocPart]) -> Value {
 /// Turns one serde error message into a pydantic-style issue.
 fn issue_from_serde(mut loc: Vec<LocPart>, message: &str, input: Value) -> ValidationIssue {
     if let Some(field) = between(message, "missing field `", "`") {
+        // Like pydantic, the input of a missing field is its parent object.
         loc.push(LocPart::Name(field.to_string()));
-        return ValidationIssue::missing(loc);
+        return ValidationIssue::new("missing", loc, "Field required", input);
     }
     if let Some(field) = between(message, "unknown field `", "`") {
         loc.push(LocPart::Name(field.to_string()));
@@ -501,7 +504,7 @@ mod tests {
         let e = deserialize_body::<Req>(json!({})).unwrap_err();
         assert_eq!(
             detail(e),
-            json!([{"type":"missing","loc":["body","command"],"msg":"Field required","input":null}])
+            json!([{"type":"missing","loc":["body","command"],"msg":"Field required","input":{}}])
         );
         let e = deserialize_body::<Req>(json!([1])).unwrap_err();
         assert_eq!(detail(e)[0]["type"], "model_attributes_type");

@@ -1,0 +1,421 @@
+//! Conversation routes end to end: create (201/200), get, search, count,
+//! batch get, PATCH, DELETE, run/409, fork, ask_agent, restart survival.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod conversations_support;
+
+use conversations_support::*;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+#[tokio::test]
+async fn create_is_201_then_200_for_the_same_id_and_writes_the_reference_layout() {
+    let env = Env::start(two_step).await;
+    let id = Uuid::new_v4();
+    let body = env.start_body(json!({"conversation_id": id.to_string(), "tags": {"team": "core"}}));
+    let (s, info) = env
+        .call("POST", "/api/conversations", Some(body.clone()))
+        .await;
+    assert_eq!(s, 201, "{info}");
+    assert_eq!(info["id"], id.to_string());
+    assert_eq!(info["execution_status"], "idle");
+    assert_eq!(info["agent"]["llm"]["api_key"], Value::Null);
+    assert_eq!(info["runtime_info"], Value::Null);
+    assert_eq!(info["tags"]["team"], "core");
+    assert_eq!(
+        info["tool_module_qualnames"]["file_editor"],
+        "openhands.tools.file_editor.definition"
+    );
+    assert_eq!(info["client_tools"], json!([]));
+    assert!(info["created_at"].as_str().unwrap().ends_with('Z'));
+    for key in [
+        "stats",
+        "secret_registry",
+        "confirmation_policy",
+        "title",
+        "metrics",
+        "sub_conversation_ids",
+    ] {
+        assert!(info.get(key).is_some(), "missing {key}");
+    }
+
+    let (s, again) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 200, "{again}");
+    assert_eq!(again["id"], id.to_string());
+    assert_eq!(again["created_at"], info["created_at"]);
+
+    // Reference layout: <root>/<hex>/meta.json + base_state.json, no events yet (lazy init).
+    let dir = env.conversations_dir().join(id.simple().to_string());
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["id"], id.simple().to_string());
+    assert!(meta.get("agent").is_none());
+    assert_eq!(meta["autotitle"], true);
+    assert_eq!(meta["tags"]["team"], "core");
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("base_state.json")).unwrap()).unwrap();
+    let key = state["agent"]["llm"]["api_key"].as_str().unwrap();
+    assert!(
+        key.starts_with("gAAAA"),
+        "api key must be encrypted at rest: {key}"
+    );
+    let (s, n) = env
+        .get(&format!("/api/conversations/{id}/events/count"))
+        .await;
+    assert_eq!((s, n.clone()), (200, json!(0)), "{n}");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn get_search_count_and_batch() {
+    let env = Env::start(two_step).await;
+    let a = env.create(json!({})).await;
+    let b = env.create(json!({})).await;
+    let c = env.create(json!({})).await;
+    let ids: Vec<&str> = [&a, &b, &c]
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+
+    let (s, got) = env.get(&format!("/api/conversations/{}", ids[1])).await;
+    assert_eq!(s, 200);
+    assert_eq!(got["id"], ids[1]);
+    assert_eq!(got["runtime_info"]["runtime_status"], "available");
+    assert_eq!(got["runtime_info"]["can_resume"], true);
+
+    let (s, n) = env.get("/api/conversations/count").await;
+    assert_eq!((s, n), (200, json!(3)));
+    let (_, n) = env.get("/api/conversations/count?status=finished").await;
+    assert_eq!(n, json!(0));
+    let (_, n) = env.get("/api/conversations/count?status=idle").await;
+    assert_eq!(n, json!(3));
+
+    // Default order: newest first; pages of 2 chained by next_page_id (hex).
+    let (s, page) = env.get("/api/conversations/search?limit=2").await;
+    assert_eq!(s, 200, "{page}");
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["id"], ids[2]);
+    assert_eq!(items[1]["id"], ids[1]);
+    let next = page["next_page_id"].as_str().unwrap();
+    assert_eq!(next, Uuid::parse_str(ids[0]).unwrap().simple().to_string());
+    let (_, page2) = env
+        .get(&format!("/api/conversations/search?limit=2&page_id={next}"))
+        .await;
+    assert_eq!(page2["items"][0]["id"], ids[0]);
+    assert_eq!(page2["next_page_id"], Value::Null);
+    let (_, asc) = env
+        .get("/api/conversations/search?sort_order=CREATED_AT")
+        .await;
+    assert_eq!(asc["items"][0]["id"], ids[0]);
+    let (_, none) = env.get("/api/conversations/search?status=error").await;
+    assert_eq!(none["items"], json!([]));
+
+    let unknown = Uuid::new_v4();
+    let (s, batch) = env
+        .get(&format!("/api/conversations?ids={}&ids={unknown}", ids[0]))
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(batch[0]["id"], ids[0]);
+    assert_eq!(batch[1], Value::Null);
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn patch_updates_title_and_tags() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let (s, body) = env
+        .call(
+            "PATCH",
+            &format!("/api/conversations/{id}"),
+            Some(json!({"title": "  My title  ", "tags": {"env": "dev"}})),
+        )
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    let (_, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(got["title"], "My title");
+    assert_eq!(got["tags"], json!({"env": "dev"}));
+    assert!(got["updated_at"].as_str().unwrap() >= info["updated_at"].as_str().unwrap());
+    let meta: Value = serde_json::from_slice(
+        &std::fs::read(
+            env.conversations_dir()
+                .join(id.replace('-', ""))
+                .join("meta.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["title"], "My title");
+
+    let (s, err) = env
+        .call(
+            "PATCH",
+            &format!("/api/conversations/{id}"),
+            Some(json!({"title": "   "})),
+        )
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(
+        err["detail"][0]["msg"],
+        "Value error, title must not be blank"
+    );
+    let (s, err) = env
+        .call(
+            "PATCH",
+            &format!("/api/conversations/{id}"),
+            Some(json!({"tags": {"Bad": "x"}})),
+        )
+        .await;
+    assert_eq!(s, 422, "{err}");
+    let (s, err) = env
+        .call(
+            "PATCH",
+            &format!("/api/conversations/{}", Uuid::new_v4()),
+            Some(json!({"title": "x"})),
+        )
+        .await;
+    assert_eq!((s, err), (404, json!({"detail": "Not Found"})));
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn delete_removes_the_directory_but_keeps_the_workspace() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    assert!(dir.is_dir());
+    let (s, body) = env
+        .call("DELETE", &format!("/api/conversations/{id}"), None)
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    assert!(!dir.exists());
+    assert!(env.workspace().is_dir());
+    let (s, _) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 404);
+    let (s, body) = env
+        .call("DELETE", &format!("/api/conversations/{id}"), None)
+        .await;
+    assert_eq!((s, body), (404, json!({"detail": "Not Found"})));
+    let (_, n) = env.get("/api/conversations/count").await;
+    assert_eq!(n, json!(0));
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn two_step_run_finishes_then_a_second_run_request_is_accepted() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let (s, body) = env
+        .send(id, "Please create x.txt, then finish.", false)
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    let (s, body) = env
+        .post(&format!("/api/conversations/{id}/run"), json!(null))
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    let done = env.wait_status(id, &["finished", "error", "stuck"]).await;
+    assert_eq!(done["execution_status"], "finished", "{done}");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("x.txt")).unwrap(),
+        "hi\n"
+    );
+    let (s, r) = env
+        .get(&format!("/api/conversations/{id}/agent_final_response"))
+        .await;
+    assert_eq!((s, r), (200, json!({"response": "done"})));
+    let labels: Vec<String> = env.events(id).await.iter().map(label).collect();
+    assert_eq!(
+        labels.first().map(String::as_str),
+        Some("SystemPromptEvent")
+    );
+    assert!(
+        labels.contains(&"Action:file_editor".to_string()),
+        "{labels:?}"
+    );
+    assert!(labels.contains(&"Obs:finish".to_string()), "{labels:?}");
+    assert_eq!(
+        done["stats"]["usage_to_metrics"]["default"]["accumulated_token_usage"]["prompt_tokens"]
+            .as_u64()
+            .map(|n| n >= 200),
+        Some(true),
+        "{}",
+        done["stats"]
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn run_while_running_is_409() {
+    let env = Env::start(|ws| {
+        let mut s = two_step(ws);
+        s = s.with_script(
+            "slow",
+            vec![openhands_testkit::Turn::text("slow answer").with_delay_ms(1500)],
+        );
+        s
+    })
+    .await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    env.send(id, "[[mock:script:slow]] take your time", false)
+        .await;
+    let (s, _) = env
+        .post(&format!("/api/conversations/{id}/run"), json!(null))
+        .await;
+    assert_eq!(s, 200);
+    let (s, body) = env
+        .post(&format!("/api/conversations/{id}/run"), json!(null))
+        .await;
+    assert_eq!(s, 409, "{body}");
+    assert_eq!(
+        body,
+        json!({"detail": "Conversation already running. Wait for completion or pause first."})
+    );
+    let done = env.wait_status(id, &["finished", "error"]).await;
+    assert_eq!(done["execution_status"], "finished");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn conversations_survive_a_restart() {
+    let mut env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Please create x.txt, then finish.", true)
+        .await;
+    env.wait_status(&id, &["finished"]).await;
+    let before = env.events(&id).await;
+    env.call(
+        "PATCH",
+        &format!("/api/conversations/{id}"),
+        Some(json!({"title": "kept"})),
+    )
+    .await;
+
+    env.restart().await;
+    let (s, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 200, "{got}");
+    assert_eq!(got["execution_status"], "finished");
+    assert_eq!(got["title"], "kept");
+    assert_eq!(got["created_at"], info["created_at"]);
+    let after = env.events(&id).await;
+    assert_eq!(after, before);
+    let (_, n) = env.get("/api/conversations/count").await;
+    assert_eq!(n, json!(1));
+    // The resumed agent still has its (decrypted) key: a new run reaches the LLM.
+    let (s, _) = env.send(&id, "once more", true).await;
+    assert_eq!(s, 200);
+    let again = env.wait_status(&id, &["finished", "error"]).await;
+    assert_eq!(again["execution_status"], "finished", "{again}");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn fork_copies_events_and_rejects_a_taken_id() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    env.send(id, "Please create x.txt, then finish.", true)
+        .await;
+    env.wait_status(id, &["finished"]).await;
+    let source_events = env.events(id).await;
+
+    let (s, fork) = env
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"title": "copy"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{fork}");
+    let fid = fork["id"].as_str().unwrap();
+    assert_ne!(fid, id);
+    assert_eq!(fork["forked_from_conversation_id"], id);
+    assert_eq!(fork["title"], "copy");
+    assert_eq!(fork["execution_status"], "idle");
+    assert_eq!(fork["stats"], json!({"usage_to_metrics": {}}));
+    let fork_events = env.events(fid).await;
+    assert_eq!(fork_events.len(), source_events.len());
+    assert_eq!(fork_events[0]["id"], source_events[0]["id"]);
+
+    // Up to an event only.
+    let cut = source_events[1]["id"].as_str().unwrap();
+    let (s, partial) = env
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"from_event_id": cut}),
+        )
+        .await;
+    assert_eq!(s, 201);
+    assert_eq!(partial["forked_from_event_id"], cut);
+    assert_eq!(env.events(partial["id"].as_str().unwrap()).await.len(), 2);
+
+    // Empty body is allowed; a taken id is 409; unknown event 404; unknown source 404.
+    let (s, _) = env
+        .call("POST", &format!("/api/conversations/{id}/fork"), None)
+        .await;
+    assert_eq!(s, 201);
+    let (s, body) = env
+        .post(&format!("/api/conversations/{id}/fork"), json!({"id": fid}))
+        .await;
+    assert_eq!(s, 409, "{body}");
+    let (s, body) = env
+        .post(
+            &format!("/api/conversations/{id}/fork"),
+            json!({"from_event_id": "nope"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Unknown from_event_id: nope"}))
+    );
+    let (s, body) = env
+        .post(
+            &format!("/api/conversations/{}/fork", Uuid::new_v4()),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Source conversation not found"}))
+    );
+    let (_, n) = env.get("/api/conversations/count").await;
+    assert_eq!(n, json!(4));
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn ask_agent_answers_without_recording_events() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    env.send(id, "hello", false).await;
+    let before = env.events(id).await.len();
+    let (s, body) = env
+        .post(
+            &format!("/api/conversations/{id}/ask_agent"),
+            json!({"question": "What is up?"}),
+        )
+        .await;
+    assert_eq!((s, body), (200, json!({"response": "A short title"})));
+    assert_eq!(env.events(id).await.len(), before);
+    let (s, body) = env
+        .post(
+            &format!("/api/conversations/{}/ask_agent", Uuid::new_v4()),
+            json!({"question": "?"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Conversation not found"}))
+    );
+    let (s, body) = env
+        .post(&format!("/api/conversations/{id}/ask_agent"), json!({}))
+        .await;
+    assert_eq!(s, 422, "{body}");
+    env.stop().await;
+}
