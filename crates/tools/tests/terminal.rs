@@ -699,3 +699,49 @@ async fn eager_start_then_commands() {
     assert_eq!(cmd(&t, "echo ready").await.text(), "ready");
     t.close().await;
 }
+
+#[tokio::test]
+async fn continuous_output_is_not_waited_on_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TerminalTool::with_options(
+        &ToolEnv::new(dir.path()),
+        TerminalOptions {
+            hard_timeout: Duration::from_secs(1),
+            ..options()
+        },
+    );
+    let started = Instant::now();
+    let o = cmd(&t, "while true; do echo tick; sleep 0.05; done").await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(o.exit_code, Some(-1));
+    assert!(o.text().starts_with("tick"));
+    assert!(
+        o.metadata.suffix.contains("continuous output"),
+        "{}",
+        o.metadata.suffix
+    );
+    let o = run(&t, TerminalAction::input("C-c")).await;
+    assert_eq!(o.exit_code, Some(130));
+    t.close().await;
+}
+
+#[tokio::test]
+async fn python_repl_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tool(dir.path());
+    let o = run(&t, TerminalAction::command("python3 -q").with_timeout(1.0)).await;
+    assert_eq!(o.exit_code, Some(-1));
+    assert!(o.text().ends_with(">>>"), "{}", o.text());
+    let o = run(&t, TerminalAction::input("x = 6 * 7").with_timeout(0.5)).await;
+    assert_eq!(o.exit_code, Some(-1));
+    let o = run(
+        &t,
+        TerminalAction::input("print('answer', x)").with_timeout(0.5),
+    )
+    .await;
+    assert!(o.text().contains("answer 42"), "{}", o.text());
+    let o = run(&t, TerminalAction::input("exit()")).await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert_eq!(cmd(&t, "echo back").await.text(), "back");
+    t.close().await;
+}

@@ -184,12 +184,14 @@ pub(crate) fn shell_ansi_c_quote(s: &str) -> String {
     out
 }
 
-/// The bash start-up file of a session: optionally sources the user's
-/// `~/.bashrc`, then installs the marker-printing prompt hook with an empty
+/// The bash start-up file of a session: optionally sources the system and
+/// user start-up files an interactive bash reads (`/etc/bash.bashrc`,
+/// `~/.bashrc`), then installs the marker-printing prompt hook with an empty
 /// prompt, and turns off history and `!` expansion.
 pub(crate) fn init_script(nonce: &str, load_bashrc: bool) -> String {
     let mut s = String::new();
     if load_bashrc {
+        s.push_str("if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi\n");
         s.push_str("if [ -f \"$HOME/.bashrc\" ]; then . \"$HOME/.bashrc\"; fi\n");
     }
     s.push_str(&format!(

@@ -21,6 +21,8 @@ pub(crate) struct CaptureLimits {
     pub spill_after: usize,
     /// Directory for spill files; `None` disables them.
     pub spill_dir: Option<PathBuf>,
+    /// Largest spill file; later output is not saved.
+    pub max_spill_bytes: u64,
 }
 
 /// The output of one command (or of one stretch of a running command).
@@ -32,6 +34,8 @@ pub(crate) struct Capture {
     total: u64,
     spill: Option<Spill>,
     spill_error: Option<String>,
+    /// Bytes written to the spill file.
+    spilled: u64,
 }
 
 #[derive(Debug)]
@@ -55,6 +59,8 @@ pub(crate) struct Captured {
     pub spill_path: Option<PathBuf>,
     /// Why no spill file could be written, when that failed.
     pub spill_error: Option<String>,
+    /// Bytes in the spill file (less than `total` when it hit its size cap).
+    pub spilled: u64,
 }
 
 impl Capture {
@@ -67,6 +73,7 @@ impl Capture {
             total: 0,
             spill: None,
             spill_error: None,
+            spilled: 0,
         }
     }
 
@@ -89,11 +96,18 @@ impl Capture {
         {
             self.open_spill(before);
         }
-        if let Some(spill) = &mut self.spill
-            && let Err(e) = spill.file.write_all(data)
-        {
-            self.spill_error = Some(format!("writing {}: {e}", spill.path.display()));
-            self.spill = None;
+        if let Some(spill) = &mut self.spill {
+            let room = self.limits.max_spill_bytes.saturating_sub(self.spilled);
+            let n = (data.len() as u64).min(room) as usize;
+            if n > 0 {
+                match spill.file.write_all(&data[..n]) {
+                    Ok(()) => self.spilled += n as u64,
+                    Err(e) => {
+                        self.spill_error = Some(format!("writing {}: {e}", spill.path.display()));
+                        self.spill = None;
+                    }
+                }
+            }
         }
         let mut rest = data;
         if self.head.len() < self.limits.head_bytes {
@@ -139,7 +153,10 @@ impl Capture {
             Ok(Spill { path, file })
         })();
         match result {
-            Ok(s) => self.spill = Some(s),
+            Ok(s) => {
+                self.spilled = before;
+                self.spill = Some(s);
+            }
             Err(e) => self.spill_error = Some(format!("{}: {e}", dir.display())),
         }
     }
@@ -165,6 +182,7 @@ impl Capture {
             total: self.total,
             spill_path,
             spill_error,
+            spilled: self.spilled,
         }
     }
 }
@@ -191,6 +209,7 @@ pub(crate) fn render(captured: Captured, max_chars: usize) -> Rendered {
         total,
         spill_path,
         spill_error,
+        spilled,
     } = captured;
     let head_text: String;
     let tail_text: String;
@@ -222,8 +241,16 @@ pub(crate) fn render(captured: Captured, max_chars: usize) -> Rendered {
             .count();
         tail_text = String::from_utf8_lossy(&tail[skip..]).into_owned();
     }
-    let notice_for =
-        |line: usize| notice(spill_path.as_deref(), spill_error.as_deref(), line, total);
+    let notice_for = |line: usize| {
+        let mut n = notice(spill_path.as_deref(), spill_error.as_deref(), line, total);
+        if spill_path.is_some() && spilled < total {
+            n.insert_str(
+                n.len() - 2,
+                &format!(" The file holds only the first {spilled} bytes (size limit)."),
+            );
+        }
+        n
+    };
     // First pass with a placeholder line number to size the notice.
     let budget = max_chars.saturating_sub(notice_for(0).chars().count() + 8);
     let head_chars = budget.div_ceil(2);
@@ -283,6 +310,7 @@ mod tests {
             tail_bytes: tail,
             spill_after: spill,
             spill_dir: dir,
+            max_spill_bytes: 1 << 30,
         }
     }
 
@@ -335,6 +363,23 @@ mod tests {
         assert_eq!(done.tail, b"6789".to_vec());
         let full = std::fs::read(done.spill_path.as_ref().unwrap()).unwrap();
         assert_eq!(full, b"abc0123456789".to_vec());
+    }
+
+    #[test]
+    fn spill_file_is_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = limits(4, 4, 8, Some(dir.path().to_path_buf()));
+        l.max_spill_bytes = 12;
+        let mut c = Capture::new(l);
+        for _ in 0..10 {
+            c.push(b"0123456789");
+        }
+        let done = c.finish();
+        assert_eq!(done.spilled, 12);
+        let path = done.spill_path.clone().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"012345678901".to_vec());
+        let r = render(done, 400);
+        assert!(r.text.contains("only the first 12 bytes"), "{}", r.text);
     }
 
     #[test]

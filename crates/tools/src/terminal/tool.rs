@@ -41,6 +41,8 @@ pub struct TerminalOptions {
     /// Longest output (characters) shown in one observation; longer output
     /// is cut in the middle and saved to a file.
     pub max_output_chars: usize,
+    /// Largest file the full output of one observation is saved to.
+    pub max_saved_output_bytes: u64,
     /// Source `~/.bashrc` when the shell starts.
     pub load_bashrc: bool,
     /// The shell binary (must be bash).
@@ -62,6 +64,7 @@ impl Default for TerminalOptions {
             hard_timeout: Duration::from_secs(600),
             max_timeout: Duration::from_secs(3 * 3600),
             max_output_chars: 30_000,
+            max_saved_output_bytes: 256 * 1024 * 1024,
             load_bashrc: true,
             shell: PathBuf::from("bash"),
             env: Vec::new(),
@@ -120,6 +123,7 @@ impl TerminalTool {
             tail_bytes: max_chars * 2,
             spill_after: max_chars,
             spill_dir: Some(spill_dir),
+            max_spill_bytes: options.max_saved_output_bytes,
         };
         let spec = SessionSpec {
             shell: options.shell.clone(),
@@ -231,8 +235,24 @@ impl TerminalTool {
                 full_output_save_dir: None,
             }
         } else {
-            let mut exec = self.exec.lock().await;
-            exec.execute(action, &ctx.cancel).await
+            let exec = tokio::select! {
+                guard = self.exec.lock() => Some(guard),
+                _ = ctx.cancel.cancelled() => None,
+            };
+            match exec {
+                Some(mut exec) => exec.execute(action, &ctx.cancel).await,
+                None => TerminalObservation {
+                    content: vec![Content::text(
+                        "The run was cancelled before this command could start (another terminal call was still running).",
+                    )],
+                    is_error: true,
+                    command: Some(action.command.clone()),
+                    exit_code: None,
+                    timeout: false,
+                    metadata: CmdOutputMetadata::default(),
+                    full_output_save_dir: None,
+                },
+            }
         };
         mask_observation(obs, self.secrets.as_ref())
     }
