@@ -13,7 +13,7 @@ use uuid::Uuid;
 async fn create_is_201_then_200_for_the_same_id_and_writes_the_reference_layout() {
     let env = Env::start(two_step).await;
     let id = Uuid::new_v4();
-    let body = env.start_body(json!({"conversation_id": id.to_string(), "tags": {"team": "core"}}));
+    let body = env.start_body(json!({"conversation_id": id.to_string()}));
     let (s, info) = env
         .call("POST", "/api/conversations", Some(body.clone()))
         .await;
@@ -22,7 +22,7 @@ async fn create_is_201_then_200_for_the_same_id_and_writes_the_reference_layout(
     assert_eq!(info["execution_status"], "idle");
     assert_eq!(info["agent"]["llm"]["api_key"], Value::Null);
     assert_eq!(info["runtime_info"], Value::Null);
-    assert_eq!(info["tags"]["team"], "core");
+    assert_eq!(info["tags"], json!({}));
     assert_eq!(
         info["tool_module_qualnames"]["file_editor"],
         "openhands.tools.file_editor.definition"
@@ -52,7 +52,6 @@ async fn create_is_201_then_200_for_the_same_id_and_writes_the_reference_layout(
     assert_eq!(meta["id"], id.simple().to_string());
     assert!(meta.get("agent").is_none());
     assert_eq!(meta["autotitle"], true);
-    assert_eq!(meta["tags"]["team"], "core");
     let state: Value =
         serde_json::from_slice(&std::fs::read(dir.join("base_state.json")).unwrap()).unwrap();
     let key = state["agent"]["llm"]["api_key"].as_str().unwrap();
@@ -337,7 +336,12 @@ async fn fork_copies_events_and_rejects_a_taken_id() {
     assert_eq!(fork["forked_from_conversation_id"], id);
     assert_eq!(fork["title"], "copy");
     assert_eq!(fork["execution_status"], "idle");
-    assert_eq!(fork["stats"], json!({"usage_to_metrics": {}}));
+    let fork_usage = &fork["stats"]["usage_to_metrics"]["default"];
+    assert!(
+        fork_usage.get("accumulated_token_usage").is_none(),
+        "{fork_usage}"
+    );
+    assert_eq!(fork_usage["accumulated_cost"], 0.0);
     let fork_events = env.events(fid).await;
     assert_eq!(fork_events.len(), source_events.len());
     assert_eq!(fork_events[0]["id"], source_events[0]["id"]);
@@ -417,5 +421,26 @@ async fn ask_agent_answers_without_recording_events() {
         .post(&format!("/api/conversations/{id}/ask_agent"), json!({}))
         .await;
     assert_eq!(s, 422, "{body}");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn tags_given_at_creation_are_in_the_state_and_meta() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({"tags": {"team": "core"}})).await;
+    assert_eq!(info["tags"], json!({"team": "core"}));
+    let id = info["id"].as_str().unwrap();
+    let meta: Value = serde_json::from_slice(
+        &std::fs::read(
+            env.conversations_dir()
+                .join(id.replace('-', ""))
+                .join("meta.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["tags"], json!({"team": "core"}));
+    let (_, filtered) = env.get("/api/conversations/search").await;
+    assert_eq!(filtered["items"][0]["tags"]["team"], "core");
     env.stop().await;
 }
