@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod builtins;
+pub mod condenser;
 pub mod conversation;
 pub mod fsutil;
 pub mod secrets;

@@ -10,6 +10,7 @@ pub mod prompt;
 pub mod schema;
 
 use crate::builtins::builtin_by_class;
+use crate::condenser::Condenser;
 use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
 use openhands_llm::{Llm, LlmError, ToolSchema};
 use openhands_wire::agent::AgentSpec;
@@ -30,6 +31,9 @@ pub enum AgentError {
     /// The system prompt could not be rendered.
     #[error(transparent)]
     Prompt(#[from] prompt::PromptError),
+    /// The condenser configuration is invalid.
+    #[error(transparent)]
+    Condenser(#[from] crate::condenser::CondenserError),
     /// `filter_tools_regex` is not a valid regex.
     #[error("invalid filter_tools_regex: {0}")]
     Filter(String),
@@ -145,7 +149,12 @@ impl Agent {
             .collect();
         let definitions = tools.iter().map(|t| t.definition()).collect();
         let system_prompt = prompt::render_system_prompt(&self.spec)?;
+        let condenser = match &self.spec.condenser {
+            Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
+            _ => None,
+        };
         Ok(AgentRuntime {
+            condenser,
             order: tools.iter().map(|t| t.name().to_string()).collect(),
             tools: by_name,
             schemas,
@@ -158,6 +167,7 @@ impl Agent {
 /// The tools and prompt of an agent inside one conversation.
 #[derive(Clone)]
 pub struct AgentRuntime {
+    condenser: Option<Condenser>,
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
     schemas: Vec<ToolSchema>,
@@ -189,6 +199,11 @@ impl AgentRuntime {
     /// The static system prompt.
     pub fn system_prompt(&self) -> &str {
         &self.system_prompt
+    }
+
+    /// The condenser, when the agent has one.
+    pub fn condenser(&self) -> Option<&Condenser> {
+        self.condenser.as_ref()
     }
 
     /// Closes every tool (kills sessions).

@@ -343,23 +343,37 @@ impl LocalConversation {
 
     /// LLM statistics: stored figures plus this process's live metrics.
     pub fn stats(&self) -> ConversationStats {
-        let base = self.inner.core.lock().stats_base.clone();
-        let agent = self.inner.agent.read();
-        let llm = agent.llm();
-        let mut stats = base;
-        let live = llm.metrics();
-        let merged = match stats.usage_to_metrics.get(llm.usage_id()) {
-            Some(old) => {
-                let mut m = old.clone();
-                m.merge(&live);
-                m.model_name = live.model_name.clone();
-                m
+        let mut stats = self.inner.core.lock().stats_base.clone();
+        let mut llms = vec![self.inner.agent.read().llm().clone()];
+        if let Some(c) = self
+            .inner
+            .runtime
+            .lock()
+            .as_ref()
+            .and_then(|r| r.condenser())
+            .and_then(|c| c.llm())
+        {
+            llms.push(c.clone());
+        }
+        for llm in llms {
+            let live = llm.metrics();
+            if live.token_usages.is_empty() && stats.usage_to_metrics.get(llm.usage_id()).is_some()
+            {
+                continue;
             }
-            None => live,
-        };
-        stats
-            .usage_to_metrics
-            .insert(llm.usage_id().to_string(), merged);
+            let merged = match stats.usage_to_metrics.get(llm.usage_id()) {
+                Some(old) => {
+                    let mut m = old.clone();
+                    m.merge(&live);
+                    m.model_name = live.model_name.clone();
+                    m
+                }
+                None => live,
+            };
+            stats
+                .usage_to_metrics
+                .insert(llm.usage_id().to_string(), merged);
+        }
         stats
     }
 
@@ -1004,6 +1018,26 @@ impl LocalConversation {
             working_dir,
             &options,
         ))
+    }
+
+    /// Condenses the history now (`CondensationRequest`, then the
+    /// `Condensation`). Fails when the agent has no condenser that serves
+    /// requests.
+    pub async fn condense(&self) -> Result<(), ConversationError> {
+        let rt = self.runtime()?;
+        let Some(condenser) = rt.condenser().filter(|c| c.handles_requests()) else {
+            return Err(ConversationError::Invalid(
+                "This conversation's agent has no condenser that handles condensation requests."
+                    .into(),
+            ));
+        };
+        self.ensure_initialized()?;
+        self.emit(Event::with_source(
+            SourceType::Environment,
+            EventBody::CondensationRequest,
+        ))?;
+        self.maybe_condense(condenser).await?;
+        Ok(())
     }
 
     /// Stops any run, closes the tools (terminal sessions) and marks the

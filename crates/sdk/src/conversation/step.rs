@@ -54,6 +54,18 @@ pub(crate) fn unmatched_actions(events: &[Event]) -> Vec<(String, ActionEvent)> 
         .collect()
 }
 
+/// Whether a `CondensationRequest` came after the last `Condensation`.
+pub(crate) fn pending_request(events: &[Event]) -> bool {
+    for e in events.iter().rev() {
+        match e.body {
+            EventBody::CondensationRequest => return true,
+            EventBody::Condensation(_) => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Renders observations with their tool's own renderer and cuts long text.
 struct RuntimeRenderer<'a> {
     runtime: &'a AgentRuntime,
@@ -116,6 +128,11 @@ impl LocalConversation {
         if !pending.is_empty() {
             return self.execute_actions(&runtime, pending, cancel).await;
         }
+        if let Some(condenser) = runtime.condenser()
+            && self.maybe_condense(condenser).await?
+        {
+            return Ok(());
+        }
         let messages = self.llm_messages(&runtime);
         let llm = self.inner.agent.read().llm().clone();
         let request = LlmRequest {
@@ -131,7 +148,14 @@ impl LocalConversation {
         let response = match response {
             Ok(r) => r,
             Err(LlmError::ContextWindowExceeded(msg)) => {
-                // No condenser can shrink the history yet: surface the error.
+                if runtime.condenser().is_some_and(|c| c.handles_requests()) {
+                    // The next step condenses the history, then retries.
+                    self.emit(Event::with_source(
+                        SourceType::Environment,
+                        EventBody::CondensationRequest,
+                    ))?;
+                    return Ok(());
+                }
                 return Err(ConversationError::Llm(LlmError::ContextWindowExceeded(msg)));
             }
             Err(e) => return Err(e.into()),
@@ -140,6 +164,50 @@ impl LocalConversation {
             return Err(ConversationError::Interrupted);
         }
         self.handle_response(&runtime, response, cancel).await
+    }
+
+    /// Condenses the view when the condenser asks for it; true when a
+    /// `Condensation` was recorded (the step ends there).
+    pub(crate) async fn maybe_condense(
+        &self,
+        condenser: &crate::condenser::Condenser,
+    ) -> Result<bool, ConversationError> {
+        let (len, requested) = self.with_events(|events| {
+            let (refs, summary) = view_refs(events);
+            (
+                refs.len() + usize::from(summary.is_some()),
+                pending_request(events),
+            )
+        });
+        if !condenser.wants(len, requested) {
+            return Ok(false);
+        }
+        let (view, previous) = self.with_events(|events| {
+            let (refs, summary) = view_refs(events);
+            let mut view: Vec<Event> = refs.into_iter().cloned().collect();
+            let previous = summary.as_ref().and_then(|(_, e)| match &e.body {
+                EventBody::CondensationSummary(s) => Some(s.summary.clone()),
+                _ => None,
+            });
+            if let Some((offset, ev)) = summary {
+                let at = offset.min(view.len());
+                view.insert(at, ev);
+            }
+            (view, previous)
+        });
+        match condenser
+            .condense(&view, previous.as_deref(), requested)
+            .await?
+        {
+            Some(condensation) => {
+                self.emit(Event::with_source(
+                    SourceType::Environment,
+                    EventBody::Condensation(condensation),
+                ))?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     async fn handle_response(

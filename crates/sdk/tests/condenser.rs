@@ -1,0 +1,163 @@
+//! Condensation: automatic (view too long), on context-window overflow, and
+//! on request.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use openhands_llm::Llm;
+use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_testkit::{Script, ScriptedLlm, Turn, TurnError};
+use openhands_wire::LlmConfig;
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::event::EventBody;
+use openhands_wire::state::ExecutionStatus;
+use openhands_wire::tool::ToolSpec;
+use serde_json::json;
+use std::sync::Arc;
+
+fn condensing_agent(script: Script, max_size: u64) -> (Agent, Arc<ScriptedLlm>) {
+    let mut config = LlmConfig::new("openai/scripted");
+    config.usage_id = "agent".into();
+    config.num_retries = 1;
+    let backend = Arc::new(ScriptedLlm::new(script));
+    let llm = Llm::with_backend(config.clone(), backend.clone());
+    let mut spec = AgentSpec::new(config, vec![ToolSpec::named("echo")]);
+    spec.condenser = Some(json!({
+        "kind": "LLMSummarizingCondenser",
+        "llm": {"model": "openai/scripted", "usage_id": "condenser"},
+        "max_size": max_size,
+        "keep_first": 2
+    }));
+    (Agent::with_llm(spec, llm, registry()), backend)
+}
+
+#[tokio::test]
+async fn long_views_are_summarised_and_the_summary_reaches_the_llm() {
+    let turns: Vec<Turn> = (0..10).map(|i| echo(&format!("e{i}"))).collect();
+    let script = Script::from_turns(turns).with_toolless_reply(Turn::text("SUMMARY: echoed a lot"));
+    let (agent, backend) = condensing_agent(script, 8);
+    let ws = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(
+        agent,
+        ws.path(),
+        ConversationOptions {
+            persistence_dir: Some(root.path().to_path_buf()),
+            max_iteration_per_run: 8,
+            stuck_detection: false,
+            ..ConversationOptions::default()
+        },
+    )
+    .unwrap();
+    c.send_message("echo many things").unwrap();
+    c.run().await.unwrap();
+    let cond = c
+        .events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Condensation(x) => Some(x),
+            _ => None,
+        })
+        .expect("a condensation was recorded");
+    assert_eq!(cond.summary.as_deref(), Some("SUMMARY: echoed a lot"));
+    assert_eq!(cond.summary_offset, Some(2));
+    assert!(!cond.forgotten_event_ids.is_empty());
+    // a later agent request carries the summary as a user message and fewer messages
+    let reqs = backend.requests();
+    let with_summary = reqs
+        .iter()
+        .filter(|r| !r.tools.is_empty())
+        .find(|r| {
+            r.messages
+                .iter()
+                .any(|m| m.text().contains("SUMMARY: echoed a lot"))
+        })
+        .expect("summary sent to the agent LLM");
+    assert!(
+        with_summary.messages.len() <= 6,
+        "{}",
+        with_summary.messages.len()
+    );
+    // the condenser's usage is accounted separately... and resume rebuilds the same view
+    let id = c.id();
+    drop(c);
+    let (agent2, backend2) = condensing_agent(Script::from_turns(vec![finish("done")]), 8);
+    let c2 = LocalConversation::resume(
+        root.path(),
+        id,
+        Some(agent2),
+        ConversationOptions::default(),
+    )
+    .unwrap();
+    c2.send_message("finish now").unwrap();
+    c2.run().await.unwrap();
+    let first = &backend2.requests()[0];
+    assert!(first.messages.iter().any(|m| m.text().contains("SUMMARY")));
+}
+
+#[tokio::test]
+async fn context_window_overflow_requests_condensation_then_retries() {
+    let script = Script::from_turns(vec![
+        echo("a"),
+        echo("b"),
+        finish("fits now")
+            .with_error(TurnError::context_window())
+            .with_fail_times(1),
+    ])
+    .with_toolless_reply(Turn::text("short summary"));
+    let (agent, _) = condensing_agent(script, 100);
+    let ws = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(agent, ws.path(), ConversationOptions::default()).unwrap();
+    c.send_message("go").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let k = kinds(&c.events());
+    let req = k
+        .iter()
+        .position(|x| x == "CondensationRequest")
+        .expect("request");
+    let cond = k
+        .iter()
+        .position(|x| x == "Condensation")
+        .expect("condensation");
+    assert!(req < cond);
+    assert_eq!(c.agent_final_response(), "fits now");
+}
+
+#[tokio::test]
+async fn without_condenser_context_overflow_is_an_error_and_condense_is_refused() {
+    let f = fixture(
+        vec![Turn::default().with_error(TurnError::context_window())],
+        |_| {},
+    );
+    f.conversation.send_message("go").unwrap();
+    assert_eq!(f.conversation.run().await.unwrap(), ExecutionStatus::Error);
+    let code = f
+        .conversation
+        .events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::ConversationError(x) => Some(x.code),
+            _ => None,
+        });
+    assert_eq!(code.as_deref(), Some("LLMContextWindowExceedError"));
+    assert!(f.conversation.condense().await.is_err());
+}
+
+#[tokio::test]
+async fn condense_on_request() {
+    let script = Script::from_turns(vec![echo("a"), echo("b"), echo("c"), finish("ok")])
+        .with_toolless_reply(Turn::text("manual summary"));
+    let (agent, _) = condensing_agent(script, 100);
+    let ws = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(agent, ws.path(), ConversationOptions::default()).unwrap();
+    c.send_message("go").unwrap();
+    c.run().await.unwrap();
+    c.condense().await.unwrap();
+    let k = kinds(&c.events());
+    assert!(k.ends_with(&[
+        "CondensationRequest".to_string(),
+        "Condensation".to_string()
+    ]));
+}
