@@ -11,6 +11,7 @@
 #   CARGO_TARGET_DIR  where the debug binaries are (default <repo>/target)
 #   COMPAT_VENV       Python venv (default /var/cache/openhands-rs/compat-venv; built by setup.sh)
 #   COMPAT_SCRIPT     mock LLM script (default compat/scripts/compat.json)
+#   COMPAT_MOCK=python  use compat/py_mock_llm.py instead of `openhands mock-llm` with our server
 #   COMPAT_KEEP=1     keep the temp dir (logs, conversations) after the run
 set -euo pipefail
 
@@ -85,10 +86,16 @@ if [[ "$mode" == reference ]]; then
     server_log="$tmp/run/server.log"
     ready_secs=240
 else
-    for b in openhands openhands-agent-server; do
+    need=(openhands-agent-server)
+    [[ "${COMPAT_MOCK:-}" == python ]] || need+=(openhands)
+    for b in "${need[@]}"; do
         [[ -x "$bin_dir/$b" ]] || { echo "missing $bin_dir/$b (cargo build -p openhands-cli -p openhands-agent-server)" >&2; exit 2; }
     done
-    "$bin_dir/openhands" mock-llm --script "$script" --port "$mock_port" >"$tmp/mock.log" 2>&1 &
+    if [[ "${COMPAT_MOCK:-}" == python ]]; then
+        "$py" "$here/py_mock_llm.py" --script "$script" --port "$mock_port" >"$tmp/mock.log" 2>&1 &
+    else
+        "$bin_dir/openhands" mock-llm --script "$script" --port "$mock_port" >"$tmp/mock.log" 2>&1 &
+    fi
     mock_pid=$!
     (
         cd "$tmp"
