@@ -121,3 +121,11 @@ pub async fn start() -> TestServer {
     })
     .await
 }
+
+/// `path?name=value` with the value URL-encoded.
+pub fn with_query(path: &str, name: &str, value: &str) -> String {
+    let encoded: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair(name, value)
+        .finish();
+    format!("{path}?{encoded}")
+}
