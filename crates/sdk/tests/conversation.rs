@@ -425,7 +425,8 @@ async fn fork_copies_events_under_a_new_id() {
 
 #[tokio::test]
 async fn ask_agent_is_not_recorded() {
-    let script = Script::from_turns(vec![finish("done")]).with_toolless_reply(Turn::text("42"));
+    let script =
+        Script::from_turns(vec![Turn::text("42")]).with_toolless_reply(Turn::text("A title"));
     let workspace = tempfile::tempdir().unwrap();
     let (agent, _) = agent(script);
     let c =
@@ -434,7 +435,7 @@ async fn ask_agent_is_not_recorded() {
     let before = c.event_count();
     assert_eq!(c.ask_agent("what is the answer?").await.unwrap(), "42");
     assert_eq!(c.event_count(), before);
-    assert_eq!(c.generate_title(50).await.unwrap(), "42");
+    assert_eq!(c.generate_title(50).await.unwrap(), "A title");
 }
 
 #[tokio::test]

@@ -864,16 +864,18 @@ impl LocalConversation {
 
     // ----- other operations -------------------------------------------------
 
-    /// Asks the agent a side question: one tool-less LLM call over the
-    /// current history; nothing is recorded.
+    /// Asks the agent a side question: one LLM call over the current
+    /// history; nothing is recorded and no tool runs.
     pub async fn ask_agent(&self, question: &str) -> Result<String, ConversationError> {
         let rt = self.runtime()?;
         let mut messages = self.llm_messages(&rt);
         messages.push(Message::user(question));
         let llm = self.inner.agent.read().llm().clone();
+        // The tools are offered (as the reference does) so the model sees the
+        // same context; any tool call it makes is not executed.
         let req = openhands_llm::LlmRequest {
             messages,
-            tools: Vec::new(),
+            tools: rt.schemas().to_vec(),
             conversation_id: Some(self.id().to_string()),
         };
         let resp = llm.completion(&req, None).await?;
