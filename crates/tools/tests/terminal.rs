@@ -745,3 +745,27 @@ async fn python_repl_session() {
     assert_eq!(cmd(&t, "echo back").await.text(), "back");
     t.close().await;
 }
+
+#[tokio::test]
+async fn input_after_the_command_ended_is_not_run_by_the_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tool(dir.path());
+    let o = run(
+        &t,
+        TerminalAction::command("sleep 0.3; echo finished").with_timeout(0.05),
+    )
+    .await;
+    assert_eq!(o.exit_code, Some(-1));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let o = run(&t, TerminalAction::input("touch should-not-exist")).await;
+    assert_eq!(o.exit_code, Some(0));
+    assert_eq!(o.text(), "finished");
+    assert!(
+        o.metadata.suffix.contains("not sent"),
+        "{}",
+        o.metadata.suffix
+    );
+    let o = cmd(&t, "ls").await;
+    assert_eq!(o.text(), "");
+    t.close().await;
+}

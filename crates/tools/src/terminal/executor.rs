@@ -44,6 +44,9 @@ const STILL_RUNNING_HELP: &str = "You can send an empty command to wait for more
 struct Running {
     command: String,
     prompts_at_send: u64,
+    /// Sequence number of the command file (the prompt that ends the
+    /// command carries it).
+    seq: u64,
     cmd_file: Option<PathBuf>,
     /// An observation for this command was already returned (soft timeout).
     reported: bool,
@@ -149,6 +152,19 @@ impl Executor {
                 "No command is running, so there is nothing to send input to. To run a command, send it with is_input=false.",
             );
         };
+        let st = session.status();
+        if let Some(r) = self.running.as_ref()
+            && (finished(&st, r.prompts_at_send, r.seq) || st.exited())
+        {
+            // Typing now would reach the shell, not the program.
+            let mut obs = self.wait(&TerminalAction::command(""), text, cancel).await;
+            if !text.is_empty() {
+                obs.metadata
+                    .suffix
+                    .push_str("\n[The command had already finished, so your input was not sent.]");
+            }
+            return obs;
+        }
         if !text.is_empty() {
             let bytes = key_bytes(text).unwrap_or_else(|| text_input_bytes(text));
             if let Err(e) = blocking_write(&session, bytes).await {
@@ -181,7 +197,7 @@ impl Executor {
     ) -> TerminalObservation {
         if let (Some(session), Some(running)) = (self.session.clone(), self.running.as_ref()) {
             let st = session.status();
-            if st.prompts > running.prompts_at_send || st.exited() {
+            if finished(&st, running.prompts_at_send, running.seq) || st.exited() {
                 // The previous command ended after its last report.
                 let info = st.last_prompt.clone().unwrap_or_default();
                 let budget = self.cfg.max_output_chars / 4;
@@ -249,8 +265,8 @@ impl Executor {
             .into_iter()
             .filter(|(name, _)| valid_env_name(name))
             .collect();
-        let path = session.next_command_path();
-        let script = command_script(&path, command, &secrets);
+        let (seq, path) = session.next_command_path();
+        let script = command_script(&path, seq, command, &secrets);
         let line = format!(
             " . {}; eval \"$__oh_cmd\"\n",
             shell_single_quote(&path.to_string_lossy())
@@ -272,6 +288,7 @@ impl Executor {
         self.running = Some(Running {
             command: command.to_string(),
             prompts_at_send,
+            seq,
             cmd_file: Some(path),
             reported: false,
         });
@@ -298,7 +315,9 @@ impl Executor {
         let Some(session) = self.session.clone() else {
             return error_obs(shown_command, "The terminal session is not running.");
         };
-        let Some(prompts_at_send) = self.running.as_ref().map(|r| r.prompts_at_send) else {
+        let Some((prompts_at_send, seq)) =
+            self.running.as_ref().map(|r| (r.prompts_at_send, r.seq))
+        else {
             return error_obs(shown_command, "No command is running.");
         };
         let explicit = action
@@ -309,7 +328,7 @@ impl Executor {
         loop {
             rx.borrow_and_update();
             let st = session.status();
-            if st.prompts > prompts_at_send {
+            if finished(&st, prompts_at_send, seq) {
                 return self.completed(&session, &st, action, shown_command).await;
             }
             if st.exited() {
@@ -339,7 +358,7 @@ impl Executor {
                 }
                 _ = tokio::time::sleep_until(deadline.into()) => {}
                 _ = cancel.cancelled() => {
-                    return self.interrupted(&session, prompts_at_send, shown_command).await;
+                    return self.interrupted(&session, prompts_at_send, seq, shown_command).await;
                 }
             }
         }
@@ -469,17 +488,20 @@ impl Executor {
         &mut self,
         session: &Arc<Session>,
         prompts_at_send: u64,
+        seq: u64,
         shown_command: &str,
     ) -> TerminalObservation {
         let _ = blocking_write(session, vec![0x03]).await;
-        let mut done = wait_for_prompt(session, prompts_at_send, Duration::from_millis(700)).await;
+        let mut done =
+            wait_for_prompt(session, prompts_at_send, seq, Duration::from_millis(700)).await;
         if !done {
             session.signal_foreground(Signal::SIGINT);
-            done = wait_for_prompt(session, prompts_at_send, Duration::from_millis(700)).await;
+            done = wait_for_prompt(session, prompts_at_send, seq, Duration::from_millis(700)).await;
         }
         if !done {
             session.signal_foreground(Signal::SIGKILL);
-            done = wait_for_prompt(session, prompts_at_send, Duration::from_millis(1000)).await;
+            done =
+                wait_for_prompt(session, prompts_at_send, seq, Duration::from_millis(1000)).await;
         }
         let st = session.status();
         let note = "\n[The command was interrupted because the run was cancelled.]";
@@ -547,7 +569,7 @@ impl Executor {
             self.user_host = Some(uh);
         }
         *self.slot.lock() = Some(session.clone());
-        if !wait_for_prompt(&session, 0, self.cfg.start_timeout).await {
+        if !wait_for_prompt(&session, 0, 0, self.cfg.start_timeout).await {
             let (text, _) = take_rendered(&session, 2000).await;
             let s = session.clone();
             let _ =
@@ -584,15 +606,21 @@ impl Executor {
     }
 }
 
-/// Waits up to `limit` for a prompt after `after` prompts (or the shell's
+/// Whether the prompt ending command `seq` (sent after `after` prompts)
+/// has arrived.
+fn finished(st: &Status, after: u64, seq: u64) -> bool {
+    st.prompts > after && st.last_prompt.as_ref().is_some_and(|p| p.seq >= seq)
+}
+
+/// Waits up to `limit` for the prompt ending command `seq` (or the shell's
 /// exit); `true` when it came.
-async fn wait_for_prompt(session: &Arc<Session>, after: u64, limit: Duration) -> bool {
+async fn wait_for_prompt(session: &Arc<Session>, after: u64, seq: u64, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     let mut rx = session.subscribe();
     loop {
         rx.borrow_and_update();
         let st = session.status();
-        if st.prompts > after || st.exited() {
+        if finished(&st, after, seq) || st.exited() {
             return true;
         }
         if Instant::now() >= end {
@@ -658,6 +686,7 @@ where
 /// carrying secrets deletes itself as soon as it is read.
 pub(crate) fn command_script(
     path: &std::path::Path,
+    seq: u64,
     command: &str,
     secrets: &[(String, String)],
 ) -> String {
@@ -671,7 +700,10 @@ pub(crate) fn command_script(
             s.push_str(&format!("export {name}={}\n", shell_ansi_c_quote(value)));
         }
     }
-    s.push_str(&format!("__oh_cmd={}\n", shell_ansi_c_quote(command)));
+    s.push_str(&format!(
+        "__oh_seq={seq}\n__oh_cmd={}\n",
+        shell_ansi_c_quote(command)
+    ));
     s
 }
 
@@ -735,11 +767,33 @@ mod tests {
     #[test]
     fn script_quotes_command_and_secrets() {
         let p = std::path::Path::new("/tmp/d/cmd0.sh");
-        let s = command_script(p, "echo 'hi'\nls", &[]);
-        assert_eq!(s, "__oh_cmd=$'echo \\'hi\\'\\nls'\n");
-        let s = command_script(p, "echo $TOKEN", &[("TOKEN".into(), "a'b".into())]);
+        let s = command_script(p, 4, "echo 'hi'\nls", &[]);
+        assert_eq!(s, "__oh_seq=4\n__oh_cmd=$'echo \\'hi\\'\\nls'\n");
+        let s = command_script(p, 5, "echo $TOKEN", &[("TOKEN".into(), "a'b".into())]);
         assert!(s.starts_with("\\command rm -f -- '/tmp/d/cmd0.sh' 2>/dev/null\n"));
         assert!(s.contains("export TOKEN=$'a\\'b'\n"));
+    }
+
+    #[test]
+    fn only_the_prompt_of_the_command_finishes_it() {
+        let status = |prompts, seq| Status {
+            prompts,
+            last_prompt: Some(PromptInfo {
+                seq,
+                ..Default::default()
+            }),
+            last_output: Instant::now(),
+            exit_code: None,
+            eof: false,
+        };
+        assert!(!finished(&status(3, 4), 3, 5));
+        assert!(
+            !finished(&status(4, 4), 3, 5),
+            "stray prompt of the previous command"
+        );
+        assert!(finished(&status(4, 5), 3, 5));
+        assert!(finished(&status(6, 5), 3, 5));
+        assert!(finished(&status(1, 0), 0, 0), "first prompt means ready");
     }
 
     #[test]

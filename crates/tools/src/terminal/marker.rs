@@ -5,7 +5,7 @@
 //! random per-session nonce:
 //!
 //! ```text
-//! \x1e OH <nonce> \x1f <exit code> \x1f <last background pid> \x1f <cwd> \x1f <python> \x1e
+//! \x1e OH <nonce> \x1f <exit code> \x1f <last background pid> \x1f <command seq> \x1f <cwd> \x1f <python> \x1e
 //! ```
 //!
 //! The prompt itself (`PS1`) is empty and the terminal does not echo what we
@@ -29,6 +29,9 @@ pub(crate) struct PromptInfo {
     pub exit_code: i64,
     /// PID of the last background job (`$!`), `-1` when none.
     pub last_bg_pid: i64,
+    /// Sequence number of the last command file the shell read (0 before
+    /// the first), so a stray prompt cannot complete a later command.
+    pub seq: u64,
     /// The shell's working directory (`$PWD`).
     pub working_dir: String,
     /// First `python` (else `python3`) on `PATH`, empty when none.
@@ -134,11 +137,16 @@ fn parse_fields(body: &[u8]) -> PromptInfo {
         .next()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(-1);
+    let seq = fields
+        .next()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
     let working_dir = fields.next().unwrap_or_default().to_string();
     let python = fields.next().unwrap_or_default().to_string();
     PromptInfo {
         exit_code,
         last_bg_pid,
+        seq,
         working_dir,
         python,
     }
@@ -215,7 +223,7 @@ __oh_prompt() {{
       fi
     done
   done
-  builtin printf '\036OH%s\037%s\037%s\037%s\037%s\036' "$__oh_nonce" "$__oh_ec" "${{!:-}}" "$PWD" "$__oh_py"
+  builtin printf '\036OH%s\037%s\037%s\037%s\037%s\037%s\036' "$__oh_nonce" "$__oh_ec" "${{!:-}}" "${{__oh_seq:-0}}" "$PWD" "$__oh_py"
   PS1=''
   PS2=''
   return $__oh_ec
@@ -264,6 +272,7 @@ mod tests {
         PromptInfo {
             exit_code: code,
             last_bg_pid: pid,
+            seq: 3,
             working_dir: dir.into(),
             python: py.into(),
         }
@@ -273,7 +282,7 @@ mod tests {
     fn finds_marker_between_output() {
         let mut s = MarkerScanner::new("abc");
         let mut data = b"hello\n".to_vec();
-        data.extend(marker("abc", "0||/tmp|/usr/bin/python"));
+        data.extend(marker("abc", "0||3|/tmp|/usr/bin/python"));
         data.extend(b"after");
         let got = scan_all(&mut s, &[&data]);
         assert_eq!(
@@ -289,7 +298,7 @@ mod tests {
     #[test]
     fn marker_split_at_every_position() {
         let mut data = b"out".to_vec();
-        data.extend(marker("n0nce", "7|123|/a b|"));
+        data.extend(marker("n0nce", "7|123|3|/a b|"));
         data.extend(b"x");
         for cut in 0..data.len() {
             let mut s = MarkerScanner::new("n0nce");
@@ -309,7 +318,7 @@ mod tests {
     #[test]
     fn foreign_nonce_and_stray_separators_are_output() {
         let mut s = MarkerScanner::new("right");
-        let mut data = marker("wrong", "0||/|");
+        let mut data = marker("wrong", "0||3|/|");
         data.extend(b"\x1eplain");
         let got = scan_all(&mut s, &[&data]);
         assert_eq!(got, vec![Owned::Out(data.clone())]);
@@ -318,8 +327,8 @@ mod tests {
     #[test]
     fn two_markers_in_one_read() {
         let mut s = MarkerScanner::new("k");
-        let mut data = marker("k", "0||/x|");
-        data.extend(marker("k", "130||/y|"));
+        let mut data = marker("k", "0||3|/x|");
+        data.extend(marker("k", "130||3|/y|"));
         let got = scan_all(&mut s, &[&data]);
         assert_eq!(
             got,

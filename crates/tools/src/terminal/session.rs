@@ -307,10 +307,11 @@ impl Session {
         std::mem::replace(capture, next)
     }
 
-    /// A fresh path for a command file in the session's private directory.
-    pub(crate) fn next_command_path(&self) -> PathBuf {
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        self.dir.join(format!("cmd{n}.sh"))
+    /// A fresh sequence number (from 1) and path for a command file in the
+    /// session's private directory.
+    pub(crate) fn next_command_path(&self) -> (u64, PathBuf) {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        (n, self.dir.join(format!("cmd{n}.sh")))
     }
 
     /// Writes `script` to `path` with mode 0600, re-creating the private
