@@ -176,8 +176,8 @@ pub fn query_value(query: &str, name: &str) -> Option<String> {
 
 /// Parses a path parameter that must be a UUID (dashed or 32 hex digits).
 pub fn parse_uuid_param(name: &str, raw: &str) -> Result<uuid::Uuid, ApiError> {
-    uuid::Uuid::try_parse(raw).map_err(|e| {
-        let detail = uuid_error_text(&e.to_string());
+    uuid::Uuid::try_parse(raw).map_err(|_| {
+        let detail = uuid_problem(raw);
         ApiError::validation(vec![
             ValidationIssue::new(
                 "uuid_parsing",
@@ -192,8 +192,8 @@ pub fn parse_uuid_param(name: &str, raw: &str) -> Result<uuid::Uuid, ApiError> {
 
 /// Deserializes a UUID query value the way pydantic reports failures.
 pub fn parse_uuid_query(name: &str, raw: &str) -> Result<uuid::Uuid, Box<ValidationIssue>> {
-    uuid::Uuid::try_parse(raw).map_err(|e| {
-        let detail = uuid_error_text(&e.to_string());
+    uuid::Uuid::try_parse(raw).map_err(|_| {
+        let detail = uuid_problem(raw);
         Box::new(
             ValidationIssue::new(
                 "uuid_parsing",
@@ -206,12 +206,39 @@ pub fn parse_uuid_query(name: &str, raw: &str) -> Result<uuid::Uuid, Box<Validat
     })
 }
 
-fn uuid_error_text(text: &str) -> String {
-    let text = text.trim_start_matches("UUID parsing failed: ");
-    if let Some(pos) = text.find("found `") {
-        return format!("invalid character: {}", &text[pos..]);
+/// Why `raw` is not a UUID, in the words pydantic uses.
+pub fn uuid_problem(raw: &str) -> String {
+    let body = raw.strip_prefix("urn:uuid:").unwrap_or(raw);
+    let offset = raw.len() - body.len();
+    let body = body
+        .strip_prefix('{')
+        .and_then(|b| b.strip_suffix('}'))
+        .unwrap_or(body);
+    if let Some((i, c)) = body
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_hexdigit() || *c == '-'))
+    {
+        return format!("invalid character: found `{c}` at {}", i + offset);
     }
-    text.to_string()
+    if !body.contains('-') {
+        return format!(
+            "invalid length: expected length 32 for simple format, found {}",
+            body.len()
+        );
+    }
+    let groups: Vec<&str> = body.split('-').collect();
+    if groups.len() != 5 {
+        return format!("invalid group count: expected 5, found {}", groups.len());
+    }
+    for (i, (g, want)) in groups.iter().zip([8, 4, 4, 4, 12]).enumerate() {
+        if g.len() != want {
+            return format!(
+                "invalid group length in group {i}: expected {want}, found {}",
+                g.len()
+            );
+        }
+    }
+    "invalid UUID".to_string()
 }
 
 fn path_parts(path: &serde_path_to_error::Path) -> Vec<LocPart> {
@@ -274,7 +301,7 @@ fn issue_from_serde(mut loc: Vec<LocPart>, message: &str, input: Value) -> Valid
     if message.starts_with("UUID parsing failed")
         || message.contains("invalid character: expected an optional prefix")
     {
-        let detail = uuid_error_text(message);
+        let detail = uuid_problem(input.as_str().unwrap_or(""));
         return ValidationIssue::new(
             "uuid_parsing",
             loc,
@@ -588,6 +615,23 @@ mod tests {
         assert_eq!(q.limit, Some(3));
         assert!(matches!(q.mode, Some(Mode::TimestampDesc)));
         let _ = Mode::Timestamp;
+    }
+
+    #[test]
+    fn uuid_problems_read_like_pydantic() {
+        assert_eq!(
+            uuid_problem("not-a-uuid"),
+            "invalid character: found `n` at 0"
+        );
+        assert_eq!(uuid_problem("zz"), "invalid character: found `z` at 0");
+        assert_eq!(
+            uuid_problem("abcd"),
+            "invalid length: expected length 32 for simple format, found 4"
+        );
+        assert_eq!(
+            uuid_problem("ab-cd"),
+            "invalid group count: expected 5, found 2"
+        );
     }
 
     #[test]

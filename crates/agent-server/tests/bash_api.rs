@@ -469,10 +469,10 @@ async fn conversation_scoped_bash_is_confined_and_kept_apart() {
     assert!(global["items"].as_array().unwrap().is_empty());
 
     // Unknown conversation → 404; malformed id → 422.
+    let unknown = uuid::Uuid::new_v4();
     let r = s
         .post(&format!(
-            "/api/conversations/{}/bash/execute_bash_command",
-            uuid::Uuid::new_v4()
+            "/api/conversations/{unknown}/bash/execute_bash_command"
         ))
         .json(&json!({"command": "true"}))
         .send()
@@ -481,7 +481,7 @@ async fn conversation_scoped_bash_is_confined_and_kept_apart() {
     assert_eq!(r.status(), 404);
     assert_eq!(
         r.json::<Value>().await.unwrap(),
-        json!({"detail": "Conversation not found"})
+        json!({"detail": format!("Conversation not found: {unknown}")})
     );
     let r = s
         .get("/api/conversations/not-a-uuid/bash/bash_events/search")

@@ -294,16 +294,17 @@ async fn conversation_file_routes_reject_paths_outside_the_workspace() {
     );
     assert!(!s.dir.path().join("ws-sibling").exists());
 
+    let unknown = uuid::Uuid::new_v4();
     let r = download(
         &s,
-        &format!("/api/conversations/{}/file", uuid::Uuid::new_v4()),
+        &format!("/api/conversations/{}/file", unknown.simple()),
         inside.to_str().unwrap(),
     )
     .await;
     assert_eq!(r.status(), 404);
     assert_eq!(
         r.json::<Value>().await.unwrap(),
-        json!({"detail": "Conversation not found"})
+        json!({"detail": format!("Conversation not found: {unknown}")})
     );
     s.handle.shutdown().await.unwrap();
 }

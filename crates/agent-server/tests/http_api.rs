@@ -265,7 +265,7 @@ async fn bad_queries_are_422_naming_the_parameter() {
         .unwrap();
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["detail"][0]["type"], "uuid_parsing");
-    assert_eq!(v["detail"][1]["type"], "datetime_parsing");
+    assert_eq!(v["detail"][1]["type"], "datetime_from_date_parsing");
     let r = s.get("/api/file/download").send().await.unwrap();
     assert_eq!(
         r.json::<Value>().await.unwrap(),

@@ -163,6 +163,18 @@ fn decode_available(pending: &mut Vec<u8>, flush: bool) -> String {
     out
 }
 
+/// An I/O error as Python prints an `OSError`: `[Errno 13] Permission denied`.
+fn python_os_error(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+            format!("[Errno {n}] {text}")
+        }
+        None => e.to_string(),
+    }
+}
+
 fn exit_code(status: ExitStatus) -> i64 {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
@@ -228,9 +240,9 @@ pub async fn run_command(
         Err(e) => {
             let detail = match cwd {
                 Some(dir) if !dir.is_dir() => {
-                    format!("No such file or directory: '{}'", dir.display())
+                    format!("[Errno 2] No such file or directory: '{}'", dir.display())
                 }
-                _ => e.to_string(),
+                _ => python_os_error(&e),
             };
             return (None, None, RunEnd::SpawnFailed(detail));
         }

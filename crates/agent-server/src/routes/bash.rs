@@ -41,7 +41,7 @@ pub struct SearchQuery {
     timestamp_lt: Option<String>,
     #[serde(rename = "order__gt")]
     order_gt: Option<i64>,
-    sort_order: Option<BashEventSortOrder>,
+    sort_order: Option<String>,
     page_id: Option<String>,
     limit: Option<i64>,
 }
@@ -63,20 +63,38 @@ impl SearchQuery {
             let raw = raw?;
             let parsed = UtcTime::parse(&raw);
             if parsed.is_none() {
+                let problem = datetime_problem(&raw);
                 issues.push(
                     ValidationIssue::new(
-                        "datetime_parsing",
+                        "datetime_from_date_parsing",
                         vec!["query".into(), name.into()],
-                        "Input should be a valid datetime",
+                        format!("Input should be a valid datetime or date, {problem}"),
                         Value::String(raw),
                     )
-                    .with_ctx(json!({"error": "invalid datetime"})),
+                    .with_ctx(json!({ "error": problem })),
                 );
             }
             parsed
         };
         let timestamp_gte = time("timestamp__gte", self.timestamp_gte);
         let timestamp_lt = time("timestamp__lt", self.timestamp_lt);
+        let sort_order = match self.sort_order.as_deref() {
+            None | Some("TIMESTAMP") => BashEventSortOrder::Timestamp,
+            Some("TIMESTAMP_DESC") => BashEventSortOrder::TimestampDesc,
+            Some(other) => {
+                let expected = "'TIMESTAMP' or 'TIMESTAMP_DESC'";
+                issues.push(
+                    ValidationIssue::new(
+                        "enum",
+                        vec!["query".into(), "sort_order".into()],
+                        format!("Input should be {expected}"),
+                        Value::String(other.to_string()),
+                    )
+                    .with_ctx(json!({ "expected": expected })),
+                );
+                BashEventSortOrder::Timestamp
+            }
+        };
         let limit = self.limit.unwrap_or(100);
         let loc = || vec!["query".into(), "limit".into()];
         if limit <= 0 {
@@ -104,10 +122,21 @@ impl SearchQuery {
             timestamp_gte,
             timestamp_lt,
             order_gt: self.order_gt,
-            sort_order: self.sort_order.unwrap_or_default(),
+            sort_order,
             page_id: self.page_id,
             limit: usize::try_from(limit).unwrap_or(100),
         })
+    }
+}
+
+/// Why a text is not a date-time, in the words pydantic uses.
+fn datetime_problem(raw: &str) -> &'static str {
+    if raw.len() < 10 {
+        "input is too short"
+    } else if !raw.chars().take(4).all(|c| c.is_ascii_digit()) {
+        "invalid character in year"
+    } else {
+        "invalid datetime separator, expected `T`, `t`, `_` or space"
     }
 }
 

@@ -42,7 +42,7 @@ impl FromRequestParts<SharedState> for RuntimeContext {
         let scope = state
             .runtime_scope(id)
             .await
-            .ok_or_else(|| ApiError::not_found_msg("Conversation not found"))?;
+            .ok_or_else(|| ApiError::not_found_msg(format!("Conversation not found: {id}")))?;
         let confinement = AppState::confinement(&scope).await;
         Ok(Self {
             id,
