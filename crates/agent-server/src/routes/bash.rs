@@ -292,7 +292,8 @@ pub async fn search_bash_events(
     security(("APIKeyHeader" = [])),
     params(("event_id" = String, Path)),
     responses((status = 200, description = "Successful Response", body = BashEvent),
-              (status = 404, description = "Item not found")))]
+              (status = 404, description = "Item not found"),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 pub async fn get_bash_event(
     State(state): State<SharedState>,
     Path(event_id): Path<String>,
@@ -412,7 +413,8 @@ pub async fn runtime_search_bash_events(
     security(("APIKeyHeader" = [])),
     params(("runtime_conversation_id" = String, Path, format = Uuid), ("event_id" = String, Path)),
     responses((status = 200, description = "Successful Response", body = BashEvent),
-              (status = 404, description = "Item not found")))]
+              (status = 404, description = "Item not found"),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 pub async fn runtime_get_bash_event(
     State(state): State<SharedState>,
     rt: RuntimeContext,
