@@ -451,3 +451,68 @@ async fn user_messages_carry_source_user_and_images() {
     let req = &f.backend.requests()[0];
     assert!(req.messages.iter().any(|m| m.content.len() == 2));
 }
+
+#[tokio::test]
+async fn secrets_in_agent_json_are_never_written_in_clear() {
+    use openhands_sdk::secrets::Cipher;
+    let root = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let (agent, _) = agent_turns(vec![finish("done")]);
+    let mut spec = agent.spec().clone();
+    spec.llm.api_key = Some(openhands_wire::SecretString::new("sk-agent-secret"));
+    spec.condenser = Some(json!({
+        "kind": "LLMSummarizingCondenser",
+        "llm": {"model": "openai/other", "api_key": "sk-condenser-secret"}
+    }));
+    let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+    for cipher in [None, Cipher::new("k", &[])] {
+        let options = ConversationOptions {
+            persistence_dir: Some(root.path().to_path_buf()),
+            cipher: cipher.clone(),
+            secrets: vec![(
+                "TOKEN".into(),
+                openhands_sdk::secrets::SecretSource::Static {
+                    value: "tok-secret-value".into(),
+                    description: None,
+                },
+            )],
+            ..ConversationOptions::default()
+        };
+        let c = LocalConversation::new(agent.clone(), ws.path(), options).unwrap();
+        c.send_message("hi").unwrap();
+        c.run().await.unwrap();
+        let dir = c.persistence_dir().unwrap();
+        let mut all = std::fs::read_to_string(dir.join("base_state.json")).unwrap();
+        for e in std::fs::read_dir(dir.join("events")).unwrap() {
+            all.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+        }
+        for secret in ["sk-agent-secret", "sk-condenser-secret", "tok-secret-value"] {
+            assert!(!all.contains(secret), "{secret} written in clear");
+        }
+        let state_text = serde_json::to_string(&c.state_json()).unwrap();
+        assert!(!state_text.contains("sk-condenser-secret"));
+        if let Some(cipher) = cipher {
+            let resumed = LocalConversation::resume(
+                root.path(),
+                c.id(),
+                None,
+                ConversationOptions {
+                    cipher: Some(cipher),
+                    tool_registry: registry(),
+                    ..ConversationOptions::default()
+                },
+            )
+            .unwrap();
+            let spec = resumed.agent().spec().clone();
+            assert_eq!(spec.llm.api_key.unwrap().expose(), "sk-agent-secret");
+            assert_eq!(
+                spec.condenser.unwrap()["llm"]["api_key"],
+                "sk-condenser-secret"
+            );
+            assert_eq!(
+                resumed.secrets().get("TOKEN").as_deref(),
+                Some("tok-secret-value")
+            );
+        }
+    }
+}

@@ -12,7 +12,6 @@ use crate::secrets::{Cipher, SecretsRegistry, protect, unprotect};
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::event::{ConversationStateUpdateEvent, Event, EventBody, SourceType};
 use openhands_wire::metrics::ConversationStats;
-use openhands_wire::secret::SecretString;
 use openhands_wire::state::{ConversationState, ExecutionStatus};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -141,25 +140,70 @@ pub fn state_update(key: &str, value: Value) -> Event {
     )
 }
 
-/// The agent JSON with its LLM key protected for disk.
+/// Field names holding secrets inside agent JSON (LLM keys of the agent,
+/// its condenser, analyzers, ...).
+const SECRET_FIELDS: &[&str] = &[
+    "api_key",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+];
+
+/// Applies `f` to every string stored under a secret field name anywhere
+/// in `v`.
+fn map_secret_fields(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m.iter_mut() {
+                if SECRET_FIELDS.contains(&k.as_str()) {
+                    if let Value::String(s) = child {
+                        *child = f(s).map(Value::String).unwrap_or(Value::Null);
+                    }
+                } else {
+                    map_secret_fields(child, f);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| map_secret_fields(i, f)),
+        _ => {}
+    }
+}
+
+/// The agent JSON with every secret (the LLM key, a condenser's key, ...)
+/// protected for disk or for clients: encrypted with `cipher`, else redacted.
 pub fn agent_json(spec: &AgentSpec, cipher: Option<&Cipher>) -> Result<Value, serde_json::Error> {
     let mut v = serde_json::to_value(spec)?;
     if let (Some(key), Some(llm)) = (&spec.llm.api_key, v.get_mut("llm"))
         && let Some(obj) = llm.as_object_mut()
     {
-        obj.insert("api_key".into(), json!(protect(key.expose(), cipher)));
+        obj.insert("api_key".into(), json!(key.expose()));
     }
+    map_secret_fields(&mut v, &|s| {
+        if s == openhands_wire::secret::REDACTED || crate::secrets::looks_encrypted(s) {
+            Some(s.to_string())
+        } else {
+            Some(protect(s, cipher))
+        }
+    });
     Ok(v)
 }
 
-/// Parses stored agent JSON, decrypting its LLM key when possible.
+/// Parses stored agent JSON, decrypting every protected secret when
+/// possible (redacted ones become absent).
 pub fn agent_from_json(
     value: &Value,
     cipher: Option<&Cipher>,
 ) -> Result<AgentSpec, serde_json::Error> {
-    let mut spec: AgentSpec = serde_json::from_value(value.clone())?;
-    if let Some(key) = &spec.llm.api_key {
-        spec.llm.api_key = unprotect(key.expose(), cipher).map(SecretString::new);
+    let mut v = value.clone();
+    map_secret_fields(&mut v, &|s| unprotect(s, cipher));
+    let mut spec: AgentSpec = serde_json::from_value(v)?;
+    if spec
+        .llm
+        .api_key
+        .as_ref()
+        .is_some_and(|k| k.is_redacted_or_empty())
+    {
+        spec.llm.api_key = None;
     }
     Ok(spec)
 }
