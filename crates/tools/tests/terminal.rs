@@ -740,6 +740,13 @@ async fn python_repl_session() {
     )
     .await;
     assert!(o.text().contains("answer 42"), "{}", o.text());
+    // An indented block keeps its indentation; the final empty line ends it.
+    let o = run(
+        &t,
+        TerminalAction::input("for i in range(2):\n    print('row', i)\n").with_timeout(0.5),
+    )
+    .await;
+    assert!(o.text().contains("row 0\nrow 1"), "{}", o.text());
     let o = run(&t, TerminalAction::input("exit()")).await;
     assert_eq!(o.exit_code, Some(0), "{o:?}");
     assert_eq!(cmd(&t, "echo back").await.text(), "back");

@@ -166,7 +166,9 @@ impl Executor {
             return obs;
         }
         if !text.is_empty() {
-            let bytes = key_bytes(text).unwrap_or_else(|| text_input_bytes(text));
+            // Typed text keeps its indentation and line breaks (a Python
+            // block in a REPL needs both); only key names are trimmed.
+            let bytes = key_bytes(text).unwrap_or_else(|| text_input_bytes(&action.command));
             if let Err(e) = blocking_write(&session, bytes).await {
                 return error_obs(text, &e);
             }
