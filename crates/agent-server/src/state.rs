@@ -117,6 +117,10 @@ pub struct AppState {
     /// The conversation service (conversation/event routes and the event
     /// socket are mounted when set).
     pub conversations: Option<crate::conversations::ConversationService>,
+    /// LLM profiles (`/api/profiles`, the models of the OpenAI gateway).
+    pub profiles: crate::profiles::ProfileService,
+    /// Settings of the OpenAI-compatible gateway (`/v1`).
+    pub gateway: crate::gateway::GatewaySettings,
     /// Registered tool names.
     pub tool_names: ToolNames,
     /// `ServerInfo.usable_tools`; defaults to the registered names.
@@ -147,12 +151,15 @@ impl AppState {
         let bash = Arc::new(BashEventService::new(config.bash_events_dir.clone(), None));
         let session_keys = SessionKeys::new(config.session_api_keys.clone());
         let no_tools: ToolNames = Arc::new(Vec::new);
+        let profiles = crate::profiles::ProfileService::from_config(&config);
         Self {
             config: Arc::new(config),
             session_keys,
             bash,
             runtime_scopes: None,
             conversations: None,
+            profiles,
+            gateway: crate::gateway::GatewaySettings::from_env(),
             tool_names: no_tools.clone(),
             usable_tools: no_tools,
             capabilities: Vec::new(),

@@ -155,6 +155,7 @@ pub fn build_router(state: SharedState) -> Router {
         .merge(upload_routes().layer(DefaultBodyLimit::max(limits.upload_bytes)))
         .route("/tools", get(tools::list_available_tools))
         .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
+        .merge(OpenApiRouter::from(crate::profiles::routes::router()).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_session_key,
@@ -169,6 +170,7 @@ pub fn build_router(state: SharedState) -> Router {
             get(sockets::bash_events::bash_events_socket),
         )
         .merge(conversation_socket(&state))
+        .merge(crate::gateway::router(&state))
         .merge(docs::router(doc));
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
