@@ -155,7 +155,10 @@ pub fn build_router(state: SharedState) -> Router {
         .merge(upload_routes().layer(DefaultBodyLimit::max(limits.upload_bytes)))
         .route("/tools", get(tools::list_available_tools))
         .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
-        .merge(OpenApiRouter::from(crate::profiles::routes::router()).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
+        .merge(
+            OpenApiRouter::from(crate::profiles::routes::router())
+                .layer(DefaultBodyLimit::max(limits.json_body_bytes)),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_session_key,
