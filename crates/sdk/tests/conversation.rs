@@ -516,3 +516,24 @@ async fn secrets_in_agent_json_are_never_written_in_clear() {
         }
     }
 }
+
+#[tokio::test]
+async fn agent_context_suffixes_reach_the_llm() {
+    let (agent, backend) = agent_turns(vec![finish("done")]);
+    let mut spec = agent.spec().clone();
+    spec.agent_context = Some(json!({
+        "system_message_suffix": "Always answer in French.",
+        "user_message_suffix": "(be brief)",
+        "skills": [{"name": "repo", "content": "This repo uses cargo.", "trigger": null}]
+    }));
+    let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+    let ws = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(agent, ws.path(), ConversationOptions::default()).unwrap();
+    c.send_message("hello").unwrap();
+    c.run().await.unwrap();
+    let req = &backend.requests()[0];
+    let system = req.messages[0].text();
+    assert!(system.contains("Always answer in French."));
+    assert!(system.contains("This repo uses cargo."));
+    assert!(req.messages[1].text().contains("(be brief)"));
+}

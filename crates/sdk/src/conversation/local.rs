@@ -503,13 +503,24 @@ impl LocalConversation {
     /// running loop at its next LLM call, or by the next `run`.
     pub fn send(&self, message: Message) -> Result<Event, ConversationError> {
         self.ensure_initialized()?;
+        let suffix = self
+            .inner
+            .agent
+            .read()
+            .spec()
+            .agent_context
+            .as_ref()
+            .and_then(|c| c.get("user_message_suffix"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty() && message.role == Role::User)
+            .map(TextContent::new);
         let ev = Event::with_source(
             SourceType::User,
             EventBody::Message(MessageEvent {
                 llm_message: message,
                 llm_response_id: None,
                 activated_skills: Vec::new(),
-                extended_content: Vec::new(),
+                extended_content: suffix.into_iter().collect(),
                 sender: None,
                 critic_result: None,
             }),
