@@ -65,3 +65,79 @@ pub fn panic_response(payload: Box<dyn Any + Send + 'static>) -> Response {
 pub async fn not_found() -> ApiError {
     ApiError::not_found()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use tower::ServiceExt;
+    use tower_http::catch_panic::CatchPanicLayer;
+
+    async fn boom() -> &'static str {
+        panic!("kaboom")
+    }
+
+    fn app() -> Router {
+        Router::new()
+            .route("/boom", get(boom))
+            .route(
+                "/plain",
+                get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
+            )
+            .route("/ok", get(|| async { "fine" }))
+            .fallback(not_found)
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(axum::middleware::from_fn(json_errors))
+    }
+
+    async fn call(method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
+        let response = app()
+            .oneshot(
+                axum::http::Request::builder()
+                    .method(method)
+                    .uri(uri)
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let value = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+        (status, value)
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_json() {
+        let (status, body) = call("GET", "/boom").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["detail"], "Internal Server Error");
+        assert_eq!(body["exception"], "kaboom");
+        assert_eq!(body["error_id"].as_str().map(str::len), Some(32));
+    }
+
+    #[tokio::test]
+    async fn plain_text_errors_become_json() {
+        assert_eq!(
+            call("GET", "/plain").await,
+            (StatusCode::IM_A_TEAPOT, json!({"detail": "I'm a teapot"}))
+        );
+        assert_eq!(
+            call("POST", "/ok").await,
+            (
+                StatusCode::METHOD_NOT_ALLOWED,
+                json!({"detail": "Method Not Allowed"})
+            )
+        );
+        assert_eq!(
+            call("GET", "/missing").await,
+            (StatusCode::NOT_FOUND, json!({"detail": "Not Found"}))
+        );
+        let (status, _) = call("GET", "/ok").await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
