@@ -200,7 +200,7 @@ async fn file_status_codes_match_the_reference() {
     // Auth applies to file routes.
     let r = s
         .client
-        .get(&common::with_query(
+        .get(common::with_query(
             &s.url("/api/file/download"),
             "path",
             d.join("afile").to_str().unwrap(),
