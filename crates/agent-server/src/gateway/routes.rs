@@ -2,7 +2,7 @@
 
 use super::CONVERSATION_HEADER;
 use super::input;
-use super::run::{Observability, RunRequest, run_detached};
+use super::run::{Observability, RunFailure, RunRequest, run_detached};
 use super::wire::{
     ChatCompletion, ChatCompletionRequest, ResponsesRequest, models_body, response_body,
 };
@@ -123,7 +123,8 @@ fn reused_conversation(headers: &HeaderMap) -> Result<Option<Uuid>, ApiError> {
     })
 }
 
-fn with_conversation_header(mut response: Response, id: Uuid) -> Response {
+/// Adds the `X-OpenHands-ServerConversation-ID` header.
+pub fn with_conversation_header(mut response: Response, id: Uuid) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id.to_string()) {
         response.headers_mut().insert(CONVERSATION_HEADER, v);
     }
@@ -134,7 +135,7 @@ async fn chat_completions(
     State(state): State<SharedState>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ChatCompletionRequest>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, RunFailure> {
     let reuse = reused_conversation(&headers)?;
     let obs = observability(&headers)?;
     let (system_text, content) = input::chat_task(&body.messages)?;
@@ -187,16 +188,15 @@ async fn responses(
     State(state): State<SharedState>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ResponsesRequest>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, RunFailure> {
     if body.stream == Some(true) {
-        return Err(ApiError::bad_request(
-            "Streaming responses are not supported yet",
-        ));
+        return Err(ApiError::bad_request("Streaming responses are not supported yet").into());
     }
     if body.store == Some(true) {
         return Err(ApiError::bad_request(
             "Persistent response storage (store=True) is not supported yet",
-        ));
+        )
+        .into());
     }
     if body
         .previous_response_id
@@ -205,7 +205,8 @@ async fn responses(
     {
         return Err(ApiError::bad_request(
             "previous_response_id is not supported; replay input items instead",
-        ));
+        )
+        .into());
     }
     let obs = observability(&headers)?;
     let content = input::responses_user_content(&body)?;

@@ -66,6 +66,36 @@ pub struct RunResult {
     pub usage: Usage,
 }
 
+/// A failed run: the error, and the conversation when one was started
+/// (its id goes out in the response header so the conversation can be
+/// inspected, e.g. after a 504).
+#[derive(Debug)]
+pub struct RunFailure {
+    /// The answer.
+    pub error: ApiError,
+    /// The conversation, when it exists.
+    pub conversation_id: Option<Uuid>,
+}
+
+impl From<ApiError> for RunFailure {
+    fn from(error: ApiError) -> Self {
+        Self {
+            error,
+            conversation_id: None,
+        }
+    }
+}
+
+impl axum::response::IntoResponse for RunFailure {
+    fn into_response(self) -> axum::response::Response {
+        let response = self.error.into_response();
+        match self.conversation_id {
+            Some(id) => super::routes::with_conversation_header(response, id),
+            None => response,
+        }
+    }
+}
+
 /// The default tools for gateway agents that the service has registered.
 fn default_tools(service: &ConversationService) -> Vec<Value> {
     openhands_tools::presets::get_default_tools(false)
@@ -178,16 +208,20 @@ fn check_status(status: ExecutionStatus) -> Result<(), ApiError> {
 pub async fn run_agent(
     service: &ConversationService,
     req: RunRequest,
-) -> Result<RunResult, ApiError> {
+) -> Result<RunResult, RunFailure> {
     let (id, live) = start(service, &req).await?;
+    let failed = |error: ApiError| RunFailure {
+        error,
+        conversation_id: Some(id),
+    };
     if !live.wait_idle(req.timeout).await {
         tracing::warn!(conversation = %id, timeout = ?req.timeout, "gateway run timed out; it goes on in the background");
-        return Err(ApiError::new(
+        return Err(failed(ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
             "Agent run timed out",
-        ));
+        )));
     }
-    check_status(live.conv.status())?;
+    check_status(live.conv.status()).map_err(failed)?;
     let final_response = live.conv.agent_final_response();
     let stats = live.conv.stats();
     let usage = Usage::from_tokens(stats.combined().accumulated_token_usage.as_ref());
@@ -203,11 +237,11 @@ pub async fn run_agent(
 pub async fn run_detached(
     service: ConversationService,
     req: RunRequest,
-) -> Result<RunResult, ApiError> {
+) -> Result<RunResult, RunFailure> {
     let task = tokio::spawn(async move { run_agent(&service, req).await });
     match task.await {
         Ok(r) => r,
-        Err(e) => Err(ApiError::internal(format!("gateway task failed: {e}"))),
+        Err(e) => Err(ApiError::internal(format!("gateway task failed: {e}")).into()),
     }
 }
 
