@@ -8,6 +8,7 @@ use openhands_agent_server::{AppState, Config, ServerHandle};
 use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, Turn};
 use serde_json::{Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tokio_tungstenite::tungstenite::Message;
@@ -21,10 +22,8 @@ pub struct Env {
     pub dir: TempDir,
     pub server: Option<ServerHandle>,
     pub client: reqwest::Client,
-    tweak: fn(&mut Config),
+    tweak: Arc<dyn Fn(&mut Config) + Send + Sync>,
 }
-
-fn no_tweak(_: &mut Config) {}
 
 /// A two-step script: create `<workspace>/x.txt`, then finish with "done".
 pub fn two_step(workspace: &std::path::Path) -> Script {
@@ -42,14 +41,14 @@ pub fn two_step(workspace: &std::path::Path) -> Script {
 impl Env {
     /// Starts with `script` and default settings.
     pub async fn start(script: impl FnOnce(&std::path::Path) -> Script) -> Env {
-        Self::start_with(script, no_tweak).await
+        Self::start_with(script, |_| {}).await
     }
 
     /// Starts with `script`; `tweak` adjusts the configuration (also on
     /// restarts).
     pub async fn start_with(
         script: impl FnOnce(&std::path::Path) -> Script,
-        tweak: fn(&mut Config),
+        tweak: impl Fn(&mut Config) + Send + Sync + 'static,
     ) -> Env {
         openhands_agent_server::install_tls_provider();
         let dir = tempfile::tempdir().unwrap();
@@ -66,7 +65,7 @@ impl Env {
             dir,
             server: None,
             client,
-            tweak,
+            tweak: Arc::new(tweak),
         };
         env.boot().await;
         env
@@ -109,6 +108,17 @@ impl Env {
         if let Some(h) = self.server.take() {
             h.shutdown().await.unwrap();
         }
+    }
+
+    /// The running conversation service.
+    pub fn service(&self) -> openhands_agent_server::conversations::ConversationService {
+        self.server
+            .as_ref()
+            .unwrap()
+            .state
+            .conversations
+            .clone()
+            .unwrap()
     }
 
     pub fn workspace(&self) -> PathBuf {
