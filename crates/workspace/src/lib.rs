@@ -1,1 +1,106 @@
-//! Workspaces: local directory and remote agent-server workspace.
+//! Workspaces: where an agent's commands run and its files live.
+//!
+//! * [`LocalWorkspace`] — a directory on this machine; commands run as
+//!   child processes in their own process group (killed whole on timeout).
+//! * [`RemoteWorkspace`] — a directory served by an agent server (ours or
+//!   the reference), driven over its HTTP API (`/api/bash/*`, `/api/file/*`,
+//!   `/api/git/*`) with the session API key.
+//! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
+//!   reference's `Workspace(working_dir=..., host=...)` factory.
+
+mod local;
+mod remote;
+mod types;
+
+pub use local::LocalWorkspace;
+pub use remote::RemoteWorkspace;
+pub use types::{
+    CommandResult, FileOperationResult, GitChange, GitChangeStatus, GitDiff, WorkspaceError,
+};
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Default command timeout (seconds), as in the reference.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A local or remote workspace.
+#[derive(Debug, Clone)]
+pub enum Workspace {
+    /// On this machine.
+    Local(LocalWorkspace),
+    /// Behind an agent server.
+    Remote(RemoteWorkspace),
+}
+
+impl Workspace {
+    /// `host = None` → local workspace at `working_dir`; otherwise a remote
+    /// workspace on that server (with `api_key` as session key).
+    pub fn new(
+        working_dir: impl Into<String>,
+        host: Option<&str>,
+        api_key: Option<&str>,
+    ) -> Result<Self, WorkspaceError> {
+        match host {
+            None => Ok(Workspace::Local(LocalWorkspace::new(working_dir.into()))),
+            Some(h) => Ok(Workspace::Remote(RemoteWorkspace::new(
+                h,
+                api_key,
+                working_dir,
+            )?)),
+        }
+    }
+
+    /// The working directory.
+    pub fn working_dir(&self) -> &str {
+        match self {
+            Workspace::Local(w) => w.working_dir(),
+            Workspace::Remote(w) => w.working_dir(),
+        }
+    }
+
+    /// Runs a shell command (in `cwd`, default the working directory).
+    pub async fn execute_command(
+        &self,
+        command: &str,
+        cwd: Option<&str>,
+        timeout: Duration,
+    ) -> Result<CommandResult, WorkspaceError> {
+        match self {
+            Workspace::Local(w) => w.execute_command(command, cwd, timeout).await,
+            Workspace::Remote(w) => w.execute_command(command, cwd, timeout).await,
+        }
+    }
+
+    /// Copies a local file into the workspace.
+    pub async fn file_upload(&self, source: &Path, destination: &str) -> FileOperationResult {
+        match self {
+            Workspace::Local(w) => w.file_upload(source, destination).await,
+            Workspace::Remote(w) => w.file_upload(source, destination).await,
+        }
+    }
+
+    /// Copies a workspace file to a local path.
+    pub async fn file_download(&self, source: &str, destination: &Path) -> FileOperationResult {
+        match self {
+            Workspace::Local(w) => w.file_download(source, destination).await,
+            Workspace::Remote(w) => w.file_download(source, destination).await,
+        }
+    }
+
+    /// Changes in the git repository at `path`.
+    pub async fn git_changes(&self, path: &str) -> Result<Vec<GitChange>, WorkspaceError> {
+        match self {
+            Workspace::Local(w) => w.git_changes(path).await,
+            Workspace::Remote(w) => w.git_changes(path).await,
+        }
+    }
+
+    /// Original and modified content of the file at `path`.
+    pub async fn git_diff(&self, path: &str) -> Result<GitDiff, WorkspaceError> {
+        match self {
+            Workspace::Local(w) => w.git_diff(path).await,
+            Workspace::Remote(w) => w.git_diff(path).await,
+        }
+    }
+}
