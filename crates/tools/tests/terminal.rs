@@ -776,3 +776,19 @@ async fn input_after_the_command_ended_is_not_run_by_the_shell() {
     assert_eq!(o.text(), "");
     t.close().await;
 }
+
+#[tokio::test]
+async fn missing_shell_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TerminalTool::with_options(
+        &ToolEnv::new(dir.path()),
+        TerminalOptions {
+            shell: "/nonexistent/bin/bash".into(),
+            ..options()
+        },
+    );
+    let o = cmd(&t, "echo hi").await;
+    assert!(o.is_error);
+    assert!(o.text().contains("cannot start the shell"), "{}", o.text());
+    assert!(t.start().await.is_err());
+}

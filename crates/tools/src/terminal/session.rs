@@ -176,11 +176,19 @@ impl Session {
         if !spec.working_dir.is_dir() {
             return Err(SessionError::NoWorkingDir(spec.working_dir.clone()));
         }
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let dir = std::env::temp_dir().join(format!("openhands-terminal-{id}"));
+        let started = Self::start_in(spec, &id, dir.clone());
+        if started.is_err() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        started
+    }
+
+    fn start_in(spec: &SessionSpec, id: &str, dir: PathBuf) -> Result<Arc<Session>, SessionError> {
         let spawn_err =
             |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn(format!("{what}: {e}"));
-        let id = uuid::Uuid::new_v4().simple().to_string();
         let nonce = id[..16].to_string();
-        let dir = std::env::temp_dir().join(format!("openhands-terminal-{id}"));
         make_private_dir(&dir).map_err(|e| spawn_err("private directory", &e))?;
         let init = dir.join("init.sh");
         std::fs::write(&init, init_script(&nonce, spec.load_bashrc))
