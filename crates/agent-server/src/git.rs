@@ -87,7 +87,7 @@ impl Git {
         cwd: &Path,
         timeout: Duration,
     ) -> Result<std::process::Output, GitError> {
-        let shown = format!("git {}", args.join(" "));
+        let shown = shell_join(args);
         let mut cmd = Command::new("git");
         cmd.arg("-c")
             .arg("core.quotePath=false")
@@ -128,8 +128,8 @@ impl Git {
         let out = self.output(args, cwd, timeout).await?;
         if !out.status.success() {
             return Err(GitError::Command(format!(
-                "Git command failed: git {}",
-                args.join(" ")
+                "Git command failed: {}",
+                shell_join(args)
             )));
         }
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -278,7 +278,8 @@ impl Git {
                 Ok(sha) => Ok(sha),
                 Err(_) if r == "HEAD" => Ok(EMPTY_TREE.to_string()),
                 Err(_) => Err(GitError::Command(format!(
-                    "Git command failed: git --no-pager rev-parse --verify {spec}"
+                    "Git command failed: {}",
+                    shell_join(&["--no-pager", "rev-parse", "--verify", &spec])
                 ))),
             };
         }
@@ -495,7 +496,8 @@ impl Git {
             .await
             .map_err(|_| {
                 GitError::Command(format!(
-                    "Git command failed: git --no-pager rev-parse --verify {spec}"
+                    "Git command failed: {}",
+                    shell_join(&["--no-pager", "rev-parse", "--verify", &spec])
                 ))
             })?;
         let parent = self
@@ -587,6 +589,26 @@ async fn nested_repositories(dir: &Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// `git <args>` quoted like Python's `shlex.join`.
+pub fn shell_join(args: &[&str]) -> String {
+    std::iter::once("git")
+        .chain(args.iter().copied())
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_quote(arg: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if arg.is_empty() {
+        "''".into()
+    } else if arg.chars().all(safe) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\"'\"'"))
+    }
 }
 
 /// Parses `git diff --name-status` output: renames become delete + add,
@@ -696,6 +718,18 @@ mod tests {
         );
         assert!(parse_name_status("X\tz").is_err());
         assert!(parse_name_status("garbage").is_err());
+    }
+
+    #[test]
+    fn commands_are_quoted_like_shlex() {
+        assert_eq!(
+            shell_join(&["rev-parse", "--verify", "bogus^{commit}"]),
+            "git rev-parse --verify 'bogus^{commit}'"
+        );
+        assert_eq!(
+            shell_join(&["show", "a b", "it's", ""]),
+            "git show 'a b' 'it'\"'\"'s' ''"
+        );
     }
 
     #[test]
