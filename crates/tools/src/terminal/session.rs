@@ -216,7 +216,7 @@ impl Session {
         cmd.env_remove("PROMPT_COMMAND");
         // Inherited by everything the shell starts: finds daemons at close.
         let tag = format!("OPENHANDS_TERMINAL_SESSION={id}");
-        cmd.env("OPENHANDS_TERMINAL_SESSION", &id);
+        cmd.env("OPENHANDS_TERMINAL_SESSION", id);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
