@@ -21,7 +21,17 @@ pub const TERMINAL_NAME: &str = "terminal";
 /// `task_tracker`, `grep`, `glob` and `apply_patch`. Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
-    registry.register_fn(TERMINAL_NAME, TerminalTool::new);
+    // The terminal honours the reference's parameters (`no_change_timeout_seconds`,
+    // `shell_path`, `env`) given in the agent's tool spec.
+    registry.register_factory(
+        TERMINAL_NAME,
+        std::sync::Arc::new(|params, env| {
+            let tool = TerminalTool::from_params(params, env)?;
+            Ok(vec![
+                std::sync::Arc::new(tool) as std::sync::Arc<dyn openhands_sdk::tool::Tool>
+            ])
+        }),
+    );
     registry.register_fn(FILE_EDITOR_NAME, FileEditorTool::new);
     registry.register_fn(TASK_TRACKER_NAME, TaskTrackerTool::new);
     registry.register_fn(GREP_NAME, GrepTool::new);

@@ -6,7 +6,7 @@ use super::ConversationError;
 use super::local::LocalConversation;
 use super::view::view_refs;
 use crate::agent::AgentRuntime;
-use crate::tool::ToolCallContext;
+use crate::tool::{SecretAccess, ToolCallContext};
 use futures::StreamExt;
 use openhands_llm::{LlmError, LlmRequest, LlmResponse};
 use openhands_wire::content::{Content, TextContent};
@@ -52,6 +52,21 @@ pub(crate) fn unmatched_actions(events: &[Event]) -> Vec<(String, ActionEvent)> 
             _ => None,
         })
         .collect()
+}
+
+/// Masks secret values in every string of `v`.
+fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegistry) {
+    match v {
+        Value::String(s) => {
+            let masked = secrets.mask(s);
+            if masked != *s {
+                *s = masked;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| mask_strings(i, secrets)),
+        Value::Object(m) => m.values_mut().for_each(|i| mask_strings(i, secrets)),
+        _ => {}
+    }
 }
 
 /// Whether a `CondensationRequest` came after the last `Condensation`.
@@ -388,7 +403,16 @@ impl LocalConversation {
             }
         }))
         .buffered(limit);
+        let secrets = self.secrets();
         while let Some((id, a, outcome)) = results.next().await {
+            // Whatever a tool reports, no secret value leaves as an observation.
+            let outcome = match outcome {
+                Ok(mut observation) => {
+                    mask_strings(&mut observation, &secrets);
+                    Ok(observation)
+                }
+                Err(text) => Err(secrets.mask(&text)),
+            };
             let mut ev = match outcome {
                 Ok(observation) => Event::with_source(
                     SourceType::Environment,
