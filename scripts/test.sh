@@ -15,20 +15,20 @@ step "cargo fmt --check"
 cargo fmt --all --check
 
 step "cargo clippy (all targets, warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 
 step "build binaries"
-cargo build --workspace --bins --locked
+cargo build --workspace --bins
 
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --workspace --locked --no-fail-fast
+    cargo nextest run --workspace --no-fail-fast
 else
-    cargo test --workspace --locked --no-fail-fast
+    cargo test --workspace --no-fail-fast
 fi
 
 step "doc tests"
-cargo test --workspace --doc --locked
+cargo test --workspace --doc
 
 if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     step "Python compatibility suites (official openhands-sdk client, openai SDK)"
