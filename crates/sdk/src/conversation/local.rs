@@ -61,6 +61,11 @@ pub struct ConversationOptions {
     pub durability: Durability,
     /// Initial secrets.
     pub secrets: Vec<(String, SecretSource)>,
+    /// Initial tags of a new conversation or a fork (`None`: none, or the
+    /// source's tags for a fork). Set without a state-update event.
+    pub tags: Option<serde_json::Map<String, Value>>,
+    /// Initial security analyzer configuration of a new conversation.
+    pub security_analyzer: Option<Value>,
     /// Tools for an agent rebuilt from its stored configuration (resume
     /// without an explicit agent).
     pub tool_registry: crate::tool::ToolRegistry,
@@ -80,6 +85,8 @@ impl Default for ConversationOptions {
             confirmation_policy: ConfirmationPolicy::NeverConfirm,
             durability: Durability::default(),
             secrets: Vec::new(),
+            tags: None,
+            security_analyzer: None,
             tool_registry: crate::tool::ToolRegistry::new(),
         }
     }
@@ -139,6 +146,10 @@ impl LocalConversation {
         state.stuck_detection = options.stuck_detection;
         state.stuck_detection_thresholds = Some(options.stuck_detection_thresholds);
         state.confirmation_policy = options.confirmation_policy.clone();
+        if let Some(tags) = &options.tags {
+            state.tags = tags.clone();
+        }
+        state.security_analyzer = options.security_analyzer.clone();
         let dir = options
             .persistence_dir
             .as_ref()
@@ -982,6 +993,9 @@ impl LocalConversation {
         } else {
             self.stats()
         };
+        if let Some(tags) = &options.tags {
+            state.tags = tags.clone();
+        }
         let dir = root.as_ref().map(|r| r.join(hex_id(&id)));
         state.persistence_dir = dir.as_ref().map(|d| d.to_string_lossy().into_owned());
         if let Some(d) = &dir {
