@@ -1,0 +1,290 @@
+//! `openhands-bench`: measures our agent server and, side by side, the
+//! reference Python server (from its venv) on the same machine, in one run,
+//! against the same in-process scripted LLM, and prints a markdown table
+//! (or JSON with `--json`).
+//!
+//! ```text
+//! cargo build --release -p openhands-agent-server -p openhands-bench
+//! target/release/openhands-bench --ours target/release/openhands-agent-server --reference
+//! ```
+
+mod api;
+mod machine;
+mod measure;
+mod reaper;
+mod report;
+mod results;
+mod rss;
+mod server;
+mod stats;
+mod suite;
+mod workload;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use openhands_testkit::MockLlmServer;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "openhands-bench",
+    about = "Benchmark our agent server side by side with the reference Python server"
+)]
+struct Args {
+    /// Our server binary (`openhands-agent-server`), preferably a release build.
+    #[arg(long)]
+    ours: PathBuf,
+    /// Also measure the reference server; fail if its venv is missing.
+    /// Without this flag the reference is measured when its venv exists.
+    #[arg(long, conflicts_with = "no_reference")]
+    reference: bool,
+    /// Do not measure the reference server.
+    #[arg(long)]
+    no_reference: bool,
+    /// The reference's venv (`compat/setup.sh` creates it).
+    #[arg(
+        long,
+        env = "COMPAT_VENV",
+        default_value = "/var/cache/openhands-rs/compat-venv"
+    )]
+    venv: PathBuf,
+    /// Conversations created one after the other (create latency, RSS).
+    #[arg(long, default_value_t = 100)]
+    conversations: usize,
+    /// Two-step runs one after the other (run latency), after one warm-up run.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Two-step conversations per concurrency level (throughput).
+    #[arg(long, default_value_t = 100)]
+    throughput_runs: usize,
+    /// Concurrency levels for the throughput, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "5,50")]
+    concurrency: Vec<usize>,
+    /// WebSocket subscribers of the fan-out conversation.
+    #[arg(long, default_value_t = 10)]
+    subscribers: usize,
+    /// Messages sent one at a time in the fan-out (latency).
+    #[arg(long, default_value_t = 50)]
+    fanout_events: usize,
+    /// Messages sent back to back in the fan-out (rate).
+    #[arg(long, default_value_t = 200)]
+    fanout_burst: usize,
+    /// Longest time one conversation's run may take, in seconds.
+    #[arg(long, default_value_t = 120)]
+    run_timeout: u64,
+    /// Longest time from spawn to `/ready`, in seconds.
+    #[arg(long, default_value_t = 240)]
+    ready_timeout: u64,
+    /// Timeout of each HTTP request, in seconds.
+    #[arg(long, default_value_t = 60)]
+    request_timeout: u64,
+    /// Print the figures as JSON instead of the markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The `--json` document.
+#[derive(Debug, Serialize)]
+struct Report {
+    machine: machine::Machine,
+    command: String,
+    ours: results::ServerResult,
+    reference: Option<results::ServerResult>,
+    rows: Vec<JsonRow>,
+}
+
+/// One table row with its verdicts.
+#[derive(Debug, Serialize)]
+struct JsonRow {
+    #[serde(flatten)]
+    row: report::Row,
+    ratio: Option<f64>,
+    goal_met: Option<bool>,
+}
+
+/// The reference's version from its venv (`openhands_agent_server-X.dist-info`).
+fn reference_version(venv: &Path) -> Option<String> {
+    for lib in std::fs::read_dir(venv.join("lib")).ok()?.flatten() {
+        let Ok(entries) = std::fs::read_dir(lib.path().join("site-packages")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(v) = name
+                .strip_prefix("openhands_agent_server-")
+                .and_then(|r| r.strip_suffix(".dist-info"))
+            {
+                return Some(format!("openhands-agent-server {v}"));
+            }
+        }
+    }
+    None
+}
+
+/// `<binary> --version`, bounded.
+async fn binary_version(binary: &Path) -> Option<String> {
+    let out = tokio::process::Command::new(binary)
+        .arg("--version")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(10), out)
+        .await
+        .ok()?
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+async fn run(args: Args) -> Result<ExitCode> {
+    if !args.ours.is_file() {
+        bail!("--ours {}: no such file", args.ours.display());
+    }
+    let python = args.venv.join("bin/python");
+    let ref_version = reference_version(&args.venv);
+    let with_reference = if args.no_reference {
+        false
+    } else if python.is_file() && ref_version.is_some() {
+        true
+    } else if args.reference {
+        bail!(
+            "--reference: no openhands-agent-server in the venv {} (run compat/setup.sh)",
+            args.venv.display()
+        );
+    } else {
+        eprintln!(
+            "no reference venv at {}; measuring ours only",
+            args.venv.display()
+        );
+        false
+    };
+    let cfg = suite::SuiteConfig {
+        conversations: args.conversations,
+        runs: args.runs,
+        throughput_runs: args.throughput_runs,
+        concurrency: args.concurrency.clone(),
+        subscribers: args.subscribers,
+        fanout_events: args.fanout_events,
+        fanout_burst: args.fanout_burst,
+        run_timeout: Duration::from_secs(args.run_timeout),
+        ready_timeout: Duration::from_secs(args.ready_timeout),
+        request_timeout: Duration::from_secs(args.request_timeout),
+    };
+    let machine = machine::Machine::current();
+    eprintln!("machine: {}", machine.summary());
+
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .build()
+        .context("building the HTTP client")?;
+    let mock = MockLlmServer::start(workload::two_step_script(), 0)
+        .await
+        .context("starting the mock LLM")?;
+    eprintln!("mock LLM at {}", mock.base_url());
+
+    let ours_version = binary_version(&args.ours).await;
+    let ours = suite::run(
+        server::Flavor::Ours {
+            binary: args.ours.clone(),
+        },
+        ours_version,
+        &cfg,
+        &mock,
+        &client,
+    )
+    .await
+    .context("our server")?;
+    let reference = if with_reference {
+        match suite::run(
+            server::Flavor::Reference { python },
+            ref_version,
+            &cfg,
+            &mock,
+            &client,
+        )
+        .await
+        {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("the reference server could not be measured: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    mock.shutdown().await;
+
+    let rows = report::rows(&ours, reference.as_ref());
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    if args.json {
+        let doc = Report {
+            machine,
+            command,
+            rows: rows
+                .iter()
+                .map(|r| JsonRow {
+                    ratio: r.ratio(),
+                    goal_met: r.goal_met(),
+                    row: r.clone(),
+                })
+                .collect(),
+            ours,
+            reference,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("Machine: {}", machine.summary());
+        println!("Command: `{command}`");
+        println!();
+        print!("{}", report::markdown(&rows));
+        println!();
+        let mut all = vec![&ours];
+        all.extend(reference.as_ref());
+        print!("{}", report::notes(&all));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let args = Args::parse();
+    let outcome = tokio::select! {
+        result = run(args) => Some(result),
+        _ = interrupted() => None,
+    };
+    // The `run` future is dropped by now: every server handle with it, which
+    // kills the servers and everything they started.
+    match outcome {
+        Some(Ok(code)) => code,
+        Some(Err(e)) => {
+            eprintln!("openhands-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+        None => {
+            eprintln!("openhands-bench: interrupted; the servers were stopped");
+            ExitCode::from(130)
+        }
+    }
+}

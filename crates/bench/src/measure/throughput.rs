@@ -1,0 +1,98 @@
+//! Conversations per second with several conversations in flight.
+
+use super::runs::{RunAttempt, two_step};
+use crate::api::Api;
+use crate::results::Throughput;
+use crate::stats::Summary;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+/// The figures, the ids to clean up and the first few error texts.
+#[derive(Debug)]
+pub struct ThroughputRun {
+    /// The figures.
+    pub figures: Throughput,
+    /// Every conversation created.
+    pub ids: Vec<String>,
+    /// Up to five distinct failure texts.
+    pub errors: Vec<String>,
+}
+
+/// Runs `total` two-step conversations with `concurrency` workers, each
+/// taking the next conversation as soon as its previous one ended. Each
+/// conversation counts from its creation to its `finished` status.
+pub async fn measure(
+    api: &Api,
+    body: &Value,
+    concurrency: usize,
+    total: usize,
+    timeout: Duration,
+) -> ThroughputRun {
+    let next = Arc::new(AtomicUsize::new(0));
+    let body = Arc::new(body.clone());
+    let mut workers: JoinSet<Vec<RunAttempt>> = JoinSet::new();
+    let start = Instant::now();
+    for _ in 0..concurrency.max(1) {
+        let (api, body, next) = (api.clone(), body.clone(), next.clone());
+        workers.spawn(async move {
+            let mut done = Vec::new();
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= total {
+                    break;
+                }
+                done.push(two_step(&api, &body, n, timeout).await);
+            }
+            done
+        });
+    }
+    let mut attempts = Vec::with_capacity(total);
+    let mut errors = Vec::new();
+    while let Some(joined) = workers.join_next().await {
+        match joined {
+            Ok(done) => attempts.extend(done),
+            Err(e) => errors.push(format!("a worker failed: {e}")),
+        }
+    }
+    let wall = start.elapsed();
+    let mut ids = Vec::new();
+    let mut totals = Vec::new();
+    let mut polled = 0;
+    for attempt in attempts {
+        ids.extend(attempt.id);
+        match attempt.result {
+            Ok(t) => {
+                totals.push(t.total);
+                polled += usize::from(t.polled);
+            }
+            Err(e) => {
+                let text = format!("{e:#}");
+                if errors.len() < 5 && !errors.contains(&text) {
+                    errors.push(text);
+                }
+            }
+        }
+    }
+    let wall_s = wall.as_secs_f64();
+    let figures = Throughput {
+        concurrency,
+        attempted: total,
+        finished: totals.len(),
+        wall_s,
+        conversations_per_s: if wall_s > 0.0 {
+            totals.len() as f64 / wall_s
+        } else {
+            0.0
+        },
+        per_conversation: Summary::of(&totals),
+        observed_by_polling: polled,
+    };
+    ThroughputRun {
+        figures,
+        ids,
+        errors,
+    }
+}

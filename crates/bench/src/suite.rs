@@ -1,0 +1,251 @@
+//! Every measurement on one server, in order:
+//!
+//! 1. spawn → `/ready`; idle RSS one second later;
+//! 2. N sequential creations (latency), then RSS;
+//! 3. one warm-up run, then R sequential two-step runs (latency);
+//! 4. for each concurrency level, M two-step conversations (throughput);
+//! 5. WebSocket fan-out to S subscribers; final RSS; stop.
+//!
+//! Conversations that ran are deleted between phases (not timed) so that
+//! left-over terminals do not weigh on later phases.
+
+use crate::api::Api;
+use crate::measure::{create, fanout, runs, throughput};
+use crate::results::ServerResult;
+use crate::rss::rss_bytes;
+use crate::server::{Flavor, SESSION_KEY, ServerProcess};
+use crate::stats::Summary;
+use crate::workload::start_request;
+use anyhow::Result;
+use openhands_testkit::MockLlmHandle;
+use std::time::Duration;
+
+/// Sizes and timeouts of the phases.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// Sequential creations (latency and RSS).
+    pub conversations: usize,
+    /// Sequential two-step runs.
+    pub runs: usize,
+    /// Conversations per concurrency level.
+    pub throughput_runs: usize,
+    /// Concurrency levels.
+    pub concurrency: Vec<usize>,
+    /// WebSocket subscribers for the fan-out.
+    pub subscribers: usize,
+    /// Messages sent one at a time in the fan-out.
+    pub fanout_events: usize,
+    /// Messages sent back to back in the fan-out.
+    pub fanout_burst: usize,
+    /// Longest time for one conversation's run.
+    pub run_timeout: Duration,
+    /// Longest time from spawn to ready.
+    pub ready_timeout: Duration,
+    /// Timeout of each HTTP request.
+    pub request_timeout: Duration,
+}
+
+fn note(phase: &str, e: &anyhow::Error) -> String {
+    format!("{phase}: {e:#}")
+}
+
+/// Logs progress on stderr.
+fn progress(label: &str, text: &str) {
+    eprintln!("[{label}] {text}");
+}
+
+/// Runs every phase on a server of `flavor`. Fails only when the server
+/// does not start; later failures are recorded in the result's `errors`.
+pub async fn run(
+    flavor: Flavor,
+    version: Option<String>,
+    cfg: &SuiteConfig,
+    mock: &MockLlmHandle,
+    client: &reqwest::Client,
+) -> Result<ServerResult> {
+    let label = flavor.label();
+    let mut out = ServerResult {
+        label: label.to_string(),
+        version,
+        conversations: cfg.conversations,
+        ..ServerResult::default()
+    };
+    let mut server = ServerProcess::spawn(flavor)?;
+    progress(
+        label,
+        &format!("started pid {} on {}", server.pid(), server.url()),
+    );
+    let ready = match server.wait_ready(client, cfg.ready_timeout).await {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = server.stop().await;
+            return Err(e);
+        }
+    };
+    out.ready_ms = Some(ready.as_secs_f64() * 1000.0);
+    progress(
+        label,
+        &format!("ready after {:.1} ms", ready.as_secs_f64() * 1000.0),
+    );
+
+    phases(&mut server, &mut out, cfg, mock, client).await;
+
+    let log_tail = server.log_tail(20);
+    match server.stop().await {
+        Ok(killed) => out.leftover_processes_killed = killed,
+        Err(e) => out.errors.push(note("stop", &e)),
+    }
+    if !out.errors.is_empty() {
+        progress(
+            label,
+            &format!("errors occurred; server log tail:\n{log_tail}"),
+        );
+    }
+    progress(label, "stopped");
+    Ok(out)
+}
+
+async fn phases(
+    server: &mut ServerProcess,
+    out: &mut ServerResult,
+    cfg: &SuiteConfig,
+    mock: &MockLlmHandle,
+    client: &reqwest::Client,
+) {
+    let label = server.label();
+    let pid = server.pid();
+    let api = Api::new(
+        client.clone(),
+        server.url(),
+        server.ws_url(),
+        SESSION_KEY,
+        cfg.request_timeout,
+    );
+    let body = start_request(&mock.base_url(), &server.workspace());
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    out.idle_rss_bytes = rss_bytes(pid).ok();
+
+    // Creations.
+    let created = create::sequential(&api, &body, cfg.conversations).await;
+    out.rss_after_conversations_bytes = rss_bytes(pid).ok();
+    out.create = Summary::of(&created.latencies);
+    out.create_failures = created.failures.len();
+    if let Some(first) = created.failures.first() {
+        out.errors.push(format!("create: {first}"));
+    }
+    progress(
+        label,
+        &format!("{} conversations created", created.ids.len()),
+    );
+    mock.clear_requests();
+
+    // Sequential two-step runs (after one warm-up run).
+    if !alive(server, out) {
+        return;
+    }
+    let mut ids = Vec::new();
+    let mut latencies = Vec::new();
+    for n in 0..=cfg.runs {
+        let attempt = runs::two_step(&api, &body, n, cfg.run_timeout).await;
+        ids.extend(attempt.id);
+        match attempt.result {
+            Ok(t) if n > 0 => {
+                latencies.push(t.run);
+                out.runs_observed_by_polling += usize::from(t.polled);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if n > 0 {
+                    out.run_failures += 1;
+                }
+                if out.errors.len() < 10 {
+                    out.errors
+                        .push(note(if n == 0 { "warm-up run" } else { "run" }, &e));
+                }
+            }
+        }
+    }
+    out.run = Summary::of(&latencies);
+    progress(
+        label,
+        &format!("{} of {} runs finished", latencies.len(), cfg.runs),
+    );
+    cleanup(&api, ids, out).await;
+    mock.clear_requests();
+
+    // Throughput.
+    for &c in &cfg.concurrency {
+        if !alive(server, out) {
+            return;
+        }
+        let t = throughput::measure(&api, &body, c, cfg.throughput_runs, cfg.run_timeout).await;
+        progress(
+            label,
+            &format!(
+                "concurrency {c}: {} of {} finished in {:.2} s = {:.2} conversations/s",
+                t.figures.finished,
+                t.figures.attempted,
+                t.figures.wall_s,
+                t.figures.conversations_per_s
+            ),
+        );
+        for e in t.errors {
+            out.errors.push(format!("throughput {c}: {e}"));
+        }
+        out.throughput.push(t.figures);
+        cleanup(&api, t.ids, out).await;
+        mock.clear_requests();
+    }
+
+    // Fan-out.
+    if !alive(server, out) {
+        return;
+    }
+    match fanout::measure(
+        &api,
+        &body,
+        cfg.subscribers,
+        cfg.fanout_events,
+        cfg.fanout_burst,
+        cfg.run_timeout,
+    )
+    .await
+    {
+        Ok((figures, id)) => {
+            progress(
+                label,
+                &format!(
+                    "fan-out to {}: {:.0} deliveries/s",
+                    figures.subscribers, figures.deliveries_per_s
+                ),
+            );
+            out.fanout = Some(figures);
+            cleanup(&api, vec![id], out).await;
+        }
+        Err(e) => out.errors.push(note("fan-out", &e)),
+    }
+    mock.clear_requests();
+    out.rss_end_bytes = rss_bytes(pid).ok();
+}
+
+/// Records an error when the server is gone.
+fn alive(server: &mut ServerProcess, out: &mut ServerResult) -> bool {
+    let running = server.is_running();
+    if !running {
+        out.errors.push(format!(
+            "the server exited; log tail:\n{}",
+            server.log_tail(20)
+        ));
+    }
+    running
+}
+
+async fn cleanup(api: &Api, ids: Vec<String>, out: &mut ServerResult) {
+    let n = ids.len();
+    let failed = runs::delete_all(api, ids).await;
+    if failed > 0 {
+        out.errors
+            .push(format!("clean-up: {failed} of {n} deletions failed"));
+    }
+}

@@ -1,0 +1,85 @@
+//! Runs the whole benchmark with tiny counts against our debug server
+//! (no reference) and checks that every phase produced figures.
+//!
+//! Needs `openhands-agent-server` next to the bench binary:
+//! `cargo build -p openhands-agent-server` first (or set
+//! `OPENHANDS_AGENT_SERVER_BIN`).
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn server_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("OPENHANDS_AGENT_SERVER_BIN") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_BIN_EXE_openhands-bench")).with_file_name("openhands-agent-server")
+}
+
+#[test]
+fn tiny_bench_against_our_server() {
+    let server = server_binary();
+    assert!(
+        server.is_file(),
+        "{} is missing: run `cargo build -p openhands-agent-server` first",
+        server.display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_openhands-bench"))
+        .arg("--ours")
+        .arg(&server)
+        .args([
+            "--no-reference",
+            "--conversations",
+            "3",
+            "--runs",
+            "2",
+            "--throughput-runs",
+            "4",
+            "--concurrency",
+            "1,2",
+            "--subscribers",
+            "3",
+            "--fanout-events",
+            "3",
+            "--fanout-burst",
+            "6",
+            "--run-timeout",
+            "30",
+            "--ready-timeout",
+            "30",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed:\n{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let ours = &doc["ours"];
+    assert_eq!(ours["errors"], serde_json::json!([]), "{stderr}");
+    assert!(ours["ready_ms"].as_f64().unwrap() > 0.0);
+    assert!(ours["idle_rss_bytes"].as_u64().unwrap() > 1_000_000);
+    assert!(ours["rss_after_conversations_bytes"].as_u64().unwrap() > 1_000_000);
+    assert_eq!(ours["create"]["n"], 3);
+    assert_eq!(ours["run"]["n"], 2);
+    assert_eq!(ours["run_failures"], 0);
+    let throughput = ours["throughput"].as_array().unwrap();
+    assert_eq!(throughput.len(), 2);
+    for t in throughput {
+        assert_eq!(t["finished"], 4, "{t}");
+        assert!(t["conversations_per_s"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(ours["fanout"]["burst_deliveries"], 18);
+    assert_eq!(ours["fanout"]["latency"]["n"], 3);
+    assert!(ours["fanout"]["deliveries_per_s"].as_f64().unwrap() > 0.0);
+    assert!(doc["reference"].is_null());
+    let rows = doc["rows"].as_array().unwrap();
+    // 7 fixed rows, 2 throughput rows, 3 fan-out rows, final RSS.
+    assert_eq!(rows.len(), 13, "{rows:?}");
+    assert!(rows.iter().all(|r| !r["ours"].is_null()), "{rows:?}");
+    assert!(rows.iter().all(|r| r["reference"].is_null()));
+}
