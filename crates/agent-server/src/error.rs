@@ -99,6 +99,27 @@ impl ValidationIssue {
         .with_ctx(json!({ "gt": bound }))
     }
 
+    /// A number is below `bound`.
+    pub fn greater_than_equal(loc: Vec<LocPart>, input: Value, bound: i64) -> Self {
+        Self::new(
+            "greater_than_equal",
+            loc,
+            format!("Input should be greater than or equal to {bound}"),
+            input,
+        )
+        .with_ctx(json!({ "ge": bound }))
+    }
+
+    /// A value is not a boolean pydantic accepts.
+    pub fn bool_parsing(loc: Vec<LocPart>, input: Value) -> Self {
+        Self::new(
+            "bool_parsing",
+            loc,
+            "Input should be a valid boolean, unable to interpret input",
+            input,
+        )
+    }
+
     /// A number is above `bound`.
     pub fn less_than_equal(loc: Vec<LocPart>, input: Value, bound: i64) -> Self {
         Self::new(

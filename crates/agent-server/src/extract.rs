@@ -167,6 +167,22 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     }
 }
 
+/// A boolean query value read like pydantic (`1/0`, `true/false`, `yes/no`,
+/// `on/off`, `t/f`, `y/n`, any case); `default` when absent.
+pub fn query_bool(name: &str, raw: Option<&str>, default: bool) -> Result<bool, ApiError> {
+    let Some(raw) = raw else {
+        return Ok(default);
+    };
+    match raw.to_ascii_lowercase().as_str() {
+        "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
+        _ => Err(ApiError::validation(vec![ValidationIssue::bool_parsing(
+            vec!["query".into(), name.into()],
+            Value::String(raw.to_string()),
+        )])),
+    }
+}
+
 /// The first value of `name` in a raw query string.
 pub fn query_value(query: &str, name: &str) -> Option<String> {
     url::form_urlencoded::parse(query.as_bytes())

@@ -55,6 +55,30 @@ pub struct GitDiff {
     pub original: Option<String>,
 }
 
+/// One commit of a repository's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GitCommit {
+    /// Full SHA.
+    pub sha: String,
+    /// Abbreviated SHA.
+    pub short_sha: String,
+    /// First line of the message.
+    pub subject: String,
+    /// Author name.
+    pub author: String,
+    /// Author date, strict ISO 8601 with offset.
+    pub timestamp: String,
+}
+
+/// Most recent commits, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GitCommitsPage {
+    /// The commits.
+    pub commits: Vec<GitCommit>,
+    /// Whether the history holds more.
+    pub has_more: bool,
+}
+
 /// Why a git query failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GitError {
@@ -520,6 +544,94 @@ impl Git {
             modified: Some(modified),
             original: Some(original),
         })
+    }
+
+    /// The `limit` most recent commits reachable from HEAD.
+    pub async fn commits(&self, dir: &Path, limit: usize) -> Result<GitCommitsPage, GitError> {
+        let repo = self.validate_repository(dir).await?;
+        let Some(head) = self.rev_parse(&repo, "HEAD").await else {
+            return Ok(GitCommitsPage {
+                commits: Vec::new(),
+                has_more: false,
+            });
+        };
+        let count = (limit + 1).to_string();
+        let output = self
+            .run(
+                &[
+                    "--no-pager",
+                    "log",
+                    "--no-show-signature",
+                    "--format=%H%x1f%h%x1f%an%x1f%aI%x1f%s",
+                    "-n",
+                    &count,
+                    &head,
+                ],
+                &repo,
+                false,
+            )
+            .await?;
+        let mut commits: Vec<GitCommit> = output
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split('\x1f').collect();
+                let [sha, short_sha, author, timestamp, subject] = fields.as_slice() else {
+                    tracing::warn!(line, "skipping malformed git log line");
+                    return None;
+                };
+                Some(GitCommit {
+                    sha: (*sha).into(),
+                    short_sha: (*short_sha).into(),
+                    subject: (*subject).into(),
+                    author: (*author).into(),
+                    timestamp: (*timestamp).into(),
+                })
+            })
+            .collect();
+        let has_more = commits.len() > limit;
+        commits.truncate(limit);
+        Ok(GitCommitsPage { commits, has_more })
+    }
+
+    /// Files changed by one commit, compared with its first parent.
+    pub async fn commit_changes(
+        &self,
+        dir: &Path,
+        commit: &str,
+    ) -> Result<Vec<GitChange>, GitError> {
+        let repo = self.validate_repository(dir).await?;
+        let spec = format!("{commit}^{{commit}}");
+        let sha = self
+            .run(
+                &[
+                    "--no-pager",
+                    "rev-parse",
+                    "--verify",
+                    "--end-of-options",
+                    &spec,
+                ],
+                &repo,
+                false,
+            )
+            .await
+            .map_err(|_| {
+                GitError::Command(format!(
+                    "Git command failed: {}",
+                    shell_join(&["--no-pager", "rev-parse", "--verify", &spec])
+                ))
+            })?;
+        let parent = self
+            .rev_parse(&repo, &format!("{sha}^"))
+            .await
+            .unwrap_or_else(|| EMPTY_TREE.to_string());
+        let output = self
+            .run(
+                &["--no-pager", "diff", "--name-status", &parent, &sha],
+                &repo,
+                false,
+            )
+            .await?;
+        parse_name_status(&output)
     }
 
     async fn show_at(&self, repo: &Path, rev: &str, relative: &str) -> Result<String, GitError> {

@@ -308,3 +308,106 @@ async fn conversation_file_routes_reject_paths_outside_the_workspace() {
     );
     s.handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn search_subdirs_lists_and_pages_directories() {
+    let s = start().await;
+    let d = s.dir.path().join("browse");
+    for name in ["b", "A", "a", ".hidden", "c"] {
+        std::fs::create_dir_all(d.join(name)).unwrap();
+    }
+    std::fs::write(d.join("file.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(d.join("c"), d.join("link")).unwrap();
+    let get = |extra: &str| {
+        s.get(&format!(
+            "{}{extra}",
+            common::with_query("/api/file/search_subdirs", "path", d.to_str().unwrap())
+        ))
+        .send()
+    };
+    let page: Value = get("").await.unwrap().json().await.unwrap();
+    let names: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["A", "a", "b", "c"]);
+    assert_eq!(page["items"][0]["path"], d.join("A").to_str().unwrap());
+    assert_eq!(page["next_page_id"], Value::Null);
+    let hidden: Value = get("&include_hidden=yes")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(hidden["items"].as_array().unwrap().len(), 5);
+    let first: Value = get("&limit=2").await.unwrap().json().await.unwrap();
+    assert_eq!(first["next_page_id"], "b");
+    let second: Value = get("&limit=2&page_id=b")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = second["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["b", "c"]);
+    let bad = get("&include_hidden=perhaps").await.unwrap();
+    assert_eq!(bad.status(), 422);
+    assert_eq!(
+        bad.json::<Value>().await.unwrap()["detail"][0]["type"],
+        "bool_parsing"
+    );
+    let r = s
+        .get(&common::with_query(
+            "/api/file/search_subdirs",
+            "path",
+            "relative",
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let r = s
+        .get(&common::with_query(
+            "/api/file/search_subdirs",
+            "path",
+            d.join("nope").to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"detail": "Directory not found"})
+    );
+    let r = s
+        .get(&common::with_query(
+            "/api/file/search_subdirs",
+            "path",
+            d.join("file.txt").to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+
+    let home: Value = s
+        .get("/api/file/home")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(home["home"].as_str().unwrap().starts_with('/'));
+    assert!(home["favorites"].is_array());
+    assert_eq!(home["locations"], json!([{"label": "/", "path": "/"}]));
+    s.handle.shutdown().await.unwrap();
+}

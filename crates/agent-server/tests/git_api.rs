@@ -324,3 +324,135 @@ async fn conversation_git_routes_are_confined() {
     }
     s.handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn commits_and_commit_changes() {
+    let s = start().await;
+    let r = s.dir.path().join("repo");
+    repo(&r);
+    std::fs::write(r.join("edit.txt"), "changed\n").unwrap();
+    std::fs::remove_file(r.join("gone.txt")).unwrap();
+    git(&r, &["commit", "-q", "-am", "second commit"]);
+    let page: Value = s
+        .get(&with_query("/api/git/commits", "path", r.to_str().unwrap()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let commits = page["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2);
+    assert_eq!(page["has_more"], false);
+    assert_eq!(commits[0]["subject"], "second commit");
+    assert_eq!(commits[0]["author"], "t");
+    assert_eq!(commits[0]["sha"].as_str().unwrap().len(), 40);
+    assert!(
+        commits[0]["sha"]
+            .as_str()
+            .unwrap()
+            .starts_with(commits[0]["short_sha"].as_str().unwrap())
+    );
+    assert!(commits[0]["timestamp"].as_str().unwrap().contains('T'));
+    let one: Value = s
+        .get(&format!(
+            "{}&limit=1",
+            with_query("/api/git/commits", "path", r.to_str().unwrap())
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(one["has_more"], true);
+    let bad = s
+        .get(&format!(
+            "{}&limit=0",
+            with_query("/api/git/commits", "path", r.to_str().unwrap())
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    assert_eq!(
+        bad.json::<Value>().await.unwrap()["detail"][0]["type"],
+        "greater_than_equal"
+    );
+
+    let sha = commits[0]["sha"].as_str().unwrap();
+    let changed: Value = s
+        .get(&with_query(
+            &format!("/api/git/commits/{sha}/changes"),
+            "path",
+            r.to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        changed,
+        json!([{"status": "UPDATED", "path": "edit.txt"}, {"status": "DELETED", "path": "gone.txt"}])
+    );
+    let root = commits[1]["short_sha"].as_str().unwrap();
+    let first: Value = s
+        .get(&with_query(
+            &format!("/api/git/commits/{root}/changes"),
+            "path",
+            r.to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        first.as_array().unwrap().len(),
+        4,
+        "root commit diffs against the empty tree"
+    );
+    let bad = s
+        .get(&with_query(
+            "/api/git/commits/xyz/changes",
+            "path",
+            r.to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    assert_eq!(
+        bad.json::<Value>().await.unwrap()["detail"][0]["loc"],
+        json!(["path", "sha"])
+    );
+    let unknown = s
+        .get(&with_query(
+            "/api/git/commits/abcdef12/changes",
+            "path",
+            r.to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 400);
+    // Not a repository: empty page.
+    let plain: Value = s
+        .get(&with_query(
+            "/api/git/commits",
+            "path",
+            s.dir.path().to_str().unwrap(),
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(plain, json!({"commits": [], "has_more": false}));
+    s.handle.shutdown().await.unwrap();
+}

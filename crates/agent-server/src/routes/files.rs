@@ -219,7 +219,10 @@ async fn download_core(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let body = Body::from_stream(tokio_util::io::ReaderStream::with_capacity(file, 256 * 1024));
+    let body = Body::from_stream(tokio_util::io::ReaderStream::with_capacity(
+        file,
+        256 * 1024,
+    ));
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     headers.insert(

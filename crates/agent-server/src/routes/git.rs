@@ -5,10 +5,10 @@ use super::runtime::RuntimeContext;
 use crate::confine::{Confinement, check_path};
 use crate::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::extract::ApiQuery;
-use crate::git::{Git, GitChange, GitDiff, GitError};
+use crate::git::{Git, GitChange, GitCommitsPage, GitDiff, GitError};
 use crate::state::SharedState;
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -35,6 +35,82 @@ pub struct DiffQuery {
     pub git_ref: Option<String>,
     /// Show the change this commit made instead (exclusive with `ref`).
     pub commit: Option<String>,
+}
+
+/// Query of `GET .../git/commits`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommitsQuery {
+    /// The repository path.
+    pub path: String,
+    /// Most commits to return (1..=200, default 50).
+    pub limit: Option<i64>,
+}
+
+/// Query of `GET .../git/commits/{sha}/changes`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PathOnlyQuery {
+    /// The repository path.
+    pub path: String,
+}
+
+fn sha_issue(loc: &str, name: &str, value: &str) -> ApiError {
+    ApiError::validation(vec![ValidationIssue::pattern_mismatch(
+        vec![loc.into(), name.into()],
+        Value::String(value.to_string()),
+        SHA_PATTERN,
+    )])
+}
+
+async fn commits_core(
+    state: &SharedState,
+    confinement: Option<Confinement>,
+    query: CommitsQuery,
+) -> Result<Json<GitCommitsPage>, ApiError> {
+    state.activity.touch();
+    let limit = query.limit.unwrap_or(50);
+    let loc = || vec!["query".into(), "limit".into()];
+    if limit < 1 {
+        return Err(ApiError::validation(vec![
+            ValidationIssue::greater_than_equal(loc(), Value::String(limit.to_string()), 1),
+        ]));
+    }
+    if limit > 200 {
+        return Err(ApiError::validation(vec![
+            ValidationIssue::less_than_equal(loc(), Value::String(limit.to_string()), 200),
+        ]));
+    }
+    let path = check_path(confinement.as_ref(), &query.path, "path").await?;
+    let git = Git::new(state.limits.git_timeout);
+    match git
+        .commits(&path, usize::try_from(limit).unwrap_or(50))
+        .await
+    {
+        Ok(page) => Ok(Json(page)),
+        Err(GitError::Repository(_)) => Ok(Json(GitCommitsPage {
+            commits: Vec::new(),
+            has_more: false,
+        })),
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
+    }
+}
+
+async fn commit_changes_core(
+    state: &SharedState,
+    confinement: Option<Confinement>,
+    sha: &str,
+    query: PathOnlyQuery,
+) -> Result<Json<Vec<GitChange>>, ApiError> {
+    state.activity.touch();
+    if !is_sha(sha) {
+        return Err(sha_issue("path", "sha", sha));
+    }
+    let path = check_path(confinement.as_ref(), &query.path, "path").await?;
+    let git = Git::new(state.limits.git_timeout);
+    match git.commit_changes(&path, sha).await {
+        Ok(changes) => Ok(Json(changes)),
+        Err(GitError::Repository(_)) => Ok(Json(Vec::new())),
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
+    }
 }
 
 fn is_sha(text: &str) -> bool {
@@ -162,4 +238,72 @@ pub async fn runtime_git_diff(
     ApiQuery(query): ApiQuery<DiffQuery>,
 ) -> Result<Json<GitDiff>, ApiError> {
     diff_core(&state, Some(rt.confinement), query).await
+}
+
+/// The repository's most recent commits, newest first.
+#[utoipa::path(get, path = "/git/commits", tag = "Git",
+    operation_id = "git_commits_query_api_git_commits_get",
+    security(("APIKeyHeader" = [])),
+    params(("path" = String, Query, description = "The git repository path"),
+           ("limit" = Option<i64>, Query, minimum = 1, maximum = 200, description = "Maximum commits to return")),
+    responses((status = 200, description = "Successful Response", body = GitCommitsPage),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+pub async fn git_commits(
+    State(state): State<SharedState>,
+    ApiQuery(query): ApiQuery<CommitsQuery>,
+) -> Result<Json<GitCommitsPage>, ApiError> {
+    commits_core(&state, None, query).await
+}
+
+/// Files changed by one commit (vs its first parent).
+#[utoipa::path(get, path = "/git/commits/{sha}/changes", tag = "Git",
+    operation_id = "git_commit_changes_query_api_git_commits__sha__changes_get",
+    security(("APIKeyHeader" = [])),
+    params(("sha" = String, Path, pattern = "^[0-9a-fA-F]{4,64}$", description = "Commit SHA"),
+           ("path" = String, Query, description = "The git repository path")),
+    responses((status = 200, description = "Successful Response", body = Vec<GitChange>),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+pub async fn git_commit_changes(
+    State(state): State<SharedState>,
+    Path(sha): Path<String>,
+    ApiQuery(query): ApiQuery<PathOnlyQuery>,
+) -> Result<Json<Vec<GitChange>>, ApiError> {
+    commit_changes_core(&state, None, &sha, query).await
+}
+
+/// Recent commits of a repository inside a conversation's workspace.
+#[utoipa::path(get, path = "/conversations/{runtime_conversation_id}/git/commits", tag = "Git",
+    operation_id = "git_commits_query_api_conversations__runtime_conversation_id__git_commits_get",
+    security(("APIKeyHeader" = [])),
+    params(("runtime_conversation_id" = String, Path, format = Uuid),
+           ("path" = String, Query, description = "The git repository path"),
+           ("limit" = Option<i64>, Query, minimum = 1, maximum = 200)),
+    responses((status = 200, description = "Successful Response", body = GitCommitsPage),
+              (status = 404, description = "Conversation not found"),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+pub async fn runtime_git_commits(
+    State(state): State<SharedState>,
+    rt: RuntimeContext,
+    ApiQuery(query): ApiQuery<CommitsQuery>,
+) -> Result<Json<GitCommitsPage>, ApiError> {
+    commits_core(&state, Some(rt.confinement), query).await
+}
+
+/// Files changed by one commit of a repository inside a conversation's workspace.
+#[utoipa::path(get, path = "/conversations/{runtime_conversation_id}/git/commits/{sha}/changes", tag = "Git",
+    operation_id = "git_commit_changes_query_api_conversations__runtime_conversation_id__git_commits__sha__changes_get",
+    security(("APIKeyHeader" = [])),
+    params(("runtime_conversation_id" = String, Path, format = Uuid),
+           ("sha" = String, Path, pattern = "^[0-9a-fA-F]{4,64}$"),
+           ("path" = String, Query, description = "The git repository path")),
+    responses((status = 200, description = "Successful Response", body = Vec<GitChange>),
+              (status = 404, description = "Conversation not found"),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+pub async fn runtime_git_commit_changes(
+    State(state): State<SharedState>,
+    rt: RuntimeContext,
+    Path(params): Path<(String, String)>,
+    ApiQuery(query): ApiQuery<PathOnlyQuery>,
+) -> Result<Json<Vec<GitChange>>, ApiError> {
+    commit_changes_core(&state, Some(rt.confinement), &params.1, query).await
 }

@@ -6,6 +6,7 @@
 //! behind the session-key check, and described in `/openapi.json`.
 
 pub mod bash;
+pub mod browse;
 pub mod conversations;
 pub mod docs;
 pub mod events;
@@ -106,6 +107,12 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(git::git_diff))
         .routes(routes!(git::runtime_git_changes))
         .routes(routes!(git::runtime_git_diff))
+        .routes(routes!(git::git_commits))
+        .routes(routes!(git::git_commit_changes))
+        .routes(routes!(git::runtime_git_commits))
+        .routes(routes!(git::runtime_git_commit_changes))
+        .routes(routes!(browse::get_home_directory))
+        .routes(routes!(browse::search_subdirs))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
