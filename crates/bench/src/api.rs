@@ -139,6 +139,21 @@ impl Api {
             .ok_or_else(|| anyhow!("conversation {id} has no execution_status"))
     }
 
+    /// The conversation's first 100 events (`GET …/events/search?limit=100`).
+    pub async fn events(&self, id: &str) -> Result<Vec<Value>> {
+        let page = self
+            .call(
+                reqwest::Method::GET,
+                &format!("/api/conversations/{id}/events/search?limit=100"),
+                None,
+            )
+            .await?;
+        match page.get("items") {
+            Some(Value::Array(items)) => Ok(items.clone()),
+            _ => bail!("events/search answered without items"),
+        }
+    }
+
     /// `DELETE /api/conversations/{id}`.
     pub async fn delete(&self, id: &str) -> Result<()> {
         self.call(

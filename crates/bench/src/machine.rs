@@ -15,6 +15,9 @@ pub struct Machine {
     pub memory_bytes: Option<u64>,
     /// Kernel release.
     pub kernel: Option<String>,
+    /// 1, 5 and 15-minute load averages when the run started (other work
+    /// on the machine weighs on the figures).
+    pub load_average: Option<String>,
 }
 
 /// The `model name` of the first CPU in a `/proc/cpuinfo` text.
@@ -47,10 +50,12 @@ impl Machine {
             cpu_model: read("/proc/cpuinfo").as_deref().and_then(cpu_model),
             memory_bytes: read("/proc/meminfo").as_deref().and_then(mem_total),
             kernel: read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
+            load_average: read("/proc/loadavg")
+                .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")),
         }
     }
 
-    /// One line: `2026-01-01T00:00:00Z, 2 CPUs (AMD EPYC), 24 GB RAM, Linux 6.1`.
+    /// One line: `2026-01-01T00:00:00Z, 2 CPUs (AMD EPYC), 24 GB RAM, Linux 6.1, load average …`.
     pub fn summary(&self) -> String {
         let mut s = format!("{}, {} CPUs", self.date, self.cpus);
         if let Some(m) = &self.cpu_model {
@@ -61,6 +66,9 @@ impl Machine {
         }
         if let Some(k) = &self.kernel {
             s.push_str(&format!(", Linux {k}"));
+        }
+        if let Some(l) = &self.load_average {
+            s.push_str(&format!(", load average {l} at start"));
         }
         s
     }
@@ -91,10 +99,11 @@ mod tests {
             cpu_model: Some("AMD EPYC".into()),
             memory_bytes: Some(24_000_000_000),
             kernel: Some("6.1".into()),
+            load_average: Some("0.50 0.40 0.30".into()),
         };
         assert_eq!(
             m.summary(),
-            "2026-01-01T00:00:00Z, 2 CPUs (AMD EPYC), 24 GB RAM, Linux 6.1"
+            "2026-01-01T00:00:00Z, 2 CPUs (AMD EPYC), 24 GB RAM, Linux 6.1, load average 0.50 0.40 0.30 at start"
         );
     }
 }

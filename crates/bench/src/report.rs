@@ -205,6 +205,13 @@ pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
             Better::Lower,
             None,
         ),
+        (
+            "… of which terminal step p50 (`echo hi`)".into(),
+            Box::new(|s| s.run_terminal_step.as_ref().map(|c| c.p50_ms)),
+            Unit::Ms,
+            Better::Lower,
+            None,
+        ),
     ];
     for t in &ours.throughput {
         let c = t.concurrency;

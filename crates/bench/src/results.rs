@@ -25,6 +25,9 @@ pub struct ServerResult {
     pub create_failures: usize,
     /// Two-step run latency (message with `run:true` → terminal status seen).
     pub run: Option<Summary>,
+    /// Of each run, the terminal tool's share (`TerminalAction` event →
+    /// `TerminalObservation` event, by the events' timestamps).
+    pub run_terminal_step: Option<Summary>,
     /// Runs that failed or did not end in `finished`.
     pub run_failures: usize,
     /// Runs whose end was observed by polling because the socket failed.

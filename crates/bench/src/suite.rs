@@ -146,12 +146,14 @@ async fn phases(
     }
     let mut ids = Vec::new();
     let mut latencies = Vec::new();
+    let mut terminal_steps = Vec::new();
     for n in 0..=cfg.runs {
-        let attempt = runs::two_step(&api, &body, n, cfg.run_timeout).await;
+        let attempt = runs::two_step(&api, &body, n, cfg.run_timeout, true).await;
         ids.extend(attempt.id);
         match attempt.result {
             Ok(t) if n > 0 => {
                 latencies.push(t.run);
+                terminal_steps.extend(t.terminal);
                 out.runs_observed_by_polling += usize::from(t.polled);
             }
             Ok(_) => {}
@@ -167,6 +169,7 @@ async fn phases(
         }
     }
     out.run = Summary::of(&latencies);
+    out.run_terminal_step = Summary::of(&terminal_steps);
     progress(
         label,
         &format!("{} of {} runs finished", latencies.len(), cfg.runs),

@@ -78,8 +78,9 @@ fn tiny_bench_against_our_server() {
     assert!(ours["fanout"]["deliveries_per_s"].as_f64().unwrap() > 0.0);
     assert!(doc["reference"].is_null());
     let rows = doc["rows"].as_array().unwrap();
-    // 7 fixed rows, 2 throughput rows, 3 fan-out rows, final RSS.
-    assert_eq!(rows.len(), 13, "{rows:?}");
+    assert_eq!(ours["run_terminal_step"]["n"], 2);
+    // 8 fixed rows, 2 throughput rows, 3 fan-out rows, final RSS.
+    assert_eq!(rows.len(), 14, "{rows:?}");
     assert!(rows.iter().all(|r| !r["ours"].is_null()), "{rows:?}");
     assert!(rows.iter().all(|r| r["reference"].is_null()));
 }

@@ -16,6 +16,45 @@ pub struct RunTiming {
     pub total: Duration,
     /// Whether the end was observed by polling (the socket failed).
     pub polled: bool,
+    /// The terminal tool's share (see [`terminal_step`]), when asked for.
+    pub terminal: Option<Duration>,
+}
+
+/// An event's `timestamp` (ISO 8601, with or without an offset) in
+/// microseconds since the epoch (naive times are taken as UTC; only
+/// differences between events of one server are used).
+pub fn event_time_us(event: &Value) -> Option<i64> {
+    let text = event.get("timestamp")?.as_str()?;
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_micros());
+    }
+    chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|t| t.and_utc().timestamp_micros())
+}
+
+/// Time between the first `TerminalAction` event and the first
+/// `TerminalObservation` event, by their timestamps: the terminal tool's
+/// share of a run.
+pub fn terminal_step(events: &[Value]) -> Option<Duration> {
+    let find = |kind: &str, field: &str, inner: &str| {
+        events.iter().find(|e| {
+            e.get("kind").and_then(Value::as_str) == Some(kind)
+                && e.get(field)
+                    .and_then(|a| a.get("kind"))
+                    .and_then(Value::as_str)
+                    == Some(inner)
+        })
+    };
+    let action = event_time_us(find("ActionEvent", "action", "TerminalAction")?)?;
+    let observation = event_time_us(find(
+        "ObservationEvent",
+        "observation",
+        "TerminalObservation",
+    )?)?;
+    u64::try_from(observation - action)
+        .ok()
+        .map(Duration::from_micros)
 }
 
 /// One attempt: the conversation id (when it was created) and the outcome.
@@ -31,7 +70,15 @@ pub struct RunAttempt {
 /// `ConversationStateUpdateEvent` on the event socket announcing
 /// `finished`/`error`/`stuck`; when the socket cannot be opened the
 /// conversation is polled instead. Anything but `finished` is an error.
-pub async fn two_step(api: &Api, body: &Value, n: usize, timeout: Duration) -> RunAttempt {
+/// With `breakdown`, the events are fetched afterwards (not timed) to time
+/// the terminal step.
+pub async fn two_step(
+    api: &Api,
+    body: &Value,
+    n: usize,
+    timeout: Duration,
+    breakdown: bool,
+) -> RunAttempt {
     let t0 = Instant::now();
     let deadline = t0 + timeout;
     let id = match api.create(body).await {
@@ -43,7 +90,7 @@ pub async fn two_step(api: &Api, body: &Value, n: usize, timeout: Duration) -> R
             };
         }
     };
-    let result = run_created(api, &id, n, t0, deadline).await;
+    let result = run_created(api, &id, n, t0, deadline, breakdown).await;
     RunAttempt {
         id: Some(id),
         result,
@@ -56,6 +103,7 @@ async fn run_created(
     n: usize,
     t0: Instant,
     deadline: Instant,
+    breakdown: bool,
 ) -> Result<RunTiming> {
     let subscriber: Option<Subscriber> = api.subscribe(id).await.ok();
     let polled = subscriber.is_none();
@@ -74,10 +122,16 @@ async fn run_created(
     if status != "finished" {
         bail!("conversation {id} ended {status}");
     }
+    let terminal = if breakdown {
+        api.events(id).await.ok().and_then(|e| terminal_step(&e))
+    } else {
+        None
+    };
     Ok(RunTiming {
         run: end - sent,
         total: end - t0,
         polled,
+        terminal,
     })
 }
 
@@ -90,4 +144,31 @@ pub async fn delete_all(api: &Api, ids: Vec<String>) -> usize {
         .filter(|failed| futures::future::ready(*failed))
         .count()
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timestamps_with_and_without_offset() {
+        let naive = json!({"timestamp": "2026-01-01T00:00:01.250000"});
+        let utc = json!({"timestamp": "2026-01-01T00:00:01.250Z"});
+        assert_eq!(event_time_us(&naive), event_time_us(&utc));
+        assert_eq!(event_time_us(&json!({"timestamp": "yesterday"})), None);
+        assert_eq!(event_time_us(&json!({})), None);
+    }
+
+    #[test]
+    fn terminal_step_spans_action_to_observation() {
+        let events = vec![
+            json!({"kind": "MessageEvent", "timestamp": "2026-01-01T00:00:00.000000"}),
+            json!({"kind": "ActionEvent", "action": {"kind": "TerminalAction"}, "timestamp": "2026-01-01T00:00:00.100000"}),
+            json!({"kind": "ObservationEvent", "observation": {"kind": "TerminalObservation"}, "timestamp": "2026-01-01T00:00:00.362500"}),
+            json!({"kind": "ActionEvent", "action": {"kind": "FinishAction"}, "timestamp": "2026-01-01T00:00:00.400000"}),
+        ];
+        assert_eq!(terminal_step(&events), Some(Duration::from_micros(262_500)));
+        assert_eq!(terminal_step(&events[..2]), None);
+    }
 }

@@ -44,7 +44,7 @@ pub async fn measure(
                 if n >= total {
                     break;
                 }
-                done.push(two_step(&api, &body, n, timeout).await);
+                done.push(two_step(&api, &body, n, timeout, false).await);
             }
             done
         });
