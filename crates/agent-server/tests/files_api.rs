@@ -411,3 +411,70 @@ async fn search_subdirs_lists_and_pages_directories() {
     assert_eq!(home["locations"], json!([{"label": "/", "path": "/"}]));
     s.handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn trajectory_download_zips_the_conversation_without_secrets() {
+    use std::io::Read;
+    let s = start().await;
+    let id = uuid::Uuid::new_v4();
+    let conv = s
+        .dir
+        .path()
+        .join("conversations")
+        .join(id.simple().to_string());
+    std::fs::create_dir_all(conv.join("events")).unwrap();
+    std::fs::write(
+        conv.join("base_state.json"),
+        r#"{"agent":{"llm":{"model":"m","api_key":"gAAAAAsecret"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        conv.join("events/event-00000-a.json"),
+        r#"{"kind":"PauseEvent"}"#,
+    )
+    .unwrap();
+    let r = s
+        .get(&format!("/api/file/download-trajectory/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["content-disposition"],
+        format!("attachment; filename=\"{}.zip\"", id.simple()).as_str()
+    );
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut text = String::new();
+    zip.by_name(&format!("{}/base_state.json", id.simple()))
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert!(!text.contains("gAAAA"), "{text}");
+    assert!(text.contains("**********"));
+    assert!(
+        zip.by_name(&format!("{}/events/event-00000-a.json", id.simple()))
+            .is_ok()
+    );
+
+    let r = s
+        .get(&format!(
+            "/api/file/download-trajectory/{}",
+            uuid::Uuid::new_v4()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = s
+        .get("/api/file/download-trajectory/nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["detail"][0]["loc"],
+        json!(["path", "conversation_id"])
+    );
+    s.handle.shutdown().await.unwrap();
+}

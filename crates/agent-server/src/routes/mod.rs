@@ -15,6 +15,7 @@ pub mod git;
 pub mod runtime;
 pub mod server;
 pub mod tools;
+pub mod trajectory;
 
 use crate::auth::require_session_key;
 use crate::error::{ErrorDetail, HttpValidationError, ValidationIssue};
@@ -113,6 +114,8 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(git::runtime_git_commit_changes))
         .routes(routes!(browse::get_home_directory))
         .routes(routes!(browse::search_subdirs))
+        .routes(routes!(trajectory::download_trajectory))
+        .routes(routes!(trajectory::runtime_download_trajectory))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
