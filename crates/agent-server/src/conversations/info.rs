@@ -67,10 +67,37 @@ fn mask_secret_registry(registry: &mut Value, mask: &Value) {
     }
 }
 
+/// Drops per-LLM metrics that record nothing yet (an LLM that was never
+/// called), as the reference lists only LLMs that have been used.
+pub fn prune_unused_metrics(state: &mut Value) {
+    let Some(usage) = state
+        .get_mut("stats")
+        .and_then(|s| s.get_mut("usage_to_metrics"))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    usage.retain(|_, m| {
+        let empty_list = |k: &str| m.get(k).and_then(Value::as_array).is_none_or(Vec::is_empty);
+        let no_tokens = m.get("accumulated_token_usage").is_none_or(Value::is_null);
+        let no_cost = m
+            .get("accumulated_cost")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+            == 0.0;
+        !(no_tokens
+            && no_cost
+            && empty_list("costs")
+            && empty_list("response_latencies")
+            && empty_list("token_usages"))
+    });
+}
+
 /// The `full_state` value sent over the event socket: the state with
 /// secrets shown as `**********`.
 pub fn ws_state_value(mut state: Value) -> Value {
     let mask = Value::String(REDACTED.into());
+    prune_unused_metrics(&mut state);
     if let Some(m) = state.as_object_mut() {
         for k in PRIVATE_STATE_KEYS {
             m.remove(*k);
@@ -120,6 +147,8 @@ pub fn conversation_info(
     sub_conversation_ids: &[Uuid],
     with_runtime_info: bool,
 ) -> Value {
+    let mut state = state;
+    prune_unused_metrics(&mut state);
     let mut s = match state {
         Value::Object(m) => m,
         _ => Map::new(),

@@ -146,8 +146,23 @@ impl Shared {
 
 #[derive(Default)]
 struct RunState {
+    /// A background run task exists.
     active: bool,
+    /// Start another run when the current one ends (input arrived while
+    /// it was finishing).
     rerun: bool,
+    /// The rerun was asked for explicitly (`/run` while a paused run winds
+    /// down), so it happens whatever status the ending run leaves.
+    rerun_paused: bool,
+}
+
+/// What asks for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// `POST …/run` (or an accepted confirmation).
+    Run,
+    /// A message sent with `run: true`.
+    Message,
 }
 
 /// A conversation in memory.
@@ -249,24 +264,39 @@ impl Live {
 
     /// Starts a background run. `permit` is a run slot already taken (by a
     /// create with an initial message); otherwise one is taken here.
+    ///
+    /// While a paused or interrupted run is still winding down (its
+    /// in-flight step completing), a run request is accepted and starts as
+    /// soon as that run has ended; while the conversation is running it is
+    /// a conflict.
     pub fn start_run(
         self: &Arc<Self>,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<(), ServiceError> {
-        self.start_run_inner(permit, false)
+        self.start_run_inner(permit, Trigger::Run)
     }
 
     fn start_run_inner(
         self: &Arc<Self>,
         permit: Option<OwnedSemaphorePermit>,
-        rerun_if_active: bool,
+        trigger: Trigger,
     ) -> Result<(), ServiceError> {
         let permit = {
             let mut st = self.run.lock();
-            if st.active || self.conv.status() == ExecutionStatus::Running {
-                if rerun_if_active && st.active {
-                    st.rerun = true;
+            let status = self.conv.status();
+            if st.active {
+                match trigger {
+                    Trigger::Run if status != ExecutionStatus::Running => {
+                        st.rerun = true;
+                        st.rerun_paused = true;
+                        return Ok(());
+                    }
+                    Trigger::Message => st.rerun = true,
+                    Trigger::Run => {}
                 }
+                return Err(ServiceError::AlreadyRunning);
+            }
+            if status == ExecutionStatus::Running {
                 return Err(ServiceError::AlreadyRunning);
             }
             let permit = match permit {
@@ -281,6 +311,7 @@ impl Live {
             };
             st.active = true;
             st.rerun = false;
+            st.rerun_paused = false;
             permit
         };
         self.running.send_replace(true);
@@ -300,18 +331,23 @@ impl Live {
                     tracing::error!(conversation = %self.shared.id, error = %e, "run could not start");
                 }
             }
-            self.publish_full_state();
+            // The closing snapshot goes out under the run lock, so no new run
+            // can start (and publish) before it; none is sent between chained
+            // runs, because clients take a settled snapshot as the end.
             let again = {
                 let mut st = self.run.lock();
-                if st.rerun && !self.conv.is_closed() && self.conv.status() == ExecutionStatus::Idle
-                {
-                    st.rerun = false;
-                    true
-                } else {
+                let status = self.conv.status();
+                // A message re-arms only an idle conversation; an explicit
+                // run request resumes whatever state the run ended in.
+                let resumable = status == ExecutionStatus::Idle || st.rerun_paused;
+                let again = st.rerun && resumable && !self.conv.is_closed();
+                st.rerun = false;
+                st.rerun_paused = false;
+                if !again {
                     st.active = false;
-                    st.rerun = false;
-                    false
+                    self.publish_full_state();
                 }
+                again
             };
             if !again {
                 break;
@@ -323,6 +359,12 @@ impl Live {
         if let Err(e) = self.save_meta().await {
             tracing::warn!(conversation = %self.shared.id, error = %e, "saving meta.json failed");
         }
+    }
+
+    fn cancel_rerun(&self) {
+        let mut st = self.run.lock();
+        st.rerun = false;
+        st.rerun_paused = false;
     }
 
     /// Waits until no run is in progress, at most `limit`. True when idle.
@@ -346,7 +388,7 @@ impl Live {
         if !run {
             return Ok(());
         }
-        match self.start_run_inner(None, true) {
+        match self.start_run_inner(None, Trigger::Message) {
             Ok(()) | Err(ServiceError::AlreadyRunning) => Ok(()),
             Err(ServiceError::RunLimit(_)) => Err(ServiceError::RunLimit(format!(
                 "Message saved, but the conversation run limit was reached. Retry POST \
@@ -382,7 +424,7 @@ impl Live {
     /// its current step. Publishes a state snapshot.
     pub async fn pause(&self) -> Result<(), ServiceError> {
         self.touch();
-        self.run.lock().rerun = false;
+        self.cancel_rerun();
         let conv = self.conv.clone();
         blocking(move || conv.pause().map_err(ServiceError::from)).await?;
         self.publish_full_state();
@@ -393,7 +435,7 @@ impl Live {
     /// for the run to stop and publishes a state snapshot.
     pub async fn interrupt(&self) -> Result<(), ServiceError> {
         self.touch();
-        self.run.lock().rerun = false;
+        self.cancel_rerun();
         let conv = self.conv.clone();
         blocking(move || conv.interrupt().map_err(ServiceError::from)).await?;
         self.wait_idle(INTERRUPT_WAIT).await;
@@ -403,7 +445,7 @@ impl Live {
 
     /// Stops any run, closes the tools and disconnects subscribers.
     pub async fn close(&self) {
-        self.run.lock().rerun = false;
+        self.cancel_rerun();
         self.conv.close().await;
         if !self.wait_idle(CLOSE_WAIT).await {
             tracing::warn!(conversation = %self.shared.id, "run did not stop within {CLOSE_WAIT:?}");

@@ -366,6 +366,8 @@ impl ConversationService {
             cipher,
             confirmation_policy: request.confirmation_policy.clone(),
             secrets,
+            tags: Some(tags.clone()),
+            security_analyzer: request.security_analyzer.clone(),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -389,19 +391,6 @@ impl ConversationService {
         })
         .await?;
         let live = Live::new(shared, conv);
-        if !tags.is_empty() {
-            let conv = live.conv.clone();
-            let t = tags.clone();
-            blocking(move || conv.set_tags(t).map_err(ServiceError::from)).await?;
-        }
-        if let Some(analyzer) = request.security_analyzer.clone() {
-            let conv = live.conv.clone();
-            blocking(move || {
-                conv.set_security_analyzer(Some(analyzer))
-                    .map_err(ServiceError::from)
-            })
-            .await?;
-        }
         self.inner.catalog.write().insert(
             id,
             Entry {
@@ -653,6 +642,7 @@ impl ConversationService {
             persistence_dir: Some(self.inner.ctx.root.clone()),
             callbacks: vec![shared.callback()],
             cipher: self.inner.config.cipher.clone(),
+            tags: Some(req.tags.clone().unwrap_or_default()),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -683,10 +673,6 @@ impl ConversationService {
         })
         .await?;
         let live = Live::new(shared, conv);
-        if let Some(tags) = req.tags.clone() {
-            let conv = live.conv.clone();
-            blocking(move || conv.set_tags(tags).map_err(ServiceError::from)).await?;
-        }
         self.inner.catalog.write().insert(
             fork_id,
             Entry {
