@@ -103,6 +103,9 @@ impl Activity {
 /// Produces the registered tool names for `GET /api/tools/`.
 pub type ToolNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
+/// Produces the entries of `GET /api/tools/catalog`.
+pub type ToolCatalog = Arc<dyn Fn() -> Vec<crate::routes::tools::ToolCatalogEntry> + Send + Sync>;
+
 /// Everything the routes share.
 pub struct AppState {
     /// The loaded configuration.
@@ -125,6 +128,8 @@ pub struct AppState {
     pub tool_names: ToolNames,
     /// `ServerInfo.usable_tools`; defaults to the registered names.
     pub usable_tools: ToolNames,
+    /// `GET /api/tools/catalog` entries; `None` derives them from the tool names.
+    pub tool_catalog: Option<ToolCatalog>,
     /// Extra entries for `ServerInfo.capabilities`.
     pub capabilities: Vec<String>,
     /// Request limits.
@@ -162,6 +167,7 @@ impl AppState {
             gateway: crate::gateway::GatewaySettings::from_env(),
             tool_names: no_tools.clone(),
             usable_tools: no_tools,
+            tool_catalog: None,
             capabilities: Vec::new(),
             limits: Limits::default(),
             activity: Activity::default(),
@@ -189,7 +195,10 @@ impl AppState {
 
     /// Plugs in the conversation service; it also resolves the
     /// conversation-scoped bash/file/git routes.
-    pub fn with_conversations(mut self, service: crate::conversations::ConversationService) -> Self {
+    pub fn with_conversations(
+        mut self,
+        service: crate::conversations::ConversationService,
+    ) -> Self {
         self.runtime_scopes = Some(Arc::new(service.clone()));
         self.conversations = Some(service);
         self

@@ -106,6 +106,25 @@ async fn without_keys_the_api_is_open() {
     );
     let r = s.client.get(s.url("/api/tools")).send().await.unwrap();
     assert_eq!(r.status(), 200);
+    let catalog: Value = s
+        .client
+        .get(s.url("/api/tools/catalog"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(catalog["tools"][0]["name"], "terminal");
+    assert_eq!(catalog["tools"][0]["user_selectable"], true);
+    assert_eq!(catalog["tools"][0]["in_default_set"], true);
+    assert_eq!(catalog["tools"][0]["usable"], true);
+    assert!(
+        !catalog["tools"][1]["description"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
     let info: Value = s
         .client
         .get(s.url("/server_info"))
