@@ -442,3 +442,62 @@ async fn tags_given_at_creation_are_in_the_state_and_meta() {
     assert_eq!(filtered["items"][0]["tags"]["team"], "core");
     env.stop().await;
 }
+
+#[tokio::test]
+async fn conversation_scoped_bash_and_file_routes_work_inside_the_workspace() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let ws = std::fs::canonicalize(env.workspace()).unwrap();
+    let (s, out) = env
+        .post(
+            &format!("/api/conversations/{id}/bash/execute_bash_command"),
+            json!({"command": "pwd", "timeout": 10}),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    let printed = std::fs::canonicalize(out["stdout"].as_str().unwrap().trim()).unwrap();
+    assert_eq!(printed, ws);
+    std::fs::write(env.workspace().join("inside.txt"), "in").unwrap();
+    let inside = ws.join("inside.txt");
+    let r = env
+        .client
+        .get(env.url(&format!("/api/conversations/{id}/file/download")))
+        .query(&[("path", inside.to_string_lossy().to_string())])
+        .header("X-Session-API-Key", KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.text().await.unwrap(), "in");
+    let r = env
+        .client
+        .get(env.url(&format!("/api/conversations/{id}/file/download")))
+        .query(&[("path", "/etc/passwd")])
+        .header("X-Session-API-Key", KEY)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let (s, _) = env
+        .post(
+            &format!(
+                "/api/conversations/{}/bash/execute_bash_command",
+                Uuid::new_v4()
+            ),
+            json!({"command": "pwd"}),
+        )
+        .await;
+    assert_eq!(s, 404);
+    // Deleting the conversation also drops its bash service: nothing
+    // recreates the removed directory.
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    assert!(dir.join("bash_events").is_dir());
+    let (s, _) = env
+        .call("DELETE", &format!("/api/conversations/{id}"), None)
+        .await;
+    assert_eq!(s, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!dir.exists());
+    env.stop().await;
+}

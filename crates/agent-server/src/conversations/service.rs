@@ -56,8 +56,14 @@ struct Entry {
     live: Option<Arc<Live>>,
 }
 
+/// Called with the id of a conversation being deleted, after it stopped and
+/// before its directory is removed (releases per-conversation resources
+/// held elsewhere, e.g. its bash service).
+pub type DeleteHook = Arc<dyn Fn(Uuid) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 struct Inner {
     config: ServiceConfig,
+    on_delete: RwLock<Option<DeleteHook>>,
     ctx: Arc<Ctx>,
     catalog: RwLock<HashMap<Uuid, Entry>>,
     locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
@@ -126,6 +132,7 @@ impl ConversationService {
         let service = Self {
             inner: Arc::new(Inner {
                 config,
+                on_delete: RwLock::new(None),
                 ctx,
                 catalog: RwLock::new(catalog),
                 locks: Mutex::new(HashMap::new()),
@@ -138,6 +145,11 @@ impl ConversationService {
             tokio::spawn(async move { eviction_loop(weak, stop, ttl).await });
         }
         Ok(service)
+    }
+
+    /// Sets the hook run for every deleted conversation.
+    pub fn set_on_delete(&self, hook: DeleteHook) {
+        *self.inner.on_delete.write() = Some(hook);
     }
 
     /// The settings.
@@ -576,6 +588,10 @@ impl ConversationService {
             info["execution_status"] = json!("deleting");
             live.notify_webhooks(info);
             live.close().await;
+        }
+        let hook = self.inner.on_delete.read().clone();
+        if let Some(hook) = hook {
+            hook(id).await;
         }
         let dir = self.conversation_dir(id);
         blocking(move || {

@@ -23,6 +23,7 @@ use crate::middleware::{cors, errors};
 use crate::sockets;
 use crate::state::SharedState;
 use axum::Router;
+use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use serde::Serialize;
@@ -130,7 +131,13 @@ pub fn upload_routes() -> OpenApiRouter<SharedState> {
 pub fn openapi() -> utoipa::openapi::OpenApi {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(open_routes())
-        .nest("/api", api_routes().merge(upload_routes()))
+        .nest(
+            "/api",
+            api_routes()
+                .merge(upload_routes())
+                .merge(crate::profiles::routes::router()),
+        )
+        .merge(crate::gateway::routes::router(0))
         .into_openapi()
 }
 
@@ -138,9 +145,19 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// conversation service is plugged in.
 fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
     match &state.conversations {
-        Some(svc) => OpenApiRouter::from(
-            conversations::router(svc.clone()).merge(events::router(svc.clone())),
-        ),
+        Some(svc) => {
+            // A deleted conversation's bash service goes with it.
+            let weak = Arc::downgrade(state);
+            svc.set_on_delete(Arc::new(move |id| {
+                let weak = weak.clone();
+                Box::pin(async move {
+                    if let Some(state) = weak.upgrade() {
+                        state.drop_runtime_bash(id).await;
+                    }
+                })
+            }));
+            OpenApiRouter::from(conversations::router(svc.clone()).merge(events::router(svc.clone())))
+        }
         None => OpenApiRouter::new(),
     }
 }
@@ -167,7 +184,7 @@ pub fn build_router(state: SharedState) -> Router {
         .route("/tools", get(tools::list_available_tools))
         .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
         .merge(
-            OpenApiRouter::from(crate::profiles::routes::router())
+            crate::profiles::routes::router()
                 .layer(DefaultBodyLimit::max(limits.json_body_bytes)),
         )
         .route_layer(axum::middleware::from_fn_with_state(
@@ -177,6 +194,7 @@ pub fn build_router(state: SharedState) -> Router {
     let (mut router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(open_routes())
         .nest("/api", api)
+        .merge(crate::gateway::router(&state))
         .split_for_parts();
     router = router
         .route(
@@ -184,7 +202,6 @@ pub fn build_router(state: SharedState) -> Router {
             get(sockets::bash_events::bash_events_socket),
         )
         .merge(conversation_socket(&state))
-        .merge(crate::gateway::router(&state))
         .merge(docs::router(doc));
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
