@@ -252,3 +252,37 @@ async fn server_shutdown_closes_sockets() {
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(expect_close(&mut ws).await, 1001);
 }
+
+#[tokio::test]
+async fn subscribers_beyond_the_limit_are_turned_away_with_1013() {
+    let s = start_with(Options::default()).await;
+    let mut open = Vec::new();
+    for _ in 0..50 {
+        let (ws, _) = connect_async(s.ws_url("/sockets/bash-events"))
+            .await
+            .unwrap();
+        open.push(ws);
+    }
+    // Subscriptions happen after the upgrade: give them a moment.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (mut extra, _) = connect_async(s.ws_url("/sockets/bash-events"))
+        .await
+        .unwrap();
+    assert_eq!(expect_close(&mut extra).await, 1013);
+    // Closing one frees a slot.
+    let mut first = open.remove(0);
+    first.close(None).await.unwrap();
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (mut again, _) = connect_async(s.ws_url("/sockets/bash-events"))
+        .await
+        .unwrap();
+    again
+        .send(Message::Text(
+            json!({"command": "echo slot"}).to_string().into(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut again).await["command"], "echo slot");
+    s.handle.shutdown().await.unwrap();
+}
