@@ -687,3 +687,38 @@ async fn concurrent_chat_completions_all_succeed() {
     assert_eq!(ids.len(), 8);
     gw.stop().await;
 }
+
+#[tokio::test]
+async fn openapi_documents_the_gateway_and_profile_routes() {
+    let gw = Gw::start().await;
+    let (s, _, doc) = Gw::send(gw.client.get(gw.url("/openapi.json"))).await;
+    assert_eq!(s, 200);
+    let op = |path: &str, method: &str| {
+        doc["paths"][path][method]["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(op("/v1/models", "get"), "get_openai_models_v1_models_get");
+    assert_eq!(
+        op("/v1/chat/completions", "post"),
+        "create_chat_completion_v1_chat_completions_post"
+    );
+    assert_eq!(
+        op("/v1/responses", "post"),
+        "create_response_v1_responses_post"
+    );
+    assert_eq!(op("/api/profiles", "get"), "list_profiles_api_profiles_get");
+    assert_eq!(
+        op("/api/profiles/{name}", "post"),
+        "save_profile_api_profiles__name__post"
+    );
+    assert_eq!(
+        op("/api/profiles/{name}/activate", "post"),
+        "activate_profile_api_profiles__name__activate_post"
+    );
+    assert!(doc["components"]["securitySchemes"]["HTTPBearer"].is_object());
+    assert!(doc["components"]["securitySchemes"]["APIKeyHeader"].is_object());
+    assert!(doc["paths"]["/v1/responses/{id}"].is_null());
+    gw.stop().await;
+}

@@ -12,13 +12,13 @@
 //! reference server's `{"detail": ...}` with its verbatim texts.
 
 pub mod auth;
+pub mod docs;
 pub mod input;
 pub mod routes;
 pub mod run;
 pub mod wire;
 
 use crate::state::SharedState;
-use axum::Router;
 use std::time::Duration;
 
 /// Prefix of the model names the gateway serves.
@@ -65,7 +65,7 @@ impl GatewaySettings {
 }
 
 /// The `/v1` routes with their authentication.
-pub fn router(state: &SharedState) -> Router<SharedState> {
+pub fn router(state: &SharedState) -> utoipa_axum::router::OpenApiRouter<SharedState> {
     routes::router(state.limits.json_body_bytes).route_layer(axum::middleware::from_fn_with_state(
         state.clone(),
         auth::require_gateway_key,

@@ -11,23 +11,42 @@ use crate::error::{ApiError, ValidationIssue};
 use crate::extract::ApiJson;
 use crate::profiles::ProfileError;
 use crate::state::SharedState;
+use axum::Json;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use openhands_wire::LlmConfig;
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-/// The `/v1` routes (without authentication).
-pub fn router(json_body_bytes: usize) -> Router<SharedState> {
-    Router::new()
-        .route("/v1/models", get(list_models))
-        .route("/v1/chat/completions", post(chat_completions))
-        .route("/v1/responses", post(responses))
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "HTTPBearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(modifiers(&BearerScheme))]
+struct GatewayDoc;
+
+/// The `/v1` routes (without authentication), documented.
+pub fn router(json_body_bytes: usize) -> OpenApiRouter<SharedState> {
+    OpenApiRouter::with_openapi(GatewayDoc::openapi())
+        .routes(routes!(list_models))
+        .routes(routes!(chat_completions))
+        .routes(routes!(responses))
         .layer(DefaultBodyLimit::max(json_body_bytes))
 }
 
@@ -45,7 +64,11 @@ fn now_secs() -> f64 {
         .unwrap_or(0.0)
 }
 
-async fn list_models(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
+/// Every saved LLM profile as the OpenAI model `openhands_<profile>`.
+#[utoipa::path(get, path = "/v1/models", tag = "OpenAI Compatibility",
+    operation_id = "get_openai_models_v1_models_get", security(("APIKeyHeader" = []), ("HTTPBearer" = [])),
+    responses((status = 200, description = "Successful Response", body = super::docs::OpenAIModelListResponse)))]
+pub async fn list_models(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
     let names = state.profiles.names().await?;
     Ok(Json(models_body(&names)))
 }
@@ -131,7 +154,19 @@ pub fn with_conversation_header(mut response: Response, id: Uuid) -> Response {
     response
 }
 
-async fn chat_completions(
+/// OpenAI Chat Completions over a full agent run; the response header
+/// `X-OpenHands-ServerConversation-ID` names the conversation, and sending
+/// it back continues it.
+#[utoipa::path(post, path = "/v1/chat/completions", tag = "OpenAI Compatibility",
+    operation_id = "create_chat_completion_v1_chat_completions_post", security(("APIKeyHeader" = []), ("HTTPBearer" = [])),
+    params(("X-OpenHands-ServerConversation-ID" = Option<uuid::Uuid>, Header),
+        ("X-OpenHands-Observability-Span-Name" = Option<String>, Header),
+        ("X-OpenHands-Observability-Tags" = Option<String>, Header),
+        ("X-OpenHands-Observability-Metadata" = Option<String>, Header),
+        ("X-OpenHands-Observability-Parent-Span-Context" = Option<String>, Header)),
+    request_body = super::docs::OpenAIChatCompletionRequest,
+    responses((status = 200, description = "Successful Response", body = super::docs::ChatCompletion), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn chat_completions(
     State(state): State<SharedState>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ChatCompletionRequest>,
@@ -184,7 +219,17 @@ async fn chat_completions(
     Ok(with_conversation_header(response, result.conversation_id))
 }
 
-async fn responses(
+/// OpenAI Responses over a full agent run (stateless: a fresh
+/// conversation per request).
+#[utoipa::path(post, path = "/v1/responses", tag = "OpenAI Compatibility",
+    operation_id = "create_response_v1_responses_post", security(("APIKeyHeader" = []), ("HTTPBearer" = [])),
+    params(("X-OpenHands-Observability-Span-Name" = Option<String>, Header),
+        ("X-OpenHands-Observability-Tags" = Option<String>, Header),
+        ("X-OpenHands-Observability-Metadata" = Option<String>, Header),
+        ("X-OpenHands-Observability-Parent-Span-Context" = Option<String>, Header)),
+    request_body = super::docs::OpenAIResponseRequest,
+    responses((status = 200, description = "Successful Response", body = super::docs::OpenAIResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn responses(
     State(state): State<SharedState>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ResponsesRequest>,

@@ -9,6 +9,7 @@
 //! [`ProfileService`] is what routes and the OpenAI gateway call; its
 //! methods move the blocking file work off the async runtime.
 
+pub mod docs;
 pub mod llm_json;
 pub mod routes;
 pub mod settings;

@@ -4,14 +4,15 @@ use super::{Expose, ProfileError, ProfileService};
 use crate::error::{ApiError, ValidationIssue};
 use crate::extract::ApiJson;
 use crate::state::SharedState;
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use openhands_wire::LlmConfig;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The pattern profile names must match.
 pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
@@ -44,17 +45,14 @@ pub struct RenameProfileRequest {
     pub new_name: String,
 }
 
-/// The profile routes (relative to `/api`).
-pub fn router() -> Router<SharedState> {
-    Router::new()
-        .route("/profiles", get(list_profiles))
-        .route(
-            "/profiles/{name}",
-            get(get_profile).post(save_profile).delete(delete_profile),
-        )
-        .route("/profiles/{name}/validate", post(validate_profile))
-        .route("/profiles/{name}/rename", post(rename_profile))
-        .route("/profiles/{name}/activate", post(activate_profile))
+/// The profile routes (relative to `/api`), documented.
+pub fn router() -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_profiles))
+        .routes(routes!(get_profile, save_profile, delete_profile))
+        .routes(routes!(validate_profile))
+        .routes(routes!(rename_profile))
+        .routes(routes!(activate_profile))
 }
 
 fn matches_pattern(name: &str) -> bool {
@@ -130,12 +128,21 @@ fn expose_mode(headers: &HeaderMap) -> Result<Option<Expose>, ApiError> {
     }
 }
 
-async fn list_profiles(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
+/// List all saved LLM profiles and the active one.
+#[utoipa::path(get, path = "/profiles", tag = "Profiles",
+    operation_id = "list_profiles_api_profiles_get", security(("APIKeyHeader" = [])),
+    responses((status = 200, description = "Successful Response", body = super::docs::ProfileListResponse)))]
+pub async fn list_profiles(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
     let list = profiles(&state).list().await?;
     Ok(Json(json!(list)))
 }
 
-async fn get_profile(
+/// Get a profile's configuration (`X-Expose-Secrets: encrypted|plaintext`
+/// controls secret exposure; absent, `api_key` is null).
+#[utoipa::path(get, path = "/profiles/{name}", tag = "Profiles",
+    operation_id = "get_profile_api_profiles__name__get", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    responses((status = 200, description = "Successful Response", body = super::docs::ProfileDetailResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn get_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
     headers: HeaderMap,
@@ -159,7 +166,13 @@ async fn get_profile(
     })))
 }
 
-async fn save_profile(
+/// Save an LLM configuration as a named profile (overwrites; secrets are
+/// encrypted at rest).
+#[utoipa::path(post, path = "/profiles/{name}", tag = "Profiles",
+    operation_id = "save_profile_api_profiles__name__post", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    request_body = super::docs::SaveProfileRequest,
+    responses((status = 201, description = "Successful Response", body = super::docs::ProfileMutationResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn save_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<SaveProfileRequest>,
@@ -173,7 +186,11 @@ async fn save_profile(
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-async fn delete_profile(
+/// Delete a saved profile (idempotent).
+#[utoipa::path(delete, path = "/profiles/{name}", tag = "Profiles",
+    operation_id = "delete_profile_api_profiles__name__delete", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    responses((status = 200, description = "Successful Response", body = super::docs::ProfileMutationResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn delete_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -184,7 +201,12 @@ async fn delete_profile(
     ))
 }
 
-async fn validate_profile(
+/// Pre-flight check: one minimal completion against the draft configuration.
+#[utoipa::path(post, path = "/profiles/{name}/validate", tag = "Profiles",
+    operation_id = "validate_profile_api_profiles__name__validate_post", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    request_body = super::docs::ValidateProfileRequest,
+    responses((status = 200, description = "Successful Response", body = super::docs::ValidateProfileResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn validate_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<ValidateProfileRequest>,
@@ -198,7 +220,12 @@ async fn validate_profile(
     Ok(Json(json!(result)))
 }
 
-async fn rename_profile(
+/// Rename a saved profile (404 when missing, 409 when the new name exists).
+#[utoipa::path(post, path = "/profiles/{name}/rename", tag = "Profiles",
+    operation_id = "rename_profile_api_profiles__name__rename_post", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    request_body = super::docs::RenameProfileRequest,
+    responses((status = 200, description = "Successful Response", body = super::docs::ProfileMutationResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn rename_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<RenameProfileRequest>,
@@ -227,7 +254,11 @@ async fn rename_profile(
     Ok(Json(json!({"name": new, "message": message})))
 }
 
-async fn activate_profile(
+/// Activate a saved profile (recorded as `active_profile`).
+#[utoipa::path(post, path = "/profiles/{name}/activate", tag = "Profiles",
+    operation_id = "activate_profile_api_profiles__name__activate_post", security(("APIKeyHeader" = [])), params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    responses((status = 200, description = "Successful Response", body = super::docs::ActivateProfileResponse), (status = 422, description = "Validation Error", body = crate::error::HttpValidationError)))]
+pub async fn activate_profile(
     State(state): State<SharedState>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
