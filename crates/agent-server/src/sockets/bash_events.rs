@@ -64,6 +64,21 @@ pub async fn bash_events_socket(
     })
 }
 
+/// Longest wait for a client to take one frame before it is dropped.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Sends one frame; false when the socket failed or the client stalled.
+async fn send(socket: &mut WebSocket, frame: Message) -> bool {
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(frame)).await {
+        Ok(Ok(())) => true,
+        Ok(Err(_)) => false,
+        Err(_) => {
+            tracing::warn!("bash socket client stopped reading; dropping it");
+            false
+        }
+    }
+}
+
 fn to_frame(event: &BashEvent) -> Option<Message> {
     serde_json::to_string(event)
         .ok()
@@ -103,7 +118,7 @@ async fn serve(mut socket: WebSocket, state: SharedState, needs_auth: bool, rese
             event = live.recv() => match event {
                 Ok(event) => {
                     let Some(frame) = to_frame(&event) else { continue };
-                    if socket.send(frame).await.is_err() {
+                    if !send(&mut socket, frame).await {
                         return;
                     }
                 }
@@ -127,7 +142,7 @@ async fn serve(mut socket: WebSocket, state: SharedState, needs_auth: bool, rese
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
                 };
                 if let Some(reply) = handle_inbound(&service, &text).await
-                    && socket.send(reply).await.is_err()
+                    && !send(&mut socket, reply).await
                 {
                     return;
                 }
@@ -154,7 +169,7 @@ async fn resend(socket: &mut WebSocket, service: &BashEventService) -> bool {
         };
         for event in &page.items {
             if let Some(frame) = to_frame(event)
-                && socket.send(frame).await.is_err()
+                && !send(socket, frame).await
             {
                 return false;
             }
