@@ -185,6 +185,8 @@ async fn query_or_header_keys_are_checked_before_the_upgrade() {
     .await
     .unwrap();
     assert_eq!(next_json(&mut ws).await["command"], "echo via-query");
+    // Wait for its output so the second socket does not see it.
+    assert_eq!(next_json(&mut ws).await["stdout"], "via-query\n");
     let mut req = s
         .ws_url("/sockets/bash-events")
         .into_client_request()
