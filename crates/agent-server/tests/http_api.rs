@@ -511,6 +511,7 @@ async fn openapi_describes_the_served_routes_and_docs_are_served() {
 
 #[tokio::test]
 async fn static_files_are_served_when_configured() {
+    openhands_agent_server::install_tls_provider();
     let dir = tempfile::tempdir().unwrap();
     let static_dir = dir.path().join("static");
     std::fs::create_dir_all(&static_dir).unwrap();
