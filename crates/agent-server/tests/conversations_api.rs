@@ -501,3 +501,33 @@ async fn conversation_scoped_bash_and_file_routes_work_inside_the_workspace() {
     assert!(!dir.exists());
     env.stop().await;
 }
+
+#[tokio::test]
+async fn an_initial_message_with_run_starts_the_agent_at_creation() {
+    let env = Env::start(two_step).await;
+    let info = env
+        .create(json!({"initial_message": {"role": "user", "content": [{"type": "text", "text": "Please create x.txt, then finish."}], "run": true}}))
+        .await;
+    let id = info["id"].as_str().unwrap();
+    let done = env.wait_status(id, &["finished", "error"]).await;
+    assert_eq!(done["execution_status"], "finished");
+    let events = env.events(id).await;
+    assert_eq!(events[1]["kind"], "MessageEvent");
+    assert_eq!(
+        events[1]["llm_message"]["content"][0]["text"],
+        "Please create x.txt, then finish."
+    );
+    // Without run, the message is only stored.
+    let idle = env
+        .create(json!({"initial_message": {"content": [{"type": "text", "text": "just saying"}]}}))
+        .await;
+    let idle_id = idle["id"].as_str().unwrap();
+    assert_eq!(idle["execution_status"], "idle");
+    let (_, n) = env
+        .get(&format!(
+            "/api/conversations/{idle_id}/events/count?kind=MessageEvent"
+        ))
+        .await;
+    assert_eq!(n, json!(1));
+    env.stop().await;
+}
