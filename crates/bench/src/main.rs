@@ -85,6 +85,9 @@ struct Args {
     /// Print the figures as JSON instead of the markdown table.
     #[arg(long)]
     json: bool,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    json_out: Option<PathBuf>,
 }
 
 /// The `--json` document.
@@ -221,31 +224,40 @@ async fn run(args: Args) -> Result<ExitCode> {
 
     let rows = report::rows(&ours, reference.as_ref());
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    if args.json {
-        let doc = Report {
-            machine,
-            command,
-            rows: rows
-                .iter()
-                .map(|r| JsonRow {
-                    ratio: r.ratio(),
-                    goal_met: r.goal_met(),
-                    row: r.clone(),
-                })
-                .collect(),
-            ours,
-            reference,
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        println!("Machine: {}", machine.summary());
-        println!("Command: `{command}`");
-        println!();
-        print!("{}", report::markdown(&rows));
-        println!();
+    let table = report::markdown(&rows);
+    let notes = {
         let mut all = vec![&ours];
         all.extend(reference.as_ref());
-        print!("{}", report::notes(&all));
+        report::notes(&all)
+    };
+    let doc = Report {
+        machine,
+        command,
+        rows: rows
+            .iter()
+            .map(|r| JsonRow {
+                ratio: r.ratio(),
+                goal_met: r.goal_met(),
+                row: r.clone(),
+            })
+            .collect(),
+        ours,
+        reference,
+    };
+    let json = serde_json::to_string_pretty(&doc)?;
+    if let Some(path) = &args.json_out {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        println!("Machine: {}", doc.machine.summary());
+        println!("Command: `{}`", doc.command);
+        println!();
+        print!("{table}");
+        println!();
+        print!("{notes}");
     }
     Ok(ExitCode::SUCCESS)
 }
