@@ -531,3 +531,77 @@ async fn an_initial_message_with_run_starts_the_agent_at_creation() {
     assert_eq!(n, json!(1));
     env.stop().await;
 }
+
+#[tokio::test]
+async fn openapi_documents_the_conversation_and_event_routes_with_reference_operation_ids() {
+    let env = Env::start(two_step).await;
+    let r = env
+        .client
+        .get(env.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let doc: Value = r.json().await.unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method, op) in [
+        (
+            "/api/conversations",
+            "post",
+            "start_conversation_api_conversations_post",
+        ),
+        (
+            "/api/conversations",
+            "get",
+            "batch_get_conversations_api_conversations_get",
+        ),
+        (
+            "/api/conversations/search",
+            "get",
+            "search_conversations_api_conversations_search_get",
+        ),
+        (
+            "/api/conversations/{conversation_id}",
+            "patch",
+            "update_conversation_api_conversations__conversation_id__patch",
+        ),
+        (
+            "/api/conversations/{conversation_id}/run",
+            "post",
+            "run_conversation_api_conversations__conversation_id__run_post",
+        ),
+        (
+            "/api/conversations/{conversation_id}/fork",
+            "post",
+            "fork_conversation_api_conversations__conversation_id__fork_post",
+        ),
+        (
+            "/api/conversations/{conversation_id}/events/search",
+            "get",
+            "search_conversation_events_api_conversations__conversation_id__events_search_get",
+        ),
+        (
+            "/api/conversations/{conversation_id}/events/respond_to_confirmation",
+            "post",
+            "respond_to_confirmation_api_conversations__conversation_id__events_respond_to_confirmation_post",
+        ),
+    ] {
+        assert_eq!(paths[path][method]["operationId"], op, "{method} {path}");
+    }
+    let start = &paths["/api/conversations"]["post"];
+    assert!(start["responses"].get("201").is_some());
+    assert!(start["responses"].get("429").is_some());
+    assert!(
+        doc["components"]["schemas"]
+            .get("StartConversationRequest")
+            .is_some()
+    );
+    // The standalone description has them too.
+    let standalone = serde_json::to_value(openhands_agent_server::openapi()).unwrap();
+    assert!(
+        standalone["paths"]
+            .get("/api/conversations/{conversation_id}/events")
+            .is_some()
+    );
+    env.stop().await;
+}

@@ -40,7 +40,7 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 /// The workspace of a start request (`LocalWorkspace`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct WorkspaceIn {
     /// Working directory of the agent.
     pub working_dir: String,
@@ -50,7 +50,7 @@ pub struct WorkspaceIn {
 }
 
 /// `POST /api/conversations` body (`StartConversationRequest`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct StartConversationRequest {
     /// Where the agent works.
     pub workspace: WorkspaceIn,
@@ -68,6 +68,7 @@ pub struct StartConversationRequest {
     pub parent_conversation_id: Option<Uuid>,
     /// Confirmation policy.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub confirmation_policy: ConfirmationPolicy,
     /// Security analyzer configuration.
     #[serde(default)]
@@ -86,15 +87,18 @@ pub struct StartConversationRequest {
     pub stuck_detection: bool,
     /// Stuck detection thresholds (sent by the SDK client).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub stuck_detection_thresholds: Option<StuckDetectionThresholds>,
     /// Secrets: name → value or secret source.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub secrets: Map<String, Value>,
     /// Whether secret values are Fernet tokens of the server's key.
     #[serde(default)]
     pub secrets_encrypted: bool,
     /// Tool name → module qualname.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub tool_module_qualnames: Map<String, Value>,
     /// Client-defined tools.
     #[serde(default)]
@@ -113,12 +117,14 @@ pub struct StartConversationRequest {
     pub hook_config: Option<Value>,
     /// Tags.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub tags: Option<Map<String, Value>>,
     /// User id.
     #[serde(default)]
     pub user_id: Option<String>,
     /// Observability metadata.
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub observability_metadata: Map<String, Value>,
     /// Observability tags.
     #[serde(default)]
@@ -301,13 +307,15 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
 }
 
 /// `POST …/events` and `initial_message` (`SendMessageRequest`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SendMessageRequest {
     /// Speaker (default `user`).
     #[serde(default = "d_role")]
+    #[schema(value_type = String)]
     pub role: Role,
     /// Content parts.
     #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
     pub content: Vec<Content>,
     /// Start (or continue) a run after the message is saved.
     #[serde(default)]
@@ -322,7 +330,7 @@ impl SendMessageRequest {
 }
 
 /// `POST …/events/respond_to_confirmation`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ConfirmationResponseRequest {
     /// Accept (run the pending actions) or reject them.
     pub accept: bool,
@@ -332,7 +340,7 @@ pub struct ConfirmationResponseRequest {
 }
 
 /// `POST …/fork`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct ForkConversationRequest {
     /// Id of the fork (random when absent).
     #[serde(default)]
@@ -342,6 +350,7 @@ pub struct ForkConversationRequest {
     pub title: Option<String>,
     /// Tags of the fork.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub tags: Option<Map<String, Value>>,
     /// Start the fork's metrics from zero.
     #[serde(default = "d_true")]
@@ -374,13 +383,14 @@ impl ForkConversationRequest {
 }
 
 /// `PATCH /api/conversations/{id}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct UpdateConversationRequest {
     /// New title (1–200 characters, not blank; stored trimmed).
     #[serde(default)]
     pub title: Option<String>,
     /// New tags (replace the old ones).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub tags: Option<Map<String, Value>>,
 }
 
@@ -428,37 +438,40 @@ impl UpdateConversationRequest {
 }
 
 /// `POST …/ask_agent`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct AskAgentRequest {
     /// The question.
     pub question: String,
 }
 
 /// `POST …/secrets`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct UpdateSecretsRequest {
     /// Name → value (`"v"`, `{"value": "v"}`, `StaticSecret`, `LookupSecret`).
+    #[schema(value_type = Object)]
     pub secrets: Map<String, Value>,
 }
 
 /// `POST …/confirmation_policy`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SetConfirmationPolicyRequest {
     /// The new policy.
+    #[schema(value_type = Object)]
     pub policy: ConfirmationPolicy,
 }
 
 /// `POST …/security_analyzer`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SetSecurityAnalyzerRequest {
     /// Analyzer configuration (`{"kind": ...}`) or null.
     pub security_analyzer: Option<Value>,
 }
 
 /// `POST …/switch_llm`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SwitchLlmRequest {
     /// The new LLM configuration.
+    #[schema(value_type = Object)]
     pub llm: LlmConfig,
 }
 

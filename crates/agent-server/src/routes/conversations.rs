@@ -12,75 +12,61 @@ use crate::conversations::request::{
     UpdateConversationRequest, UpdateSecretsRequest,
 };
 use crate::conversations::{ConversationService, ConversationSortOrder, Live};
-use crate::error::{ApiError, ValidationIssue, json_response};
+use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
 use crate::extract::{ApiQuery, parse_json_body, parse_uuid_param, parse_uuid_query};
-use axum::Router;
+use crate::routes::Success;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
-use axum::routing::{get, post};
 use openhands_sdk::secrets::{SecretSource, looks_encrypted, unprotect};
 use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// Most ids accepted by the batch GET.
 const MAX_BATCH_IDS: usize = 99;
 
-/// The conversation routes (paths relative to `/api`), bound to `service`;
-/// merge them into the `/api` router, behind the session-key check.
-pub fn router<S>(service: ConversationService) -> Router<S>
+/// The conversation routes (paths relative to `/api`, documented), bound
+/// to `service`; merge them into the `/api` router, behind the session-key
+/// check.
+pub fn router<S>(service: ConversationService) -> OpenApiRouter<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    Router::new()
-        .route("/conversations", get(batch_get).post(start))
-        .route("/conversations/search", get(search))
-        .route("/conversations/count", get(count))
-        .route(
-            "/conversations/{conversation_id}",
-            get(get_one).patch(update).delete(delete),
-        )
-        .route("/conversations/{conversation_id}/run", post(run))
-        .route("/conversations/{conversation_id}/pause", post(pause))
-        .route(
-            "/conversations/{conversation_id}/interrupt",
-            post(interrupt),
-        )
-        .route(
-            "/conversations/{conversation_id}/agent_final_response",
-            get(final_response),
-        )
-        .route(
-            "/conversations/{conversation_id}/ask_agent",
-            post(ask_agent),
-        )
-        .route("/conversations/{conversation_id}/condense", post(condense))
-        .route("/conversations/{conversation_id}/fork", post(fork))
-        .route("/conversations/{conversation_id}/secrets", post(secrets))
-        .route(
-            "/conversations/{conversation_id}/confirmation_policy",
-            post(confirmation_policy),
-        )
-        .route(
-            "/conversations/{conversation_id}/security_analyzer",
-            post(security_analyzer),
-        )
-        .route(
-            "/conversations/{conversation_id}/switch_llm",
-            post(switch_llm),
-        )
-        .route("/conversations/{conversation_id}/runtime", get(runtime))
-        .route(
-            "/conversations/{conversation_id}/runtime/reprovision",
-            post(runtime),
-        )
-        .with_state(service)
+    routes().with_state(service)
+}
+
+/// The OpenAPI description of the conversation routes (relative to `/api`).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes().into_openapi()
+}
+
+fn routes() -> OpenApiRouter<ConversationService> {
+    OpenApiRouter::new()
+        .routes(routes!(batch_get, start))
+        .routes(routes!(search))
+        .routes(routes!(count))
+        .routes(routes!(get_one, update, delete))
+        .routes(routes!(run))
+        .routes(routes!(pause))
+        .routes(routes!(interrupt))
+        .routes(routes!(final_response))
+        .routes(routes!(ask_agent))
+        .routes(routes!(condense))
+        .routes(routes!(fork))
+        .routes(routes!(secrets))
+        .routes(routes!(confirmation_policy))
+        .routes(routes!(security_analyzer))
+        .routes(routes!(switch_llm))
+        .routes(routes!(runtime))
+        .routes(routes!(reprovision))
 }
 
 type Svc = State<ConversationService>;
@@ -164,6 +150,16 @@ struct SearchQuery {
     include_skills: Option<bool>,
 }
 
+#[utoipa::path(get, path = "/conversations/search", tag = "Conversations",
+    operation_id = "search_conversations_api_conversations_search_get",
+    security(("APIKeyHeader" = [])),
+    params(("page_id" = Option<String>, Query, description = "Optional next_page_id from the previously returned page"),
+           ("limit" = Option<i64>, Query, description = "The max number of results in the page (1-100, default 100)"),
+           ("status" = Option<String>, Query, description = "Optional filter by conversation execution status"),
+           ("sort_order" = Option<String>, Query, description = "CREATED_AT, UPDATED_AT, CREATED_AT_DESC (default) or UPDATED_AT_DESC"),
+           ("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let query = q.unwrap_or_default();
     let ApiQuery(p) = parse(&query)?;
@@ -194,11 +190,25 @@ struct CountQuery {
     status: Option<ExecutionStatus>,
 }
 
+#[utoipa::path(get, path = "/conversations/count", tag = "Conversations",
+    operation_id = "count_conversations_api_conversations_count_get",
+    security(("APIKeyHeader" = [])),
+    params(("status" = Option<String>, Query, description = "Optional filter by conversation execution status")),
+    responses((status = 200, description = "Successful Response", body = i64),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn count(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let ApiQuery(p) = parse::<CountQuery>(&q.unwrap_or_default())?;
     Ok(ok(&json!(svc.count(p.status))))
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}", tag = "Conversations",
+    operation_id = "get_conversation_api_conversations__conversation_id__get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id"),
+           ("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn get_one(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     match svc.info(id, true).await? {
@@ -207,6 +217,13 @@ async fn get_one(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     }
 }
 
+#[utoipa::path(get, path = "/conversations", tag = "Conversations",
+    operation_id = "batch_get_conversations_api_conversations_get",
+    security(("APIKeyHeader" = [])),
+    params(("ids" = Vec<String>, Query, description = "Up to 99 conversation ids (repeat the parameter)"),
+           ("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    responses((status = 200, description = "Successful Response", body = Vec<Value>),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let query = q.unwrap_or_default();
     let raw_ids: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
@@ -254,6 +271,15 @@ async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, A
     Ok(ok(&Value::Array(out)))
 }
 
+#[utoipa::path(post, path = "/conversations", tag = "Conversations",
+    operation_id = "start_conversation_api_conversations_post",
+    request_body = StartConversationRequest,
+    security(("APIKeyHeader" = [])),
+    params(("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    responses((status = 200, description = "Existing conversation (idempotent create with conversation_id)", body = Value),
+              (status = 201, description = "Conversation created", body = Value),
+              (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn start(State(svc): Svc, headers: HeaderMap, bytes: Bytes) -> Result<Response, ApiError> {
     let ct = headers
         .get(header::CONTENT_TYPE)
@@ -271,6 +297,14 @@ async fn start(State(svc): Svc, headers: HeaderMap, bytes: Bytes) -> Result<Resp
     Ok(json_response(status, &info))
 }
 
+#[utoipa::path(patch, path = "/conversations/{conversation_id}", tag = "Conversations",
+    operation_id = "update_conversation_api_conversations__conversation_id__patch",
+    request_body = UpdateConversationRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn update(
     State(svc): Svc,
     path: IdPath,
@@ -287,6 +321,13 @@ async fn update(
     }
 }
 
+#[utoipa::path(delete, path = "/conversations/{conversation_id}", tag = "Conversations",
+    operation_id = "delete_conversation_api_conversations__conversation_id__delete",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn delete(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     if svc.delete(id).await? {
@@ -296,6 +337,15 @@ async fn delete(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     }
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/run", tag = "Conversations",
+    operation_id = "run_conversation_api_conversations__conversation_id__run_post",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 409, description = "Conversation is already running", body = ErrorDetail),
+              (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn run(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let live = live(&svc, id).await?;
@@ -303,6 +353,13 @@ async fn run(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     Ok(success())
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/pause", tag = "Conversations",
+    operation_id = "pause_conversation_api_conversations__conversation_id__pause_post",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn pause(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let live = live(&svc, id).await?;
@@ -311,6 +368,13 @@ async fn pause(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     Ok(success())
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/interrupt", tag = "Conversations",
+    operation_id = "interrupt_conversation_api_conversations__conversation_id__interrupt_post",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn interrupt(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let live = live(&svc, id).await?;
@@ -328,12 +392,27 @@ async fn notify(svc: &ConversationService, live: &Arc<Live>) {
     }
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/agent_final_response", tag = "Conversations",
+    operation_id = "get_conversation_agent_final_response_api_conversations__conversation_id__agent_final_response_get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn final_response(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let live = live(&svc, id).await?;
     Ok(ok(&json!({"response": live.conv.agent_final_response()})))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/ask_agent", tag = "Conversations",
+    operation_id = "ask_agent_api_conversations__conversation_id__ask_agent_post",
+    request_body = AskAgentRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn ask_agent(
     State(svc): Svc,
     path: IdPath,
@@ -354,6 +433,14 @@ async fn ask_agent(
     Ok(ok(&json!({"response": answer})))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/condense", tag = "Conversations",
+    operation_id = "condense_conversation_api_conversations__conversation_id__condense_post",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 409, description = "The agent has no condenser that handles requests", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn condense(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let Some(live) = svc.live(id).await? else {
@@ -369,6 +456,16 @@ async fn condense(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     Err(ApiError::conflict(detail))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/fork", tag = "Conversations",
+    operation_id = "fork_conversation_api_conversations__conversation_id__fork_post",
+    request_body = ForkConversationRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id"),
+           ("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    responses((status = 201, description = "Forked conversation created", body = Value),
+              (status = 404, description = "Source conversation not found", body = ErrorDetail),
+              (status = 409, description = "Fork ID already in use", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn fork(
     State(svc): Svc,
     path: IdPath,
@@ -382,6 +479,14 @@ async fn fork(
     Ok(json_response(StatusCode::CREATED, &info))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/secrets", tag = "Conversations",
+    operation_id = "update_conversation_secrets_api_conversations__conversation_id__secrets_post",
+    request_body = UpdateSecretsRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn secrets(
     State(svc): Svc,
     path: IdPath,
@@ -415,6 +520,14 @@ async fn secrets(
     Ok(success())
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/confirmation_policy", tag = "Conversations",
+    operation_id = "set_conversation_confirmation_policy_api_conversations__conversation_id__confirmation_policy_post",
+    request_body = SetConfirmationPolicyRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn confirmation_policy(
     State(svc): Svc,
     path: IdPath,
@@ -433,6 +546,14 @@ async fn confirmation_policy(
     Ok(success())
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/security_analyzer", tag = "Conversations",
+    operation_id = "set_conversation_security_analyzer_api_conversations__conversation_id__security_analyzer_post",
+    request_body = SetSecurityAnalyzerRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn security_analyzer(
     State(svc): Svc,
     path: IdPath,
@@ -461,6 +582,14 @@ async fn security_analyzer(
     Ok(success())
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/switch_llm", tag = "Conversations",
+    operation_id = "switch_conversation_llm_api_conversations__conversation_id__switch_llm_post",
+    request_body = SwitchLlmRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn switch_llm(
     State(svc): Svc,
     path: IdPath,
@@ -483,10 +612,28 @@ async fn switch_llm(
     Ok(success())
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/runtime", tag = "Conversations",
+    operation_id = "get_local_conversation_runtime_api_conversations__conversation_id__runtime_get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn runtime(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     if !svc.exists(id) {
         return Err(ApiError::not_found());
     }
     Ok(ok(&crate::conversations::info::runtime_info()))
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/runtime/reprovision", tag = "Conversations",
+    operation_id = "reprovision_local_conversation_runtime_api_conversations__conversation_id__runtime_reprovision_post",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+async fn reprovision(svc: Svc, path: IdPath) -> Result<Response, ApiError> {
+    runtime(svc, path).await
 }

@@ -7,50 +7,45 @@
 use crate::conversations::request::{ConfirmationResponseRequest, SendMessageRequest};
 use crate::conversations::search::{EventFilter, count, page};
 use crate::conversations::{ConversationService, Live};
-use crate::error::{ApiError, ValidationIssue, json_response};
+use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
 use crate::extract::{parse_query, parse_uuid_param, query_value};
+use crate::routes::Success;
 use crate::routes::conversations::body;
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, post};
 use chrono::NaiveDateTime;
 use openhands_wire::time::parse_event_timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-/// The event routes (paths relative to `/api`), bound to `service`; merge
-/// them into the `/api` router, behind the session-key check.
-pub fn router<S>(service: ConversationService) -> Router<S>
+/// The event routes (paths relative to `/api`, documented), bound to
+/// `service`; merge them into the `/api` router, behind the session-key
+/// check.
+pub fn router<S>(service: ConversationService) -> OpenApiRouter<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    Router::new()
-        .route(
-            "/conversations/{conversation_id}/events",
-            get(batch_get).post(send_message),
-        )
-        .route(
-            "/conversations/{conversation_id}/events/search",
-            get(search),
-        )
-        .route(
-            "/conversations/{conversation_id}/events/count",
-            get(count_events),
-        )
-        .route(
-            "/conversations/{conversation_id}/events/respond_to_confirmation",
-            post(respond_to_confirmation),
-        )
-        .route(
-            "/conversations/{conversation_id}/events/{event_id}",
-            get(get_event),
-        )
-        .with_state(service)
+    routes().with_state(service)
+}
+
+/// The OpenAPI description of the event routes (relative to `/api`).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes().into_openapi()
+}
+
+fn routes() -> OpenApiRouter<ConversationService> {
+    OpenApiRouter::new()
+        .routes(routes!(batch_get, send_message))
+        .routes(routes!(search))
+        .routes(routes!(count_events))
+        .routes(routes!(respond_to_confirmation))
+        .routes(routes!(get_event))
 }
 
 type Svc = State<ConversationService>;
@@ -166,6 +161,21 @@ fn filter(
     })
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/events/search", tag = "Events",
+    operation_id = "search_conversation_events_api_conversations__conversation_id__events_search_get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id"),
+           ("page_id" = Option<String>, Query, description = "Optional next_page_id from the previously returned page"),
+           ("limit" = Option<i64>, Query, description = "The max number of results in the page (1-100, default 100)"),
+           ("kind" = Option<String>, Query, description = "Optional filter by event kind (e.g. ActionEvent, MessageEvent)"),
+           ("source" = Option<String>, Query, description = "Optional filter by event source (agent, user, environment, hook)"),
+           ("body" = Option<String>, Query, description = "Optional filter by message content (case-insensitive)"),
+           ("sort_order" = Option<String>, Query, description = "TIMESTAMP (default) or TIMESTAMP_DESC"),
+           ("timestamp__gte" = Option<String>, Query, description = "Filter: event timestamp >= this datetime"),
+           ("timestamp__lt" = Option<String>, Query, description = "Filter: event timestamp < this datetime")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn search(
     State(svc): Svc,
     path: Result<Path<String>, PathRejection>,
@@ -205,6 +215,18 @@ async fn search(
     Ok(ok(&body))
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/events/count", tag = "Events",
+    operation_id = "count_conversation_events_api_conversations__conversation_id__events_count_get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id"),
+           ("kind" = Option<String>, Query, description = "Optional filter by event kind"),
+           ("source" = Option<String>, Query, description = "Optional filter by event source"),
+           ("body" = Option<String>, Query, description = "Optional filter by message content (case-insensitive)"),
+           ("timestamp__gte" = Option<String>, Query, description = "Filter: event timestamp >= this datetime"),
+           ("timestamp__lt" = Option<String>, Query, description = "Filter: event timestamp < this datetime")),
+    responses((status = 200, description = "Successful Response", body = i64),
+              (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn count_events(
     State(svc): Svc,
     path: Result<Path<String>, PathRejection>,
@@ -224,6 +246,14 @@ async fn count_events(
     Ok(ok(&json!(n)))
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/events/{event_id}", tag = "Events",
+    operation_id = "get_conversation_event_api_conversations__conversation_id__events__event_id__get",
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id"),
+           ("event_id" = String, Path, description = "Event id")),
+    responses((status = 200, description = "Successful Response", body = Value),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn get_event(
     State(svc): Svc,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -236,6 +266,13 @@ async fn get_event(
     }
 }
 
+#[utoipa::path(get, path = "/conversations/{conversation_id}/events", tag = "Events",
+    operation_id = "batch_get_conversation_events_api_conversations__conversation_id__events_get",
+    request_body = Vec<String>,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Vec<Value>),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn batch_get(
     State(svc): Svc,
     path: Result<Path<String>, PathRejection>,
@@ -257,6 +294,14 @@ async fn batch_get(
     Ok(ok(&Value::Array(out)))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/events", tag = "Events",
+    operation_id = "send_message_api_conversations__conversation_id__events_post",
+    request_body = SendMessageRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 429, description = "Message saved but server run capacity is full", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn send_message(
     State(svc): Svc,
     path: Result<Path<String>, PathRejection>,
@@ -270,6 +315,15 @@ async fn send_message(
     Ok(ok(&json!({"success": true})))
 }
 
+#[utoipa::path(post, path = "/conversations/{conversation_id}/events/respond_to_confirmation", tag = "Events",
+    operation_id = "respond_to_confirmation_api_conversations__conversation_id__events_respond_to_confirmation_post",
+    request_body = ConfirmationResponseRequest,
+    security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 404, description = "Item not found", body = ErrorDetail),
+              (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn respond_to_confirmation(
     State(svc): Svc,
     path: Result<Path<String>, PathRejection>,

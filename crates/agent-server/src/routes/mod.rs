@@ -139,6 +139,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         )
         .merge(crate::gateway::routes::router(0))
         .into_openapi()
+        .nest("/api", conversations::openapi().merge_from(events::openapi()))
 }
 
 /// The conversation and event routes (relative to `/api`), when the
@@ -156,7 +157,7 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
                     }
                 })
             }));
-            OpenApiRouter::from(conversations::router(svc.clone()).merge(events::router(svc.clone())))
+            conversations::router(svc.clone()).merge(events::router(svc.clone()))
         }
         None => OpenApiRouter::new(),
     }
