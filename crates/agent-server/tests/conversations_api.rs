@@ -605,3 +605,66 @@ async fn openapi_documents_the_conversation_and_event_routes_with_reference_oper
     );
     env.stop().await;
 }
+
+/// Top-level keys of a recorded reference answer.
+fn recorded_keys(name: &str, pick: impl Fn(&Value) -> &Value) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../compat/recorded")
+        .join(name);
+    let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut keys: Vec<String> = pick(&v["body"])
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn keys_of(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[tokio::test]
+async fn answers_have_the_recorded_reference_shapes() {
+    let env = Env::start(two_step).await;
+    let created = env.create(json!({})).await;
+    assert_eq!(
+        keys_of(&created),
+        recorded_keys("conversation_create.json", |b| b)
+    );
+    let id = created["id"].as_str().unwrap();
+    env.send(id, "Please create x.txt, then finish.", true)
+        .await;
+    let got = env.wait_status(id, &["finished"]).await;
+    assert_eq!(keys_of(&got), recorded_keys("conversation_get.json", |b| b));
+    assert_eq!(
+        keys_of(&got["runtime_info"]),
+        recorded_keys("conversation_get.json", |b| &b["runtime_info"])
+    );
+    let (_, page) = env.get("/api/conversations/search?limit=10").await;
+    assert_eq!(
+        keys_of(&page),
+        recorded_keys("conversation_search.json", |b| b)
+    );
+    assert_eq!(
+        keys_of(&page["items"][0]),
+        recorded_keys("conversation_search.json", |b| &b["items"][0])
+    );
+    assert_eq!(
+        keys_of(&got["stats"]["usage_to_metrics"]["default"]),
+        recorded_keys("conversation_get.json", |b| &b["stats"]["usage_to_metrics"]
+            ["default"])
+    );
+    let (_, events) = env
+        .get(&format!("/api/conversations/{id}/events/search?limit=3"))
+        .await;
+    assert_eq!(
+        keys_of(&events),
+        recorded_keys("events_search_page.json", |b| b)
+    );
+    env.stop().await;
+}

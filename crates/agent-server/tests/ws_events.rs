@@ -275,3 +275,24 @@ async fn a_flooded_stalled_client_is_dropped_while_the_server_keeps_going() {
     assert_eq!(n, json!(600));
     env.stop().await;
 }
+
+#[tokio::test]
+async fn the_full_state_snapshot_has_the_recorded_reference_keys() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let mut ws = env.ws(id, "").await;
+    let first = ws.frame().await;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../compat/recorded/ws_events_frames.json");
+    let recorded: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let reference = &recorded["frames"][0];
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&first), keys(reference));
+    assert_eq!(keys(&first["value"]), keys(&reference["value"]));
+    env.stop().await;
+}
