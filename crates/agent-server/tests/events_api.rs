@@ -404,3 +404,53 @@ async fn secrets_security_analyzer_llm_switch_and_condense() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn switch_profile_uses_a_saved_profile_and_unsupported_features_say_so() {
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    let c = format!("/api/conversations/{id}");
+    let (s, body) = env
+        .post(
+            "/api/profiles/fast",
+            json!({"llm": {"model": "openai/profile-model", "base_url": env.mock.base_url(), "api_key": "pk", "num_retries": 0}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{body}");
+    let (s, body) = env
+        .post(
+            &format!("{c}/switch_profile"),
+            json!({"profile_name": "fast"}),
+        )
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    let (_, got) = env.get(&c).await;
+    assert_eq!(got["agent"]["llm"]["model"], "openai/profile-model");
+    assert_eq!(got["agent"]["llm"]["usage_id"], "profile:fast");
+    let (s, body) = env
+        .post(
+            &format!("{c}/switch_profile"),
+            json!({"profile_name": "missing"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Profile 'missing' not found"}))
+    );
+    // The conversation still runs with the switched LLM.
+    env.send(id, "Please create x.txt, then finish.", true)
+        .await;
+    let done = env.wait_status(id, &["finished", "error"]).await;
+    assert_eq!(done["execution_status"], "finished", "{done}");
+
+    let (s, body) = env
+        .post(&format!("{c}/switch_acp_model"), json!({"model": "m"}))
+        .await;
+    assert_eq!(s, 400, "{body}");
+    let (s, body) = env
+        .post(&format!("{c}/load_plugin"), json!({"plugin_ref": "x"}))
+        .await;
+    assert_eq!(s, 404, "{body}");
+    env.stop().await;
+}

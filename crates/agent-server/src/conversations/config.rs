@@ -29,6 +29,8 @@ pub struct ServiceConfig {
     pub session_api_key: Option<String>,
     /// Session keys accepted by the event socket (empty: no auth).
     pub session_api_keys: Vec<String>,
+    /// Saved LLM profiles (`switch_profile`).
+    pub profiles: Option<crate::profiles::ProfileService>,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -57,6 +59,7 @@ impl ServiceConfig {
             webhooks: Vec::new(),
             session_api_key: None,
             session_api_keys: Vec::new(),
+            profiles: None,
         }
     }
 
@@ -85,6 +88,7 @@ impl ServiceConfig {
             webhooks: config.webhooks.clone(),
             session_api_key: config.session_api_keys.first().cloned(),
             session_api_keys: config.session_api_keys.clone(),
+            profiles: Some(crate::profiles::ProfileService::from_config(config)),
         }
     }
 

@@ -467,6 +467,27 @@ pub struct SetSecurityAnalyzerRequest {
     pub security_analyzer: Option<Value>,
 }
 
+/// `POST …/switch_profile`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+pub struct SwitchProfileRequest {
+    /// Name of a saved LLM profile.
+    pub profile_name: String,
+}
+
+/// `POST …/switch_acp_model`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+pub struct SwitchAcpModelRequest {
+    /// Model id.
+    pub model: String,
+}
+
+/// `POST …/load_plugin`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+pub struct LoadPluginRequest {
+    /// Plugin reference.
+    pub plugin_ref: String,
+}
+
 /// `POST …/switch_llm`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SwitchLlmRequest {

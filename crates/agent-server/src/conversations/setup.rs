@@ -10,7 +10,8 @@ use openhands_sdk::tool::ToolRegistry;
 /// `tools`, registers it (routes, event socket, conversation-scoped
 /// bash/file/git routes) and reports the tool names.
 pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, ServiceError> {
-    let config = ServiceConfig::from_config(&state.config, tools.clone());
+    let mut config = ServiceConfig::from_config(&state.config, tools.clone());
+    config.profiles = Some(state.profiles.clone());
     let service = ConversationService::start(config).await?;
     Ok(state
         .with_tool_names(move || tools.names())

@@ -7,9 +7,9 @@
 
 use crate::conversations::error::ServiceError;
 use crate::conversations::request::{
-    AskAgentRequest, ForkConversationRequest, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, StartConversationRequest, SwitchLlmRequest,
-    UpdateConversationRequest, UpdateSecretsRequest,
+    AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
+    SetSecurityAnalyzerRequest, StartConversationRequest, SwitchAcpModelRequest, SwitchLlmRequest,
+    SwitchProfileRequest, UpdateConversationRequest, UpdateSecretsRequest,
 };
 use crate::conversations::{ConversationService, ConversationSortOrder, Live};
 use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
@@ -65,6 +65,9 @@ fn routes() -> OpenApiRouter<ConversationService> {
         .routes(routes!(confirmation_policy))
         .routes(routes!(security_analyzer))
         .routes(routes!(switch_llm))
+        .routes(routes!(switch_profile))
+        .routes(routes!(switch_acp_model))
+        .routes(routes!(load_plugin))
         .routes(routes!(runtime))
         .routes(routes!(reprovision))
 }
@@ -636,4 +639,93 @@ async fn runtime(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn reprovision(svc: Svc, path: IdPath) -> Result<Response, ApiError> {
     runtime(svc, path).await
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/switch_profile", tag = "Conversations",
+    operation_id = "switch_conversation_profile_api_conversations__conversation_id__switch_profile_post",
+    request_body = SwitchProfileRequest, security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 400, description = "Invalid or corrupted profile", body = ErrorDetail),
+              (status = 404, description = "Conversation or profile not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+async fn switch_profile(
+    State(svc): Svc,
+    path: IdPath,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let id = conversation_id(path)?;
+    let req: SwitchProfileRequest = body(&headers, &bytes)?;
+    let live = live(&svc, id).await?;
+    let Some(profiles) = svc.config().profiles.clone() else {
+        return Err(ApiError::not_found_msg(format!(
+            "Profile '{}' not found",
+            req.profile_name
+        )));
+    };
+    let stored = profiles
+        .load(&req.profile_name, true)
+        .await
+        .map_err(|e| match e {
+            crate::profiles::ProfileError::NotFound(_) => {
+                ApiError::not_found_msg(format!("Profile '{}' not found", req.profile_name))
+            }
+            other => ApiError::bad_request(other.to_string()),
+        })?;
+    let mut config = stored.config;
+    config.usage_id = format!("profile:{}", req.profile_name);
+    let llm = openhands_llm::Llm::new(config).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let conv = live.conv.clone();
+    crate::conversations::error::blocking(move || conv.switch_llm(llm).map_err(ServiceError::from))
+        .await?;
+    Ok(success())
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/switch_acp_model", tag = "Conversations",
+    operation_id = "switch_conversation_acp_model_api_conversations__conversation_id__switch_acp_model_post",
+    request_body = SwitchAcpModelRequest, security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 400, description = "Agent is not ACP, or provider can't switch models", body = ErrorDetail),
+              (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+async fn switch_acp_model(
+    State(svc): Svc,
+    path: IdPath,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let id = conversation_id(path)?;
+    let _req: SwitchAcpModelRequest = body(&headers, &bytes)?;
+    let _live = live(&svc, id).await?;
+    // This server runs native agents only (start requests with an ACPAgent
+    // are refused), so no conversation can switch an ACP model.
+    Err(ApiError::bad_request(
+        "switch_acp_model is only supported for ACPAgent conversations",
+    ))
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/load_plugin", tag = "Conversations",
+    operation_id = "load_conversation_plugin_api_conversations__conversation_id__load_plugin_post",
+    request_body = LoadPluginRequest, security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "Successful Response", body = Success),
+              (status = 400, description = "Invalid plugin reference or inactive conversation", body = ErrorDetail),
+              (status = 404, description = "Conversation or plugin not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+async fn load_plugin(
+    State(svc): Svc,
+    path: IdPath,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let id = conversation_id(path)?;
+    let req: LoadPluginRequest = body(&headers, &bytes)?;
+    let _live = live(&svc, id).await?;
+    // No plugin marketplaces are registered on this server.
+    Err(ApiError::not_found_msg(format!(
+        "Plugin '{}' not found: no plugin marketplace is registered on this server",
+        req.plugin_ref
+    )))
 }

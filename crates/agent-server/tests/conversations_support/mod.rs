@@ -78,6 +78,7 @@ impl Env {
             conversations_path: d.join("conversations"),
             workspace_path: d.join("project"),
             bash_events_dir: d.join("bash_events"),
+            persistence_dir: d.join("persistence"),
             secret_key: Some(openhands_wire::SecretString::new("test-secret-key")),
             ..Config::default()
         };
