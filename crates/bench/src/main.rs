@@ -82,6 +82,10 @@ struct Args {
     /// Timeout of each HTTP request, in seconds.
     #[arg(long, default_value_t = 60)]
     request_timeout: u64,
+    /// Give both servers an empty `HOME`, so that terminal shells skip the
+    /// user's `~/.bashrc` (whose cost is otherwise part of every run).
+    #[arg(long)]
+    clean_home: bool,
     /// Print the figures as JSON instead of the markdown table.
     #[arg(long)]
     json: bool,
@@ -95,6 +99,7 @@ struct Args {
 struct Report {
     machine: machine::Machine,
     command: String,
+    settings: String,
     ours: results::ServerResult,
     reference: Option<results::ServerResult>,
     rows: Vec<JsonRow>,
@@ -142,9 +147,15 @@ async fn binary_version(binary: &Path) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-async fn run(args: Args) -> Result<ExitCode> {
+async fn run(mut args: Args) -> Result<ExitCode> {
     if !args.ours.is_file() {
         bail!("--ours {}: no such file", args.ours.display());
+    }
+    // The servers run in their own directories: make the paths absolute.
+    args.ours = std::fs::canonicalize(&args.ours)
+        .with_context(|| format!("--ours {}", args.ours.display()))?;
+    if let Ok(venv) = std::path::absolute(&args.venv) {
+        args.venv = venv;
     }
     let python = args.venv.join("bin/python");
     let ref_version = reference_version(&args.venv);
@@ -175,6 +186,7 @@ async fn run(args: Args) -> Result<ExitCode> {
         run_timeout: Duration::from_secs(args.run_timeout),
         ready_timeout: Duration::from_secs(args.ready_timeout),
         request_timeout: Duration::from_secs(args.request_timeout),
+        clean_home: args.clean_home,
     };
     let machine = machine::Machine::current();
     eprintln!("machine: {}", machine.summary());
@@ -225,6 +237,23 @@ async fn run(args: Args) -> Result<ExitCode> {
     let rows = report::rows(&ours, reference.as_ref());
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let table = report::markdown(&rows);
+    let spawn = cfg.spawn_options();
+    let settings = format!(
+        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?}, {} subscribers × ({} + {} burst) messages; both servers with OH_MAX_CONCURRENT_RUNS={} and {} HOME",
+        cfg.conversations,
+        cfg.runs,
+        cfg.throughput_runs,
+        cfg.concurrency,
+        cfg.subscribers,
+        cfg.fanout_events,
+        cfg.fanout_burst,
+        spawn.max_concurrent_runs,
+        if spawn.clean_home {
+            "an empty"
+        } else {
+            "the inherited"
+        },
+    );
     let notes = {
         let mut all = vec![&ours];
         all.extend(reference.as_ref());
@@ -233,6 +262,7 @@ async fn run(args: Args) -> Result<ExitCode> {
     let doc = Report {
         machine,
         command,
+        settings: settings.clone(),
         rows: rows
             .iter()
             .map(|r| JsonRow {
@@ -254,6 +284,7 @@ async fn run(args: Args) -> Result<ExitCode> {
     } else {
         println!("Machine: {}", doc.machine.summary());
         println!("Command: `{}`", doc.command);
+        println!("Settings: {settings}");
         println!();
         print!("{table}");
         println!();

@@ -53,6 +53,10 @@ pub struct Row {
     pub ours: Option<f64>,
     /// The reference's figure.
     pub reference: Option<f64>,
+    /// Our attempts that failed (not in the figure).
+    pub ours_failed: usize,
+    /// The reference's attempts that failed (not in the figure).
+    pub reference_failed: usize,
     /// Unit of both figures.
     pub unit: Unit,
     /// Which direction is better.
@@ -117,7 +121,13 @@ impl Row {
     }
 
     fn cells(&self) -> [String; 5] {
-        let show = |v: Option<f64>| v.map_or("–".to_string(), |v| format_value(v, self.unit));
+        let show = |v: Option<f64>, failed: usize| {
+            let mut text = v.map_or("–".to_string(), |v| format_value(v, self.unit));
+            if failed > 0 {
+                text.push_str(&format!(" ({failed} failed)"));
+            }
+            text
+        };
         let ratio = self.ratio().map_or("–".to_string(), |r| {
             if r >= 100.0 {
                 format!("{r:.0}×")
@@ -127,8 +137,8 @@ impl Row {
         });
         [
             self.metric.clone(),
-            show(self.ours),
-            show(self.reference),
+            show(self.ours, self.ours_failed),
+            show(self.reference, self.reference_failed),
             ratio,
             self.goal_cell(),
         ]
@@ -139,138 +149,145 @@ fn bytes(v: Option<u64>) -> Option<f64> {
     v.map(|b| b as f64)
 }
 
+type Pick = Box<dyn Fn(&ServerResult) -> Option<f64>>;
+type Failures = Box<dyn Fn(&ServerResult) -> usize>;
+
+/// How to build one row.
+struct Spec {
+    metric: String,
+    pick: Pick,
+    failures: Option<Failures>,
+    unit: Unit,
+    better: Better,
+    goal: Option<Goal>,
+}
+
+impl Spec {
+    fn new(
+        metric: impl Into<String>,
+        unit: Unit,
+        better: Better,
+        pick: impl Fn(&ServerResult) -> Option<f64> + 'static,
+    ) -> Spec {
+        Spec {
+            metric: metric.into(),
+            pick: Box::new(pick),
+            failures: None,
+            unit,
+            better,
+            goal: None,
+        }
+    }
+
+    fn goal(mut self, goal: Goal) -> Spec {
+        self.goal = Some(goal);
+        self
+    }
+
+    fn failures(mut self, f: impl Fn(&ServerResult) -> usize + 'static) -> Spec {
+        self.failures = Some(Box::new(f));
+        self
+    }
+
+    fn row(&self, ours: &ServerResult, reference: Option<&ServerResult>) -> Row {
+        let failed = |s: &ServerResult| self.failures.as_ref().map_or(0, |f| f(s));
+        Row {
+            metric: self.metric.clone(),
+            ours: (self.pick)(ours),
+            reference: reference.and_then(|r| (self.pick)(r)),
+            ours_failed: failed(ours),
+            reference_failed: reference.map_or(0, failed),
+            unit: self.unit,
+            better: self.better,
+            goal: self.goal,
+        }
+    }
+}
+
 /// The rows comparing `ours` with `reference` (whose figures stay empty
 /// when it was not run).
 pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
-    type Pick = Box<dyn Fn(&ServerResult) -> Option<f64>>;
-    let mut specs: Vec<(String, Pick, Unit, Better, Option<Goal>)> = vec![
-        (
-            "start → `/ready`".into(),
-            Box::new(|s| s.ready_ms),
-            Unit::Ms,
-            Better::Lower,
-            Some(Goal::Below {
-                limit: 100.0,
-                text: "100 ms",
-            }),
-        ),
-        (
-            "idle RSS".into(),
-            Box::new(|s| bytes(s.idle_rss_bytes)),
-            Unit::Bytes,
-            Better::Lower,
-            Some(Goal::Below {
-                limit: 30e6,
-                text: "30 MB",
-            }),
-        ),
-        (
+    use Better::{Higher, Lower};
+    let below = |limit: f64, text: &'static str| Goal::Below { limit, text };
+    let mut specs = vec![
+        Spec::new("start → `/ready`", Unit::Ms, Lower, |s| s.ready_ms).goal(below(100.0, "100 ms")),
+        Spec::new("idle RSS", Unit::Bytes, Lower, |s| bytes(s.idle_rss_bytes))
+            .goal(below(30e6, "30 MB")),
+        Spec::new(
             format!("RSS after {} conversations", ours.conversations),
-            Box::new(|s| bytes(s.rss_after_conversations_bytes)),
             Unit::Bytes,
-            Better::Lower,
-            None,
+            Lower,
+            |s| bytes(s.rss_after_conversations_bytes),
         ),
-        (
-            "create conversation p50".into(),
-            Box::new(|s| s.create.as_ref().map(|c| c.p50_ms)),
+        Spec::new("create conversation p50", Unit::Ms, Lower, |s| {
+            s.create.as_ref().map(|c| c.p50_ms)
+        })
+        .goal(below(3.0, "3 ms"))
+        .failures(|s| s.create_failures),
+        Spec::new("create conversation p99", Unit::Ms, Lower, |s| {
+            s.create.as_ref().map(|c| c.p99_ms)
+        })
+        .failures(|s| s.create_failures),
+        Spec::new("two-step run p50", Unit::Ms, Lower, |s| {
+            s.run.as_ref().map(|c| c.p50_ms)
+        })
+        .goal(below(50.0, "50 ms"))
+        .failures(|s| s.run_failures),
+        Spec::new("two-step run p99", Unit::Ms, Lower, |s| {
+            s.run.as_ref().map(|c| c.p99_ms)
+        })
+        .failures(|s| s.run_failures),
+        Spec::new(
+            "… of which terminal step p50 (`echo hi`)",
             Unit::Ms,
-            Better::Lower,
-            Some(Goal::Below {
-                limit: 3.0,
-                text: "3 ms",
-            }),
-        ),
-        (
-            "create conversation p99".into(),
-            Box::new(|s| s.create.as_ref().map(|c| c.p99_ms)),
-            Unit::Ms,
-            Better::Lower,
-            None,
-        ),
-        (
-            "two-step run p50".into(),
-            Box::new(|s| s.run.as_ref().map(|c| c.p50_ms)),
-            Unit::Ms,
-            Better::Lower,
-            Some(Goal::Below {
-                limit: 50.0,
-                text: "50 ms",
-            }),
-        ),
-        (
-            "two-step run p99".into(),
-            Box::new(|s| s.run.as_ref().map(|c| c.p99_ms)),
-            Unit::Ms,
-            Better::Lower,
-            None,
-        ),
-        (
-            "… of which terminal step p50 (`echo hi`)".into(),
-            Box::new(|s| s.run_terminal_step.as_ref().map(|c| c.p50_ms)),
-            Unit::Ms,
-            Better::Lower,
-            None,
+            Lower,
+            |s| s.run_terminal_step.as_ref().map(|c| c.p50_ms),
         ),
     ];
     for t in &ours.throughput {
         let c = t.concurrency;
-        specs.push((
-            format!("throughput, {c} concurrent conversations"),
-            Box::new(move |s| {
-                s.throughput
-                    .iter()
-                    .find(|x| x.concurrency == c)
-                    .filter(|x| x.finished > 0)
-                    .map(|x| x.conversations_per_s)
-            }),
-            Unit::PerSecond("conv/s"),
-            Better::Higher,
-            Some(Goal::TimesReference { factor: 20.0 }),
-        ));
+        let level =
+            move |s: &ServerResult| s.throughput.iter().find(|x| x.concurrency == c).cloned();
+        specs.push(
+            Spec::new(
+                format!("throughput, {c} concurrent conversations"),
+                Unit::PerSecond("conv/s"),
+                Higher,
+                move |s| {
+                    level(s)
+                        .filter(|x| x.finished > 0)
+                        .map(|x| x.conversations_per_s)
+                },
+            )
+            .goal(Goal::TimesReference { factor: 20.0 })
+            .failures(move |s| level(s).map_or(0, |x| x.attempted - x.finished)),
+        );
     }
     let subs = ours.fanout.as_ref().map_or(0, |f| f.subscribers);
-    specs.extend::<[(String, Pick, Unit, Better, Option<Goal>); 4]>([
-        (
+    specs.extend([
+        Spec::new(
             format!("WebSocket fan-out to {subs} subscribers p50"),
-            Box::new(|s| s.fanout.as_ref()?.latency.as_ref().map(|l| l.p50_ms)),
             Unit::Ms,
-            Better::Lower,
-            None,
+            Lower,
+            |s| s.fanout.as_ref()?.latency.as_ref().map(|l| l.p50_ms),
         ),
-        (
+        Spec::new(
             format!("WebSocket fan-out to {subs} subscribers p99"),
-            Box::new(|s| s.fanout.as_ref()?.latency.as_ref().map(|l| l.p99_ms)),
             Unit::Ms,
-            Better::Lower,
-            None,
+            Lower,
+            |s| s.fanout.as_ref()?.latency.as_ref().map(|l| l.p99_ms),
         ),
-        (
+        Spec::new(
             format!("WebSocket fan-out rate, {subs} subscribers"),
-            Box::new(|s| s.fanout.as_ref().map(|f| f.deliveries_per_s)),
             Unit::PerSecond("events/s"),
-            Better::Higher,
-            None,
+            Higher,
+            |s| s.fanout.as_ref().map(|f| f.deliveries_per_s),
         ),
-        (
-            "RSS at the end".into(),
-            Box::new(|s| bytes(s.rss_end_bytes)),
-            Unit::Bytes,
-            Better::Lower,
-            None,
-        ),
+        Spec::new("RSS at the end", Unit::Bytes, Lower, |s| {
+            bytes(s.rss_end_bytes)
+        }),
     ]);
-    specs
-        .into_iter()
-        .map(|(metric, pick, unit, better, goal)| Row {
-            metric,
-            ours: pick(ours),
-            reference: reference.and_then(&pick),
-            unit,
-            better,
-            goal,
-        })
-        .collect()
+    specs.iter().map(|s| s.row(ours, reference)).collect()
 }
 
 /// The rows as a markdown table.
@@ -375,6 +392,8 @@ mod tests {
             metric: "x".into(),
             ours: Some(10.0),
             reference: Some(1000.0),
+            ours_failed: 0,
+            reference_failed: 0,
             unit: Unit::Ms,
             better: Better::Lower,
             goal: None,
@@ -456,6 +475,26 @@ mod tests {
         );
         assert!(table.contains("| throughput, 5 concurrent conversations | 30.00 conv/s | 1.00 conv/s | 30.0× | yes (≥ 20× reference) |"));
         assert!(lines.iter().all(|l| l.starts_with('|') && l.ends_with('|')));
+    }
+
+    #[test]
+    fn failed_attempts_are_shown_next_to_the_figure() {
+        let ours = result("ours", 1.0, 30.0);
+        let mut reference = result("reference", 100.0, 1.0);
+        reference.throughput[0].finished = 4;
+        reference.run_failures = 1;
+        let rows = rows(&ours, Some(&reference));
+        let tp = rows
+            .iter()
+            .find(|r| r.metric.starts_with("throughput"))
+            .unwrap();
+        assert_eq!(tp.cells()[2], "1.00 conv/s (6 failed)");
+        assert_eq!(tp.cells()[1], "30.00 conv/s");
+        let run = rows
+            .iter()
+            .find(|r| r.metric == "two-step run p50")
+            .unwrap();
+        assert_eq!(run.cells()[2], "2.00 s (1 failed)");
     }
 
     #[test]

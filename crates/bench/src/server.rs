@@ -46,6 +46,17 @@ impl Flavor {
     }
 }
 
+/// Settings given to both servers alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpawnOptions {
+    /// `OH_MAX_CONCURRENT_RUNS` (both servers default to 10 and answer 429
+    /// beyond it).
+    pub max_concurrent_runs: usize,
+    /// Give the server an empty `HOME` (in its temp dir), so that terminal
+    /// shells do not run the user's `~/.bashrc`.
+    pub clean_home: bool,
+}
+
 /// A started server.
 #[derive(Debug)]
 pub struct ServerProcess {
@@ -68,7 +79,7 @@ pub fn free_port() -> Result<u16> {
 /// The environment both servers get on top of the inherited one (from which
 /// every `OH_*` variable and `SESSION_API_KEY` are removed): the reference's
 /// offline, Docker-free settings, with all paths inside `dir`.
-pub fn server_env(dir: &Path, tag: &str) -> Vec<(String, String)> {
+pub fn server_env(dir: &Path, tag: &str, options: SpawnOptions) -> Vec<(String, String)> {
     let p = |sub: &str| dir.join(sub).to_string_lossy().into_owned();
     let fixed = [
         ("OH_SESSION_API_KEYS_0", SESSION_KEY.to_string()),
@@ -93,16 +104,25 @@ pub fn server_env(dir: &Path, tag: &str) -> Vec<(String, String)> {
         ("ALLOW_SHORT_CONTEXT_WINDOWS", "1".into()),
         ("COLUMNS", "200".into()),
         ("OPENHANDS_SUPPRESS_BANNER", "1".into()),
+        (
+            "OH_MAX_CONCURRENT_RUNS",
+            options.max_concurrent_runs.to_string(),
+        ),
         (reaper::TAG_VAR, tag.to_string()),
     ];
-    fixed.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let mut env: Vec<(String, String)> =
+        fixed.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    if options.clean_home {
+        env.push(("HOME".into(), p("home")));
+    }
+    env
 }
 
 impl ServerProcess {
     /// Spawns the server on a free port; returns at once (see
     /// [`ServerProcess::wait_ready`]). The spawn instant is recorded just
     /// before the process is created.
-    pub fn spawn(flavor: Flavor) -> Result<ServerProcess> {
+    pub fn spawn(flavor: Flavor, options: SpawnOptions) -> Result<ServerProcess> {
         let label = flavor.label();
         let dir = tempfile::Builder::new()
             .prefix(&format!("ohbench-{label}-"))
@@ -114,6 +134,7 @@ impl ServerProcess {
             "bash_events",
             "persistence",
             "tmux",
+            "home",
         ] {
             std::fs::create_dir_all(dir.path().join(sub))?;
         }
@@ -141,7 +162,7 @@ impl ServerProcess {
                 cmd.env_remove(&k);
             }
         }
-        cmd.envs(server_env(dir.path(), &tag));
+        cmd.envs(server_env(dir.path(), &tag, options));
         let spawned_at = Instant::now();
         let child = cmd
             .spawn()
@@ -314,7 +335,11 @@ mod tests {
 
     #[test]
     fn environment_points_inside_the_run_dir() {
-        let env = server_env(Path::new("/tmp/x"), "t1");
+        let options = SpawnOptions {
+            max_concurrent_runs: 50,
+            clean_home: false,
+        };
+        let env = server_env(Path::new("/tmp/x"), "t1", options);
         let get = |k: &str| {
             env.iter()
                 .find(|(n, _)| n == k)
@@ -326,6 +351,17 @@ mod tests {
         assert_eq!(get("TMUX_TMPDIR"), "/tmp/x/tmux");
         assert_eq!(get("OH_SESSION_API_KEYS_0"), SESSION_KEY);
         assert_eq!(get(reaper::TAG_VAR), "t1");
+        assert_eq!(get("OH_MAX_CONCURRENT_RUNS"), "50");
+        assert!(env.iter().all(|(k, _)| k != "HOME"));
+        let clean = server_env(
+            Path::new("/tmp/x"),
+            "t1",
+            SpawnOptions {
+                clean_home: true,
+                ..options
+            },
+        );
+        assert!(clean.contains(&("HOME".to_string(), "/tmp/x/home".to_string())));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::api::Api;
 use crate::measure::{create, fanout, runs, throughput};
 use crate::results::ServerResult;
 use crate::rss::rss_bytes;
-use crate::server::{Flavor, SESSION_KEY, ServerProcess};
+use crate::server::{Flavor, SESSION_KEY, ServerProcess, SpawnOptions};
 use crate::stats::Summary;
 use crate::workload::start_request;
 use anyhow::Result;
@@ -43,6 +43,19 @@ pub struct SuiteConfig {
     pub ready_timeout: Duration,
     /// Timeout of each HTTP request.
     pub request_timeout: Duration,
+    /// Whether the servers get an empty `HOME`.
+    pub clean_home: bool,
+}
+
+impl SuiteConfig {
+    /// What both servers are started with: a run limit that admits the
+    /// highest concurrency level (at least the servers' default of 10).
+    pub fn spawn_options(&self) -> SpawnOptions {
+        SpawnOptions {
+            max_concurrent_runs: self.concurrency.iter().copied().max().unwrap_or(0).max(10),
+            clean_home: self.clean_home,
+        }
+    }
 }
 
 fn note(phase: &str, e: &anyhow::Error) -> String {
@@ -70,7 +83,7 @@ pub async fn run(
         conversations: cfg.conversations,
         ..ServerResult::default()
     };
-    let mut server = ServerProcess::spawn(flavor)?;
+    let mut server = ServerProcess::spawn(flavor, cfg.spawn_options())?;
     progress(
         label,
         &format!("started pid {} on {}", server.pid(), server.url()),
