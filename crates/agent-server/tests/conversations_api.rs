@@ -668,3 +668,45 @@ async fn answers_have_the_recorded_reference_shapes() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn children_inherit_the_parent_and_run_their_task() {
+    let env = Env::start(two_step).await;
+    let parent = env.create(json!({"tags": {"team": "core"}})).await;
+    let pid = parent["id"].as_str().unwrap();
+    let (s, child) = env
+        .post(
+            &format!("/api/conversations/{pid}/children"),
+            json!({"task": "Please create x.txt, then finish.", "title": "sub task"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{child}");
+    assert_eq!(child["parent_conversation_id"], pid);
+    assert_eq!(child["isolation"], "shared");
+    assert_eq!(child["title"], "sub task");
+    let cid = child["conversation_id"].as_str().unwrap();
+    let done = env.wait_status(cid, &["finished", "error"]).await;
+    assert_eq!(done["execution_status"], "finished");
+    assert_eq!(done["parent_conversation_id"], pid);
+    assert_eq!(done["tags"], json!({"team": "core"}));
+    let (_, p) = env.get(&format!("/api/conversations/{pid}")).await;
+    assert_eq!(p["sub_conversation_ids"], json!([cid]));
+    let (s, _) = env
+        .post(
+            &format!("/api/conversations/{pid}/children"),
+            json!({"task": ""}),
+        )
+        .await;
+    assert_eq!(s, 422);
+    let (s, body) = env
+        .post(
+            &format!("/api/conversations/{}/children", Uuid::new_v4()),
+            json!({"task": "x"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Parent conversation not found"}))
+    );
+    env.stop().await;
+}

@@ -467,6 +467,49 @@ pub struct SetSecurityAnalyzerRequest {
     pub security_analyzer: Option<Value>,
 }
 
+/// Workspace isolation of a child conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// A git worktree of the parent's workspace (this server shares the
+    /// workspace instead and says so in the answer).
+    #[default]
+    Worktree,
+    /// The parent's directory.
+    Shared,
+}
+
+/// `POST …/children`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+pub struct StartChildConversationRequest {
+    /// First user message of the child (at least one character).
+    pub task: String,
+    /// Title of the child.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Requested isolation.
+    #[serde(default)]
+    pub isolation: Isolation,
+}
+
+impl StartChildConversationRequest {
+    /// Checks `task` is not empty.
+    pub fn validate(&self) -> Result<(), ApiError> {
+        if self.task.is_empty() {
+            return Err(ApiError::validation(vec![
+                ValidationIssue::new(
+                    "string_too_short",
+                    loc(&["body", "task"]),
+                    "String should have at least 1 character",
+                    json!(self.task),
+                )
+                .with_ctx(json!({"min_length": 1})),
+            ]));
+        }
+        Ok(())
+    }
+}
+
 /// `POST …/switch_profile`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SwitchProfileRequest {

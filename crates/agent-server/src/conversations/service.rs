@@ -85,6 +85,18 @@ impl std::fmt::Debug for ConversationService {
     }
 }
 
+/// What a new conversation starts with.
+struct Launch {
+    meta: StoredConversation,
+    agent: AgentSpec,
+    workspace: PathBuf,
+    stuck_detection_thresholds: openhands_wire::state::StuckDetectionThresholds,
+    confirmation_policy: openhands_wire::state::ConfirmationPolicy,
+    secrets: Vec<(String, SecretSource)>,
+    tags: Map<String, Value>,
+    security_analyzer: Option<Value>,
+}
+
 /// One page of a conversation search.
 #[derive(Debug, Clone)]
 pub struct ConversationPage {
@@ -362,27 +374,57 @@ impl ConversationService {
         meta.title_llm_profile = json!(request.title_llm_profile);
         meta.prompt = json!(request.prompt);
 
-        let meta = Arc::new(Mutex::new(meta));
+        let launch = Launch {
+            meta,
+            agent: agent_spec,
+            workspace: workspace_dir,
+            stuck_detection_thresholds: request.stuck_detection_thresholds.unwrap_or_default(),
+            confirmation_policy: request.confirmation_policy.clone(),
+            secrets,
+            tags,
+            security_analyzer: request.security_analyzer.clone(),
+        };
+        let live = self.launch(id, launch).await?;
+        drop(_guard);
+        if let Some(initial) = &request.initial_message {
+            live.send_message(initial.message(), false).await?;
+            if initial.run {
+                live.start_run(Some(permit))?;
+            }
+        } else {
+            drop(permit);
+        }
+        let info = conversation_info(live.state_json(), &live.meta(), &[], false);
+        live.notify_webhooks(info.clone());
+        Ok((info, true))
+    }
+
+    /// Creates the SDK conversation for a new id (caller holds the id's
+    /// lock), writes `meta.json` and lists it in the catalog.
+    async fn launch(&self, id: Uuid, l: Launch) -> Result<Arc<Live>, ServiceError> {
+        let max_iterations = l.meta.max_iterations;
+        let stuck_detection = l.meta.stuck_detection;
+        let meta = Arc::new(Mutex::new(l.meta));
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
-        let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
-        let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
         let options = ConversationOptions {
             conversation_id: Some(id),
             persistence_dir: Some(root.clone()),
-            max_iteration_per_run: meta.lock().max_iterations,
-            stuck_detection: request.stuck_detection,
-            stuck_detection_thresholds: request.stuck_detection_thresholds.unwrap_or_default(),
-            callbacks: vec![callback],
-            cipher,
-            confirmation_policy: request.confirmation_policy.clone(),
-            secrets,
-            tags: Some(tags.clone()),
-            security_analyzer: request.security_analyzer.clone(),
+            max_iteration_per_run: max_iterations,
+            stuck_detection,
+            stuck_detection_thresholds: l.stuck_detection_thresholds,
+            callbacks: vec![shared.callback()],
+            cipher: self.inner.config.cipher.clone(),
+            confirmation_policy: l.confirmation_policy,
+            secrets: l.secrets,
+            tags: Some(l.tags),
+            security_analyzer: l.security_analyzer,
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
+        let workspace_dir = l.workspace;
+        let agent_spec = l.agent;
         let conv = blocking(move || {
             std::fs::create_dir_all(&workspace_dir).map_err(|e| {
                 ServiceError::Invalid(format!(
@@ -411,18 +453,86 @@ impl ConversationService {
                 live: Some(live.clone()),
             },
         );
+        Ok(live)
+    }
+
+    /// Starts a child of `parent`: the parent's settings and agent, a fresh
+    /// history whose first message is `task` (run at once), linked by
+    /// `parent_conversation_id`. The child shares the parent's workspace.
+    /// `None` when the parent does not exist.
+    pub async fn start_child(
+        &self,
+        parent: Uuid,
+        task: String,
+        title: Option<String>,
+    ) -> Result<Option<Value>, ServiceError> {
+        let Some(p) = self.live(parent).await? else {
+            return Ok(None);
+        };
+        let permit = self
+            .inner
+            .ctx
+            .runs
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?;
+        let id = Uuid::new_v4();
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        let now = Utc::now();
+        let mut meta = p.meta();
+        meta.id = id;
+        meta.worktree = false;
+        meta.title = title;
+        meta.metrics = Value::Null;
+        meta.created_at = now;
+        meta.updated_at = now;
+        meta.parent_conversation_id = Some(parent);
+        meta.forked_from_conversation_id = None;
+        meta.forked_from_event_id = None;
+        meta.initial_message = Value::Null;
+        let state = p.conv.state();
+        let registry = p.conv.secrets();
+        let secrets = registry
+            .names()
+            .into_iter()
+            .filter_map(|n| {
+                registry.get(&n).map(|value| {
+                    (
+                        n,
+                        SecretSource::Static {
+                            value,
+                            description: None,
+                        },
+                    )
+                })
+            })
+            .collect();
+        let launch = Launch {
+            workspace: PathBuf::from(&state.workspace.working_dir),
+            tags: meta.tags.clone(),
+            meta,
+            agent: p.conv.agent().spec().clone(),
+            stuck_detection_thresholds: state.stuck_detection_thresholds.unwrap_or_default(),
+            confirmation_policy: state.confirmation_policy.clone(),
+            secrets,
+            security_analyzer: state.security_analyzer.clone(),
+        };
+        let live = self.launch(id, launch).await?;
         drop(_guard);
-        if let Some(initial) = &request.initial_message {
-            live.send_message(initial.message(), false).await?;
-            if initial.run {
-                live.start_run(Some(permit))?;
-            }
-        } else {
-            drop(permit);
-        }
-        let info = conversation_info(live.state_json(), &live.meta(), &[], false);
-        live.notify_webhooks(info.clone());
-        Ok((info, true))
+        live.send_message(openhands_wire::message::Message::user(task), false)
+            .await?;
+        live.start_run(Some(permit))?;
+        let meta = live.meta();
+        Ok(Some(json!({
+            "conversation_id": id.to_string(),
+            "parent_conversation_id": parent.to_string(),
+            "status": live.conv.status().as_str(),
+            "title": meta.title,
+            "url": null,
+            "workspace": state.workspace.working_dir,
+            "isolation": "shared",
+        })))
     }
 
     /// `ConversationInfo` of a conversation (`None` when unknown).

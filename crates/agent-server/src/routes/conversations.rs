@@ -8,8 +8,9 @@
 use crate::conversations::error::ServiceError;
 use crate::conversations::request::{
     AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, StartConversationRequest, SwitchAcpModelRequest, SwitchLlmRequest,
-    SwitchProfileRequest, UpdateConversationRequest, UpdateSecretsRequest,
+    SetSecurityAnalyzerRequest, StartChildConversationRequest, StartConversationRequest,
+    SwitchAcpModelRequest, SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest,
+    UpdateSecretsRequest,
 };
 use crate::conversations::{ConversationService, ConversationSortOrder, Live};
 use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
@@ -68,6 +69,7 @@ fn routes() -> OpenApiRouter<ConversationService> {
         .routes(routes!(switch_profile))
         .routes(routes!(switch_acp_model))
         .routes(routes!(load_plugin))
+        .routes(routes!(start_child))
         .routes(routes!(runtime))
         .routes(routes!(reprovision))
 }
@@ -728,4 +730,27 @@ async fn load_plugin(
         "Plugin '{}' not found: no plugin marketplace is registered on this server",
         req.plugin_ref
     )))
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/children", tag = "Conversations",
+    operation_id = "start_child_conversation_api_conversations__conversation_id__children_post",
+    request_body = StartChildConversationRequest, security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Parent conversation id")),
+    responses((status = 201, description = "Child conversation created", body = Value),
+              (status = 404, description = "Parent conversation not found", body = ErrorDetail),
+              (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
+              (status = 422, description = "Validation Error", body = HttpValidationError)))]
+async fn start_child(
+    State(svc): Svc,
+    path: IdPath,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let id = conversation_id(path)?;
+    let req: StartChildConversationRequest = body(&headers, &bytes)?;
+    req.validate()?;
+    match svc.start_child(id, req.task, req.title).await? {
+        Some(answer) => Ok(json_response(StatusCode::CREATED, &answer)),
+        None => Err(ApiError::not_found_msg("Parent conversation not found")),
+    }
 }
