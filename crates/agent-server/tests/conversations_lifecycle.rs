@@ -415,3 +415,35 @@ async fn webhooks_receive_batched_events_and_conversation_updates() {
     }
     env.stop().await;
 }
+
+#[tokio::test]
+async fn deleting_a_running_conversation_stops_it_and_leaves_nothing_behind() {
+    let env = Env::start_with(with_slow, |c| c.max_concurrent_runs = 1).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap();
+    env.send(id, "[[mock:script:stuck]] take forever", true)
+        .await;
+    env.wait_status(id, &["running"]).await;
+    let started = Instant::now();
+    let (s, body) = env
+        .call("DELETE", &format!("/api/conversations/{id}"), None)
+        .await;
+    assert_eq!((s, body), (200, json!({"success": true})));
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!dir.exists());
+    let (s, _) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 404);
+    // The run slot was given back.
+    let other = env.create(json!({})).await;
+    let (s, _) = env
+        .send(
+            other["id"].as_str().unwrap(),
+            "Please create x.txt, then finish.",
+            true,
+        )
+        .await;
+    assert_eq!(s, 200);
+    env.stop().await;
+}
