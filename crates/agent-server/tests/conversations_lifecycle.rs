@@ -447,3 +447,28 @@ async fn deleting_a_running_conversation_stops_it_and_leaves_nothing_behind() {
     assert_eq!(s, 200);
     env.stop().await;
 }
+
+#[tokio::test]
+async fn a_run_cut_by_a_shutdown_can_be_resumed_after_the_restart() {
+    let mut env = Env::start(with_slow).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "[[mock:script:stuck]] take forever", true)
+        .await;
+    env.wait_status(&id, &["running"]).await;
+    env.restart().await;
+    let (s, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(s, 200);
+    assert_ne!(got["execution_status"], "running", "{got}");
+    let (_, n) = env.get("/api/conversations/count?status=running").await;
+    assert_eq!(n, json!(0));
+    // The saved message is still there and a new run is accepted.
+    let events = env.events(&id).await;
+    assert!(events.iter().any(|e| e["kind"] == "MessageEvent"));
+    let (s, body) = env
+        .post(&format!("/api/conversations/{id}/run"), json!(null))
+        .await;
+    assert_eq!(s, 200, "{body}");
+    env.wait_status(&id, &["running"]).await;
+    env.stop().await;
+}

@@ -555,7 +555,15 @@ impl ConversationService {
             None => {
                 let dir = self.conversation_dir(id);
                 match blocking(move || read_state(&dir)).await {
-                    Ok(s) => s,
+                    Ok(mut s) => {
+                        // Not loaded means not running here: a run recorded
+                        // as running was cut by a restart, and resuming the
+                        // conversation makes it idle.
+                        if s.get("execution_status").and_then(Value::as_str) == Some("running") {
+                            s["execution_status"] = json!("idle");
+                        }
+                        s
+                    }
                     Err(e) => {
                         tracing::warn!(conversation = %id, error = %e, "unreadable base_state.json");
                         return Ok(None);
