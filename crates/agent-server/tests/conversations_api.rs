@@ -710,3 +710,36 @@ async fn children_inherit_the_parent_and_run_their_task() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn agent_settings_start_a_default_agent_whose_keys_never_leak() {
+    let env = Env::start(two_step).await;
+    let body = json!({
+        "agent_settings": {
+            "llm": {"model": "openai/mock-model", "base_url": env.mock.base_url(), "api_key": "sk-settings-key", "num_retries": 0},
+            "tools": [{"name": "file_editor"}]
+        },
+        "workspace": {"working_dir": env.workspace().to_string_lossy()},
+    });
+    let (s, info) = env.post("/api/conversations", body).await;
+    assert_eq!(s, 201, "{info}");
+    assert_eq!(
+        info["agent"]["condenser"]["kind"],
+        "LLMSummarizingCondenser"
+    );
+    assert_eq!(info["agent"]["condenser"]["llm"]["api_key"], Value::Null);
+    assert!(!info.to_string().contains("sk-settings-key"));
+    let id = info["id"].as_str().unwrap();
+    let state = std::fs::read_to_string(
+        env.conversations_dir()
+            .join(id.replace('-', ""))
+            .join("base_state.json"),
+    )
+    .unwrap();
+    assert!(!state.contains("sk-settings-key"));
+    env.send(id, "Please create x.txt, then finish.", true)
+        .await;
+    let done = env.wait_status(id, &["finished", "error"]).await;
+    assert_eq!(done["execution_status"], "finished", "{done}");
+    env.stop().await;
+}

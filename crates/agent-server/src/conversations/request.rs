@@ -241,11 +241,14 @@ enum AgentProblem {
 fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentSpec, AgentProblem> {
     let agent_raw = raw.get("agent").cloned().filter(|v| !v.is_null());
     let Some(agent_raw) = agent_raw else {
-        if request.agent_settings.is_some() || request.agent_profile_id.is_some() {
+        if request.agent_profile_id.is_some() {
             return Err(AgentProblem::Error(ApiError::unprocessable(
-                "This server starts conversations from an explicit `agent` only; \
-                 `agent_settings` and `agent_profile_id` are not supported",
+                "This server starts conversations from `agent` or `agent_settings`; \
+                 `agent_profile_id` is not supported",
             )));
+        }
+        if let Some(settings) = &request.agent_settings {
+            return agent_from_settings(settings);
         }
         let message = "One of `agent`, `agent_settings`, or `agent_profile_id` must be provided";
         return Err(AgentProblem::Issue(Box::new(
@@ -304,6 +307,58 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
     }
     deserialize_body::<AgentSpec>(agent_raw)
         .map_err(|e| AgentProblem::Error(redact_error(prefix_loc(e, "agent"))))
+}
+
+/// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
+/// `llm`, its `tools` (default: terminal, file editor, task tracker) and the
+/// default condenser.
+fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
+    let issue = |i: ValidationIssue| AgentProblem::Issue(Box::new(i));
+    let Some(obj) = settings.as_object() else {
+        return Err(issue(ValidationIssue::new(
+            "dict_type",
+            loc(&["body", "agent_settings"]),
+            "Input should be a valid dictionary",
+            redact_value(settings.clone()),
+        )));
+    };
+    if let Some(kind) = obj.get("agent_kind").and_then(Value::as_str)
+        && !matches!(kind, "openhands" | "llm")
+    {
+        let message = format!("agent_kind '{kind}' is not supported by this server");
+        return Err(issue(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body", "agent_settings"]),
+                format!("Value error, {message}"),
+                redact_value(settings.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        ));
+    }
+    let Some(llm) = obj.get("llm").cloned() else {
+        return Err(issue(ValidationIssue::missing(loc(&[
+            "body",
+            "agent_settings",
+            "llm",
+        ]))));
+    };
+    let llm: LlmConfig = deserialize_body(llm).map_err(|e| {
+        AgentProblem::Error(redact_error(prefix_loc(
+            prefix_loc(e, "llm"),
+            "agent_settings",
+        )))
+    })?;
+    let mut spec = openhands_tools::presets::get_default_agent(llm, false);
+    if let Some(tools) = obj.get("tools").filter(|t| !t.is_null()) {
+        spec.tools = deserialize_body(tools.clone()).map_err(|e| {
+            AgentProblem::Error(redact_error(prefix_loc(
+                prefix_loc(e, "tools"),
+                "agent_settings",
+            )))
+        })?;
+    }
+    Ok(spec)
 }
 
 /// `POST …/events` and `initial_message` (`SendMessageRequest`).
@@ -718,6 +773,49 @@ mod tests {
         let d = detail(e);
         assert_eq!(d[0]["type"], "value_error");
         assert_eq!(d[0]["loc"], json!(["body"]));
+    }
+
+    #[test]
+    fn agent_settings_build_the_default_agent() {
+        let ok = StartConversationRequest::parse(json!({
+            "agent_settings": {"llm": {"model": "openai/m", "api_key": "sk-x"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        let names: Vec<&str> = ok.agent.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["terminal", "file_editor", "task_tracker"]);
+        assert_eq!(ok.agent.llm.model, "openai/m");
+        let custom = StartConversationRequest::parse(json!({
+            "agent_settings": {"llm": {"model": "m"}, "tools": [{"name": "file_editor"}]},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        assert_eq!(custom.agent.tools.len(), 1);
+        let e = StartConversationRequest::parse(json!({
+            "agent_settings": {"llm": {"model": 5, "api_key": "sk-secret"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(
+            d[0]["loc"],
+            json!(["body", "agent_settings", "llm", "model"])
+        );
+        let e = StartConversationRequest::parse(json!({
+            "agent_settings": {"tools": []},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        assert_eq!(
+            detail(e)[0]["loc"],
+            json!(["body", "agent_settings", "llm"])
+        );
+        let e = StartConversationRequest::parse(json!({
+            "agent_settings": {"agent_kind": "acp", "llm": {"model": "m"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        assert_eq!(detail(e)[0]["type"], "value_error");
     }
 
     #[test]
