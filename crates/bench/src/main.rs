@@ -86,6 +86,10 @@ struct Args {
     /// user's `~/.bashrc` (whose cost is otherwise part of every run).
     #[arg(long)]
     clean_home: bool,
+    /// Observe the end of runs by polling `GET /api/conversations/{id}`
+    /// every 5 ms instead of through the event WebSocket.
+    #[arg(long)]
+    poll: bool,
     /// Print the figures as JSON instead of the markdown table.
     #[arg(long)]
     json: bool,
@@ -187,6 +191,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         ready_timeout: Duration::from_secs(args.ready_timeout),
         request_timeout: Duration::from_secs(args.request_timeout),
         clean_home: args.clean_home,
+        poll: args.poll,
     };
     let machine = machine::Machine::current();
     eprintln!("machine: {}", machine.summary());
@@ -239,7 +244,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let table = report::markdown(&rows);
     let spawn = cfg.spawn_options();
     let settings = format!(
-        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?}, {} subscribers × ({} + {} burst) messages; both servers with OH_MAX_CONCURRENT_RUNS={} and {} HOME",
+        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?}, {} subscribers × ({} + {} burst) messages; run ends observed {}; both servers with OH_MAX_CONCURRENT_RUNS={} and {} HOME",
         cfg.conversations,
         cfg.runs,
         cfg.throughput_runs,
@@ -247,6 +252,11 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         cfg.subscribers,
         cfg.fanout_events,
         cfg.fanout_burst,
+        if cfg.poll {
+            "by polling every 5 ms"
+        } else {
+            "on the event WebSocket"
+        },
         spawn.max_concurrent_runs,
         if spawn.clean_home {
             "an empty"

@@ -45,6 +45,8 @@ pub struct SuiteConfig {
     pub request_timeout: Duration,
     /// Whether the servers get an empty `HOME`.
     pub clean_home: bool,
+    /// Observe the end of runs by polling instead of the event socket.
+    pub poll: bool,
 }
 
 impl SuiteConfig {
@@ -161,7 +163,12 @@ async fn phases(
     let mut latencies = Vec::new();
     let mut terminal_steps = Vec::new();
     for n in 0..=cfg.runs {
-        let attempt = runs::two_step(&api, &body, n, cfg.run_timeout, true).await;
+        let options = runs::RunOptions {
+            timeout: cfg.run_timeout,
+            breakdown: true,
+            poll: cfg.poll,
+        };
+        let attempt = runs::two_step(&api, &body, n, options).await;
         ids.extend(attempt.id);
         match attempt.result {
             Ok(t) if n > 0 => {
@@ -195,7 +202,12 @@ async fn phases(
         if !alive(server, out) {
             return;
         }
-        let t = throughput::measure(&api, &body, c, cfg.throughput_runs, cfg.run_timeout).await;
+        let options = runs::RunOptions {
+            timeout: cfg.run_timeout,
+            breakdown: false,
+            poll: cfg.poll,
+        };
+        let t = throughput::measure(&api, &body, c, cfg.throughput_runs, options).await;
         progress(
             label,
             &format!(

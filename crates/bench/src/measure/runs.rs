@@ -66,21 +66,26 @@ pub struct RunAttempt {
     pub result: Result<RunTiming>,
 }
 
+/// How a run is driven and observed.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Longest time from creation to the end of the run.
+    pub timeout: Duration,
+    /// Fetch the events afterwards (not timed) to time the terminal step.
+    pub breakdown: bool,
+    /// Observe the end by polling `GET /api/conversations/{id}` every 5 ms
+    /// instead of through the event socket.
+    pub poll: bool,
+}
+
 /// Runs one two-step conversation. The end is the first
 /// `ConversationStateUpdateEvent` on the event socket announcing
-/// `finished`/`error`/`stuck`; when the socket cannot be opened the
-/// conversation is polled instead. Anything but `finished` is an error.
-/// With `breakdown`, the events are fetched afterwards (not timed) to time
-/// the terminal step.
-pub async fn two_step(
-    api: &Api,
-    body: &Value,
-    n: usize,
-    timeout: Duration,
-    breakdown: bool,
-) -> RunAttempt {
+/// `finished`/`error`/`stuck`; when the socket cannot be opened (or
+/// `options.poll` is set) the conversation is polled instead. Anything but
+/// `finished` is an error.
+pub async fn two_step(api: &Api, body: &Value, n: usize, options: RunOptions) -> RunAttempt {
     let t0 = Instant::now();
-    let deadline = t0 + timeout;
+    let deadline = t0 + options.timeout;
     let id = match api.create(body).await {
         Ok(id) => id,
         Err(e) => {
@@ -90,7 +95,7 @@ pub async fn two_step(
             };
         }
     };
-    let result = run_created(api, &id, n, t0, deadline, breakdown).await;
+    let result = run_created(api, &id, n, t0, deadline, options).await;
     RunAttempt {
         id: Some(id),
         result,
@@ -103,9 +108,13 @@ async fn run_created(
     n: usize,
     t0: Instant,
     deadline: Instant,
-    breakdown: bool,
+    options: RunOptions,
 ) -> Result<RunTiming> {
-    let subscriber: Option<Subscriber> = api.subscribe(id).await.ok();
+    let subscriber: Option<Subscriber> = if options.poll {
+        None
+    } else {
+        api.subscribe(id).await.ok()
+    };
     let polled = subscriber.is_none();
     let sent = Instant::now();
     api.send_message(id, &format!("Say hi. [bench:run:{n}]"), true)
@@ -122,7 +131,7 @@ async fn run_created(
     if status != "finished" {
         bail!("conversation {id} ended {status}");
     }
-    let terminal = if breakdown {
+    let terminal = if options.breakdown {
         api.events(id).await.ok().and_then(|e| terminal_step(&e))
     } else {
         None

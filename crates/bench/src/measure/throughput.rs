@@ -1,13 +1,13 @@
 //! Conversations per second with several conversations in flight.
 
-use super::runs::{RunAttempt, two_step};
+use super::runs::{RunAttempt, RunOptions, two_step};
 use crate::api::Api;
 use crate::results::Throughput;
 use crate::stats::Summary;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::task::JoinSet;
 
 /// The figures, the ids to clean up and the first few error texts.
@@ -29,7 +29,7 @@ pub async fn measure(
     body: &Value,
     concurrency: usize,
     total: usize,
-    timeout: Duration,
+    options: RunOptions,
 ) -> ThroughputRun {
     let next = Arc::new(AtomicUsize::new(0));
     let body = Arc::new(body.clone());
@@ -44,7 +44,7 @@ pub async fn measure(
                 if n >= total {
                     break;
                 }
-                done.push(two_step(&api, &body, n, timeout, false).await);
+                done.push(two_step(&api, &body, n, options).await);
             }
             done
         });
