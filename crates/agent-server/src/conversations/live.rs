@@ -1,12 +1,13 @@
 //! A conversation loaded in memory: the SDK conversation, its event hub,
 //! its metadata and the state of its background run.
 
-use super::error::{ALREADY_RUNNING, RUN_LIMIT, ServiceError, blocking};
+use super::error::{RUN_LIMIT, ServiceError, blocking};
 use super::hub::EventHub;
 use super::info;
 use super::stored::StoredConversation;
 use crate::webhooks::WebhookDispatcher;
 use chrono::Utc;
+use futures::FutureExt;
 use openhands_sdk::LocalConversation;
 use openhands_sdk::conversation::EventCallback;
 use openhands_wire::event::{Event, EventBody, SourceType};
@@ -14,6 +15,7 @@ use openhands_wire::message::Message;
 use openhands_wire::state::ExecutionStatus;
 use parking_lot::Mutex;
 use serde_json::Value;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -312,9 +314,9 @@ impl Live {
             st.active = true;
             st.rerun = false;
             st.rerun_paused = false;
+            self.running.send_replace(true);
             permit
         };
-        self.running.send_replace(true);
         self.touch();
         let this = self.clone();
         tokio::spawn(async move { this.run_loop(permit).await });
@@ -323,12 +325,17 @@ impl Live {
 
     async fn run_loop(self: Arc<Self>, permit: OwnedSemaphorePermit) {
         loop {
-            match self.conv.run().await {
-                Ok(status) => {
+            // A panic inside the agent loop must not leave the conversation
+            // marked as running forever.
+            match AssertUnwindSafe(self.conv.run()).catch_unwind().await {
+                Ok(Ok(status)) => {
                     tracing::debug!(conversation = %self.shared.id, status = status.as_str(), "run ended");
                 }
-                Err(e) => {
+                Ok(Err(e)) => {
                     tracing::error!(conversation = %self.shared.id, error = %e, "run could not start");
+                }
+                Err(_) => {
+                    tracing::error!(conversation = %self.shared.id, "the agent loop panicked; run ended");
                 }
             }
             // The closing snapshot goes out under the run lock, so no new run
@@ -345,6 +352,7 @@ impl Live {
                 st.rerun_paused = false;
                 if !again {
                     st.active = false;
+                    self.running.send_replace(false);
                     self.publish_full_state();
                 }
                 again
@@ -354,7 +362,6 @@ impl Live {
             }
         }
         drop(permit);
-        self.running.send_replace(false);
         self.touch();
         if let Err(e) = self.save_meta().await {
             tracing::warn!(conversation = %self.shared.id, error = %e, "saving meta.json failed");
@@ -467,10 +474,5 @@ impl Live {
         !self.is_running()
             && self.shared.hub.subscriber_count() == 0
             && self.shared.idle_for() >= ttl
-    }
-
-    /// The pending-run detail for a 409.
-    pub fn already_running_detail() -> &'static str {
-        ALREADY_RUNNING
     }
 }
