@@ -541,6 +541,16 @@ impl ConversationService {
         id: Uuid,
         with_runtime_info: bool,
     ) -> Result<Option<Value>, ServiceError> {
+        let subs = self.children_of(id);
+        self.info_with(id, with_runtime_info, subs).await
+    }
+
+    async fn info_with(
+        &self,
+        id: Uuid,
+        with_runtime_info: bool,
+        subs: Vec<Uuid>,
+    ) -> Result<Option<Value>, ServiceError> {
         let (meta, live) = {
             let catalog = self.inner.catalog.read();
             match catalog.get(&id) {
@@ -548,7 +558,6 @@ impl ConversationService {
                 Some(e) => (e.meta.clone(), e.live.clone()),
             }
         };
-        let subs = self.children_of(id);
         let meta = meta.lock().clone();
         let state = match live {
             Some(l) => l.state_json(),
@@ -577,6 +586,17 @@ impl ConversationService {
             &subs,
             with_runtime_info,
         )))
+    }
+
+    /// Parent id → child ids, over the whole catalog.
+    fn children_index(&self) -> HashMap<Uuid, Vec<Uuid>> {
+        let mut index: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+        for (id, e) in self.inner.catalog.read().iter() {
+            if let Some(parent) = e.meta.lock().parent_conversation_id {
+                index.entry(parent).or_default().push(*id);
+            }
+        }
+        index
     }
 
     fn children_of(&self, id: Uuid) -> Vec<Uuid> {
@@ -634,6 +654,7 @@ impl ConversationService {
                 rows.iter().position(|(id, _)| id.simple().to_string() == p)
             })
             .unwrap_or(0);
+        let children = self.children_index();
         let mut items = Vec::new();
         let mut next_page_id = None;
         for (id, _) in rows.into_iter().skip(start) {
@@ -641,7 +662,8 @@ impl ConversationService {
                 next_page_id = Some(id.simple().to_string());
                 break;
             }
-            if let Some(info) = self.info(id, true).await? {
+            let subs = children.get(&id).cloned().unwrap_or_default();
+            if let Some(info) = self.info_with(id, true, subs).await? {
                 items.push(info);
             }
         }
