@@ -67,6 +67,22 @@ async fn two_step_run_streams_every_event_in_order_between_full_state_snapshots(
     for (frame, event) in persisted.iter().zip(stored.iter()) {
         assert_eq!(*frame, event);
     }
+    // ... and the event files on disk hold the same JSON.
+    let dir = env
+        .conversations_dir()
+        .join(id.replace('-', ""))
+        .join("events");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), persisted.len());
+    for (file, frame) in files.iter().zip(persisted.iter()) {
+        let on_disk: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(&on_disk, *frame);
+    }
     env.stop().await;
 }
 
