@@ -234,3 +234,42 @@ fn offline_demo_runs_without_network() {
     assert!(ws.path().join("fizzbuzz.py").is_file());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Buzz"));
 }
+
+#[test]
+fn serve_starts_the_agent_server() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["serve", "--port", &port.to_string()])
+        .current_dir(dir.path())
+        .env("OH_CONVERSATIONS_PATH", dir.path().join("conversations"))
+        .env("OH_BASH_EVENTS_DIR", dir.path().join("bash_events"))
+        .env("OH_WORKSPACE_PATH", dir.path().join("project"))
+        .env("OH_PERSISTENCE_DIR", dir.path().join("persistence"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut ready = false;
+    while Instant::now() < deadline {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            let _ = s.write_all(b"GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            let mut body = String::new();
+            let _ = s.read_to_string(&mut body);
+            if body.contains("200") && body.contains("ready") {
+                ready = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(ready, "openhands serve did not become ready");
+}
