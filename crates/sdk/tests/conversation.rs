@@ -537,3 +537,54 @@ async fn agent_context_suffixes_reach_the_llm() {
     assert!(system.contains("This repo uses cargo."));
     assert!(req.messages[1].text().contains("(be brief)"));
 }
+
+#[tokio::test]
+async fn actions_cut_by_a_crash_are_reported_not_rerun() {
+    let root = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let slow = Turn::tool_call("echo", json!({"text": "half-done", "sleep_ms": 10_000}));
+    let (agent, _) = agent_turns(vec![slow.clone(), finish("done")]);
+    let c = LocalConversation::new(agent, workspace.path(), persisted(root.path())).unwrap();
+    c.send_message("go").unwrap();
+    let id = c.id();
+    let runner = tokio::spawn({
+        let c = c.clone();
+        async move { c.run().await }
+    });
+    // wait until the action is recorded, then "crash" (abort the run task)
+    for _ in 0..200 {
+        if kinds(&c.events()).contains(&"Action:echo".to_string()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    runner.abort();
+    let _ = runner.await;
+    drop(c);
+    let (agent2, backend2) = agent_turns(vec![slow, finish("done")]);
+    let c2 = LocalConversation::resume(
+        root.path(),
+        id,
+        Some(agent2),
+        ConversationOptions::default(),
+    )
+    .unwrap();
+    let errs: Vec<String> = c2
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::AgentError(a) => Some(a.error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].contains("interrupted"));
+    let t = std::time::Instant::now();
+    assert_eq!(c2.run().await.unwrap(), ExecutionStatus::Finished);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "the interrupted action was run again"
+    );
+    assert!(!kinds(&c2.events()).contains(&"Obs:echo".to_string()));
+    assert_eq!(backend2.requests().len(), 1);
+}

@@ -229,7 +229,8 @@ impl LocalConversation {
             cipher.as_ref(),
         );
         secrets.update(options.secrets.clone());
-        if state.execution_status == ExecutionStatus::Running {
+        let was_running = state.execution_status == ExecutionStatus::Running;
+        if was_running {
             // The process that ran it is gone; the run continues on `run`.
             state.execution_status = ExecutionStatus::Idle;
         }
@@ -247,7 +248,45 @@ impl LocalConversation {
             secrets,
         )?;
         core.save_state()?;
-        Ok(Self::from_parts(id, core, agent, working_dir, &options))
+        let conversation = Self::from_parts(id, core, agent, working_dir, &options);
+        if was_running {
+            conversation.abandon_interrupted_actions()?;
+        }
+        Ok(conversation)
+    }
+
+    /// After a crash mid-run, actions that were started but never answered
+    /// may have half happened: rather than running them again, the model is
+    /// told they were interrupted (as the reference does).
+    fn abandon_interrupted_actions(&self) -> Result<(), ConversationError> {
+        self.commit(false, |core| {
+            super::step::unmatched_actions(&core.events)
+                .into_iter()
+                .map(|(id, a)| {
+                    let mut ev = Event::with_source(
+                        SourceType::Agent,
+                        EventBody::AgentError(openhands_wire::event::AgentErrorEvent {
+                            tool_name: a.tool_name.clone(),
+                            tool_call_id: a.tool_call_id.clone(),
+                            error: format!(
+                                "The conversation was interrupted while '{}' was running; \
+                                 its outcome is unknown. Check the current state before \
+                                 repeating it.",
+                                a.tool_name
+                            ),
+                            classification: Some(ErrorClassification::new(
+                                "agent_action",
+                                true,
+                                "retry",
+                            )),
+                        }),
+                    );
+                    ev.parent_id = Some(id);
+                    ev
+                })
+                .collect()
+        })?;
+        Ok(())
     }
 
     fn from_parts(
@@ -717,7 +756,11 @@ impl LocalConversation {
         let Ok(_guard) = self.inner.run_lock.try_lock() else {
             return Err(ConversationError::AlreadyRunning);
         };
-        self.ensure_initialized()?;
+        if let Err(e) = self.ensure_initialized() {
+            // Recorded so clients see why nothing ran.
+            self.fail(&e)?;
+            return Err(e);
+        }
         let cancel = CancellationToken::new();
         *self.inner.cancel.lock() = cancel.clone();
         let start = self.status();
