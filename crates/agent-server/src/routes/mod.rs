@@ -23,10 +23,10 @@ use crate::middleware::{cors, errors};
 use crate::sockets;
 use crate::state::SharedState;
 use axum::Router;
-use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use serde::Serialize;
+use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
@@ -139,7 +139,10 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         )
         .merge(crate::gateway::routes::router(0))
         .into_openapi()
-        .nest("/api", conversations::openapi().merge_from(events::openapi()))
+        .nest(
+            "/api",
+            conversations::openapi().merge_from(events::openapi()),
+        )
 }
 
 /// The conversation and event routes (relative to `/api`), when the
@@ -185,8 +188,7 @@ pub fn build_router(state: SharedState) -> Router {
         .route("/tools", get(tools::list_available_tools))
         .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
         .merge(
-            crate::profiles::routes::router()
-                .layer(DefaultBodyLimit::max(limits.json_body_bytes)),
+            crate::profiles::routes::router().layer(DefaultBodyLimit::max(limits.json_body_bytes)),
         )
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
