@@ -42,6 +42,13 @@ pub async fn serve_with_state(
         stopping_signal.cancel();
         stop_state.close().await;
     };
+    // Event frames and small JSON answers go out at once instead of waiting
+    // for the peer's delayed ACK (Nagle), as the reference server does.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let server = axum::serve(listener, router).with_graceful_shutdown(graceful);
     let result = tokio::select! {
         r = server => r,
