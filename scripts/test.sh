@@ -34,4 +34,5 @@ if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     step "Python compatibility suites (official openhands-sdk client, openai SDK)"
     bash compat/setup.sh
     bash compat/run.sh
+    "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/cross_resume.py
 fi
