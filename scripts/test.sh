@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export RUST_BACKTRACE=1
+# Terminal tests start real interactive shells that read ~/.bashrc. On
+# machines whose rc runs `pyenv init`, a shell killed while pyenv rehashes
+# leaves a lock that makes every later shell wait 60 s for it; bound that wait.
+export PYENV_REHASH_TIMEOUT="${PYENV_REHASH_TIMEOUT:-2}"
 
 step() { printf '\n==> %s\n' "$*"; }
 
