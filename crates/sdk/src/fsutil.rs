@@ -23,13 +23,14 @@ pub enum Durability {
     Immediate,
 }
 
+/// A fresh temporary sibling of `path` (`.<name>.<random>.tmp`), so two
+/// writers of the same file never share a temporary file.
 fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path
+    let name = path
         .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()))
 }
 
 /// Writes `bytes` to `path` atomically (temp file + rename), files mode 0600.
@@ -37,16 +38,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> io::Re
     let tmp = tmp_path(path);
     {
         let mut opts = OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
+        opts.write(true).create_new(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
         let mut f = opts.open(&tmp)?;
-        f.write_all(bytes)?;
-        if durability == Durability::Immediate {
-            f.sync_all()?;
+        let written = f.write_all(bytes).and_then(|()| {
+            if durability == Durability::Immediate {
+                f.sync_all()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = written {
+            drop(f);
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
         }
     }
     if let Err(e) = fs::rename(&tmp, path) {

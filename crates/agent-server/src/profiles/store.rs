@@ -8,7 +8,6 @@
 use openhands_llm::profiles::canonical_name;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -239,37 +238,13 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// Writes `bytes` to a temporary file in `dir` (mode 0600), fsyncs it,
-/// renames it over `path` and fsyncs the directory. A crash leaves the old
-/// file or the new one, never a torn one.
+/// Writes `bytes` over `path` crash-safely (temporary sibling with mode
+/// 0600, fsync, rename, directory fsync): a crash leaves the old file or the
+/// new one, never a torn one. `dir` is `path`'s directory.
 pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let file_name = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or("profile");
-    let tmp = dir.join(format!(
-        ".{file_name}.{}.tmp",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        let mut f = opts.open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        sync_dir(dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(StoreError::from)
+    debug_assert_eq!(path.parent(), Some(dir));
+    openhands_sdk::fsutil::write_atomic(path, bytes, openhands_sdk::fsutil::Durability::Immediate)
+        .map_err(StoreError::from)
 }
 
 #[cfg(test)]
