@@ -11,7 +11,6 @@ use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Name the model calls.
 pub const GLOB_NAME: &str = "glob";
@@ -248,11 +247,7 @@ impl Tool for GlobTool {
     async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
         let action: GlobAction = from_kinded_value(&action)?;
         let tool = self.clone();
-        let cancel = ctx.cancel.clone();
-        let stop = StopSignals {
-            cancelled: Arc::new(move || cancel.is_cancelled()),
-            ..StopSignals::default_deadline()
-        };
+        let stop = StopSignals::until_cancelled(ctx.cancel.clone());
         let obs = blocking(move || tool.run(action, stop)).await?;
         to_kinded_value(OBSERVATION_KIND, &obs)
     }

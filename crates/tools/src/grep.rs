@@ -14,7 +14,6 @@ use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Name the model calls.
@@ -282,11 +281,7 @@ impl Tool for GrepTool {
     async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
         let action: GrepAction = from_kinded_value(&action)?;
         let tool = self.clone();
-        let cancel = ctx.cancel.clone();
-        let stop = StopSignals {
-            cancelled: Arc::new(move || cancel.is_cancelled()),
-            ..StopSignals::default_deadline()
-        };
+        let stop = StopSignals::until_cancelled(ctx.cancel.clone());
         let obs = blocking(move || tool.run(action, stop)).await?;
         to_kinded_value(OBSERVATION_KIND, &obs)
     }

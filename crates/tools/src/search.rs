@@ -83,6 +83,14 @@ impl StopSignals {
             deadline: Instant::now() + SEARCH_DEADLINE,
         }
     }
+
+    /// Stopped by `cancel` (a tool call's token) or [`SEARCH_DEADLINE`] from now.
+    pub fn until_cancelled(cancel: tokio_util::sync::CancellationToken) -> Self {
+        Self {
+            cancelled: Arc::new(move || cancel.is_cancelled()),
+            ..Self::default_deadline()
+        }
+    }
 }
 
 /// Walks `root` on several threads. Every regular file passing `filter` is
