@@ -4,7 +4,7 @@
 
 use super::ConversationError;
 use super::local::LocalConversation;
-use super::view::view_refs;
+use super::view::with_view;
 use crate::agent::AgentRuntime;
 use crate::tool::{SecretAccess, ToolCallContext};
 use futures::StreamExt;
@@ -123,16 +123,9 @@ impl LocalConversation {
         let max_chars = self.inner.agent.read().spec().llm.max_message_chars;
         let renderer = RuntimeRenderer { runtime, max_chars };
         self.with_events(|events| {
-            let (refs, summary) = view_refs(events);
-            match summary {
-                None => events_to_messages(refs, &renderer),
-                Some((offset, ev)) => {
-                    let mut all: Vec<&Event> = refs;
-                    let at = offset.min(all.len());
-                    all.insert(at, &ev);
-                    events_to_messages(all, &renderer)
-                }
-            }
+            with_view(events, |view, _| {
+                events_to_messages(view.iter().copied(), &renderer)
+            })
         })
     }
 
@@ -188,9 +181,8 @@ impl LocalConversation {
         condenser: &crate::condenser::Condenser,
     ) -> Result<bool, ConversationError> {
         let (len, requested) = self.with_events(|events| {
-            let (refs, summary) = view_refs(events);
             (
-                refs.len() + usize::from(summary.is_some()),
+                with_view(events, |view, _| view.len()),
                 pending_request(events),
             )
         });
@@ -198,17 +190,10 @@ impl LocalConversation {
             return Ok(false);
         }
         let (view, previous) = self.with_events(|events| {
-            let (refs, summary) = view_refs(events);
-            let mut view: Vec<Event> = refs.into_iter().cloned().collect();
-            let previous = summary.as_ref().and_then(|(_, e)| match &e.body {
-                EventBody::CondensationSummary(s) => Some(s.summary.clone()),
-                _ => None,
-            });
-            if let Some((offset, ev)) = summary {
-                let at = offset.min(view.len());
-                view.insert(at, ev);
-            }
-            (view, previous)
+            with_view(events, |view, summary| {
+                let owned: Vec<Event> = view.iter().map(|e| (*e).clone()).collect();
+                (owned, summary.map(str::to_string))
+            })
         });
         match condenser
             .condense(&view, previous.as_deref(), requested)

@@ -40,39 +40,22 @@ pub fn view_refs(events: &[Event]) -> (Vec<&Event>, Option<(usize, Event)>) {
     (refs, summary)
 }
 
-/// Builds the LLM view of `events` as owned events.
-pub fn build_view(events: &[Event]) -> Vec<Event> {
-    let mut forgotten: HashSet<&str> = HashSet::new();
-    let mut summary: Option<(usize, String, &Event)> = None;
-    for e in events {
-        if let EventBody::Condensation(c) = &e.body {
-            forgotten.extend(c.forgotten_event_ids.iter().map(String::as_str));
-            if let Some(s) = &c.summary {
-                summary = Some((c.summary_offset.unwrap_or(0), s.clone(), e));
-            }
+/// Runs `f` over the LLM view of `events` — the latest condensation's
+/// summary already placed at its offset — and that summary's text.
+pub fn with_view<R>(events: &[Event], f: impl FnOnce(&[&Event], Option<&str>) -> R) -> R {
+    let (refs, summary) = view_refs(events);
+    match &summary {
+        None => f(&refs, None),
+        Some((offset, ev)) => {
+            let mut all: Vec<&Event> = refs;
+            all.insert((*offset).min(all.len()), ev);
+            let text = match &ev.body {
+                EventBody::CondensationSummary(s) => Some(s.summary.as_str()),
+                _ => None,
+            };
+            f(&all, text)
         }
     }
-    let mut view: Vec<Event> = events
-        .iter()
-        .filter(|e| !forgotten.contains(e.id.as_str()))
-        .filter(|e| {
-            !matches!(
-                e.body,
-                EventBody::Condensation(_) | EventBody::CondensationRequest
-            )
-        })
-        .cloned()
-        .collect();
-    if let Some((offset, text, origin)) = summary {
-        let mut ev = Event::new(EventBody::CondensationSummary(CondensationSummaryEvent {
-            summary: text,
-        }));
-        ev.id = format!("{}-summary", origin.id);
-        ev.timestamp = origin.timestamp.clone();
-        let at = offset.min(view.len());
-        view.insert(at, ev);
-    }
-    view
 }
 
 #[cfg(test)]
@@ -80,21 +63,33 @@ mod tests {
     use super::*;
     use openhands_wire::event::Condensation;
 
+    fn convertible(text: &str) -> Event {
+        Event::new(EventBody::CondensationSummary(CondensationSummaryEvent {
+            summary: text.into(),
+        }))
+    }
+
     #[test]
     fn forgotten_events_leave_and_summary_enters_at_offset() {
-        let a = Event::new(EventBody::Pause);
-        let b = Event::new(EventBody::Interrupt);
-        let c = Event::new(EventBody::Pause);
+        let a = convertible("a");
+        let b = convertible("b");
+        let c = convertible("c");
         let cond = Event::new(EventBody::Condensation(Condensation {
             forgotten_event_ids: vec![b.id.clone()],
             summary: Some("sum".into()),
             summary_offset: Some(1),
             llm_response_id: "r".into(),
         }));
-        let view = build_view(&[a.clone(), b, c.clone(), cond]);
-        assert_eq!(view.len(), 3);
-        assert_eq!(view[0].id, a.id);
-        assert!(matches!(view[1].body, EventBody::CondensationSummary(_)));
-        assert_eq!(view[2].id, c.id);
+        let (ids, summary) = with_view(&[a.clone(), b, c.clone(), cond], |v, s| {
+            (
+                v.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+                s.map(str::to_string),
+            )
+        });
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[0], a.id);
+        assert!(ids[1].ends_with("-summary"));
+        assert_eq!(ids[2], c.id);
+        assert_eq!(summary.as_deref(), Some("sum"));
     }
 }
