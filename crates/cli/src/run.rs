@@ -77,9 +77,9 @@ pub struct ResumeArgs {
     /// A message to send before continuing.
     #[arg(long)]
     pub message: Option<String>,
-    /// Iteration limit of the run.
-    #[arg(long, default_value_t = 500)]
-    pub max_iterations: u32,
+    /// Iteration limit of each run (default: the limit stored with the conversation).
+    #[arg(long)]
+    pub max_iterations: Option<u32>,
     /// Print events as JSON lines.
     #[arg(long)]
     pub json: bool,
@@ -198,12 +198,14 @@ pub async fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let agent = Agent::new(spec, openhands_tools::presets::default_registry())?;
     let mode = Mode::from_flags(args.json);
     let options = ConversationOptions {
-        max_iteration_per_run: args.max_iterations,
         callbacks: vec![printer(mode, args.llm.stream)],
         ..ConversationOptions::default()
     };
     let conversation = LocalConversation::resume(&root, id, Some(agent), options)
         .with_context(|| format!("cannot resume {id} from {}", root.display()))?;
+    if let Some(n) = args.max_iterations {
+        conversation.set_max_iterations(n)?;
+    }
     if let Some(m) = args.message {
         conversation.send_message(m)?;
     }

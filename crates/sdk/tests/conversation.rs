@@ -588,3 +588,26 @@ async fn actions_cut_by_a_crash_are_reported_not_rerun() {
     assert!(!kinds(&c2.events()).contains(&"Obs:echo".to_string()));
     assert_eq!(backend2.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn the_iteration_limit_can_change_after_resume() {
+    let root = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let turns = vec![echo("a"), echo("b"), echo("c"), finish("done")];
+    let (agent, _) = agent_turns(turns.clone());
+    let c = LocalConversation::new(agent, workspace.path(), persisted(root.path())).unwrap();
+    c.send_message("go").unwrap();
+    let id = c.id();
+    drop(c);
+    let (agent2, _) = agent_turns(turns);
+    let c2 = LocalConversation::resume(
+        root.path(),
+        id,
+        Some(agent2),
+        ConversationOptions::default(),
+    )
+    .unwrap();
+    c2.set_max_iterations(2).unwrap();
+    assert_eq!(c2.run().await.unwrap(), ExecutionStatus::Error);
+    assert_eq!(c2.state().max_iterations, 2);
+}

@@ -626,6 +626,15 @@ impl LocalConversation {
         Ok(())
     }
 
+    /// Changes the iteration limit of each run (at least 1).
+    pub fn set_max_iterations(&self, max_iterations: u32) -> Result<(), ConversationError> {
+        self.commit(true, move |core| {
+            core.state.max_iterations = max_iterations.max(1);
+            Vec::new()
+        })?;
+        Ok(())
+    }
+
     /// Changes the confirmation policy.
     pub fn set_confirmation_policy(
         &self,
