@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_agent_server::conversations::ConversationService;
-use openhands_agent_server::conversations::request::StartConversationRequest;
+use openhands_agent_server::conversations::start::parse_start;
 use openhands_agent_server::{AppState, Config};
 use openhands_testkit::{MockLlmServer, Script, Turn};
 use openhands_wire::LlmConfig;
@@ -61,7 +61,7 @@ async fn chat(client: &reqwest::Client, url: &str, i: usize) -> Result<Value, St
 async fn direct(service: &ConversationService, llm: &LlmConfig, workspace: &Path, i: usize) {
     let agent = openhands_agent_server::gateway::run::agent_json(service, llm, "").unwrap();
     let id = uuid::Uuid::new_v4();
-    let spec = StartConversationRequest::parse(json!({
+    let spec = parse_start(json!({
         "conversation_id": id,
         "agent": agent,
         "workspace": {"kind": "LocalWorkspace", "working_dir": workspace.to_string_lossy()},

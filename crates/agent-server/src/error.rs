@@ -11,173 +11,11 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
-use utoipa::ToSchema;
+use serde_json::{Map, Value};
 
-/// One element of a validation error's `loc`: a field name or a list index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum LocPart {
-    /// A field or parameter name (`"body"`, `"query"`, `"command"`).
-    Name(String),
-    /// An index into a list.
-    Index(usize),
-}
-
-impl From<&str> for LocPart {
-    fn from(value: &str) -> Self {
-        LocPart::Name(value.to_string())
-    }
-}
-
-impl From<String> for LocPart {
-    fn from(value: String) -> Self {
-        LocPart::Name(value)
-    }
-}
-
-impl From<usize> for LocPart {
-    fn from(value: usize) -> Self {
-        LocPart::Index(value)
-    }
-}
-
-/// One validation failure, serialized like a pydantic error dict.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct ValidationIssue {
-    /// Machine-readable error type (`missing`, `string_type`, `int_parsing`, ...).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Where the error is: `["body", "command"]`, `["query", "limit"]`.
-    pub loc: Vec<LocPart>,
-    /// Human-readable message.
-    pub msg: String,
-    /// The offending input (`null` when missing).
-    pub input: Value,
-    /// Extra context (`{"gt": 0}`), omitted when empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ctx: Option<Value>,
-}
-
-impl ValidationIssue {
-    /// A validation issue with every field given.
-    pub fn new(
-        kind: impl Into<String>,
-        loc: Vec<LocPart>,
-        msg: impl Into<String>,
-        input: Value,
-    ) -> Self {
-        Self {
-            kind: kind.into(),
-            loc,
-            msg: msg.into(),
-            input,
-            ctx: None,
-        }
-    }
-
-    /// Adds a `ctx` object.
-    pub fn with_ctx(mut self, ctx: Value) -> Self {
-        self.ctx = Some(ctx);
-        self
-    }
-
-    /// A required value is absent.
-    pub fn missing(loc: Vec<LocPart>) -> Self {
-        Self::new("missing", loc, "Field required", Value::Null)
-    }
-
-    /// A number is not greater than `bound`.
-    pub fn greater_than(loc: Vec<LocPart>, input: Value, bound: i64) -> Self {
-        Self::new(
-            "greater_than",
-            loc,
-            format!("Input should be greater than {bound}"),
-            input,
-        )
-        .with_ctx(json!({ "gt": bound }))
-    }
-
-    /// A number is below `bound`.
-    pub fn greater_than_equal(loc: Vec<LocPart>, input: Value, bound: i64) -> Self {
-        Self::new(
-            "greater_than_equal",
-            loc,
-            format!("Input should be greater than or equal to {bound}"),
-            input,
-        )
-        .with_ctx(json!({ "ge": bound }))
-    }
-
-    /// A value is not a boolean pydantic accepts.
-    pub fn bool_parsing(loc: Vec<LocPart>, input: Value) -> Self {
-        Self::new(
-            "bool_parsing",
-            loc,
-            "Input should be a valid boolean, unable to interpret input",
-            input,
-        )
-    }
-
-    /// A number is above `bound`.
-    pub fn less_than_equal(loc: Vec<LocPart>, input: Value, bound: i64) -> Self {
-        Self::new(
-            "less_than_equal",
-            loc,
-            format!("Input should be less than or equal to {bound}"),
-            input,
-        )
-        .with_ctx(json!({ "le": bound }))
-    }
-
-    /// A string does not match `pattern`.
-    pub fn pattern_mismatch(loc: Vec<LocPart>, input: Value, pattern: &str) -> Self {
-        Self::new(
-            "string_pattern_mismatch",
-            loc,
-            format!("String should match pattern '{pattern}'"),
-            input,
-        )
-        .with_ctx(json!({ "pattern": pattern }))
-    }
-
-    /// A value is not one of the allowed literals.
-    pub fn literal(loc: Vec<LocPart>, input: Value, allowed: &[&str]) -> Self {
-        let expected = literal_list(allowed);
-        Self::new(
-            "literal_error",
-            loc,
-            format!("Input should be {expected}"),
-            input,
-        )
-        .with_ctx(json!({ "expected": expected }))
-    }
-}
-
-/// `'a', 'b' or 'c'` as pydantic words an enumeration.
-pub fn literal_list(allowed: &[&str]) -> String {
-    let quoted: Vec<String> = allowed.iter().map(|v| format!("'{v}'")).collect();
-    match quoted.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
-/// `{"detail": "..."}`, the body of client errors.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// The error message.
-    pub detail: String,
-}
-
-/// 422 body: `{"detail": [ValidationIssue...]}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HttpValidationError {
-    /// Every validation failure found.
-    pub detail: Vec<ValidationIssue>,
-}
+pub use openhands_protocol::validation::{
+    ErrorDetail, HttpValidationError, LocPart, ValidationError, ValidationIssue, literal_list,
+};
 
 /// An error answer: a status and a JSON body.
 #[derive(Debug, Clone)]
@@ -329,6 +167,38 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+impl From<ValidationError> for ApiError {
+    fn from(e: ValidationError) -> Self {
+        ApiError::validation(e.issues)
+    }
+}
+
+impl From<openhands_workspace::confine::ConfinementError> for ApiError {
+    fn from(e: openhands_workspace::confine::ConfinementError) -> Self {
+        use openhands_workspace::confine::ConfinementError;
+        match e {
+            ConfinementError::Outside { .. } => ApiError::unprocessable(e.to_string()),
+            ConfinementError::Resolve(_) => ApiError::internal(e),
+        }
+    }
+}
+
+impl From<crate::conversations::ServiceError> for ApiError {
+    fn from(e: crate::conversations::ServiceError) -> Self {
+        use crate::conversations::ServiceError as E;
+        match e {
+            E::NotFound => ApiError::not_found(),
+            E::AlreadyRunning => ApiError::conflict(crate::conversations::error::ALREADY_RUNNING),
+            E::RunLimit(m) => ApiError::too_many_requests(m),
+            E::Conflict(m) => ApiError::conflict(m),
+            E::Missing(m) => ApiError::not_found_msg(m),
+            E::Invalid(m) => ApiError::unprocessable(m),
+            E::Validation(v) => v.into(),
+            E::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         json_response(self.status, &Value::Object(self.body))
@@ -356,13 +226,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn literal_lists_read_like_pydantic() {
-        assert_eq!(literal_list(&["a"]), "'a'");
-        assert_eq!(literal_list(&["a", "b"]), "'a' or 'b'");
-        assert_eq!(literal_list(&["a", "b", "c"]), "'a', 'b' or 'c'");
-    }
-
-    #[test]
     fn server_errors_use_the_exception_shape() {
         let e = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "boom");
         assert_eq!(e.body()["detail"], "Internal Server Error");
@@ -370,22 +233,5 @@ mod tests {
         let e = ApiError::internal("kaput");
         assert_eq!(e.body()["exception"], "kaput");
         assert_eq!(e.body()["error_id"].as_str().map(str::len), Some(32));
-    }
-
-    #[test]
-    fn validation_issues_serialize_like_pydantic() {
-        let issue =
-            ValidationIssue::greater_than(vec!["query".into(), "limit".into()], json!("0"), 0);
-        let v = serde_json::to_value(&issue).unwrap();
-        assert_eq!(
-            v,
-            json!({"type":"greater_than","loc":["query","limit"],"msg":"Input should be greater than 0","input":"0","ctx":{"gt":0}})
-        );
-        let v = serde_json::to_value(ValidationIssue::missing(vec!["body".into(), 1usize.into()]))
-            .unwrap();
-        assert_eq!(
-            v,
-            json!({"type":"missing","loc":["body",1],"msg":"Field required","input":null})
-        );
     }
 }

@@ -23,12 +23,10 @@
 pub mod auth;
 pub mod bash;
 pub mod config;
-pub mod confine;
 pub mod conversations;
 pub mod error;
 pub mod extract;
 pub mod gateway;
-pub mod git;
 pub mod middleware;
 pub mod profiles;
 pub mod routes;

@@ -8,8 +8,8 @@
 use crate::auth::SessionKeys;
 use crate::bash::BashEventService;
 use crate::config::Config;
-use crate::confine::Confinement;
 use async_trait::async_trait;
+use openhands_workspace::confine::Confinement;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -104,7 +104,8 @@ impl Activity {
 pub type ToolNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
 /// Produces the entries of `GET /api/tools/catalog`.
-pub type ToolCatalog = Arc<dyn Fn() -> Vec<crate::routes::tools::ToolCatalogEntry> + Send + Sync>;
+pub type ToolCatalog =
+    Arc<dyn Fn() -> Vec<openhands_protocol::tools::ToolCatalogEntry> + Send + Sync>;
 
 /// Everything the routes share.
 pub struct AppState {

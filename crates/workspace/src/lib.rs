@@ -7,16 +7,20 @@
 //!   `/api/git/*`) with the session API key.
 //! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
 //!   reference's `Workspace(working_dir=..., host=...)` factory.
+//! * [`git`] — change lists and diffs with the reference's semantics, the one
+//!   implementation behind `LocalWorkspace` and the server's `/api/git`.
+//! * [`confine`] — keeping requested paths inside a workspace root.
 
+pub mod confine;
+pub mod git;
 mod local;
 mod remote;
 mod types;
 
+pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
 pub use remote::RemoteWorkspace;
-pub use types::{
-    CommandResult, FileOperationResult, GitChange, GitChangeStatus, GitDiff, WorkspaceError,
-};
+pub use types::{CommandResult, FileOperationResult, WorkspaceError};
 
 use std::path::Path;
 use std::time::Duration;

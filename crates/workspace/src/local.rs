@@ -1,8 +1,7 @@
 //! A workspace on this machine.
 
-use crate::types::{
-    CommandResult, FileOperationResult, GitChange, GitChangeStatus, GitDiff, WorkspaceError,
-};
+use crate::git::{Git, GitChange, GitDiff};
+use crate::types::{CommandResult, FileOperationResult, WorkspaceError};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -118,43 +117,24 @@ impl LocalWorkspace {
         copy(&src, destination, source, &destination.to_string_lossy()).await
     }
 
-    /// Changes of the repository containing `path`.
+    /// Changes of the repository at (or containing) `path`, relative to
+    /// `path`, against the auto-detected base — the answer of the agent
+    /// server's `GET /api/git/changes` (renames are a deletion plus an
+    /// addition, untracked files are added; no repository → empty).
     pub async fn git_changes(&self, path: &str) -> Result<Vec<GitChange>, WorkspaceError> {
-        let dir = self.resolve(path);
-        let out = git(
-            &dir,
-            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        )
-        .await?;
-        Ok(parse_porcelain(&out))
+        Git::new(GIT_TIMEOUT)
+            .changes_or_empty(&self.resolve(path), None)
+            .await
+            .map_err(|e| WorkspaceError::Git(e.to_string()))
     }
 
-    /// Committed and current content of the file at `path`.
+    /// Both sides of the file at `path` against the auto-detected base — the
+    /// answer of `GET /api/git/diff` (outside a repository: both `None`).
     pub async fn git_diff(&self, path: &str) -> Result<GitDiff, WorkspaceError> {
-        let file = self.resolve(path);
-        let dir = file
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(&self.working_dir));
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| WorkspaceError::Invalid(format!("{path} is not a file path")))?;
-        // Like the reference: both sides normalised to lines joined by `\n`
-        // (no trailing newline); a side that does not exist is empty.
-        let normalise = |t: &str| t.lines().collect::<Vec<_>>().join("\n");
-        let original = git(&dir, &["show", &format!("HEAD:./{name}")])
+        Git::new(GIT_TIMEOUT)
+            .diff_or_empty(&self.resolve(path), None)
             .await
-            .map(|t| normalise(&t))
-            .unwrap_or_default();
-        let modified = tokio::fs::read_to_string(&file)
-            .await
-            .map(|t| normalise(&t))
-            .unwrap_or_default();
-        Ok(GitDiff {
-            modified: Some(modified),
-            original: Some(original),
-        })
+            .map_err(|e| WorkspaceError::Git(e.to_string()))
     }
 
     /// No-op for local workspaces.
@@ -182,75 +162,5 @@ async fn copy(src: &Path, dest: &Path, src_label: &str, dest_label: &str) -> Fil
     match tokio::fs::copy(src, dest).await {
         Ok(n) => FileOperationResult::ok(src_label, dest_label, n),
         Err(e) => FileOperationResult::failed(src_label, dest_label, e.to_string()),
-    }
-}
-
-async fn git(dir: &Path, args: &[&str]) -> Result<String, WorkspaceError> {
-    let run = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(GIT_TIMEOUT, run)
-        .await
-        .map_err(|_| WorkspaceError::Git(format!("git {} timed out", args.join(" "))))??;
-    if !out.status.success() {
-        return Err(WorkspaceError::Git(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Parses `git status --porcelain=v1 -z`.
-fn parse_porcelain(out: &str) -> Vec<GitChange> {
-    let mut changes = Vec::new();
-    let mut entries = out.split('\0').filter(|e| !e.is_empty());
-    while let Some(entry) = entries.next() {
-        if entry.len() < 4 {
-            continue;
-        }
-        let (xy, path) = entry.split_at(3);
-        let xy = xy.trim_end();
-        let status = if xy.contains('R') {
-            // the original path follows as its own entry
-            let _ = entries.next();
-            GitChangeStatus::Moved
-        } else if xy.contains('D') {
-            GitChangeStatus::Deleted
-        } else if xy.contains('A') || xy.contains('?') {
-            GitChangeStatus::Added
-        } else {
-            GitChangeStatus::Updated
-        };
-        changes.push(GitChange {
-            status,
-            path: path.to_string(),
-        });
-    }
-    changes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn porcelain_parsing() {
-        let out = " M a.txt\0?? new.txt\0D  gone.txt\0R  to.txt\0from.txt\0A  added.rs\0";
-        let c = parse_porcelain(out);
-        assert_eq!(
-            c.iter()
-                .map(|x| (x.status, x.path.as_str()))
-                .collect::<Vec<_>>(),
-            vec![
-                (GitChangeStatus::Updated, "a.txt"),
-                (GitChangeStatus::Added, "new.txt"),
-                (GitChangeStatus::Deleted, "gone.txt"),
-                (GitChangeStatus::Moved, "to.txt"),
-                (GitChangeStatus::Added, "added.rs"),
-            ]
-        );
     }
 }

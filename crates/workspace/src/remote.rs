@@ -1,6 +1,7 @@
 //! A workspace behind an agent server, driven over its HTTP API.
 
-use crate::types::{CommandResult, FileOperationResult, GitChange, GitDiff, WorkspaceError};
+use crate::git::{GitChange, GitDiff};
+use crate::types::{CommandResult, FileOperationResult, WorkspaceError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -54,38 +54,6 @@ impl FileOperationResult {
     }
 }
 
-/// Kind of change of a file (`GitChangeStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum GitChangeStatus {
-    /// Renamed.
-    Moved,
-    /// New file.
-    Added,
-    /// Removed.
-    Deleted,
-    /// Modified.
-    Updated,
-}
-
-/// A changed file (`GitChange`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitChange {
-    /// Kind of change.
-    pub status: GitChangeStatus,
-    /// Path relative to the repository.
-    pub path: String,
-}
-
-/// Both versions of a file (`GitDiff`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitDiff {
-    /// Working-tree content (`None` when deleted).
-    pub modified: Option<String>,
-    /// Committed content (`None` when new).
-    pub original: Option<String>,
-}
-
 /// Errors of workspace operations.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {

@@ -2,12 +2,11 @@
 //! plain subprocesses, their events (`BashCommand`, `BashOutput`) stored as
 //! files and pushed to WebSocket subscribers.
 
-pub mod model;
 pub mod runner;
 pub mod service;
 pub mod store;
 
-pub use model::{
+pub use openhands_protocol::bash::{
     BashCommand, BashError, BashEvent, BashEventPage, BashEventSortOrder, BashOutput,
     ExecuteBashRequest, HexId, UtcTime,
 };

@@ -2,11 +2,11 @@
 //! starts commands, stores and publishes their events, stops them, and
 //! answers searches.
 
-use super::model::{
-    BashCommand, BashEvent, BashEventPage, BashOutput, ExecuteBashRequest, HexId, UtcTime,
-};
 use super::runner::{RunEnd, StopSignals, Stream, run_command};
 use super::store::{BashEventStore, SearchFilter};
+use openhands_protocol::bash::{
+    BashCommand, BashEvent, BashEventPage, BashOutput, ExecuteBashRequest, HexId, UtcTime,
+};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;

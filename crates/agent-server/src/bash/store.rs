@@ -5,7 +5,7 @@
 //! Every function here does blocking I/O; callers run them with
 //! `spawn_blocking`.
 
-use super::model::{BashEvent, BashEventPage, BashEventSortOrder, UtcTime};
+use openhands_protocol::bash::{BashEvent, BashEventPage, BashEventSortOrder, UtcTime};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -198,9 +198,9 @@ impl BashEventStore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{BashCommand, BashOutput, ExecuteBashRequest, HexId};
     use super::*;
     use chrono::Duration;
+    use openhands_protocol::bash::{BashCommand, BashOutput, ExecuteBashRequest, HexId};
 
     fn output(command: HexId, order: i64, at: &str) -> BashEvent {
         let mut o = BashOutput::new(command, order, None, Some(format!("o{order}")), None);

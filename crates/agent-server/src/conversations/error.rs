@@ -1,7 +1,7 @@
-//! Errors of the conversation service and their HTTP shapes.
+//! Errors of the conversation service (mapped to HTTP answers in
+//! [`crate::error`]).
 
-use crate::error::ApiError;
-use axum::http::StatusCode;
+use openhands_protocol::validation::ValidationError;
 
 /// Detail of the 409 answered when a run is already in progress.
 pub const ALREADY_RUNNING: &str =
@@ -34,7 +34,7 @@ pub enum ServiceError {
     Invalid(String),
     /// A pydantic-shaped validation error.
     #[error("{0}")]
-    Api(ApiError),
+    Validation(#[from] ValidationError),
     /// The server failed.
     #[error("{0}")]
     Internal(String),
@@ -48,29 +48,9 @@ impl ServiceError {
             ServiceError::AlreadyRunning => "ValueError",
             ServiceError::RunLimit(_) => "ConversationRunLimitExceeded",
             ServiceError::Conflict(_) | ServiceError::Invalid(_) => "ValueError",
-            ServiceError::Api(_) => "ValidationError",
+            ServiceError::Validation(_) => "ValidationError",
             ServiceError::Internal(_) => "RuntimeError",
         }
-    }
-
-    /// The HTTP answer.
-    pub fn into_api(self) -> ApiError {
-        match self {
-            ServiceError::NotFound => ApiError::not_found(),
-            ServiceError::AlreadyRunning => ApiError::conflict(ALREADY_RUNNING),
-            ServiceError::RunLimit(m) => ApiError::too_many_requests(m),
-            ServiceError::Conflict(m) => ApiError::conflict(m),
-            ServiceError::Missing(m) => ApiError::not_found_msg(m),
-            ServiceError::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, m),
-            ServiceError::Api(e) => e,
-            ServiceError::Internal(m) => ApiError::internal(m),
-        }
-    }
-}
-
-impl From<ServiceError> for ApiError {
-    fn from(e: ServiceError) -> Self {
-        e.into_api()
     }
 }
 

@@ -8,11 +8,11 @@ pub mod error;
 pub mod hub;
 pub mod info;
 pub mod live;
-pub mod request;
 pub mod scope;
 pub mod search;
 pub mod service;
 pub mod setup;
+pub mod start;
 pub mod stored;
 
 pub use config::ServiceConfig;

@@ -2,11 +2,11 @@
 //! message and the text folded into the agent's system context, with the
 //! reference's rules and verbatim 400 texts.
 
-use super::wire::{
+use crate::error::ApiError;
+use openhands_protocol::openai::{
     ChatContent, ChatMessage, ChatRole, ResponsesContent, ResponsesInput, ResponsesItem,
     ResponsesRequest,
 };
-use crate::error::ApiError;
 use openhands_wire::content::{Content, ImageContent};
 
 /// Longest system text (instructions plus system/developer messages).
@@ -112,7 +112,8 @@ fn responses_parts(item: &ResponsesItem) -> Result<Vec<Content>, ApiError> {
 fn is_system(item: &ResponsesItem) -> bool {
     matches!(
         item.role,
-        super::wire::ResponsesRole::System | super::wire::ResponsesRole::Developer
+        openhands_protocol::openai::ResponsesRole::System
+            | openhands_protocol::openai::ResponsesRole::Developer
     )
 }
 
@@ -130,14 +131,14 @@ pub fn responses_user_content(request: &ResponsesRequest) -> Result<Vec<Content>
     let rest: Vec<&ResponsesItem> = items.iter().filter(|i| !is_system(i)).collect();
     if !rest
         .iter()
-        .any(|i| i.role == super::wire::ResponsesRole::User)
+        .any(|i| i.role == openhands_protocol::openai::ResponsesRole::User)
     {
         return Err(ApiError::bad_request(
             "Responses input must include a user message",
         ));
     }
     if let [only] = rest.as_slice()
-        && only.role == super::wire::ResponsesRole::User
+        && only.role == openhands_protocol::openai::ResponsesRole::User
     {
         return responses_parts(only);
     }

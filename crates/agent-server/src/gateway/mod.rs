@@ -16,16 +16,11 @@ pub mod docs;
 pub mod input;
 pub mod routes;
 pub mod run;
-pub mod wire;
 
 use crate::state::SharedState;
 use std::time::Duration;
 
-/// Prefix of the model names the gateway serves.
-pub const MODEL_PREFIX: &str = "openhands_";
-
-/// Response (and request) header carrying the conversation id.
-pub const CONVERSATION_HEADER: &str = "X-OpenHands-ServerConversation-ID";
+pub use openhands_protocol::openai::{CONVERSATION_HEADER, MODEL_PREFIX};
 
 /// Environment variable overriding [`DEFAULT_TIMEOUT`] (seconds).
 pub const TIMEOUT_ENV: &str = "OH_GATEWAY_TIMEOUT_SECONDS";

@@ -3,9 +3,6 @@
 use super::CONVERSATION_HEADER;
 use super::input;
 use super::run::{Observability, RunFailure, RunRequest, run_detached};
-use super::wire::{
-    ChatCompletion, ChatCompletionRequest, ResponsesRequest, models_body, response_body,
-};
 use crate::conversations::ConversationService;
 use crate::error::{ApiError, ValidationIssue};
 use crate::extract::ApiJson;
@@ -16,6 +13,9 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_protocol::openai::{
+    ChatCompletion, ChatCompletionRequest, ResponsesRequest, models_body, response_body,
+};
 use openhands_wire::LlmConfig;
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -6,11 +6,11 @@
 //! the run itself is owned by the service and goes on when the request
 //! times out or the client disconnects.
 
-use super::wire::Usage;
 use crate::conversations::ConversationService;
-use crate::conversations::request::StartConversationRequest;
+use crate::conversations::start::parse_start;
 use crate::error::ApiError;
 use axum::http::StatusCode;
+use openhands_protocol::openai::Usage;
 use openhands_wire::LlmConfig;
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::content::Content;
@@ -173,7 +173,7 @@ async fn start(
         return Ok((id, live));
     }
     let id = req.conversation_id.unwrap_or_else(Uuid::new_v4);
-    let spec = StartConversationRequest::parse(start_body(service, req, id)?)?;
+    let spec = parse_start(start_body(service, req, id)?)?;
     let (_, created) = service.create(spec).await?;
     let live = service
         .live(id)

@@ -8,12 +8,12 @@ use crate::bash::{
     BashCommand, BashEvent, BashEventPage, BashEventService, BashEventSortOrder, BashOutput,
     BashServiceError, ExecuteBashRequest, HexId, SearchFilter, UtcTime,
 };
-use crate::confine::Confinement;
 use crate::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::extract::{ApiJson, ApiQuery, parse_uuid_param, parse_uuid_query};
 use crate::state::SharedState;
 use axum::Json;
 use axum::extract::{Path, State};
+use openhands_workspace::confine::Confinement;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

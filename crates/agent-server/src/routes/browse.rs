@@ -6,48 +6,12 @@ use crate::extract::{ApiQuery, query_bool};
 use crate::state::SharedState;
 use axum::Json;
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
+use openhands_protocol::files::{
+    FileBrowserEntry, HomeResponse, SubdirectoryEntry, SubdirectoryPage,
+};
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use utoipa::ToSchema;
-
-/// A labelled location.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct FileBrowserEntry {
-    /// Display name.
-    pub label: String,
-    /// Absolute path.
-    pub path: String,
-}
-
-/// The home directory and sidebar lists.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HomeResponse {
-    /// The server user's home directory.
-    pub home: String,
-    /// Top-level directories of the home directory.
-    pub favorites: Vec<FileBrowserEntry>,
-    /// File system roots.
-    pub locations: Vec<FileBrowserEntry>,
-}
-
-/// One subdirectory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct SubdirectoryEntry {
-    /// Its name.
-    pub name: String,
-    /// Its absolute path.
-    pub path: String,
-}
-
-/// A page of subdirectories.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct SubdirectoryPage {
-    /// The subdirectories.
-    pub items: Vec<SubdirectoryEntry>,
-    /// Name of the first entry of the next page.
-    pub next_page_id: Option<String>,
-}
 
 /// Query of `GET /api/file/home`.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -6,12 +6,6 @@
 //! capacity is 429, and malformed input is a pydantic-shaped 422.
 
 use crate::conversations::error::ServiceError;
-use crate::conversations::request::{
-    AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, StartChildConversationRequest, StartConversationRequest,
-    SwitchAcpModelRequest, SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest,
-    UpdateSecretsRequest,
-};
 use crate::conversations::{ConversationService, ConversationSortOrder, Live};
 use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
 use crate::extract::{ApiQuery, parse_json_body, parse_uuid_param, parse_uuid_query};
@@ -21,6 +15,12 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
+use openhands_protocol::conversations::{
+    AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
+    SetSecurityAnalyzerRequest, StartChildConversationRequest, StartConversationRequest,
+    SwitchAcpModelRequest, SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest,
+    UpdateSecretsRequest,
+};
 use openhands_sdk::secrets::{SecretSource, looks_encrypted, unprotect};
 use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
@@ -88,7 +88,7 @@ fn success() -> Response {
 /// Parses the `{conversation_id}` path parameter.
 pub(crate) fn conversation_id(path: IdPath) -> Result<Uuid, ApiError> {
     let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    parse_uuid_param("conversation_id", &raw)
+    Ok(parse_uuid_param("conversation_id", &raw)?)
 }
 
 /// The loaded conversation or a bare 404.
@@ -107,7 +107,7 @@ pub(crate) fn body<T: serde::de::DeserializeOwned>(
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_lowercase);
     let value = parse_json_body(bytes, ct.as_deref())?;
-    crate::extract::deserialize_body(value)
+    Ok(crate::extract::deserialize_body(value)?)
 }
 
 /// Like [`body`], but an empty body means the type's default.
@@ -143,7 +143,7 @@ struct SearchQuery {
     page_id: Option<String>,
     #[serde(
         default = "d_limit",
-        deserialize_with = "crate::extract::lenient_int::deserialize"
+        deserialize_with = "openhands_protocol::validation::lenient_int::deserialize"
     )]
     limit: i64,
     #[serde(default)]
@@ -186,7 +186,7 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
 }
 
 fn parse<T: serde::de::DeserializeOwned>(query: &str) -> Result<ApiQuery<T>, ApiError> {
-    crate::extract::parse_query(query).map(ApiQuery)
+    Ok(ApiQuery(crate::extract::parse_query(query)?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -291,8 +291,8 @@ async fn start(State(svc): Svc, headers: HeaderMap, bytes: Bytes) -> Result<Resp
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_lowercase);
     let raw = parse_json_body(&bytes, ct.as_deref())
-        .map_err(crate::conversations::request::redact_error)?;
-    let spec = StartConversationRequest::parse(raw)?;
+        .map_err(crate::conversations::start::redact_error)?;
+    let spec = crate::conversations::start::parse_start(raw)?;
     let (info, created) = svc.create(spec).await?;
     let status = if created {
         StatusCode::CREATED

@@ -4,7 +4,6 @@
 //! An unknown conversation is `404 {"detail":"Conversation not found: <id>"}`
 //! and is checked before the query and body, as in the reference.
 
-use crate::conversations::request::{ConfirmationResponseRequest, SendMessageRequest};
 use crate::conversations::search::{EventFilter, count, page};
 use crate::conversations::{ConversationService, Live};
 use crate::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response};
@@ -17,6 +16,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::NaiveDateTime;
+use openhands_protocol::conversations::{ConfirmationResponseRequest, SendMessageRequest};
 use openhands_wire::time::parse_event_timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -83,7 +83,7 @@ struct SearchQuery {
     page_id: Option<String>,
     #[serde(
         default = "d_limit",
-        deserialize_with = "crate::extract::lenient_int::deserialize"
+        deserialize_with = "openhands_protocol::validation::lenient_int::deserialize"
     )]
     limit: i64,
     #[serde(default)]

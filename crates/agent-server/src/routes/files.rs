@@ -4,7 +4,6 @@
 
 use super::Success;
 use super::runtime::RuntimeContext;
-use crate::confine::{Confinement, check_path};
 use crate::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::extract::{ApiQuery, body_rejection};
 use crate::state::SharedState;
@@ -14,6 +13,7 @@ use axum::extract::State;
 use axum::extract::multipart::{Field, Multipart, MultipartRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_workspace::confine::{Confinement, check_path};
 use serde::{Deserialize, Serialize};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -59,7 +59,7 @@ async fn target_path(confinement: Option<&Confinement>, path: &str) -> Result<Pa
     if confinement.is_none() {
         must_be_absolute(path)?;
     }
-    check_path(confinement, path, "path").await
+    Ok(check_path(confinement, path, "path").await?)
 }
 
 fn multipart_error(status: StatusCode) -> ApiError {

@@ -2,13 +2,13 @@
 //! `/api/git/...` and confined under `/api/conversations/{id}/git/...`.
 
 use super::runtime::RuntimeContext;
-use crate::confine::{Confinement, check_path};
 use crate::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::extract::ApiQuery;
-use crate::git::{Git, GitChange, GitCommitsPage, GitDiff, GitError};
 use crate::state::SharedState;
 use axum::Json;
 use axum::extract::{Path, State};
+use openhands_workspace::confine::{Confinement, check_path};
+use openhands_workspace::git::{Git, GitChange, GitCommitsPage, GitDiff, GitError};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::PathBuf;

@@ -1,12 +1,12 @@
 //! The conversation a conversation-scoped route (`/api/conversations/
 //! {runtime_conversation_id}/bash|file|git/...`) works in.
 
-use crate::confine::Confinement;
 use crate::error::ApiError;
 use crate::extract::parse_uuid_param;
 use crate::state::{AppState, RuntimeScope, SharedState};
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::http::request::Parts;
+use openhands_workspace::confine::Confinement;
 use uuid::Uuid;
 
 /// Name of the path parameter holding the conversation id.

@@ -4,30 +4,7 @@
 use crate::state::SharedState;
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
-use utoipa::ToSchema;
-
-/// A registered tool as offered to clients configuring an agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct ToolCatalogEntry {
-    /// Registered name.
-    pub name: String,
-    /// Whether clients should offer it as a choice.
-    pub user_selectable: bool,
-    /// Whether conversations on this server can run it.
-    pub usable: bool,
-    /// One line for a settings screen (empty for internal tools).
-    pub description: String,
-    /// Whether the default agent has it.
-    pub in_default_set: bool,
-}
-
-/// `{"tools": [...]}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ToolCatalogResponse {
-    /// The entries, in registry order.
-    pub tools: Vec<ToolCatalogEntry>,
-}
+use openhands_protocol::tools::{ToolCatalogEntry, ToolCatalogResponse};
 
 /// The catalog entry of a tool known only by name: the built-in tools get
 /// a description and their default-set flag, anything else is internal.

@@ -193,7 +193,9 @@ async fn handle_inbound(service: &Arc<BashEventService>, text: &str) -> Option<M
             },
             Err(e) => BashError::new(
                 "ValidationError",
-                serde_json::Value::Object(e.body().clone())["detail"].to_string(),
+                serde_json::to_value(&e.issues)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
             ),
         },
     };

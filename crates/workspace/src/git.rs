@@ -8,76 +8,16 @@
 //! one level down contribute those repositories' changes. Every `git` call has
 //! a timeout and its process is killed when it expires.
 
-use serde::{Deserialize, Serialize};
+pub use openhands_protocol::git::{GitChange, GitChangeStatus, GitCommit, GitCommitsPage, GitDiff};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::Command;
-use utoipa::ToSchema;
 
 /// The hash of git's empty tree.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// Files larger than this are not diffed.
 pub const MAX_DIFF_FILE_BYTES: u64 = 1024 * 1024;
-
-/// Kind of change of one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub enum GitChangeStatus {
-    /// Moved (not produced: renames are reported as delete + add).
-    #[serde(rename = "MOVED")]
-    Moved,
-    /// New file.
-    #[serde(rename = "ADDED")]
-    Added,
-    /// Removed file.
-    #[serde(rename = "DELETED")]
-    Deleted,
-    /// Modified file.
-    #[serde(rename = "UPDATED")]
-    Updated,
-}
-
-/// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct GitChange {
-    /// What happened to it.
-    pub status: GitChangeStatus,
-    /// Path relative to the requested directory (POSIX separators).
-    pub path: String,
-}
-
-/// Both sides of one file's diff.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct GitDiff {
-    /// Current content.
-    pub modified: Option<String>,
-    /// Content at the base.
-    pub original: Option<String>,
-}
-
-/// One commit of a repository's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct GitCommit {
-    /// Full SHA.
-    pub sha: String,
-    /// Abbreviated SHA.
-    pub short_sha: String,
-    /// First line of the message.
-    pub subject: String,
-    /// Author name.
-    pub author: String,
-    /// Author date, strict ISO 8601 with offset.
-    pub timestamp: String,
-}
-
-/// Most recent commits, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct GitCommitsPage {
-    /// The commits.
-    pub commits: Vec<GitCommit>,
-    /// Whether the history holds more.
-    pub has_more: bool,
-}
 
 /// Why a git query failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -337,6 +277,35 @@ impl Git {
                 GitError::Repository(format!("Not a git repository: {}", resolved.display()))
             })?;
         Ok(resolved)
+    }
+
+    /// [`Git::changes`] as `GET /api/git/changes` answers: a path that is
+    /// not in a repository gives an empty list.
+    pub async fn changes_or_empty(
+        &self,
+        dir: &Path,
+        explicit: Option<&str>,
+    ) -> Result<Vec<GitChange>, GitError> {
+        match self.changes(dir, explicit).await {
+            Err(GitError::Repository(_)) => Ok(Vec::new()),
+            other => other,
+        }
+    }
+
+    /// [`Git::diff`] as `GET /api/git/diff` answers: a file outside any
+    /// repository has neither side.
+    pub async fn diff_or_empty(
+        &self,
+        file: &Path,
+        explicit: Option<&str>,
+    ) -> Result<GitDiff, GitError> {
+        match self.diff(file, explicit).await {
+            Err(GitError::Repository(_)) => Ok(GitDiff {
+                modified: None,
+                original: None,
+            }),
+            other => other,
+        }
     }
 
     /// Changes of the repository at (or containing) `dir`, relative to `dir`.

@@ -6,6 +6,12 @@ use openhands_wire::metrics::TokenUsage;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+/// Prefix of the model names the gateway serves (`openhands_<profile>`).
+pub const MODEL_PREFIX: &str = "openhands_";
+
+/// Response (and request) header carrying the gateway's conversation id.
+pub const CONVERSATION_HEADER: &str = "X-OpenHands-ServerConversation-ID";
+
 /// Who speaks a Chat Completions message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -356,7 +362,7 @@ pub fn response_body(
 pub fn models_body(profiles: &[String]) -> Value {
     let mut ids: Vec<String> = profiles
         .iter()
-        .map(|p| format!("{}{p}", super::MODEL_PREFIX))
+        .map(|p| format!("{}{p}", MODEL_PREFIX))
         .collect();
     ids.sort();
     let data: Vec<Value> = ids

@@ -5,7 +5,6 @@
 
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// A UUID written as 32 hex digits (accepts the dashed form on input).
@@ -122,7 +121,8 @@ fn default_timeout() -> i64 {
 }
 
 /// Request to run a command: `{command, cwd?, timeout=300}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExecuteBashRequest {
     /// The bash command to execute.
     pub command: String,
@@ -132,16 +132,17 @@ pub struct ExecuteBashRequest {
     /// The max number of seconds a command may be permitted to run.
     #[serde(
         default = "default_timeout",
-        deserialize_with = "crate::extract::lenient_int::deserialize"
+        deserialize_with = "crate::validation::lenient_int::deserialize"
     )]
-    #[schema(default = 300)]
+    #[cfg_attr(feature = "openapi", schema(default = 300))]
     pub timeout: i64,
 }
 
 macro_rules! kind_marker {
     ($name:ident, $value:ident, $doc:literal) => {
         #[doc = $doc]
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub enum $name {
             #[doc = $doc]
             #[default]
@@ -159,7 +160,8 @@ kind_marker!(BashOutputKind, BashOutput, "The `kind` of a `BashOutput`.");
 kind_marker!(BashErrorKind, BashError, "The `kind` of a `BashError`.");
 
 /// A command that was started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BashCommand {
     /// The bash command to execute.
     pub command: String,
@@ -168,11 +170,11 @@ pub struct BashCommand {
     /// The max number of seconds a command may be permitted to run.
     pub timeout: i64,
     /// Event id (32 hex).
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     #[serde(default)]
     pub id: HexId,
     /// When the command was started (UTC).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     #[serde(default)]
     pub timestamp: UtcTime,
     /// Always `BashCommand`.
@@ -181,18 +183,19 @@ pub struct BashCommand {
 
 /// A piece of a command's output. Output over 1 MiB characters per stream
 /// is split into several events; only the last carries the exit code.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BashOutput {
     /// Event id (32 hex).
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     #[serde(default)]
     pub id: HexId,
     /// When the output was produced (UTC).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     #[serde(default)]
     pub timestamp: UtcTime,
     /// The command this output belongs to.
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub command_id: HexId,
     /// The order for this output, sequentially starting with 0.
     #[serde(default)]
@@ -208,14 +211,15 @@ pub struct BashOutput {
 }
 
 /// An error reported on the bash socket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BashError {
     /// Event id (32 hex).
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     #[serde(default)]
     pub id: HexId,
     /// When the error happened (UTC).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     #[serde(default)]
     pub timestamp: UtcTime,
     /// Code for the error, typically an error type.
@@ -227,7 +231,8 @@ pub struct BashError {
 }
 
 /// Any bash event, discriminated by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum BashEvent {
     /// A started command.
@@ -327,7 +332,8 @@ impl BashError {
 }
 
 /// Order of search results.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum BashEventSortOrder {
     /// Oldest first.
     #[default]
@@ -339,7 +345,8 @@ pub enum BashEventSortOrder {
 }
 
 /// One page of search results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BashEventPage {
     /// The events.
     pub items: Vec<BashEvent>,

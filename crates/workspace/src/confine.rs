@@ -3,10 +3,9 @@
 //! Paths are resolved like Python's `Path.resolve()` (non-strict): symlinks
 //! are followed as far as the path exists, `..` is applied after, and the
 //! missing remainder is appended as written. A requested path whose resolved
-//! form is not the root or below it is refused with 422, the reference's
+//! form is not the root or below it is refused with the reference's
 //! `"<name> must be inside the conversation workspace"`.
 
-use crate::error::ApiError;
 use std::path::{Component, Path, PathBuf};
 
 /// Most symlinks followed while resolving one path (like the kernel's limit).
@@ -93,7 +92,7 @@ impl Confinement {
 
     /// Checks a requested path. It must be absolute and resolve inside the
     /// root; returns the resolved path. Blocking.
-    pub fn check(&self, requested: &str, name: &str) -> Result<PathBuf, ApiError> {
+    pub fn check(&self, requested: &str, name: &str) -> Result<PathBuf, ConfinementError> {
         let path = Path::new(requested);
         let resolved = resolve_lenient(path);
         if !path.is_absolute() || !resolved.starts_with(&self.root) {
@@ -104,7 +103,7 @@ impl Confinement {
 
     /// Checks a working directory (may be relative to the server's working
     /// directory, like the reference). Blocking.
-    pub fn check_cwd(&self, requested: &str) -> Result<PathBuf, ApiError> {
+    pub fn check_cwd(&self, requested: &str) -> Result<PathBuf, ConfinementError> {
         let resolved = resolve_lenient(Path::new(requested));
         if resolved.starts_with(&self.root) {
             Ok(resolved)
@@ -114,8 +113,24 @@ impl Confinement {
     }
 }
 
-fn outside(name: &str) -> ApiError {
-    ApiError::unprocessable(format!("{name} must be inside the conversation workspace"))
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfinementError {
+    /// The path (named `name` in the request) resolves outside the root.
+    #[error("{name} must be inside the conversation workspace")]
+    Outside {
+        /// The request field or parameter that held the path.
+        name: String,
+    },
+    /// The blocking resolution could not run.
+    #[error("path resolution failed: {0}")]
+    Resolve(String),
+}
+
+fn outside(name: &str) -> ConfinementError {
+    ConfinementError::Outside {
+        name: name.to_string(),
+    }
 }
 
 /// Runs [`Confinement::check`] off the async runtime when a confinement applies;
@@ -124,7 +139,7 @@ pub async fn check_path(
     confinement: Option<&Confinement>,
     requested: &str,
     name: &str,
-) -> Result<PathBuf, ApiError> {
+) -> Result<PathBuf, ConfinementError> {
     let Some(c) = confinement.cloned() else {
         return Ok(PathBuf::from(requested));
     };
@@ -132,7 +147,7 @@ pub async fn check_path(
     let name = name.to_string();
     tokio::task::spawn_blocking(move || c.check(&requested, &name))
         .await
-        .map_err(ApiError::internal)?
+        .map_err(|e| ConfinementError::Resolve(e.to_string()))?
 }
 
 #[cfg(test)]
@@ -167,9 +182,8 @@ mod tests {
         assert!(c.check(&p("inner/x"), "path").is_ok());
         assert!(c.check(root.to_str().unwrap(), "path").is_ok());
         let e = c.check(&p("../secret/x"), "path").unwrap_err();
-        assert_eq!(e.status().as_u16(), 422);
         assert_eq!(
-            e.body()["detail"],
+            e.to_string(),
             "path must be inside the conversation workspace"
         );
         assert!(c.check(&p("escape/x"), "path").is_err());
@@ -183,7 +197,7 @@ mod tests {
         assert!(c.check(&p("loop/x"), "path").is_ok());
         let e = c.check_cwd("/").unwrap_err();
         assert_eq!(
-            e.body()["detail"],
+            e.to_string(),
             "cwd must be inside the conversation workspace"
         );
         assert!(c.check_cwd(&p("sub")).is_ok());

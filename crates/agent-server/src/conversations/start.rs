@@ -1,0 +1,330 @@
+//! Parsing of `POST /api/conversations` bodies: the request validated with
+//! the reference's rules and its agent built (from `agent` or from
+//! `agent_settings`, the default agent of the given LLM).
+
+use super::error::ServiceError;
+use openhands_protocol::conversations::{
+    StartConversationRequest, loc, redact_value, too_long, validate_tags,
+};
+use openhands_protocol::validation::{ValidationError, ValidationIssue, from_body};
+use openhands_wire::LlmConfig;
+use openhands_wire::agent::AgentSpec;
+use serde_json::{Map, Value, json};
+
+/// A validated start request: the request plus the parsed agent.
+#[derive(Debug, Clone)]
+pub struct StartSpec {
+    /// The request.
+    pub request: StartConversationRequest,
+    /// The agent configuration.
+    pub agent: AgentSpec,
+    /// Tags after validation.
+    pub tags: Map<String, Value>,
+}
+
+/// Parses and validates a start request body.
+pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
+    let request: StartConversationRequest = from_body(raw.clone()).map_err(redact_error)?;
+    let mut issues = Vec::new();
+    if request.max_iterations < 1 {
+        issues.push(
+            ValidationIssue::new(
+                "greater_than_equal",
+                loc(&["body", "max_iterations"]),
+                "Input should be greater than or equal to 1",
+                json!(request.max_iterations),
+            )
+            .with_ctx(json!({"ge": 1})),
+        );
+    }
+    if let Some(p) = &request.prompt
+        && p.chars().count() > 2000
+    {
+        issues.push(too_long(&["body", "prompt"], p, 2000));
+    }
+    let tags = match &request.tags {
+        Some(t) => match validate_tags(t, &["body", "tags"]) {
+            Ok(()) => t.clone(),
+            Err(i) => {
+                issues.push(*i);
+                Map::new()
+            }
+        },
+        None => Map::new(),
+    };
+    for (name, module) in &request.tool_module_qualnames {
+        if !module.is_string() {
+            issues.push(ValidationIssue::new(
+                "string_type",
+                loc(&["body", "tool_module_qualnames", name]),
+                "Input should be a valid string",
+                module.clone(),
+            ));
+        }
+    }
+    let agent = match parse_agent(&request, &raw) {
+        Ok(a) => Some(a),
+        Err(AgentProblem::Issue(i)) => {
+            issues.push(*i);
+            None
+        }
+        Err(AgentProblem::Error(e)) => return Err(e),
+    };
+    match agent {
+        Some(agent) if issues.is_empty() => Ok(StartSpec {
+            request,
+            agent,
+            tags,
+        }),
+        _ => Err(ValidationError::new(issues).into()),
+    }
+}
+
+enum AgentProblem {
+    Issue(Box<ValidationIssue>),
+    Error(ServiceError),
+}
+
+fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentSpec, AgentProblem> {
+    let agent_raw = raw.get("agent").cloned().filter(|v| !v.is_null());
+    let Some(agent_raw) = agent_raw else {
+        if request.agent_profile_id.is_some() {
+            return Err(AgentProblem::Error(ServiceError::Invalid(
+                "This server starts conversations from `agent` or `agent_settings`; \
+                 `agent_profile_id` is not supported"
+                    .to_string(),
+            )));
+        }
+        if let Some(settings) = &request.agent_settings {
+            return agent_from_settings(settings);
+        }
+        let message = "One of `agent`, `agent_settings`, or `agent_profile_id` must be provided";
+        return Err(AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body"]),
+                format!("Value error, {message}"),
+                redact_value(raw.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        )));
+    };
+    if request.agent_profile_id.is_some() {
+        let message = "`agent_profile_id` is mutually exclusive with `agent`";
+        return Err(AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body"]),
+                format!("Value error, {message}"),
+                redact_value(raw.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        )));
+    }
+    if !agent_raw.is_object() {
+        return Err(AgentProblem::Issue(Box::new(ValidationIssue::new(
+            "model_attributes_type",
+            loc(&["body", "agent"]),
+            "Input should be a valid dictionary or object to extract fields from",
+            redact_value(agent_raw),
+        ))));
+    }
+    let kind = agent_raw
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("Agent")
+        .to_string();
+    if kind != "Agent" {
+        let message = if kind == "ACPAgent" {
+            "This server runs native agents only (kind 'Agent'); ACPAgent is not supported"
+                .to_string()
+        } else {
+            format!(
+                "Unknown kind '{kind}' for openhands.sdk.agent.base.AgentBase; Expected one of: ['ACPAgent', 'Agent']"
+            )
+        };
+        return Err(AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body", "agent"]),
+                format!("Value error, {message}"),
+                redact_value(agent_raw),
+            )
+            .with_ctx(json!({ "error": message })),
+        )));
+    }
+    from_body::<AgentSpec>(agent_raw)
+        .map_err(|e| AgentProblem::Error(redact_error(e.nested_under("agent")).into()))
+}
+
+/// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
+/// `llm`, its `tools` (default: terminal, file editor, task tracker) and the
+/// default condenser.
+fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
+    let issue = |i: ValidationIssue| AgentProblem::Issue(Box::new(i));
+    let Some(obj) = settings.as_object() else {
+        return Err(issue(ValidationIssue::new(
+            "dict_type",
+            loc(&["body", "agent_settings"]),
+            "Input should be a valid dictionary",
+            redact_value(settings.clone()),
+        )));
+    };
+    if let Some(kind) = obj.get("agent_kind").and_then(Value::as_str)
+        && !matches!(kind, "openhands" | "llm")
+    {
+        let message = format!("agent_kind '{kind}' is not supported by this server");
+        return Err(issue(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body", "agent_settings"]),
+                format!("Value error, {message}"),
+                redact_value(settings.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        ));
+    }
+    let Some(llm) = obj.get("llm").cloned() else {
+        return Err(issue(ValidationIssue::missing(loc(&[
+            "body",
+            "agent_settings",
+            "llm",
+        ]))));
+    };
+    let llm: LlmConfig = from_body(llm).map_err(|e| {
+        AgentProblem::Error(
+            redact_error(e.nested_under("llm").nested_under("agent_settings")).into(),
+        )
+    })?;
+    let mut spec = openhands_tools::presets::get_default_agent(llm, false);
+    if let Some(tools) = obj.get("tools").filter(|t| !t.is_null()) {
+        spec.tools = from_body(tools.clone()).map_err(|e| {
+            AgentProblem::Error(
+                redact_error(e.nested_under("tools").nested_under("agent_settings")).into(),
+            )
+        })?;
+    }
+    Ok(spec)
+}
+
+/// Masks credentials inside the `input` of every issue.
+pub fn redact_error(mut e: ValidationError) -> ValidationError {
+    for issue in &mut e.issues {
+        issue.input = redact_value(std::mem::take(&mut issue.input));
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detail(e: ServiceError) -> Value {
+        match e {
+            ServiceError::Validation(v) => serde_json::to_value(v.issues).unwrap(),
+            other => panic!("not a validation error: {other}"),
+        }
+    }
+
+    #[test]
+    fn empty_body_needs_a_workspace() {
+        let e = parse_start(json!({})).unwrap_err();
+        assert_eq!(detail(e)[0]["loc"], json!(["body", "workspace"]));
+    }
+
+    #[test]
+    fn bad_types_are_reported_with_redacted_input() {
+        let e = parse_start(json!({
+            "agent": {"kind": "Agent", "llm": {"model": "m", "api_key": "sk-secret"}, "tools": "terminal"},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(d[0]["type"], "list_type");
+        assert_eq!(d[0]["loc"], json!(["body", "agent", "tools"]));
+        assert!(!d.to_string().contains("sk-secret"));
+
+        let e = parse_start(json!({
+            "agent": {"kind": "NoSuchAgent", "llm": {"model": "m", "api_key": "sk-secret"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(d[0]["type"], "value_error");
+        assert_eq!(d[0]["input"]["llm"]["api_key"], "<redacted>");
+    }
+
+    #[test]
+    fn limits_and_tags_are_checked() {
+        let agent = json!({"llm": {"model": "m"}});
+        let e = parse_start(json!({
+            "agent": agent, "workspace": {"working_dir": "/w"}, "max_iterations": 0
+        }))
+        .unwrap_err();
+        assert_eq!(detail(e)[0]["type"], "greater_than_equal");
+        let e = parse_start(json!({
+            "agent": agent, "workspace": {"working_dir": "/w"}, "tags": {"Bad Key": "x"}
+        }))
+        .unwrap_err();
+        assert_eq!(detail(e)[0]["loc"], json!(["body", "tags"]));
+        let ok = parse_start(json!({
+            "agent": agent, "workspace": {"working_dir": "/w"}, "tags": {"env": "prod"},
+            "stuck_detection_thresholds": {"action_observation": 4, "action_error": 3, "monologue": 3, "alternating_pattern": 6},
+            "unknown_future_field": 1
+        }))
+        .unwrap();
+        assert_eq!(ok.tags["env"], "prod");
+        assert_eq!(ok.agent.kind, "Agent");
+    }
+
+    #[test]
+    fn missing_agent_is_a_value_error() {
+        let e = parse_start(json!({"workspace": {"working_dir": "/w"}})).unwrap_err();
+        let d = detail(e);
+        assert_eq!(d[0]["type"], "value_error");
+        assert_eq!(d[0]["loc"], json!(["body"]));
+    }
+
+    #[test]
+    fn agent_settings_build_the_default_agent() {
+        let ok = parse_start(json!({
+            "agent_settings": {"llm": {"model": "openai/m", "api_key": "sk-x"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        let names: Vec<&str> = ok.agent.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["terminal", "file_editor", "task_tracker"]);
+        assert_eq!(ok.agent.llm.model, "openai/m");
+        let custom = parse_start(json!({
+            "agent_settings": {"llm": {"model": "m"}, "tools": [{"name": "file_editor"}]},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        assert_eq!(custom.agent.tools.len(), 1);
+        let e = parse_start(json!({
+            "agent_settings": {"llm": {"model": 5, "api_key": "sk-secret"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(
+            d[0]["loc"],
+            json!(["body", "agent_settings", "llm", "model"])
+        );
+        let e = parse_start(json!({
+            "agent_settings": {"tools": []},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        assert_eq!(
+            detail(e)[0]["loc"],
+            json!(["body", "agent_settings", "llm"])
+        );
+        let e = parse_start(json!({
+            "agent_settings": {"agent_kind": "acp", "llm": {"model": "m"}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        assert_eq!(detail(e)[0]["type"], "value_error");
+    }
+}

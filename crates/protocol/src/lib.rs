@@ -1,0 +1,17 @@
+//! The agent server's protocol: request and response types of its HTTP API,
+//! shared by the server, the workspace clients (`RemoteWorkspace`), the
+//! benchmark and Rust clients. Serde only (no tokio, no HTTP stack); the
+//! `openapi` feature adds utoipa schemas for the server's OpenAPI document.
+//!
+//! Event and message types live in `openhands-wire`; this crate holds the
+//! shapes of the routes around them.
+
+pub mod bash;
+pub mod conversations;
+pub mod files;
+pub mod git;
+pub mod openai;
+pub mod tools;
+pub mod validation;
+
+pub use validation::{LocPart, ValidationError, ValidationIssue};
