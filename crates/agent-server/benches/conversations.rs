@@ -133,7 +133,7 @@ async fn main() {
         max_concurrent_runs: 64,
         ..Config::default()
     };
-    let state = openhands_agent_server::conversations::attach_default(AppState::new(config))
+    let state = openhands_agent_server::http::setup::attach_default(AppState::new(config))
         .await
         .unwrap();
     let handle = openhands_agent_server::spawn(state.shared(), "127.0.0.1:0".parse().unwrap())

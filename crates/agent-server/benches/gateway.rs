@@ -11,8 +11,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openhands_agent_server::conversations::ConversationService;
-use openhands_agent_server::conversations::start::parse_start;
+use openhands_agent_server::service::conversations::ConversationService;
+use openhands_agent_server::service::conversations::start::parse_start;
 use openhands_agent_server::{AppState, Config};
 use openhands_testkit::{MockLlmServer, Script, Turn};
 use openhands_wire::LlmConfig;
@@ -59,7 +59,8 @@ async fn chat(client: &reqwest::Client, url: &str, i: usize) -> Result<Value, St
 }
 
 async fn direct(service: &ConversationService, llm: &LlmConfig, workspace: &Path, i: usize) {
-    let agent = openhands_agent_server::gateway::run::agent_json(service, llm, "").unwrap();
+    let agent =
+        openhands_agent_server::service::gateway::run::agent_json(service, llm, "").unwrap();
     let id = uuid::Uuid::new_v4();
     let spec = parse_start(json!({
         "conversation_id": id,
@@ -94,7 +95,7 @@ async fn main() {
         max_concurrent_runs: CONCURRENT + 14,
         ..Config::default()
     };
-    let state = openhands_agent_server::conversations::attach_default(AppState::new(config))
+    let state = openhands_agent_server::http::setup::attach_default(AppState::new(config))
         .await
         .unwrap()
         .shared();

@@ -15,32 +15,31 @@
 //! # }
 //! ```
 //!
-//! Layout: [`config`] (JSON file + `OH_*` environment), [`state`] (shared
-//! state and extension hooks), [`routes`] (one module per API area),
-//! [`sockets`] (WebSockets), [`bash`] (command service), [`git`], [`confine`]
-//! (workspace confinement), [`error`] / [`extract`] (FastAPI-shaped errors).
+//! Layout (dependencies point down the list, never up):
+//! * [`server`] — the composition root: builds the services and the router,
+//!   serves, shuts down;
+//! * [`http`] — state, auth, middleware, extractors, FastAPI-shaped errors,
+//!   routes, WebSockets, the `/v1` gateway;
+//! * [`service`] — conversations, bash commands, LLM profiles, the gateway's
+//!   runs, webhooks: no HTTP types, their own errors;
+//! * [`config`] — every setting (JSON file + `OH_*` environment), parsed
+//!   once, errors naming the variable.
+//!
+//! Request and response types are in `openhands-protocol`; the execution
+//! layer (processes, git, path confinement) is `openhands-workspace`.
 
-pub mod auth;
-pub mod bash;
 pub mod config;
-pub mod conversations;
-pub mod error;
-pub mod extract;
-pub mod gateway;
-pub mod middleware;
-pub mod profiles;
-pub mod routes;
+pub mod http;
 pub mod server;
-pub mod sockets;
-pub mod state;
-pub mod webhooks;
+pub mod service;
 
 pub use config::Config;
-pub use error::{ApiError, ValidationIssue};
-pub use extract::{ApiJson, ApiQuery};
-pub use routes::{build_router, openapi};
+pub use http::error::{ApiError, ValidationIssue};
+pub use http::extract::{ApiJson, ApiQuery};
+pub use http::routes::{build_router, openapi};
+pub use http::state::{AppState, SharedState};
 pub use server::{ServerHandle, serve, serve_with_state, spawn};
-pub use state::{AppState, RuntimeScope, RuntimeScopeResolver, SharedState};
+pub use service::runtime::{RuntimeScope, RuntimeScopeResolver};
 
 /// Installs the process-wide TLS provider (ring) used by HTTP clients.
 /// Safe to call more than once.

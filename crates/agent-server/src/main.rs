@@ -100,7 +100,7 @@ async fn main() -> anyhow::Result<()> {
         "OpenHands Agent Server listening on http://{}",
         listener.local_addr()?
     );
-    let state = openhands_agent_server::conversations::attach_default(AppState::new(config))
+    let state = openhands_agent_server::http::setup::attach_default(AppState::new(config))
         .await
         .context("starting the conversation service")?
         .shared();

@@ -3,8 +3,8 @@
 //! commands before the listener closes.
 
 use crate::config::Config;
-use crate::routes::build_router;
-use crate::state::{AppState, SharedState};
+use crate::http::routes::build_router;
+use crate::http::state::{AppState, SharedState};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -17,7 +17,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `config` on `listener` until SIGINT or SIGTERM.
 pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()> {
-    let state = crate::conversations::attach_default(AppState::new(config))
+    let state = crate::http::setup::attach_default(AppState::new(config))
         .await
         .map_err(std::io::Error::other)?
         .shared();

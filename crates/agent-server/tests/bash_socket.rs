@@ -6,7 +6,7 @@ mod common;
 
 use common::{KEY, Options, start, start_with};
 use futures::{SinkExt, StreamExt};
-use openhands_agent_server::state::Limits;
+use openhands_agent_server::http::state::Limits;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_tungstenite::connect_async;

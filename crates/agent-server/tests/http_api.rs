@@ -6,7 +6,7 @@
 mod common;
 
 use common::{KEY, Options, start, start_with};
-use openhands_agent_server::state::Limits;
+use openhands_agent_server::http::state::Limits;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

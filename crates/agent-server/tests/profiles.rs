@@ -491,7 +491,7 @@ async fn validate_pings_the_model() {
 #[tokio::test]
 async fn the_profile_limit_is_enforced() {
     let gw = Gw::start().await;
-    for i in 0..openhands_agent_server::profiles::MAX_PROFILES {
+    for i in 0..openhands_agent_server::service::profiles::MAX_PROFILES {
         std::fs::create_dir_all(gw.profiles_dir()).unwrap();
         std::fs::write(
             gw.profiles_dir().join(format!("p{i}.json")),

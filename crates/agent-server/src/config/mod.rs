@@ -242,6 +242,25 @@ pub struct Config {
     pub conversation_idle_ttl_seconds: Option<f64>,
     /// Product analytics (accepted; nothing is sent).
     pub telemetry: TelemetrySpec,
+    /// Seconds a `/v1` request waits for its agent run before answering
+    /// 504 (the run goes on; `OH_GATEWAY_TIMEOUT_SECONDS`).
+    pub gateway_timeout_seconds: f64,
+    /// Idle timeout of the runtime hosting this server, reported in
+    /// `/server_info` (`OH_RUNTIME_IDLE_TIMEOUT_SECONDS`; none: not reported).
+    pub runtime_idle_timeout_seconds: Option<f64>,
+    /// Start new terminal sessions from a snapshot of the user's interactive
+    /// shell environment instead of running the rc files for each one
+    /// (`OH_SHELL_SNAPSHOT`).
+    pub shell_snapshot: bool,
+    /// Docker host address allowed as a CORS origin (`DOCKER_HOST_ADDR`).
+    #[serde(skip)]
+    pub docker_host_addr: Option<String>,
+    /// Git commit of this build, for `/server_info` (`OPENHANDS_BUILD_GIT_SHA`).
+    #[serde(skip)]
+    pub build_git_sha: Option<String>,
+    /// Git ref of this build, for `/server_info` (`OPENHANDS_BUILD_GIT_REF`).
+    #[serde(skip)]
+    pub build_git_ref: Option<String>,
     /// Settings, profiles and secrets store (`OH_PERSISTENCE_DIR`, default `~/.openhands`).
     #[serde(skip)]
     pub persistence_dir: PathBuf,
@@ -287,6 +306,12 @@ impl Default for Config {
             lease_ttl_seconds: 45.0,
             conversation_idle_ttl_seconds: Some(1200.0),
             telemetry: TelemetrySpec::default(),
+            gateway_timeout_seconds: 120.0,
+            runtime_idle_timeout_seconds: None,
+            shell_snapshot: true,
+            docker_host_addr: None,
+            build_git_sha: None,
+            build_git_ref: None,
             persistence_dir: default_persistence_dir(),
         }
     }
@@ -392,6 +417,10 @@ impl Config {
                 .or_else(|| self.session_api_keys.first().cloned())
                 .map(SecretString::new);
         }
+        let non_empty = |name: &str| vars.get(name).filter(|v| !v.is_empty()).cloned();
+        self.docker_host_addr = non_empty("DOCKER_HOST_ADDR");
+        self.build_git_sha = non_empty("OPENHANDS_BUILD_GIT_SHA");
+        self.build_git_ref = non_empty("OPENHANDS_BUILD_GIT_REF");
         if let Some(dir) = vars.get("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty()) {
             self.persistence_dir = PathBuf::from(dir);
         } else {
@@ -471,6 +500,21 @@ impl Config {
         if self.conversation_idle_ttl_seconds.is_some_and(|t| t <= 0.0) {
             bad("conversation_idle_ttl_seconds", "must be greater than 0");
         }
+        if !(self.gateway_timeout_seconds.is_finite()
+            && self.gateway_timeout_seconds > 0.0
+            && self.gateway_timeout_seconds < 1.0e9)
+        {
+            bad(
+                "gateway_timeout_seconds",
+                "must be a positive number of seconds",
+            );
+        }
+        if self
+            .runtime_idle_timeout_seconds
+            .is_some_and(|t| !(t.is_finite() && t > 0.0))
+        {
+            bad("runtime_idle_timeout_seconds", "must be greater than 0");
+        }
         if let Some(re) = &self.allow_cors_origin_regex
             && let Err(e) = regex::Regex::new(re)
         {
@@ -529,6 +573,11 @@ impl Config {
             bad("telemetry.retry_delay", "must not be negative");
         }
         out
+    }
+
+    /// How long a `/v1` request waits for its agent run.
+    pub fn gateway_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.gateway_timeout_seconds)
     }
 
     /// Whether requests must carry a session key.

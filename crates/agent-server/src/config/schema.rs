@@ -143,6 +143,9 @@ pub const CONFIG_FIELDS: &[Field] = &[
         Kind::Optional(&Kind::Float),
     ),
     Field::new("telemetry", Kind::Model(TELEMETRY_FIELDS)),
+    Field::new("gateway_timeout_seconds", Kind::Float),
+    Field::new("runtime_idle_timeout_seconds", Kind::Optional(&Kind::Float)),
+    Field::new("shell_snapshot", Kind::Bool),
 ];
 
 /// `OH_*` variables that are read elsewhere (not configuration fields) and
@@ -161,7 +164,6 @@ pub const OTHER_KNOWN_VARS: &[&str] = &[
     "OH_INLINE_IMAGE_CACHE_BYTES",
     "OH_INLINE_IMAGE_ALLOW_PRIVATE_HOSTS",
     "OH_TERMINAL_PROCESS_PRIORITY",
-    "OH_RUNTIME_IDLE_TIMEOUT_SECONDS",
     "OH_RUNTIME_LAUNCHED_PROFILE",
     "OH_ENABLE_VNC",
 ];

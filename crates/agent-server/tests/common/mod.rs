@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use async_trait::async_trait;
-use openhands_agent_server::state::Limits;
+use openhands_agent_server::http::state::Limits;
 use openhands_agent_server::{AppState, Config, RuntimeScope, RuntimeScopeResolver, ServerHandle};
 use std::collections::HashMap;
 use std::path::PathBuf;

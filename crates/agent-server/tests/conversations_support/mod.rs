@@ -88,7 +88,7 @@ impl Env {
 
     async fn boot(&mut self) {
         let state =
-            openhands_agent_server::conversations::attach_default(AppState::new(self.config()))
+            openhands_agent_server::http::setup::attach_default(AppState::new(self.config()))
                 .await
                 .unwrap();
         let handle = openhands_agent_server::spawn(state.shared(), "127.0.0.1:0".parse().unwrap())
@@ -112,7 +112,7 @@ impl Env {
     }
 
     /// The running conversation service.
-    pub fn service(&self) -> openhands_agent_server::conversations::ConversationService {
+    pub fn service(&self) -> openhands_agent_server::service::conversations::ConversationService {
         self.server
             .as_ref()
             .unwrap()

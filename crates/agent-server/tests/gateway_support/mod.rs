@@ -101,14 +101,13 @@ impl Gw {
         openhands_agent_server::install_tls_provider();
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         let mock = MockLlmServer::start(script, 0).await.unwrap();
-        let mut state = openhands_agent_server::conversations::attach_default(AppState::new(
-            config(dir.path(), &setup),
-        ))
-        .await
-        .unwrap();
+        let mut config = config(dir.path(), &setup);
         if let Some(t) = setup.timeout {
-            state.gateway.timeout = t;
+            config.gateway_timeout_seconds = t.as_secs_f64();
         }
+        let state = openhands_agent_server::http::setup::attach_default(AppState::new(config))
+            .await
+            .unwrap();
         let server = openhands_agent_server::spawn(state.shared(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();

@@ -1,0 +1,28 @@
+//! Session-key authentication of `/api/*` routes.
+//!
+//! When at least one key is configured every `/api/*` request must carry
+//! `X-Session-API-Key` with one of them (compared in constant time), else the
+//! answer is 401 `{"detail":"Unauthorized"}`. Health and docs routes are open.
+
+pub use super::session_keys::{SESSION_KEY_HEADER, SessionKeys};
+use crate::http::error::ApiError;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// Middleware for the `/api` router: 401 unless the session key is accepted.
+pub async fn require_session_key(
+    State(keys): State<SessionKeys>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let presented = request
+        .headers()
+        .get(SESSION_KEY_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if keys.accepts(presented) {
+        Ok(next.run(request).await)
+    } else {
+        Err(ApiError::unauthorized())
+    }
+}

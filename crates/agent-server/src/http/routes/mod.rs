@@ -1,0 +1,222 @@
+//! The HTTP API, assembled from one module per area.
+//!
+//! To add an area (conversations, events, ...): write a module with
+//! `#[utoipa::path]` handlers taking `State<SharedState>`, and register them
+//! in [`api_routes`] (JSON bodies) — they are then served under `/api`,
+//! behind the session-key check, and described in `/openapi.json`.
+
+pub mod bash;
+pub mod browse;
+pub mod conversations;
+pub mod docs;
+pub mod events;
+pub mod files;
+pub mod git;
+pub mod profiles;
+pub mod profiles_docs;
+pub mod runtime;
+pub mod server;
+pub mod tools;
+pub mod trajectory;
+
+use crate::http::auth::require_session_key;
+use crate::http::error::{ErrorDetail, HttpValidationError, ValidationIssue};
+use crate::http::middleware::{cors, errors};
+use crate::http::sockets;
+use crate::http::state::SharedState;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use serde::Serialize;
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::services::ServeDir;
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// `{"success": true}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Success {
+    /// Always true.
+    pub success: bool,
+}
+
+impl Default for Success {
+    fn default() -> Self {
+        Self { success: true }
+    }
+}
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "APIKeyHeader",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(
+                crate::http::auth::SESSION_KEY_HEADER,
+            ))),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "OpenHands Agent Server",
+        description = "OpenHands Agent Server - REST/WebSocket interface for OpenHands AI Agent"
+    ),
+    modifiers(&SecuritySchemes),
+    components(schemas(ErrorDetail, HttpValidationError, ValidationIssue, Success))
+)]
+struct ApiDoc;
+
+/// Open routes: health, readiness, server info.
+fn open_routes() -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(server::alive))
+        .routes(routes!(server::health))
+        .routes(routes!(server::ready))
+        .routes(routes!(server::get_server_info))
+        .routes(routes!(server::root))
+}
+
+/// `/api` routes taking JSON (or no) bodies; paths are relative to `/api`.
+pub fn api_routes() -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(tools::list_available_tools))
+        .routes(routes!(tools::get_tool_catalog))
+        .routes(routes!(bash::start_bash_command))
+        .routes(routes!(bash::execute_bash_command))
+        .routes(routes!(bash::search_bash_events))
+        .routes(routes!(bash::get_bash_event))
+        .routes(routes!(bash::batch_get_bash_events))
+        .routes(routes!(bash::clear_all_bash_events))
+        .routes(routes!(bash::stop_bash_command))
+        .routes(routes!(bash::runtime_start_bash_command))
+        .routes(routes!(bash::runtime_execute_bash_command))
+        .routes(routes!(bash::runtime_search_bash_events))
+        .routes(routes!(bash::runtime_get_bash_event))
+        .routes(routes!(bash::runtime_batch_get_bash_events))
+        .routes(routes!(bash::runtime_clear_all_bash_events))
+        .routes(routes!(bash::runtime_stop_bash_command))
+        .routes(routes!(files::download_file))
+        .routes(routes!(files::create_directory))
+        .routes(routes!(files::runtime_download_file))
+        .routes(routes!(files::runtime_create_directory))
+        .routes(routes!(git::git_changes))
+        .routes(routes!(git::git_diff))
+        .routes(routes!(git::runtime_git_changes))
+        .routes(routes!(git::runtime_git_diff))
+        .routes(routes!(git::git_commits))
+        .routes(routes!(git::git_commit_changes))
+        .routes(routes!(git::runtime_git_commits))
+        .routes(routes!(git::runtime_git_commit_changes))
+        .routes(routes!(browse::get_home_directory))
+        .routes(routes!(browse::search_subdirs))
+        .routes(routes!(trajectory::download_trajectory))
+        .routes(routes!(trajectory::runtime_download_trajectory))
+}
+
+/// `/api` routes receiving file uploads (larger body limit).
+pub fn upload_routes() -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(files::upload_file))
+        .routes(routes!(files::runtime_upload_file))
+}
+
+/// The OpenAPI description of every documented route.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(open_routes())
+        .nest(
+            "/api",
+            api_routes()
+                .merge(upload_routes())
+                .merge(crate::http::routes::profiles::router()),
+        )
+        .merge(crate::http::gateway::routes::router(0))
+        .into_openapi()
+        .nest(
+            "/api",
+            conversations::openapi().merge_from(events::openapi()),
+        )
+}
+
+/// The conversation and event routes (relative to `/api`), when the
+/// conversation service is plugged in.
+fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
+    match &state.conversations {
+        Some(svc) => {
+            // A deleted conversation's bash service goes with it.
+            let weak = Arc::downgrade(state);
+            svc.set_on_delete(Arc::new(move |id| {
+                let weak = weak.clone();
+                Box::pin(async move {
+                    if let Some(state) = weak.upgrade() {
+                        state.runtime_bash.remove(id).await;
+                    }
+                })
+            }));
+            conversations::router(svc.clone()).merge(events::router(svc.clone()))
+        }
+        None => OpenApiRouter::new(),
+    }
+}
+
+/// `/sockets/events/{conversation_id}`, when the conversation service is
+/// plugged in.
+fn conversation_socket(state: &SharedState) -> Router<SharedState> {
+    match &state.conversations {
+        Some(svc) => sockets::events::router(sockets::events::EventSocketState {
+            service: svc.clone(),
+            keys: state.session_keys.clone(),
+            auth_timeout: state.limits.ws_auth_timeout,
+        }),
+        None => Router::new(),
+    }
+}
+
+/// The whole application: routes, docs, sockets and cross-cutting layers.
+pub fn build_router(state: SharedState) -> Router {
+    let limits = state.limits;
+    let api = api_routes()
+        .layer(DefaultBodyLimit::max(limits.json_body_bytes))
+        .merge(upload_routes().layer(DefaultBodyLimit::max(limits.upload_bytes)))
+        .route("/tools", get(tools::list_available_tools))
+        .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
+        .merge(
+            crate::http::routes::profiles::router()
+                .layer(DefaultBodyLimit::max(limits.json_body_bytes)),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_session_key,
+        ));
+    let (mut router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(open_routes())
+        .nest("/api", api)
+        .merge(crate::http::gateway::router(&state))
+        .split_for_parts();
+    router = router
+        .route(
+            "/sockets/bash-events",
+            get(sockets::bash_events::bash_events_socket),
+        )
+        .merge(conversation_socket(&state))
+        .merge(docs::router(doc));
+    if let Some(dir) = server::static_files_dir(&state) {
+        router = router.nest_service("/static", ServeDir::new(dir));
+    }
+    router
+        .fallback(errors::not_found)
+        .layer(CatchPanicLayer::custom(errors::panic_response))
+        .layer(axum::middleware::from_fn(errors::json_errors))
+        .layer(cors::layer(&state.config))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}

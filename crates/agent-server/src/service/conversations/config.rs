@@ -1,0 +1,106 @@
+//! Settings of the conversation service.
+
+use crate::config::{Config, WebhookSpec};
+use openhands_sdk::secrets::Cipher;
+use openhands_sdk::tool::ToolRegistry;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the conversation service needs to know.
+#[derive(Clone)]
+pub struct ServiceConfig {
+    /// Root of the conversation directories (`<root>/<id hex>/`).
+    pub conversations_path: PathBuf,
+    /// Runs allowed at once; further run requests get 429.
+    pub max_concurrent_runs: usize,
+    /// Idle conversations leave memory after this long (`None`: never).
+    pub idle_ttl: Option<Duration>,
+    /// Encrypts secrets at rest (`OH_SECRET_KEY`); without it they are
+    /// written redacted.
+    pub cipher: Option<Cipher>,
+    /// Tools agents may use, by name.
+    pub tools: ToolRegistry,
+    /// Module qualname per registered tool name, reported to clients so they
+    /// can deserialize tool events (`tool_module_qualnames`).
+    pub tool_modules: Vec<(String, String)>,
+    /// Event and conversation webhooks.
+    pub webhooks: Vec<WebhookSpec>,
+    /// Sent as `X-Session-API-Key` to webhooks.
+    pub session_api_key: Option<String>,
+    /// Session keys accepted by the event socket (empty: no auth).
+    pub session_api_keys: Vec<String>,
+    /// Saved LLM profiles (`switch_profile`).
+    pub profiles: Option<crate::service::profiles::ProfileService>,
+}
+
+impl std::fmt::Debug for ServiceConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceConfig")
+            .field("conversations_path", &self.conversations_path)
+            .field("max_concurrent_runs", &self.max_concurrent_runs)
+            .field("idle_ttl", &self.idle_ttl)
+            .field("tools", &self.tools)
+            .field("webhooks", &self.webhooks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceConfig {
+    /// Settings for `conversations_path` with reference defaults, no
+    /// tools, no webhooks and no authentication.
+    pub fn new(conversations_path: impl Into<PathBuf>, tools: ToolRegistry) -> Self {
+        Self {
+            conversations_path: conversations_path.into(),
+            max_concurrent_runs: 10,
+            idle_ttl: Some(Duration::from_secs(1200)),
+            cipher: None,
+            tools,
+            tool_modules: Vec::new(),
+            webhooks: Vec::new(),
+            session_api_key: None,
+            session_api_keys: Vec::new(),
+            profiles: None,
+        }
+    }
+
+    /// Settings from the server configuration.
+    pub fn from_config(config: &Config, tools: ToolRegistry) -> Self {
+        let previous: Vec<String> = config
+            .previous_secret_keys
+            .iter()
+            .map(|k| k.expose().to_string())
+            .collect();
+        let cipher = config
+            .secret_key
+            .as_ref()
+            .and_then(|k| Cipher::new(k.expose(), &previous));
+        let idle_ttl = config
+            .conversation_idle_ttl_seconds
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64);
+        Self {
+            conversations_path: config.conversations_path.clone(),
+            max_concurrent_runs: config.max_concurrent_runs.max(1),
+            idle_ttl,
+            cipher,
+            tools,
+            tool_modules: Vec::new(),
+            webhooks: config.webhooks.clone(),
+            session_api_key: config.session_api_keys.first().cloned(),
+            session_api_keys: config.session_api_keys.clone(),
+            profiles: Some(crate::service::profiles::ProfileService::from_config(
+                config,
+            )),
+        }
+    }
+
+    /// The module qualname reported for a tool name: the configured one,
+    /// else the reference's `openhands.tools.<name>.definition`.
+    pub fn tool_module(&self, name: &str) -> String {
+        self.tool_modules
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_else(|| format!("openhands.tools.{name}.definition"))
+    }
+}

@@ -1,0 +1,20 @@
+//! Conversations of the agent server: the service that creates, loads,
+//! runs, evicts and deletes them, their stored metadata (`meta.json`), the
+//! request bodies of the conversation routes, the event hub feeding the
+//! event WebSocket, and event search.
+
+pub mod config;
+pub mod error;
+pub mod hub;
+pub mod info;
+pub mod live;
+pub mod search;
+pub mod service;
+pub mod start;
+pub mod stored;
+
+pub use config::ServiceConfig;
+pub use error::ServiceError;
+pub use live::Live;
+pub use service::{ConversationPage, ConversationService, ConversationSortOrder};
+pub use stored::StoredConversation;

@@ -1,0 +1,1033 @@
+//! [`ConversationService`]: the catalog of conversations on disk and the
+//! ones loaded in memory.
+//!
+//! Every conversation directory with a `meta.json` is listed in the catalog
+//! at start. A conversation is loaded (its SDK conversation resumed from
+//! `base_state.json` and the event files) on first access, and leaves memory
+//! again after `idle_ttl` without runs, subscribers or requests. Creating,
+//! loading, forking and deleting one id are serialized by a per-id lock.
+
+use super::config::ServiceConfig;
+use super::error::{RUN_LIMIT, ServiceError, blocking};
+use super::info::conversation_info;
+use super::live::{Ctx, Live, Shared};
+use super::start::StartSpec;
+use super::stored::StoredConversation;
+use crate::service::webhooks::WebhookDispatcher;
+use chrono::Utc;
+use openhands_protocol::conversations::{ForkConversationRequest, UpdateConversationRequest};
+use openhands_sdk::secrets::{SecretSource, unprotect};
+use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::secret::SecretString;
+use openhands_wire::state::ExecutionStatus;
+use parking_lot::{Mutex, RwLock};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Order of a conversation search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum ConversationSortOrder {
+    /// Oldest first.
+    #[serde(rename = "CREATED_AT")]
+    CreatedAt,
+    /// Least recently updated first.
+    #[serde(rename = "UPDATED_AT")]
+    UpdatedAt,
+    /// Newest first (default).
+    #[default]
+    #[serde(rename = "CREATED_AT_DESC")]
+    CreatedAtDesc,
+    /// Most recently updated first.
+    #[serde(rename = "UPDATED_AT_DESC")]
+    UpdatedAtDesc,
+}
+
+struct Entry {
+    meta: Arc<Mutex<StoredConversation>>,
+    /// Last known status (authoritative while not loaded).
+    status: ExecutionStatus,
+    live: Option<Arc<Live>>,
+}
+
+/// Called with the id of a conversation being deleted, after it stopped and
+/// before its directory is removed (releases per-conversation resources
+/// held elsewhere, e.g. its bash service).
+pub type DeleteHook = Arc<dyn Fn(Uuid) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
+struct Inner {
+    config: ServiceConfig,
+    on_delete: RwLock<Option<DeleteHook>>,
+    ctx: Arc<Ctx>,
+    catalog: RwLock<HashMap<Uuid, Entry>>,
+    locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
+    stop: CancellationToken,
+}
+
+/// The conversations of this server. Cheap to clone.
+#[derive(Clone)]
+pub struct ConversationService {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ConversationService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConversationService")
+            .field("root", &self.inner.config.conversations_path)
+            .field("conversations", &self.inner.catalog.read().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a new conversation starts with.
+struct Launch {
+    meta: StoredConversation,
+    agent: AgentSpec,
+    workspace: PathBuf,
+    stuck_detection_thresholds: openhands_wire::state::StuckDetectionThresholds,
+    confirmation_policy: openhands_wire::state::ConfirmationPolicy,
+    secrets: Vec<(String, SecretSource)>,
+    tags: Map<String, Value>,
+    security_analyzer: Option<Value>,
+}
+
+/// One page of a conversation search.
+#[derive(Debug, Clone)]
+pub struct ConversationPage {
+    /// `ConversationInfo` JSON of each item.
+    pub items: Vec<Value>,
+    /// Hex id of the first item of the next page.
+    pub next_page_id: Option<String>,
+}
+
+impl ConversationService {
+    /// Opens the conversation root (created if missing), lists the stored
+    /// conversations and starts the idle-eviction task. Must be called inside
+    /// a tokio runtime.
+    pub async fn start(config: ServiceConfig) -> Result<Self, ServiceError> {
+        let root = absolute(&config.conversations_path);
+        let scan_root = root.clone();
+        let found = blocking(move || {
+            std::fs::create_dir_all(&scan_root).map_err(|e| {
+                ServiceError::Internal(format!("create {}: {e}", scan_root.display()))
+            })?;
+            Ok(scan_catalog(&scan_root))
+        })
+        .await?;
+        let webhooks = WebhookDispatcher::start(&config.webhooks, config.session_api_key.clone());
+        let ctx = Arc::new(Ctx {
+            root: root.clone(),
+            runs: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
+            webhooks,
+        });
+        let catalog = found
+            .into_iter()
+            .map(|(meta, status)| {
+                (
+                    meta.id,
+                    Entry {
+                        meta: Arc::new(Mutex::new(meta)),
+                        status,
+                        live: None,
+                    },
+                )
+            })
+            .collect();
+        let mut config = config;
+        config.conversations_path = root;
+        let service = Self {
+            inner: Arc::new(Inner {
+                config,
+                on_delete: RwLock::new(None),
+                ctx,
+                catalog: RwLock::new(catalog),
+                locks: Mutex::new(HashMap::new()),
+                stop: CancellationToken::new(),
+            }),
+        };
+        if let Some(ttl) = service.inner.config.idle_ttl {
+            let weak = Arc::downgrade(&service.inner);
+            let stop = service.inner.stop.clone();
+            tokio::spawn(async move { eviction_loop(weak, stop, ttl).await });
+        }
+        Ok(service)
+    }
+
+    /// Sets the hook run for every deleted conversation.
+    pub fn set_on_delete(&self, hook: DeleteHook) {
+        *self.inner.on_delete.write() = Some(hook);
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServiceConfig {
+        &self.inner.config
+    }
+
+    /// The directory of a conversation.
+    pub fn conversation_dir(&self, id: Uuid) -> PathBuf {
+        self.inner.ctx.root.join(id.simple().to_string())
+    }
+
+    fn lock_for(&self, id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
+        self.inner
+            .locks
+            .lock()
+            .entry(id)
+            .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(())))
+            .clone()
+    }
+
+    /// The workspace directory of a conversation (from its metadata).
+    pub fn workspace_of(&self, id: Uuid) -> Option<String> {
+        let catalog = self.inner.catalog.read();
+        let entry = catalog.get(&id)?;
+        let meta = entry.meta.lock();
+        meta.workspace
+            .get("working_dir")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    /// Whether a conversation with this id exists.
+    pub fn exists(&self, id: Uuid) -> bool {
+        self.inner.catalog.read().contains_key(&id)
+    }
+
+    /// The loaded conversation, loading it from disk when needed. `None`
+    /// when no such conversation exists.
+    pub async fn live(&self, id: Uuid) -> Result<Option<Arc<Live>>, ServiceError> {
+        {
+            let catalog = self.inner.catalog.read();
+            match catalog.get(&id) {
+                None => return Ok(None),
+                Some(Entry { live: Some(l), .. }) => {
+                    l.touch();
+                    return Ok(Some(l.clone()));
+                }
+                Some(_) => {}
+            }
+        }
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        let meta = {
+            let catalog = self.inner.catalog.read();
+            match catalog.get(&id) {
+                None => return Ok(None),
+                Some(Entry { live: Some(l), .. }) => return Ok(Some(l.clone())),
+                Some(e) => e.meta.clone(),
+            }
+        };
+        let live = self.load(id, meta).await?;
+        if let Some(e) = self.inner.catalog.write().get_mut(&id) {
+            e.live = Some(live.clone());
+        }
+        Ok(Some(live))
+    }
+
+    /// Resumes a stored conversation (caller holds the id's lock).
+    async fn load(
+        &self,
+        id: Uuid,
+        meta: Arc<Mutex<StoredConversation>>,
+    ) -> Result<Arc<Live>, ServiceError> {
+        let shared = Shared::new(id, meta, self.inner.ctx.clone());
+        let callback = shared.callback();
+        let root = self.inner.ctx.root.clone();
+        let cipher = self.inner.config.cipher.clone();
+        let tools = self.inner.config.tools.clone();
+        let conv = blocking(move || {
+            let dir = root.join(id.simple().to_string());
+            let spec = stored_agent(&dir, cipher.as_ref())?;
+            let agent = Agent::new(spec, tools)
+                .map_err(|e| ServiceError::Internal(format!("cannot rebuild the agent: {e}")))?;
+            let options = ConversationOptions {
+                conversation_id: Some(id),
+                persistence_dir: Some(root.clone()),
+                callbacks: vec![callback],
+                cipher,
+                ..ConversationOptions::default()
+            };
+            LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
+        })
+        .await?;
+        tracing::debug!(conversation = %id, events = conv.event_count(), "conversation loaded");
+        Ok(Live::new(shared, conv))
+    }
+
+    /// Creates a conversation, or returns the existing one with the
+    /// requested id. Returns its info and whether it was created.
+    pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
+        let StartSpec {
+            request,
+            agent: agent_spec,
+            tags,
+        } = spec;
+        if let Some(rt) = &request.conversation_runtime
+            && rt != "local"
+        {
+            return Err(ServiceError::Invalid(
+                "This server only runs local conversations".into(),
+            ));
+        }
+        let id = request.conversation_id.unwrap_or_else(Uuid::new_v4);
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        if self.exists(id) {
+            drop(_guard);
+            let info = self.info(id, false).await?.ok_or(ServiceError::NotFound)?;
+            return Ok((info, false));
+        }
+        for tool in &agent_spec.tools {
+            if !self.inner.config.tools.contains(&tool.name) {
+                return Err(ServiceError::Invalid(format!(
+                    "ToolDefinition '{}' is not registered",
+                    tool.name
+                )));
+            }
+        }
+        let secret_cipher = if request.secrets_encrypted {
+            self.inner.config.cipher.clone()
+        } else {
+            None
+        };
+        let mut secrets = Vec::new();
+        let mut stored_secrets = Map::new();
+        for (name, value) in &request.secrets {
+            let src = SecretSource::from_json(value, secret_cipher.as_ref()).ok_or_else(|| {
+                ServiceError::Invalid(format!(
+                    "Secret '{name}' is not a valid secret value or source"
+                ))
+            })?;
+            stored_secrets.insert(name.clone(), src.to_json(self.inner.config.cipher.as_ref()));
+            secrets.push((name.clone(), src));
+        }
+        let permit = self
+            .inner
+            .ctx
+            .runs
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?;
+
+        let workspace_dir = absolute(Path::new(&request.workspace.working_dir));
+        let mut meta = StoredConversation::new(
+            id,
+            json!({
+                "working_dir": workspace_dir.to_string_lossy(),
+                "kind": request.workspace.kind.clone().unwrap_or_else(|| "LocalWorkspace".into()),
+            }),
+        );
+        meta.worktree = request.worktree;
+        meta.worktree_options = request.worktree_options.clone().unwrap_or(Value::Null);
+        meta.conversation_id = request
+            .conversation_id
+            .map(|u| json!(u.to_string()))
+            .unwrap_or(Value::Null);
+        meta.parent_conversation_id = request.parent_conversation_id;
+        meta.confirmation_policy =
+            serde_json::to_value(&request.confirmation_policy).unwrap_or(Value::Null);
+        meta.security_analyzer = request.security_analyzer.clone().unwrap_or(Value::Null);
+        meta.initial_message = request
+            .initial_message
+            .as_ref()
+            .map(|m| json!({"role": m.role, "content": m.content, "run": m.run}))
+            .unwrap_or(Value::Null);
+        meta.max_iterations = u32::try_from(request.max_iterations).unwrap_or(u32::MAX);
+        meta.stuck_detection = request.stuck_detection;
+        meta.secrets = stored_secrets;
+        meta.secrets_encrypted = request.secrets_encrypted;
+        let mut qualnames = request.tool_module_qualnames.clone();
+        for tool in &agent_spec.tools {
+            if !qualnames.contains_key(&tool.name) {
+                qualnames.insert(
+                    tool.name.clone(),
+                    json!(self.inner.config.tool_module(&tool.name)),
+                );
+            }
+        }
+        meta.tool_module_qualnames = qualnames;
+        meta.client_tools = request.client_tools.clone();
+        meta.agent_launch_additions = request
+            .agent_launch_additions
+            .clone()
+            .unwrap_or(Value::Null);
+        meta.agent_definitions = request.agent_definitions.clone();
+        meta.plugins = request.plugins.clone().unwrap_or(Value::Null);
+        meta.hook_config = request.hook_config.clone().unwrap_or(Value::Null);
+        meta.tags = tags.clone();
+        meta.user_id = json!(request.user_id);
+        meta.observability_metadata = request.observability_metadata.clone();
+        meta.observability_tags = request
+            .observability_tags
+            .iter()
+            .map(|t| json!(t))
+            .collect();
+        meta.observability_span_name = request.observability_span_name.clone();
+        meta.observability_parent_span_context = json!(request.observability_parent_span_context);
+        meta.autotitle = request.autotitle;
+        meta.title_llm_profile = json!(request.title_llm_profile);
+        meta.prompt = json!(request.prompt);
+
+        let launch = Launch {
+            meta,
+            agent: agent_spec,
+            workspace: workspace_dir,
+            stuck_detection_thresholds: request.stuck_detection_thresholds.unwrap_or_default(),
+            confirmation_policy: request.confirmation_policy.clone(),
+            secrets,
+            tags,
+            security_analyzer: request.security_analyzer.clone(),
+        };
+        let live = self.launch(id, launch).await?;
+        drop(_guard);
+        if let Some(initial) = &request.initial_message {
+            live.send_message(initial.message(), false).await?;
+            if initial.run {
+                live.start_run(Some(permit))?;
+            }
+        } else {
+            drop(permit);
+        }
+        let info = conversation_info(live.state_json(), &live.meta(), &[], false);
+        live.notify_webhooks(info.clone());
+        Ok((info, true))
+    }
+
+    /// Creates the SDK conversation for a new id (caller holds the id's
+    /// lock), writes `meta.json` and lists it in the catalog.
+    async fn launch(&self, id: Uuid, l: Launch) -> Result<Arc<Live>, ServiceError> {
+        let max_iterations = l.meta.max_iterations;
+        let stuck_detection = l.meta.stuck_detection;
+        let meta = Arc::new(Mutex::new(l.meta));
+        let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
+        let root = self.inner.ctx.root.clone();
+        let tools = self.inner.config.tools.clone();
+        let options = ConversationOptions {
+            conversation_id: Some(id),
+            persistence_dir: Some(root.clone()),
+            max_iteration_per_run: max_iterations,
+            stuck_detection,
+            stuck_detection_thresholds: l.stuck_detection_thresholds,
+            callbacks: vec![shared.callback()],
+            cipher: self.inner.config.cipher.clone(),
+            confirmation_policy: l.confirmation_policy,
+            secrets: l.secrets,
+            tags: Some(l.tags),
+            security_analyzer: l.security_analyzer,
+            ..ConversationOptions::default()
+        };
+        let meta_for_disk = meta.clone();
+        let workspace_dir = l.workspace;
+        let agent_spec = l.agent;
+        let conv = blocking(move || {
+            std::fs::create_dir_all(&workspace_dir).map_err(|e| {
+                ServiceError::Invalid(format!(
+                    "cannot create the workspace {}: {e}",
+                    workspace_dir.display()
+                ))
+            })?;
+            let agent = Agent::new(agent_spec, tools)
+                .map_err(|e| ServiceError::Invalid(format!("invalid agent: {e}")))?;
+            let conv = LocalConversation::new(agent, &workspace_dir, options)?;
+            let dir = root.join(id.simple().to_string());
+            let snapshot = meta_for_disk.lock().clone();
+            if let Err(e) = snapshot.save(&dir) {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(ServiceError::Internal(e));
+            }
+            Ok(conv)
+        })
+        .await?;
+        let live = Live::new(shared, conv);
+        self.inner.catalog.write().insert(
+            id,
+            Entry {
+                meta,
+                status: ExecutionStatus::Idle,
+                live: Some(live.clone()),
+            },
+        );
+        Ok(live)
+    }
+
+    /// Starts a child of `parent`: the parent's settings and agent, a fresh
+    /// history whose first message is `task` (run at once), linked by
+    /// `parent_conversation_id`. The child shares the parent's workspace.
+    /// `None` when the parent does not exist.
+    pub async fn start_child(
+        &self,
+        parent: Uuid,
+        task: String,
+        title: Option<String>,
+    ) -> Result<Option<Value>, ServiceError> {
+        let Some(p) = self.live(parent).await? else {
+            return Ok(None);
+        };
+        let permit = self
+            .inner
+            .ctx
+            .runs
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?;
+        let id = Uuid::new_v4();
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        let now = Utc::now();
+        let mut meta = p.meta();
+        meta.id = id;
+        meta.worktree = false;
+        meta.title = title;
+        meta.metrics = Value::Null;
+        meta.created_at = now;
+        meta.updated_at = now;
+        meta.parent_conversation_id = Some(parent);
+        meta.forked_from_conversation_id = None;
+        meta.forked_from_event_id = None;
+        meta.initial_message = Value::Null;
+        let state = p.conv.state();
+        let registry = p.conv.secrets();
+        let secrets = registry
+            .names()
+            .into_iter()
+            .filter_map(|n| {
+                registry.get(&n).map(|value| {
+                    (
+                        n,
+                        SecretSource::Static {
+                            value,
+                            description: None,
+                        },
+                    )
+                })
+            })
+            .collect();
+        let launch = Launch {
+            workspace: PathBuf::from(&state.workspace.working_dir),
+            tags: meta.tags.clone(),
+            meta,
+            agent: p.conv.agent().spec().clone(),
+            stuck_detection_thresholds: state.stuck_detection_thresholds.unwrap_or_default(),
+            confirmation_policy: state.confirmation_policy.clone(),
+            secrets,
+            security_analyzer: state.security_analyzer.clone(),
+        };
+        let live = self.launch(id, launch).await?;
+        drop(_guard);
+        live.send_message(openhands_wire::message::Message::user(task), false)
+            .await?;
+        live.start_run(Some(permit))?;
+        let meta = live.meta();
+        Ok(Some(json!({
+            "conversation_id": id.to_string(),
+            "parent_conversation_id": parent.to_string(),
+            "status": live.conv.status().as_str(),
+            "title": meta.title,
+            "url": null,
+            "workspace": state.workspace.working_dir,
+            "isolation": "shared",
+        })))
+    }
+
+    /// `ConversationInfo` of a conversation (`None` when unknown).
+    pub async fn info(
+        &self,
+        id: Uuid,
+        with_runtime_info: bool,
+    ) -> Result<Option<Value>, ServiceError> {
+        let subs = self.children_of(id);
+        self.info_with(id, with_runtime_info, subs).await
+    }
+
+    async fn info_with(
+        &self,
+        id: Uuid,
+        with_runtime_info: bool,
+        subs: Vec<Uuid>,
+    ) -> Result<Option<Value>, ServiceError> {
+        let (meta, live) = {
+            let catalog = self.inner.catalog.read();
+            match catalog.get(&id) {
+                None => return Ok(None),
+                Some(e) => (e.meta.clone(), e.live.clone()),
+            }
+        };
+        let meta = meta.lock().clone();
+        let state = match live {
+            Some(l) => l.state_json(),
+            None => {
+                let dir = self.conversation_dir(id);
+                match blocking(move || read_state(&dir)).await {
+                    Ok(mut s) => {
+                        // Not loaded means not running here: a run recorded
+                        // as running was cut by a restart, and resuming the
+                        // conversation makes it idle.
+                        if s.get("execution_status").and_then(Value::as_str) == Some("running") {
+                            s["execution_status"] = json!("idle");
+                        }
+                        s
+                    }
+                    Err(e) => {
+                        tracing::warn!(conversation = %id, error = %e, "unreadable base_state.json");
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        Ok(Some(conversation_info(
+            state,
+            &meta,
+            &subs,
+            with_runtime_info,
+        )))
+    }
+
+    /// Parent id → child ids, over the whole catalog.
+    fn children_index(&self) -> HashMap<Uuid, Vec<Uuid>> {
+        let mut index: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+        for (id, e) in self.inner.catalog.read().iter() {
+            if let Some(parent) = e.meta.lock().parent_conversation_id {
+                index.entry(parent).or_default().push(*id);
+            }
+        }
+        index
+    }
+
+    fn children_of(&self, id: Uuid) -> Vec<Uuid> {
+        self.inner
+            .catalog
+            .read()
+            .iter()
+            .filter(|(_, e)| e.meta.lock().parent_conversation_id == Some(id))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    fn status_of(entry: &Entry) -> ExecutionStatus {
+        match &entry.live {
+            Some(l) => l.conv.status(),
+            None => entry.status,
+        }
+    }
+
+    /// Conversations matching `status`, sorted, one page from `page_id`.
+    pub async fn search(
+        &self,
+        page_id: Option<&str>,
+        limit: usize,
+        status: Option<ExecutionStatus>,
+        sort: ConversationSortOrder,
+    ) -> Result<ConversationPage, ServiceError> {
+        let mut rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
+            let catalog = self.inner.catalog.read();
+            catalog
+                .iter()
+                .filter(|(_, e)| status.is_none_or(|s| Self::status_of(e) == s))
+                .map(|(id, e)| {
+                    let m = e.meta.lock();
+                    let key = match sort {
+                        ConversationSortOrder::CreatedAt | ConversationSortOrder::CreatedAtDesc => {
+                            m.created_at
+                        }
+                        _ => m.updated_at,
+                    };
+                    (*id, key)
+                })
+                .collect()
+        };
+        rows.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+        if matches!(
+            sort,
+            ConversationSortOrder::CreatedAtDesc | ConversationSortOrder::UpdatedAtDesc
+        ) {
+            rows.reverse();
+        }
+        let start = page_id
+            .and_then(|p| {
+                let p = p.trim().to_ascii_lowercase();
+                rows.iter().position(|(id, _)| id.simple().to_string() == p)
+            })
+            .unwrap_or(0);
+        let children = self.children_index();
+        let mut items = Vec::new();
+        let mut next_page_id = None;
+        for (id, _) in rows.into_iter().skip(start) {
+            if items.len() >= limit {
+                next_page_id = Some(id.simple().to_string());
+                break;
+            }
+            let subs = children.get(&id).cloned().unwrap_or_default();
+            if let Some(info) = self.info_with(id, true, subs).await? {
+                items.push(info);
+            }
+        }
+        Ok(ConversationPage {
+            items,
+            next_page_id,
+        })
+    }
+
+    /// Number of conversations (with `status`, when given).
+    pub fn count(&self, status: Option<ExecutionStatus>) -> usize {
+        let catalog = self.inner.catalog.read();
+        catalog
+            .values()
+            .filter(|e| status.is_none_or(|s| Self::status_of(e) == s))
+            .count()
+    }
+
+    /// Applies a PATCH (title, tags). False when unknown.
+    pub async fn update(
+        &self,
+        id: Uuid,
+        req: UpdateConversationRequest,
+    ) -> Result<bool, ServiceError> {
+        let Some(live) = self.live(id).await? else {
+            return Ok(false);
+        };
+        {
+            let mut meta = live.shared.meta.lock();
+            meta.updated_at = Utc::now();
+            if let Some(t) = &req.title {
+                meta.title = Some(t.trim().to_string());
+            }
+            if let Some(tags) = &req.tags {
+                meta.tags = tags.clone();
+            }
+        }
+        live.save_meta().await?;
+        if let Some(tags) = req.tags {
+            let conv = live.conv.clone();
+            blocking(move || conv.set_tags(tags).map_err(ServiceError::from)).await?;
+        }
+        let info = conversation_info(live.state_json(), &live.meta(), &[], false);
+        live.notify_webhooks(info);
+        Ok(true)
+    }
+
+    /// Deletes a conversation: stops it, closes its tools, removes its
+    /// directory (the workspace stays). False when unknown.
+    pub async fn delete(&self, id: Uuid) -> Result<bool, ServiceError> {
+        if !self.exists(id) {
+            return Ok(false);
+        }
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        let entry = self.inner.catalog.write().remove(&id);
+        let Some(entry) = entry else {
+            return Ok(false);
+        };
+        if let Some(live) = entry.live {
+            let mut info = conversation_info(live.state_json(), &live.meta(), &[], false);
+            info["execution_status"] = json!("deleting");
+            live.notify_webhooks(info);
+            live.close().await;
+        }
+        let hook = self.inner.on_delete.read().clone();
+        if let Some(hook) = hook {
+            hook(id).await;
+        }
+        let dir = self.conversation_dir(id);
+        blocking(move || {
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "removing the conversation directory failed"),
+            }
+            Ok(())
+        })
+        .await?;
+        self.inner.locks.lock().remove(&id);
+        Ok(true)
+    }
+
+    /// Forks `source` into a new conversation with a copy of its events.
+    pub async fn fork(
+        &self,
+        source: Uuid,
+        req: ForkConversationRequest,
+    ) -> Result<Value, ServiceError> {
+        if let Some(fid) = req.id
+            && self.exists(fid)
+        {
+            return Err(ServiceError::Conflict(format!(
+                "Conversation with id {fid} already exists"
+            )));
+        }
+        let Some(src) = self.live(source).await? else {
+            return Err(ServiceError::Missing(
+                "Source conversation not found".into(),
+            ));
+        };
+        let fork_id = req.id.unwrap_or_else(Uuid::new_v4);
+        let lock = self.lock_for(fork_id);
+        let _guard = lock.lock().await;
+        if self.exists(fork_id) {
+            return Err(ServiceError::Conflict(format!(
+                "Conversation with id {fork_id} already exists"
+            )));
+        }
+        if let Some(eid) = &req.from_event_id
+            && src.conv.event(eid).is_none()
+        {
+            return Err(ServiceError::Missing(format!(
+                "Unknown from_event_id: {eid}"
+            )));
+        }
+        let mut meta = src.meta();
+        let now = Utc::now();
+        meta.id = fork_id;
+        meta.title = req.title.clone();
+        meta.tags = req.tags.clone().unwrap_or_default();
+        meta.created_at = now;
+        meta.updated_at = now;
+        meta.forked_from_conversation_id = Some(source);
+        meta.forked_from_event_id = req.from_event_id.clone();
+        if req.reset_metrics {
+            meta.metrics = Value::Null;
+        }
+        let meta = Arc::new(Mutex::new(meta));
+        let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
+        let options = ConversationOptions {
+            persistence_dir: Some(self.inner.ctx.root.clone()),
+            callbacks: vec![shared.callback()],
+            cipher: self.inner.config.cipher.clone(),
+            tags: Some(req.tags.clone().unwrap_or_default()),
+            ..ConversationOptions::default()
+        };
+        let source_conv = src.conv.clone();
+        let from = req.from_event_id.clone();
+        let reset = req.reset_metrics;
+        let root = self.inner.ctx.root.clone();
+        let meta_for_disk = meta.clone();
+        let conv = blocking(move || {
+            let conv = source_conv
+                .fork(Some(fork_id), from.as_deref(), reset, options)
+                .map_err(|e| match e {
+                    openhands_sdk::ConversationError::Invalid(m)
+                        if m.contains("already exists") =>
+                    {
+                        ServiceError::Conflict(format!(
+                            "Conversation with id {fork_id} already exists"
+                        ))
+                    }
+                    other => ServiceError::from(other),
+                })?;
+            let dir = root.join(fork_id.simple().to_string());
+            let snapshot = meta_for_disk.lock().clone();
+            if let Err(e) = snapshot.save(&dir) {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(ServiceError::Internal(e));
+            }
+            Ok(conv)
+        })
+        .await?;
+        let live = Live::new(shared, conv);
+        self.inner.catalog.write().insert(
+            fork_id,
+            Entry {
+                meta,
+                status: ExecutionStatus::Idle,
+                live: Some(live.clone()),
+            },
+        );
+        Ok(conversation_info(
+            live.state_json(),
+            &live.meta(),
+            &[],
+            false,
+        ))
+    }
+
+    /// Evicts loaded conversations that have been quiet for `ttl`.
+    pub async fn evict_idle(&self, ttl: Duration) -> usize {
+        evict_idle(&self.inner, ttl).await
+    }
+
+    /// Number of conversations loaded in memory.
+    pub fn loaded_count(&self) -> usize {
+        self.inner
+            .catalog
+            .read()
+            .values()
+            .filter(|e| e.live.is_some())
+            .count()
+    }
+
+    /// Stops every run, saves metadata and closes the loaded conversations.
+    pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
+        let lives: Vec<Arc<Live>> = {
+            let mut catalog = self.inner.catalog.write();
+            catalog
+                .values_mut()
+                .filter_map(|e| {
+                    let live = e.live.take()?;
+                    e.status = live.conv.status();
+                    Some(live)
+                })
+                .collect()
+        };
+        for live in lives {
+            if let Err(e) = live.save_meta().await {
+                tracing::warn!(conversation = %live.id(), error = %e, "saving meta.json failed");
+            }
+            live.close().await;
+        }
+        if let Some(w) = &self.inner.ctx.webhooks {
+            w.shutdown().await;
+        }
+    }
+}
+
+async fn eviction_loop(inner: std::sync::Weak<Inner>, stop: CancellationToken, ttl: Duration) {
+    let every = (ttl / 2).clamp(Duration::from_millis(200), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        let n = evict_idle(&inner, ttl).await;
+        if n > 0 {
+            tracing::info!(evicted = n, "idle conversations left memory");
+        }
+    }
+}
+
+async fn evict_idle(inner: &Arc<Inner>, ttl: Duration) -> usize {
+    let candidates: Vec<Uuid> = inner
+        .catalog
+        .read()
+        .iter()
+        .filter(|(_, e)| e.live.as_ref().is_some_and(|l| l.is_quiet(ttl)))
+        .map(|(id, _)| *id)
+        .collect();
+    let mut evicted = 0;
+    for id in candidates {
+        let lock = inner
+            .locks
+            .lock()
+            .entry(id)
+            .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(())))
+            .clone();
+        let Ok(_guard) = lock.try_lock() else {
+            continue;
+        };
+        let live = {
+            let mut catalog = inner.catalog.write();
+            let Some(entry) = catalog.get_mut(&id) else {
+                continue;
+            };
+            let still_quiet = entry
+                .live
+                .as_ref()
+                .is_some_and(|l| Arc::strong_count(l) == 1 && l.is_quiet(ttl));
+            if !still_quiet {
+                continue;
+            }
+            let Some(live) = entry.live.take() else {
+                continue;
+            };
+            entry.status = live.conv.status();
+            live
+        };
+        if let Err(e) = live.save_meta().await {
+            tracing::warn!(conversation = %id, error = %e, "saving meta.json failed");
+        }
+        live.close().await;
+        evicted += 1;
+    }
+    evicted
+}
+
+/// Lists `<root>/*/meta.json` with the status from `base_state.json`.
+fn scan_catalog(root: &Path) -> Vec<(StoredConversation, ExecutionStatus)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Ok(id) = Uuid::try_parse(name) else {
+            continue;
+        };
+        if !dir.join(super::stored::META_FILE).is_file() {
+            continue;
+        }
+        let meta = match StoredConversation::load(&dir) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "skipping conversation");
+                continue;
+            }
+        };
+        if meta.id != id {
+            tracing::warn!(dir = %dir.display(), "meta.json id does not match its directory; skipping");
+            continue;
+        }
+        let status = match read_state(&dir) {
+            Ok(s) => s
+                .get("execution_status")
+                .and_then(Value::as_str)
+                .and_then(ExecutionStatus::parse)
+                .unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "skipping conversation");
+                continue;
+            }
+        };
+        // A run cannot survive a restart; resuming sets the status to idle.
+        let status = if status == ExecutionStatus::Running {
+            ExecutionStatus::Idle
+        } else {
+            status
+        };
+        out.push((meta, status));
+    }
+    out
+}
+
+/// Reads `base_state.json` as JSON.
+fn read_state(dir: &Path) -> Result<Value, ServiceError> {
+    let path = dir.join("base_state.json");
+    let bytes = std::fs::read(&path)
+        .map_err(|e| ServiceError::Internal(format!("read {}: {e}", path.display())))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ServiceError::Internal(format!("invalid {}: {e}", path.display())))
+}
+
+/// The stored agent configuration with its LLM key decrypted.
+fn stored_agent(
+    dir: &Path,
+    cipher: Option<&openhands_sdk::secrets::Cipher>,
+) -> Result<AgentSpec, ServiceError> {
+    let state = read_state(dir)?;
+    let agent = state.get("agent").cloned().unwrap_or(Value::Null);
+    let mut spec: AgentSpec = serde_json::from_value(agent)
+        .map_err(|e| ServiceError::Internal(format!("stored agent is invalid: {e}")))?;
+    if let Some(key) = &spec.llm.api_key {
+        spec.llm.api_key = unprotect(key.expose(), cipher).map(SecretString::new);
+    }
+    Ok(spec)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
