@@ -15,3 +15,19 @@ pub mod tools;
 pub mod validation;
 
 pub use validation::{LocPart, ValidationError, ValidationIssue};
+
+use serde::{Deserialize, Serialize};
+
+/// `{"success": true}`, the answer of actions without a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Success {
+    /// Always true.
+    pub success: bool,
+}
+
+impl Default for Success {
+    fn default() -> Self {
+        Self { success: true }
+    }
+}

@@ -1,6 +1,5 @@
 //! The `/v1` handlers.
 
-use super::CONVERSATION_HEADER;
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
 use crate::http::state::SharedState;
@@ -13,6 +12,7 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_protocol::openai::CONVERSATION_HEADER;
 use openhands_protocol::openai::{
     ChatCompletion, ChatCompletionRequest, ResponsesRequest, models_body, response_body,
 };
@@ -67,7 +67,7 @@ fn now_secs() -> f64 {
 /// Every saved LLM profile as the OpenAI model `openhands_<profile>`.
 #[utoipa::path(get, path = "/v1/models", tag = "OpenAI Compatibility",
     operation_id = "get_openai_models_v1_models_get", security(("APIKeyHeader" = []), ("HTTPBearer" = [])),
-    responses((status = 200, description = "Successful Response", body = super::docs::OpenAIModelListResponse)))]
+    responses((status = 200, description = "Successful Response", body = crate::http::gateway::docs::OpenAIModelListResponse)))]
 pub async fn list_models(State(state): State<SharedState>) -> Result<Json<Value>, ApiError> {
     let names = state.profiles.names().await?;
     Ok(Json(models_body(&names)))
@@ -208,8 +208,8 @@ pub fn with_conversation_header(mut response: Response, id: Uuid) -> Response {
         ("X-OpenHands-Observability-Tags" = Option<String>, Header),
         ("X-OpenHands-Observability-Metadata" = Option<String>, Header),
         ("X-OpenHands-Observability-Parent-Span-Context" = Option<String>, Header)),
-    request_body = super::docs::OpenAIChatCompletionRequest,
-    responses((status = 200, description = "Successful Response", body = super::docs::ChatCompletion), (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
+    request_body = crate::http::gateway::docs::OpenAIChatCompletionRequest,
+    responses((status = 200, description = "Successful Response", body = crate::http::gateway::docs::ChatCompletion), (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
 pub async fn chat_completions(
     State(state): State<SharedState>,
     headers: HeaderMap,
@@ -271,8 +271,8 @@ pub async fn chat_completions(
         ("X-OpenHands-Observability-Tags" = Option<String>, Header),
         ("X-OpenHands-Observability-Metadata" = Option<String>, Header),
         ("X-OpenHands-Observability-Parent-Span-Context" = Option<String>, Header)),
-    request_body = super::docs::OpenAIResponseRequest,
-    responses((status = 200, description = "Successful Response", body = super::docs::OpenAIResponse), (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
+    request_body = crate::http::gateway::docs::OpenAIResponseRequest,
+    responses((status = 200, description = "Successful Response", body = crate::http::gateway::docs::OpenAIResponse), (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
 pub async fn responses(
     State(state): State<SharedState>,
     headers: HeaderMap,

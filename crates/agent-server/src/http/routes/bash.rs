@@ -2,7 +2,6 @@
 //! `/api/conversations/{runtime_conversation_id}/bash/...` (history kept in
 //! the conversation, commands confined to its workspace).
 
-use super::Success;
 use super::runtime::RuntimeContext;
 use crate::http::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::http::extract::{ApiJson, ApiQuery, parse_uuid_param, parse_uuid_query};
@@ -13,6 +12,7 @@ use crate::service::bash::{
 };
 use axum::Json;
 use axum::extract::{Path, State};
+use openhands_protocol::Success;
 use openhands_workspace::confine::Confinement;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -9,7 +9,6 @@ use crate::http::error::{
     ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response,
 };
 use crate::http::extract::{ApiQuery, parse_json_body, parse_uuid_param, parse_uuid_query};
-use crate::http::routes::Success;
 use crate::service::conversations::error::ServiceError;
 use crate::service::conversations::{ConversationService, ConversationSortOrder, Live};
 use axum::body::Bytes;
@@ -17,6 +16,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
+use openhands_protocol::Success;
 use openhands_protocol::conversations::{
     AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
     SetSecurityAnalyzerRequest, StartChildConversationRequest, StartConversationRequest,

@@ -8,7 +8,6 @@ use crate::http::error::{
     ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response,
 };
 use crate::http::extract::{parse_query, parse_uuid_param, query_value};
-use crate::http::routes::Success;
 use crate::http::routes::conversations::body;
 use crate::service::conversations::search::{EventFilter, count, page};
 use crate::service::conversations::{ConversationService, Live};
@@ -18,6 +17,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::NaiveDateTime;
+use openhands_protocol::Success;
 use openhands_protocol::conversations::{ConfirmationResponseRequest, SendMessageRequest};
 use openhands_wire::time::parse_event_timestamp;
 use serde::Deserialize;

@@ -2,7 +2,6 @@
 //! and directory creation, server-wide under `/api/file/...` and confined to a
 //! conversation's workspace under `/api/conversations/{id}/file/...`.
 
-use super::Success;
 use super::runtime::RuntimeContext;
 use crate::http::error::{ApiError, HttpValidationError, ValidationIssue};
 use crate::http::extract::{ApiQuery, body_rejection};
@@ -13,6 +12,7 @@ use axum::extract::State;
 use axum::extract::multipart::{Field, Multipart, MultipartRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_protocol::Success;
 use openhands_workspace::confine::{Confinement, check_path};
 use serde::{Deserialize, Serialize};
 use std::io::ErrorKind;

@@ -27,28 +27,14 @@ use crate::http::state::SharedState;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
-use serde::Serialize;
 use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// `{"success": true}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Success {
-    /// Always true.
-    pub success: bool,
-}
-
-impl Default for Success {
-    fn default() -> Self {
-        Self { success: true }
-    }
-}
 
 struct SecuritySchemes;
 
@@ -71,7 +57,7 @@ impl Modify for SecuritySchemes {
         description = "OpenHands Agent Server - REST/WebSocket interface for OpenHands AI Agent"
     ),
     modifiers(&SecuritySchemes),
-    components(schemas(ErrorDetail, HttpValidationError, ValidationIssue, Success))
+    components(schemas(ErrorDetail, HttpValidationError, ValidationIssue, openhands_protocol::Success))
 )]
 struct ApiDoc;
 
