@@ -5,14 +5,21 @@
 //! returns an observation (a JSON object with its own `kind`). Tools are
 //! created per conversation by factories in a [`ToolRegistry`], so stateful
 //! tools (a terminal session) belong to one conversation.
+//!
+//! [`Tool`] is the object-safe, JSON-level interface the agent loop calls
+//! (`Arc<dyn Tool>`). Tools with Rust action and observation types implement
+//! [`TypedTool`] instead and get [`Tool`] from one blanket implementation that
+//! does all the JSON work.
 
 use async_trait::async_trait;
 use openhands_wire::content::Content;
 use openhands_wire::tool::{ToolAnnotations, ToolDefinition};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -191,6 +198,165 @@ pub fn text_observation(kind: &str, text: impl Into<String>, is_error: bool) -> 
     })
 }
 
+/// A typed observation carrying only text (`content` and `is_error`), for
+/// tools whose observation has no other fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextObservation {
+    /// What the model sees.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Whether the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl TextObservation {
+    /// A successful observation showing `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(text)],
+            is_error: false,
+        }
+    }
+}
+
+/// A tool with Rust types for its action and observation. Implement this
+/// instead of [`Tool`]: the blanket `impl<T: TypedTool> Tool for T` parses
+/// the model's arguments into [`TypedTool::Action`] (an argument error names
+/// the tool), calls [`TypedTool::validate`], adds the `kind`s when
+/// serializing actions and observations, and parses stored actions back
+/// before [`TypedTool::run`].
+///
+/// Implementations write `async fn run(..)` and `async fn close(..)`; the
+/// returned futures must be `Send`.
+pub trait TypedTool: Send + Sync {
+    /// Arguments of one call, as the model sends them (without `summary` and
+    /// `security_risk`) and as `ActionEvent.action` records them (plus `kind`).
+    type Action: Serialize + DeserializeOwned + Send;
+    /// Result of one call, as `ObservationEvent.observation` records it (plus
+    /// `kind`); it carries `content` and `is_error`.
+    type Observation: Serialize + DeserializeOwned + Send;
+
+    /// Name the model calls (`terminal`).
+    const NAME: &'static str;
+    /// Tool class name in definitions (`TerminalTool`).
+    const KIND: &'static str;
+    /// `kind` of actions (`TerminalAction`).
+    const ACTION_KIND: &'static str;
+    /// `kind` of observations (`TerminalObservation`).
+    const OBSERVATION_KIND: &'static str;
+
+    /// Description shown to the model.
+    fn description(&self) -> String;
+    /// JSON schema of the arguments, without the `summary`/`security_risk`
+    /// fields the agent adds.
+    fn parameters_schema(&self) -> Value;
+    /// Behaviour hints.
+    fn annotations(&self) -> ToolAnnotations;
+
+    /// Checks a parsed action beyond what its type expresses; an error is
+    /// reported to the model like an argument error. Accepts everything by
+    /// default.
+    fn validate(&self, _action: &Self::Action) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// Executes one action.
+    fn run(
+        &self,
+        action: Self::Action,
+        ctx: &ToolCallContext,
+    ) -> impl Future<Output = Result<Self::Observation, ToolError>> + Send;
+
+    /// Renders one of this tool's observations as the text the model sees.
+    /// The default shows the observation's `content` parts without parsing
+    /// the rest of it.
+    fn observation_to_llm(
+        &self,
+        observation: StoredObservation<'_, Self::Observation>,
+    ) -> Vec<Content> {
+        observation.content()
+    }
+
+    /// Releases resources (kills sessions). Called when the conversation closes.
+    fn close(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+/// An observation as the conversation stores it (JSON with its `kind`),
+/// handed to [`TypedTool::observation_to_llm`] and parsed only on demand.
+pub struct StoredObservation<'a, O> {
+    json: &'a Value,
+    typed: PhantomData<fn() -> O>,
+}
+
+impl<O: DeserializeOwned> StoredObservation<'_, O> {
+    /// The typed observation; `None` when the JSON does not have its shape
+    /// (an observation written by another version).
+    pub fn parse(&self) -> Option<O> {
+        from_kinded_value(self.json).ok()
+    }
+
+    /// The observation's `content` parts (empty when absent).
+    pub fn content(&self) -> Vec<Content> {
+        default_observation_content(self.json)
+    }
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+    fn kind(&self) -> &str {
+        T::KIND
+    }
+    fn action_kind(&self) -> &str {
+        T::ACTION_KIND
+    }
+    fn observation_kind(&self) -> &str {
+        T::OBSERVATION_KIND
+    }
+    fn description(&self) -> String {
+        TypedTool::description(self)
+    }
+    fn parameters_schema(&self) -> Value {
+        TypedTool::parameters_schema(self)
+    }
+    fn annotations(&self) -> ToolAnnotations {
+        TypedTool::annotations(self)
+    }
+
+    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+        let action: T::Action = serde_json::from_value(Value::Object(args)).map_err(|e| {
+            ToolError::InvalidArguments(format!("invalid arguments for `{}`: {e}", T::NAME))
+        })?;
+        self.validate(&action)?;
+        to_kinded_value(T::ACTION_KIND, &action)
+    }
+
+    async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
+        let action: T::Action = from_kinded_value(&action)?;
+        let observation = TypedTool::run(self, action, ctx).await?;
+        to_kinded_value(T::OBSERVATION_KIND, &observation)
+    }
+
+    fn observation_to_llm(&self, observation: &Value) -> Vec<Content> {
+        TypedTool::observation_to_llm(
+            self,
+            StoredObservation {
+                json: observation,
+                typed: PhantomData,
+            },
+        )
+    }
+
+    async fn close(&self) {
+        TypedTool::close(self).await;
+    }
+}
+
 /// Creates the tools of one registered name for one conversation.
 /// Parameters come from the agent's `ToolSpec.params`.
 pub type ToolFactory = Arc<
@@ -262,6 +428,167 @@ impl ToolRegistry {
             None => Err(ToolError::Execution(format!(
                 "ToolDefinition '{name}' is not registered"
             ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    struct Sum {
+        content: Vec<Content>,
+        is_error: bool,
+        sum: i64,
+    }
+
+    /// Adds two numbers; refuses negative ones in `validate`; renders the
+    /// sum as `= n` when `custom_render` is set.
+    #[derive(Default)]
+    struct Adder {
+        custom_render: bool,
+        closed: AtomicBool,
+    }
+
+    impl TypedTool for Adder {
+        type Action = Add;
+        type Observation = Sum;
+        const NAME: &'static str = "add";
+        const KIND: &'static str = "AddTool";
+        const ACTION_KIND: &'static str = "AddAction";
+        const OBSERVATION_KIND: &'static str = "AddObservation";
+
+        fn description(&self) -> String {
+            "Adds.".into()
+        }
+        fn parameters_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn annotations(&self) -> ToolAnnotations {
+            ToolAnnotations::default()
+        }
+        fn validate(&self, action: &Add) -> Result<(), ToolError> {
+            if action.a < 0 || action.b < 0 {
+                return Err(ToolError::InvalidArguments("no negative numbers".into()));
+            }
+            Ok(())
+        }
+        async fn run(&self, action: Add, _ctx: &ToolCallContext) -> Result<Sum, ToolError> {
+            let sum = action.a + action.b;
+            Ok(Sum {
+                content: vec![Content::text(sum.to_string())],
+                is_error: false,
+                sum,
+            })
+        }
+        fn observation_to_llm(&self, observation: StoredObservation<'_, Sum>) -> Vec<Content> {
+            match observation.parse() {
+                Some(sum) if self.custom_render => vec![Content::text(format!("= {}", sum.sum))],
+                _ => observation.content(),
+            }
+        }
+        async fn close(&self) {
+            self.closed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[tokio::test]
+    async fn blanket_impl_does_the_json_work() {
+        let tool: Arc<dyn Tool> = Arc::new(Adder::default());
+        assert_eq!(
+            (
+                tool.name(),
+                tool.kind(),
+                tool.action_kind(),
+                tool.observation_kind()
+            ),
+            ("add", "AddTool", "AddAction", "AddObservation")
+        );
+        let def = tool.definition();
+        assert_eq!((def.title.as_str(), def.kind.as_str()), ("add", "AddTool"));
+        assert_eq!(def.observation_type.as_deref(), Some("AddObservation"));
+
+        let action = tool.parse_action(args(json!({"a": 2, "b": 3}))).unwrap();
+        assert_eq!(
+            serde_json::to_string(&action).unwrap(),
+            r#"{"a":2,"b":3,"kind":"AddAction"}"#
+        );
+        let obs = tool
+            .execute(action, &ToolCallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_string(&obs).unwrap(),
+            r#"{"content":[{"cache_prompt":false,"type":"text","text":"5"}],"is_error":false,"sum":5,"kind":"AddObservation"}"#
+        );
+        assert_eq!(tool.observation_to_llm(&obs), vec![Content::text("5")]);
+
+        tool.close().await;
+    }
+
+    #[test]
+    fn bad_arguments_name_the_tool_and_validate_runs_after_parsing() {
+        let tool = Adder::default();
+        let err = Tool::parse_action(&tool, args(json!({"a": 1}))).unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments(m)
+            if m.starts_with("invalid arguments for `add`: missing field `b`")),
+            "{err}"
+        );
+        let err = Tool::parse_action(&tool, args(json!({"a": 1, "b": -1}))).unwrap_err();
+        assert_eq!(err.to_string(), "no negative numbers");
+    }
+
+    #[tokio::test]
+    async fn stored_actions_are_parsed_back_before_running() {
+        let tool = Adder::default();
+        let ctx = ToolCallContext::default();
+        let err = Tool::execute(&tool, json!({"a": 1, "kind": "AddAction"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(_)));
+        Tool::close(&tool).await;
+        assert!(tool.closed.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn rendering_parses_only_on_demand_and_falls_back_to_content() {
+        let custom = Adder {
+            custom_render: true,
+            ..Adder::default()
+        };
+        let stored = json!({"content": [{"type": "text", "text": "5"}], "is_error": false,
+                            "sum": 5, "kind": "AddObservation"});
+        assert_eq!(
+            custom.observation_to_llm_json(&stored),
+            vec![Content::text("= 5")]
+        );
+        // Written by another version: no `sum`, so the content is shown.
+        let foreign =
+            json!({"content": [{"type": "text", "text": "five"}], "kind": "AddObservation"});
+        assert_eq!(
+            custom.observation_to_llm_json(&foreign),
+            vec![Content::text("five")]
+        );
+    }
+
+    impl Adder {
+        fn observation_to_llm_json(&self, v: &Value) -> Vec<Content> {
+            Tool::observation_to_llm(self, v)
         }
     }
 }
