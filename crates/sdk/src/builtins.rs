@@ -1,36 +1,31 @@
 //! Built-in tools every agent has by default: `finish` (ends the task with
 //! a message to the user) and `think` (records a thought, changes nothing).
 
-use crate::tool::{Tool, ToolCallContext, ToolError, from_kinded_value, text_observation};
-use async_trait::async_trait;
+use crate::tool::{TextObservation, ToolCallContext, ToolError, TypedTool};
 use openhands_wire::tool::ToolAnnotations;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 /// `finish`: the agent declares the task complete.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FinishTool;
 
-#[derive(Deserialize)]
+/// `FinishAction`: the final message for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FinishArgs {
-    message: String,
+pub struct FinishAction {
+    /// What was done and what remains.
+    pub message: String,
 }
 
-#[async_trait]
-impl Tool for FinishTool {
-    fn name(&self) -> &str {
-        "finish"
-    }
-    fn kind(&self) -> &str {
-        "FinishTool"
-    }
-    fn action_kind(&self) -> &str {
-        "FinishAction"
-    }
-    fn observation_kind(&self) -> &str {
-        "FinishObservation"
-    }
+impl TypedTool for FinishTool {
+    type Action = FinishAction;
+    type Observation = TextObservation;
+    const NAME: &'static str = "finish";
+    const KIND: &'static str = "FinishTool";
+    const ACTION_KIND: &'static str = "FinishAction";
+    const OBSERVATION_KIND: &'static str = "FinishObservation";
+
     fn description(&self) -> String {
         "Signal that the current task is complete and hand a final message to the user.\n\n\
          Call it when the user's request has been fully carried out, or when you cannot go \
@@ -57,14 +52,12 @@ impl Tool for FinishTool {
             open_world_hint: false,
         }
     }
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let a: FinishArgs = serde_json::from_value(Value::Object(args))
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        Ok(json!({"message": a.message, "kind": "FinishAction"}))
-    }
-    async fn execute(&self, action: Value, _ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let a: FinishArgs = from_kinded_value(&action)?;
-        Ok(text_observation("FinishObservation", a.message, false))
+    async fn run(
+        &self,
+        action: FinishAction,
+        _ctx: &ToolCallContext,
+    ) -> Result<TextObservation, ToolError> {
+        Ok(TextObservation::new(action.message))
     }
 }
 
@@ -72,26 +65,22 @@ impl Tool for FinishTool {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ThinkTool;
 
-#[derive(Deserialize)]
+/// `ThinkAction`: the thought to record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ThinkArgs {
-    thought: String,
+pub struct ThinkAction {
+    /// The thought.
+    pub thought: String,
 }
 
-#[async_trait]
-impl Tool for ThinkTool {
-    fn name(&self) -> &str {
-        "think"
-    }
-    fn kind(&self) -> &str {
-        "ThinkTool"
-    }
-    fn action_kind(&self) -> &str {
-        "ThinkAction"
-    }
-    fn observation_kind(&self) -> &str {
-        "ThinkObservation"
-    }
+impl TypedTool for ThinkTool {
+    type Action = ThinkAction;
+    type Observation = TextObservation;
+    const NAME: &'static str = "think";
+    const KIND: &'static str = "ThinkTool";
+    const ACTION_KIND: &'static str = "ThinkAction";
+    const OBSERVATION_KIND: &'static str = "ThinkObservation";
+
     fn description(&self) -> String {
         "Write down a thought. Nothing is executed and nothing changes; the thought is only \
          recorded in the conversation.\n\nUseful to plan several steps ahead, to weigh \
@@ -117,25 +106,55 @@ impl Tool for ThinkTool {
             open_world_hint: false,
         }
     }
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let a: ThinkArgs = serde_json::from_value(Value::Object(args))
-            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        Ok(json!({"thought": a.thought, "kind": "ThinkAction"}))
-    }
-    async fn execute(&self, _action: Value, _ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        Ok(text_observation(
-            "ThinkObservation",
-            "Your thought has been logged.",
-            false,
-        ))
+    async fn run(
+        &self,
+        _action: ThinkAction,
+        _ctx: &ToolCallContext,
+    ) -> Result<TextObservation, ToolError> {
+        Ok(TextObservation::new("Your thought has been logged."))
     }
 }
 
 /// The built-in tool for a name in `include_default_tools`.
-pub fn builtin_by_class(class: &str) -> Option<std::sync::Arc<dyn Tool>> {
+pub fn builtin_by_class(class: &str) -> Option<std::sync::Arc<dyn crate::tool::Tool>> {
     match class {
         "FinishTool" | "finish" => Some(std::sync::Arc::new(FinishTool)),
         "ThinkTool" | "think" => Some(std::sync::Arc::new(ThinkTool)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::text_observation;
+
+    #[tokio::test]
+    async fn actions_and_observations_keep_their_json() {
+        let ctx = ToolCallContext::default();
+        let finish = builtin_by_class("finish").unwrap();
+        let args = json!({"message": "done"}).as_object().cloned().unwrap();
+        let action = finish.parse_action(args).unwrap();
+        assert_eq!(action, json!({"message": "done", "kind": "FinishAction"}));
+        let obs = finish.execute(action, &ctx).await.unwrap();
+        assert_eq!(
+            serde_json::to_string(&obs).unwrap(),
+            serde_json::to_string(&text_observation("FinishObservation", "done", false)).unwrap()
+        );
+
+        let think = builtin_by_class("ThinkTool").unwrap();
+        let args = json!({"thought": "hm"}).as_object().cloned().unwrap();
+        let action = think.parse_action(args).unwrap();
+        assert_eq!(action, json!({"thought": "hm", "kind": "ThinkAction"}));
+        let obs = think.execute(action, &ctx).await.unwrap();
+        assert_eq!(
+            obs,
+            text_observation("ThinkObservation", "Your thought has been logged.", false)
+        );
+        let extra = json!({"thought": "hm", "x": 1})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert!(think.parse_action(extra).is_err());
     }
 }

@@ -5,14 +5,21 @@
 //! returns an observation (a JSON object with its own `kind`). Tools are
 //! created per conversation by factories in a [`ToolRegistry`], so stateful
 //! tools (a terminal session) belong to one conversation.
+//!
+//! [`Tool`] is the object-safe, JSON-level interface the agent loop calls
+//! (`Arc<dyn Tool>`). Tools with Rust action and observation types implement
+//! [`TypedTool`] instead and get [`Tool`] from one blanket implementation that
+//! does all the JSON work.
 
 use async_trait::async_trait;
 use openhands_wire::content::Content;
 use openhands_wire::tool::{ToolAnnotations, ToolDefinition};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -191,6 +198,165 @@ pub fn text_observation(kind: &str, text: impl Into<String>, is_error: bool) -> 
     })
 }
 
+/// A typed observation carrying only text (`content` and `is_error`), for
+/// tools whose observation has no other fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextObservation {
+    /// What the model sees.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Whether the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl TextObservation {
+    /// A successful observation showing `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(text)],
+            is_error: false,
+        }
+    }
+}
+
+/// A tool with Rust types for its action and observation. Implement this
+/// instead of [`Tool`]: the blanket `impl<T: TypedTool> Tool for T` parses
+/// the model's arguments into [`TypedTool::Action`] (an argument error names
+/// the tool), calls [`TypedTool::validate`], adds the `kind`s when
+/// serializing actions and observations, and parses stored actions back
+/// before [`TypedTool::run`].
+///
+/// Implementations write `async fn run(..)` and `async fn close(..)`; the
+/// returned futures must be `Send`.
+pub trait TypedTool: Send + Sync {
+    /// Arguments of one call, as the model sends them (without `summary` and
+    /// `security_risk`) and as `ActionEvent.action` records them (plus `kind`).
+    type Action: Serialize + DeserializeOwned + Send;
+    /// Result of one call, as `ObservationEvent.observation` records it (plus
+    /// `kind`); it carries `content` and `is_error`.
+    type Observation: Serialize + DeserializeOwned + Send;
+
+    /// Name the model calls (`terminal`).
+    const NAME: &'static str;
+    /// Tool class name in definitions (`TerminalTool`).
+    const KIND: &'static str;
+    /// `kind` of actions (`TerminalAction`).
+    const ACTION_KIND: &'static str;
+    /// `kind` of observations (`TerminalObservation`).
+    const OBSERVATION_KIND: &'static str;
+
+    /// Description shown to the model.
+    fn description(&self) -> String;
+    /// JSON schema of the arguments, without the `summary`/`security_risk`
+    /// fields the agent adds.
+    fn parameters_schema(&self) -> Value;
+    /// Behaviour hints.
+    fn annotations(&self) -> ToolAnnotations;
+
+    /// Checks a parsed action beyond what its type expresses; an error is
+    /// reported to the model like an argument error. Accepts everything by
+    /// default.
+    fn validate(&self, _action: &Self::Action) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// Executes one action.
+    fn run(
+        &self,
+        action: Self::Action,
+        ctx: &ToolCallContext,
+    ) -> impl Future<Output = Result<Self::Observation, ToolError>> + Send;
+
+    /// Renders one of this tool's observations as the text the model sees.
+    /// The default shows the observation's `content` parts without parsing
+    /// the rest of it.
+    fn observation_to_llm(
+        &self,
+        observation: StoredObservation<'_, Self::Observation>,
+    ) -> Vec<Content> {
+        observation.content()
+    }
+
+    /// Releases resources (kills sessions). Called when the conversation closes.
+    fn close(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+/// An observation as the conversation stores it (JSON with its `kind`),
+/// handed to [`TypedTool::observation_to_llm`] and parsed only on demand.
+pub struct StoredObservation<'a, O> {
+    json: &'a Value,
+    typed: PhantomData<fn() -> O>,
+}
+
+impl<O: DeserializeOwned> StoredObservation<'_, O> {
+    /// The typed observation; `None` when the JSON does not have its shape
+    /// (an observation written by another version).
+    pub fn parse(&self) -> Option<O> {
+        from_kinded_value(self.json).ok()
+    }
+
+    /// The observation's `content` parts (empty when absent).
+    pub fn content(&self) -> Vec<Content> {
+        default_observation_content(self.json)
+    }
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+    fn kind(&self) -> &str {
+        T::KIND
+    }
+    fn action_kind(&self) -> &str {
+        T::ACTION_KIND
+    }
+    fn observation_kind(&self) -> &str {
+        T::OBSERVATION_KIND
+    }
+    fn description(&self) -> String {
+        TypedTool::description(self)
+    }
+    fn parameters_schema(&self) -> Value {
+        TypedTool::parameters_schema(self)
+    }
+    fn annotations(&self) -> ToolAnnotations {
+        TypedTool::annotations(self)
+    }
+
+    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
+        let action: T::Action = serde_json::from_value(Value::Object(args)).map_err(|e| {
+            ToolError::InvalidArguments(format!("invalid arguments for `{}`: {e}", T::NAME))
+        })?;
+        self.validate(&action)?;
+        to_kinded_value(T::ACTION_KIND, &action)
+    }
+
+    async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
+        let action: T::Action = from_kinded_value(&action)?;
+        let observation = TypedTool::run(self, action, ctx).await?;
+        to_kinded_value(T::OBSERVATION_KIND, &observation)
+    }
+
+    fn observation_to_llm(&self, observation: &Value) -> Vec<Content> {
+        TypedTool::observation_to_llm(
+            self,
+            StoredObservation {
+                json: observation,
+                typed: PhantomData,
+            },
+        )
+    }
+
+    async fn close(&self) {
+        TypedTool::close(self).await;
+    }
+}
+
 /// Creates the tools of one registered name for one conversation.
 /// Parameters come from the agent's `ToolSpec.params`.
 pub type ToolFactory = Arc<
@@ -265,3 +431,7 @@ impl ToolRegistry {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tool_tests.rs"]
+mod tests;

@@ -1,11 +1,11 @@
-//! Helpers shared by the built-in tools: argument parsing, path resolution,
+//! Helpers shared by the built-in tools: lenient number parsing, path resolution,
 //! crash-safe file writes, output truncation and running blocking work off
 //! the async runtime.
 
 use openhands_sdk::tool::ToolError;
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, Deserializer, Error as _};
-use serde_json::{Map, Value};
+use serde::de::{Deserializer, Error as _};
+use serde_json::Value;
 use std::fs;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -13,16 +13,6 @@ use std::path::{Component, Path, PathBuf};
 /// Longest text (in characters) a tool puts into one observation before
 /// clipping it with a notice.
 pub const MAX_OUTPUT_CHARS: usize = 16_000;
-
-/// Deserializes model arguments into a typed action, turning serde's message
-/// into an argument error the model can act on.
-pub fn parse_args<T: DeserializeOwned>(
-    tool: &str,
-    args: Map<String, Value>,
-) -> Result<T, ToolError> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError::InvalidArguments(format!("invalid arguments for `{tool}`: {e}")))
-}
 
 /// Runs blocking file-system work on tokio's blocking pool.
 pub async fn blocking<T, F>(f: F) -> Result<T, ToolError>
@@ -159,12 +149,6 @@ fn value_to_i64(v: &Value) -> Result<i64, String> {
             .map_err(|_| format!("expected an integer, got {s:?}")),
         other => Err(format!("expected an integer, got {other}")),
     }
-}
-
-/// The modification time in `meta` (the epoch when the platform has none),
-/// used to sort search results newest first.
-pub fn mtime_of(meta: &fs::Metadata) -> std::time::SystemTime {
-    meta.modified().unwrap_or(std::time::UNIX_EPOCH)
 }
 
 #[cfg(test)]

@@ -1,22 +1,16 @@
 //! `glob`: files whose path matches a glob pattern, newest first.
 
-use crate::common::{blocking, normalize_path, parse_args, resolve_against};
+use crate::common::{blocking, normalize_path, resolve_against};
 use crate::search::{MAX_RESULTS, NameFilter, StopSignals, newest_first, walk_files};
-use async_trait::async_trait;
-use openhands_sdk::tool::{
-    Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
-};
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// Name the model calls.
 pub const GLOB_NAME: &str = "glob";
-const TOOL_KIND: &str = "GlobTool";
-const ACTION_KIND: &str = "GlobAction";
-const OBSERVATION_KIND: &str = "GlobObservation";
 
 /// `GlobAction`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,7 +98,7 @@ impl GlobTool {
         }
     }
 
-    fn run(&self, action: GlobAction, stop: StopSignals) -> GlobObservation {
+    fn search(&self, action: GlobAction, stop: StopSignals) -> GlobObservation {
         let given_root = match &action.path {
             Some(p) if !p.trim().is_empty() => resolve_against(&self.working_dir, p.trim()),
             _ => self.working_dir.clone(),
@@ -194,20 +188,14 @@ as `/repo/src/**/*.rs` searches from its fixed leading part.
 ignored by `.gitignore`/`.ignore` and hidden files and directories are skipped.
 * Use it to locate files before viewing or editing them; use `grep` to search their contents.";
 
-#[async_trait]
-impl Tool for GlobTool {
-    fn name(&self) -> &str {
-        GLOB_NAME
-    }
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for GlobTool {
+    type Action = GlobAction;
+    type Observation = GlobObservation;
+    const NAME: &'static str = GLOB_NAME;
+    const KIND: &'static str = "GlobTool";
+    const ACTION_KIND: &'static str = "GlobAction";
+    const OBSERVATION_KIND: &'static str = "GlobObservation";
+
     fn description(&self) -> String {
         DESCRIPTION.to_string()
     }
@@ -239,17 +227,14 @@ impl Tool for GlobTool {
         }
     }
 
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: GlobAction = parse_args(GLOB_NAME, args)?;
-        to_kinded_value(ACTION_KIND, &action)
-    }
-
-    async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: GlobAction = from_kinded_value(&action)?;
+    async fn run(
+        &self,
+        action: GlobAction,
+        ctx: &ToolCallContext,
+    ) -> Result<GlobObservation, ToolError> {
         let tool = self.clone();
         let stop = StopSignals::until_cancelled(ctx.cancel.clone());
-        let obs = blocking(move || tool.run(action, stop)).await?;
-        to_kinded_value(OBSERVATION_KIND, &obs)
+        blocking(move || tool.search(action, stop)).await
     }
 }
 

@@ -1,26 +1,20 @@
 //! `grep`: which files contain a match for a regular expression, searched
 //! in-process with ripgrep's engine, newest files first.
 
-use crate::common::{blocking, parse_args, resolve_against};
+use crate::common::{blocking, resolve_against};
 use crate::search::{MAX_RESULTS, NameFilter, StopSignals, newest_first, walk_files};
-use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
-use openhands_sdk::tool::{
-    Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
-};
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Name the model calls.
 pub const GREP_NAME: &str = "grep";
-const TOOL_KIND: &str = "GrepTool";
-const ACTION_KIND: &str = "GrepAction";
-const OBSERVATION_KIND: &str = "GrepObservation";
 
 /// `GrepAction`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,7 +113,7 @@ impl GrepTool {
         }
     }
 
-    fn run(&self, action: GrepAction, stop: StopSignals) -> GrepObservation {
+    fn search(&self, action: GrepAction, stop: StopSignals) -> GrepObservation {
         let started = Instant::now();
         let root = match &action.path {
             Some(p) if !p.trim().is_empty() => resolve_against(&self.working_dir, p.trim()),
@@ -224,20 +218,14 @@ skipped.
 * Use this instead of running `grep`/`rg` through the terminal when you only need to know \
 where something occurs.";
 
-#[async_trait]
-impl Tool for GrepTool {
-    fn name(&self) -> &str {
-        GREP_NAME
-    }
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for GrepTool {
+    type Action = GrepAction;
+    type Observation = GrepObservation;
+    const NAME: &'static str = GREP_NAME;
+    const KIND: &'static str = "GrepTool";
+    const ACTION_KIND: &'static str = "GrepAction";
+    const OBSERVATION_KIND: &'static str = "GrepObservation";
+
     fn description(&self) -> String {
         DESCRIPTION.to_string()
     }
@@ -273,16 +261,13 @@ impl Tool for GrepTool {
         }
     }
 
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: GrepAction = parse_args(GREP_NAME, args)?;
-        to_kinded_value(ACTION_KIND, &action)
-    }
-
-    async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: GrepAction = from_kinded_value(&action)?;
+    async fn run(
+        &self,
+        action: GrepAction,
+        ctx: &ToolCallContext,
+    ) -> Result<GrepObservation, ToolError> {
         let tool = self.clone();
         let stop = StopSignals::until_cancelled(ctx.cancel.clone());
-        let obs = blocking(move || tool.run(action, stop)).await?;
-        to_kinded_value(OBSERVATION_KIND, &obs)
+        blocking(move || tool.search(action, stop)).await
     }
 }

@@ -2,16 +2,13 @@
 //! conversation (`TASKS.json` in the conversation directory) so a restored
 //! conversation sees the same list.
 
-use crate::common::{atomic_write, blocking, parse_args};
-use async_trait::async_trait;
-use openhands_sdk::tool::{
-    Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
-};
+use crate::common::{atomic_write, blocking};
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
-use openhands_wire::tool::{ToolAnnotations, ToolDefinition};
+use openhands_wire::tool::ToolAnnotations;
 use parking_lot::Mutex;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,9 +17,6 @@ use std::sync::Arc;
 pub const TASK_TRACKER_NAME: &str = "task_tracker";
 /// File the list is stored in, inside the conversation directory.
 pub const TASKS_FILE: &str = "TASKS.json";
-const TOOL_KIND: &str = "TaskTrackerTool";
-const ACTION_KIND: &str = "TaskTrackerAction";
-const OBSERVATION_KIND: &str = "TaskTrackerObservation";
 
 /// Progress of one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -292,20 +286,14 @@ impl TaskTrackerTool {
     }
 }
 
-#[async_trait]
-impl Tool for TaskTrackerTool {
-    fn name(&self) -> &str {
-        TASK_TRACKER_NAME
-    }
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for TaskTrackerTool {
+    type Action = TaskTrackerAction;
+    type Observation = TaskTrackerObservation;
+    const NAME: &'static str = TASK_TRACKER_NAME;
+    const KIND: &'static str = "TaskTrackerTool";
+    const ACTION_KIND: &'static str = "TaskTrackerAction";
+    const OBSERVATION_KIND: &'static str = "TaskTrackerObservation";
+
     fn description(&self) -> String {
         DESCRIPTION.to_string()
     }
@@ -350,29 +338,13 @@ impl Tool for TaskTrackerTool {
         }
     }
 
-    /// As the reference records it: the annotations carry no `title`.
-    fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            description: self.description(),
-            action_type: ACTION_KIND.to_string(),
-            observation_type: Some(OBSERVATION_KIND.to_string()),
-            annotations: Some(self.annotations()),
-            kind: TOOL_KIND.to_string(),
-            title: TASK_TRACKER_NAME.to_string(),
-            extra: Map::new(),
-        }
-    }
-
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: TaskTrackerAction = parse_args(TASK_TRACKER_NAME, args)?;
-        to_kinded_value(ACTION_KIND, &action)
-    }
-
-    async fn execute(&self, action: Value, _ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: TaskTrackerAction = from_kinded_value(&action)?;
+    async fn run(
+        &self,
+        action: TaskTrackerAction,
+        _ctx: &ToolCallContext,
+    ) -> Result<TaskTrackerObservation, ToolError> {
         let store = self.store.clone();
-        let obs = blocking(move || store.run(action)).await?;
-        to_kinded_value(OBSERVATION_KIND, &obs)
+        blocking(move || store.run(action)).await
     }
 }
 

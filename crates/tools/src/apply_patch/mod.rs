@@ -8,21 +8,15 @@ pub mod transaction;
 pub use parser::{Chunk, Hunk, ParseError, parse_patch};
 pub use transaction::{Applied, ChangeType, Commit, FileChange, Workspace, apply_hunks};
 
-use crate::common::{blocking, parse_args};
-use async_trait::async_trait;
-use openhands_sdk::tool::{
-    Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
-};
+use crate::common::blocking;
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Name the model calls.
 pub const APPLY_PATCH_NAME: &str = "apply_patch";
-const TOOL_KIND: &str = "ApplyPatchTool";
-const ACTION_KIND: &str = "ApplyPatchAction";
-const OBSERVATION_KIND: &str = "ApplyPatchObservation";
 
 /// `ApplyPatchAction`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,20 +140,14 @@ impl ApplyPatchTool {
     }
 }
 
-#[async_trait]
-impl Tool for ApplyPatchTool {
-    fn name(&self) -> &str {
-        APPLY_PATCH_NAME
-    }
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for ApplyPatchTool {
+    type Action = ApplyPatchAction;
+    type Observation = ApplyPatchObservation;
+    const NAME: &'static str = APPLY_PATCH_NAME;
+    const KIND: &'static str = "ApplyPatchTool";
+    const ACTION_KIND: &'static str = "ApplyPatchAction";
+    const OBSERVATION_KIND: &'static str = "ApplyPatchObservation";
+
     fn description(&self) -> String {
         DESCRIPTION.to_string()
     }
@@ -187,15 +175,12 @@ impl Tool for ApplyPatchTool {
         }
     }
 
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: ApplyPatchAction = parse_args(APPLY_PATCH_NAME, args)?;
-        to_kinded_value(ACTION_KIND, &action)
-    }
-
-    async fn execute(&self, action: Value, _ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: ApplyPatchAction = from_kinded_value(&action)?;
+    async fn run(
+        &self,
+        action: ApplyPatchAction,
+        _ctx: &ToolCallContext,
+    ) -> Result<ApplyPatchObservation, ToolError> {
         let ws = self.workspace.clone();
-        let obs = blocking(move || run_patch(&ws, &action.patch)).await?;
-        to_kinded_value(OBSERVATION_KIND, &obs)
+        blocking(move || run_patch(&ws, &action.patch)).await
     }
 }

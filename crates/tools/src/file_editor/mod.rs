@@ -8,20 +8,14 @@ mod types;
 pub use editor::{DEFAULT_MAX_FILE_SIZE, Editor, MAX_HISTORY_PER_FILE};
 pub use types::{EditorCommand, FileEditorAction, FileEditorObservation};
 
-use crate::common::{blocking, parse_args};
-use async_trait::async_trait;
-use openhands_sdk::tool::{
-    Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
-};
+use crate::common::blocking;
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::tool::ToolAnnotations;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Name the model calls.
 pub const FILE_EDITOR_NAME: &str = "file_editor";
-const TOOL_KIND: &str = "FileEditorTool";
-const ACTION_KIND: &str = "FileEditorAction";
-const OBSERVATION_KIND: &str = "FileEditorObservation";
 
 const DESCRIPTION: &str = "\
 View, create and edit plain-text files.
@@ -69,20 +63,14 @@ impl FileEditorTool {
     }
 }
 
-#[async_trait]
-impl Tool for FileEditorTool {
-    fn name(&self) -> &str {
-        FILE_EDITOR_NAME
-    }
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for FileEditorTool {
+    type Action = FileEditorAction;
+    type Observation = FileEditorObservation;
+    const NAME: &'static str = FILE_EDITOR_NAME;
+    const KIND: &'static str = "FileEditorTool";
+    const ACTION_KIND: &'static str = "FileEditorAction";
+    const OBSERVATION_KIND: &'static str = "FileEditorObservation";
+
     fn description(&self) -> String {
         DESCRIPTION.to_string()
     }
@@ -136,15 +124,12 @@ impl Tool for FileEditorTool {
         }
     }
 
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: FileEditorAction = parse_args(FILE_EDITOR_NAME, args)?;
-        to_kinded_value(ACTION_KIND, &action)
-    }
-
-    async fn execute(&self, action: Value, _ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: FileEditorAction = from_kinded_value(&action)?;
+    async fn run(
+        &self,
+        action: FileEditorAction,
+        _ctx: &ToolCallContext,
+    ) -> Result<FileEditorObservation, ToolError> {
         let editor = self.editor.clone();
-        let obs = blocking(move || editor.run(&action)).await?;
-        to_kinded_value(OBSERVATION_KIND, &obs)
+        blocking(move || editor.run(&action)).await
     }
 }

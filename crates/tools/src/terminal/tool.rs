@@ -7,10 +7,8 @@ use super::types::{
     ACTION_KIND, CmdOutputMetadata, OBSERVATION_KIND, TOOL_KIND, TerminalAction,
     TerminalObservation,
 };
-use async_trait::async_trait;
 use openhands_sdk::tool::{
-    SecretAccess, Tool, ToolCallContext, ToolEnv, ToolError, default_observation_content,
-    from_kinded_value, to_kinded_value,
+    SecretAccess, StoredObservation, ToolCallContext, ToolEnv, ToolError, TypedTool,
 };
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
@@ -79,7 +77,7 @@ impl Default for TerminalOptions {
 /// one per tool instance (that is, per conversation).
 ///
 /// The shell starts on the first command (or on [`TerminalTool::start`]) in
-/// [`ToolEnv::working_dir`]. Calls are serialized; [`Tool::close`] (and
+/// [`ToolEnv::working_dir`]. Calls are serialized; [`TypedTool::close`] (and
 /// dropping the tool) stops the shell and every process it started.
 pub struct TerminalTool {
     exec: tokio::sync::Mutex<Executor>,
@@ -261,10 +259,6 @@ impl TerminalTool {
     pub fn shell_pid(&self) -> Option<i32> {
         self.slot.lock().as_ref().map(|s| s.pid())
     }
-
-    fn description_text(&self) -> String {
-        description(self.no_change_timeout)
-    }
 }
 
 impl Drop for TerminalTool {
@@ -275,26 +269,16 @@ impl Drop for TerminalTool {
     }
 }
 
-#[async_trait]
-impl Tool for TerminalTool {
-    fn name(&self) -> &str {
-        TOOL_NAME
-    }
-
-    fn kind(&self) -> &str {
-        TOOL_KIND
-    }
-
-    fn action_kind(&self) -> &str {
-        ACTION_KIND
-    }
-
-    fn observation_kind(&self) -> &str {
-        OBSERVATION_KIND
-    }
+impl TypedTool for TerminalTool {
+    type Action = TerminalAction;
+    type Observation = TerminalObservation;
+    const NAME: &'static str = TOOL_NAME;
+    const KIND: &'static str = TOOL_KIND;
+    const ACTION_KIND: &'static str = ACTION_KIND;
+    const OBSERVATION_KIND: &'static str = OBSERVATION_KIND;
 
     fn description(&self) -> String {
-        self.description_text()
+        description(self.no_change_timeout)
     }
 
     fn parameters_schema(&self) -> Value {
@@ -311,23 +295,22 @@ impl Tool for TerminalTool {
         }
     }
 
-    fn parse_action(&self, args: Map<String, Value>) -> Result<Value, ToolError> {
-        let action: TerminalAction = serde_json::from_value(Value::Object(args)).map_err(|e| {
-            ToolError::InvalidArguments(format!("invalid arguments for `terminal`: {e}"))
-        })?;
-        to_kinded_value(ACTION_KIND, &action)
+    async fn run(
+        &self,
+        action: TerminalAction,
+        ctx: &ToolCallContext,
+    ) -> Result<TerminalObservation, ToolError> {
+        // The inherent `TerminalTool::run`, which never fails.
+        Ok(TerminalTool::run(self, &action, ctx).await)
     }
 
-    async fn execute(&self, action: Value, ctx: &ToolCallContext) -> Result<Value, ToolError> {
-        let action: TerminalAction = from_kinded_value(&action)?;
-        let obs = self.run(&action, ctx).await;
-        to_kinded_value(OBSERVATION_KIND, &obs)
-    }
-
-    fn observation_to_llm(&self, observation: &Value) -> Vec<Content> {
-        match serde_json::from_value::<TerminalObservation>(strip_kind(observation)) {
-            Ok(obs) => llm_content(&obs),
-            Err(_) => default_observation_content(observation),
+    fn observation_to_llm(
+        &self,
+        observation: StoredObservation<'_, TerminalObservation>,
+    ) -> Vec<Content> {
+        match observation.parse() {
+            Some(obs) => llm_content(&obs),
+            None => observation.content(),
         }
     }
 
@@ -344,14 +327,6 @@ impl Tool for TerminalTool {
             let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(d)).await;
         }
     }
-}
-
-fn strip_kind(v: &Value) -> Value {
-    let mut v = v.clone();
-    if let Value::Object(m) = &mut v {
-        m.remove("kind");
-    }
-    v
 }
 
 /// The text the model sees for an observation: an error header when it

@@ -1,0 +1,269 @@
+use super::*;
+use crate::types::ToolSchema;
+use async_trait::async_trait;
+use openhands_wire::message::{Message, Role};
+use openhands_wire::metrics::TokenUsage;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// Fails `fail` times with `error`, then answers `text`; records the
+/// requests it saw.
+struct Flaky {
+    fail: u32,
+    error: LlmError,
+    calls: AtomicU32,
+    text: String,
+    seen: Mutex<Vec<(LlmConfig, LlmRequest)>>,
+    delay: Duration,
+}
+
+impl Flaky {
+    fn new(fail: u32, error: LlmError, text: &str) -> Arc<Self> {
+        Arc::new(Self {
+            fail,
+            error,
+            calls: AtomicU32::new(0),
+            text: text.into(),
+            seen: Mutex::new(Vec::new()),
+            delay: Duration::ZERO,
+        })
+    }
+}
+
+#[async_trait]
+impl LlmBackend for Flaky {
+    async fn complete(
+        &self,
+        config: &LlmConfig,
+        request: &LlmRequest,
+        _on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        self.seen.lock().push((config.clone(), request.clone()));
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        if n < self.fail {
+            return Err(self.error.clone());
+        }
+        Ok(LlmResponse {
+            id: format!("r{n}"),
+            message: Message::assistant(self.text.clone()),
+            usage: TokenUsage {
+                prompt_tokens: 100,
+                completion_tokens: 10,
+                cache_read_tokens: 20,
+                ..TokenUsage::default()
+            },
+            finish_reason: Some("stop".into()),
+        })
+    }
+}
+
+fn fast_config() -> LlmConfig {
+    let mut c = LlmConfig::new("openai/mock-model");
+    c.retry_multiplier = 0.001;
+    c.retry_min_wait = 0.001;
+    c.retry_max_wait = 0.004;
+    c.usage_id = "agent".into();
+    c
+}
+
+fn req() -> LlmRequest {
+    LlmRequest {
+        messages: vec![Message::user("hi")],
+        tools: vec![],
+        conversation_id: None,
+    }
+}
+
+fn listen(llm: &Llm) -> Arc<Mutex<Vec<(u32, u32, Duration)>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e2 = events.clone();
+    llm.set_retry_listener(Some(Arc::new(move |ev: &RetryEvent| {
+        e2.lock().push((ev.attempt, ev.max_attempts, ev.wait));
+    })));
+    events
+}
+
+#[tokio::test]
+async fn retries_until_success_with_exponential_backoff() {
+    let backend = Flaky::new(3, LlmError::ServiceUnavailable("503".into()), "ok");
+    let llm = Llm::with_backend(fast_config(), backend.clone());
+    let events = listen(&llm);
+    let r = llm.completion(&req(), None).await.unwrap();
+    assert_eq!(r.message.text(), "ok");
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 4);
+    let ev = events.lock().clone();
+    assert_eq!(
+        ev,
+        vec![
+            (1, 5, Duration::from_millis(1)),
+            (2, 5, Duration::from_millis(2)),
+            (3, 5, Duration::from_millis(4)),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn gives_up_after_num_retries_attempts() {
+    let backend = Flaky::new(100, LlmError::Timeout("slow".into()), "never");
+    let mut c = fast_config();
+    c.num_retries = 3;
+    let llm = Llm::with_backend(c, backend.clone());
+    let err = llm.completion(&req(), None).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)));
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 3);
+    assert!(llm.metrics().token_usages.is_empty());
+}
+
+#[tokio::test]
+async fn non_retryable_errors_fail_at_once() {
+    for e in [
+        LlmError::Authentication("bad".into()),
+        LlmError::BadRequest("bad".into()),
+        LlmError::ContextWindowExceeded("long".into()),
+        LlmError::RateLimit {
+            message: "insufficient_quota".into(),
+            retry_after: None,
+        },
+    ] {
+        let backend = Flaky::new(100, e, "never");
+        let llm = Llm::with_backend(fast_config(), backend.clone());
+        assert!(llm.completion(&req(), None).await.is_err());
+        assert_eq!(backend.calls.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[tokio::test]
+async fn retry_after_waits_at_least_that_long_capped() {
+    let backend = Flaky::new(
+        1,
+        LlmError::RateLimit {
+            message: "slow".into(),
+            retry_after: Some(Duration::from_millis(3)),
+        },
+        "ok",
+    );
+    let llm = Llm::with_backend(fast_config(), backend);
+    let events = listen(&llm);
+    llm.completion(&req(), None).await.unwrap();
+    assert_eq!(events.lock()[0].2, Duration::from_millis(3));
+}
+
+#[tokio::test]
+async fn attempt_timeout_is_a_retryable_timeout() {
+    let backend = Arc::new(Flaky {
+        delay: Duration::from_millis(200),
+        ..Arc::into_inner(Flaky::new(0, LlmError::Cancelled, "late")).unwrap()
+    });
+    let mut c = fast_config();
+    c.timeout = Some(0.01);
+    c.num_retries = 2;
+    let llm = Llm::with_backend(c, backend.clone());
+    let err = llm.completion(&req(), None).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)), "{err:?}");
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn metrics_accumulate_usage_cost_and_latency() {
+    let backend = Flaky::new(0, LlmError::Cancelled, "ok");
+    let mut c = fast_config();
+    c.input_cost_per_token = Some(0.001);
+    c.output_cost_per_token = Some(0.002);
+    c.max_input_tokens = Some(128_000);
+    let llm = Llm::with_backend(c, backend);
+    let r1 = llm.completion(&req(), None).await.unwrap();
+    assert_eq!(r1.usage.model, "openai/mock-model");
+    assert_eq!(r1.usage.context_window, 128_000);
+    assert_eq!(r1.usage.response_id, "r0");
+    llm.completion(&req(), None).await.unwrap();
+    let m = llm.metrics();
+    assert_eq!(m.model_name, "openai/mock-model");
+    assert!((m.accumulated_cost - 0.24).abs() < 1e-9);
+    assert_eq!(m.costs.len(), 2);
+    assert_eq!(m.response_latencies.len(), 2);
+    assert_eq!(m.token_usages.len(), 2);
+    let acc = m.accumulated_token_usage.clone().unwrap();
+    assert_eq!(acc.prompt_tokens, 200);
+    assert_eq!(acc.completion_tokens, 20);
+    assert_eq!(acc.cache_read_tokens, 40);
+    assert_eq!(acc.per_turn_token, 110);
+    assert_eq!(acc.context_window, 128_000);
+    // Clones share metrics; a derived usage id starts fresh.
+    assert_eq!(llm.clone().metrics().token_usages.len(), 2);
+    let condenser = llm.with_usage_id("condenser");
+    assert_eq!(condenser.usage_id(), "condenser");
+    assert!(condenser.metrics().token_usages.is_empty());
+    llm.reset_metrics();
+    assert_eq!(llm.metrics().accumulated_cost, 0.0);
+    llm.restore_metrics(m.clone());
+    assert_eq!(llm.metrics(), m);
+}
+
+#[tokio::test]
+async fn non_native_round_trip_through_backend() {
+    let backend = Flaky::new(
+        0,
+        LlmError::Cancelled,
+        "Sure.\n<function=terminal>\n<parameter=command>ls</parameter>\n",
+    );
+    let mut c = fast_config();
+    c.native_tool_calling = false;
+    let llm = Llm::with_backend(c, backend.clone());
+    let request = LlmRequest {
+        messages: vec![Message::system("sys"), Message::user("list")],
+        tools: vec![ToolSchema {
+            name: "terminal".into(),
+            description: "Run".into(),
+            parameters: json!({"type":"object","properties":{"command":{"type":"string"}}}),
+        }],
+        conversation_id: Some("c".into()),
+    };
+    let r = llm.completion(&request, None).await.unwrap();
+    assert_eq!(r.message.text(), "Sure.");
+    let calls = r.message.tool_calls.unwrap();
+    assert_eq!(calls[0].name, "terminal");
+    assert_eq!(calls[0].arguments, r#"{"command":"ls"}"#);
+    let seen = backend.seen.lock();
+    let (cfg, sent) = &seen[0];
+    assert!(sent.tools.is_empty());
+    assert_eq!(sent.messages[0].role, Role::System);
+    assert!(sent.messages[0].text().contains("### terminal"));
+    assert_eq!(cfg.litellm_extra_body["stop"], json!(["</function"]));
+}
+
+#[tokio::test]
+async fn prompt_cache_too_small_retries_once_without_markers() {
+    let backend = Flaky::new(
+        1,
+        LlmError::BadRequest("The minimum token count to start caching is 4096.".into()),
+        "ok",
+    );
+    let mut c = fast_config();
+    c.model = "litellm_proxy/claude-sonnet-4-5".into();
+    c.num_retries = 1;
+    let llm = Llm::with_backend(c, backend.clone());
+    llm.completion(&req(), None).await.unwrap();
+    let seen = backend.seen.lock();
+    assert!(seen[0].0.caching_prompt);
+    assert!(!seen[1].0.caching_prompt);
+}
+
+#[test]
+fn new_rejects_unroutable_configs_and_accepts_routable_ones() {
+    assert!(matches!(
+        Llm::new(LlmConfig::new("litellm_proxy/x")),
+        Err(LlmError::Config(_))
+    ));
+    let llm = Llm::new(LlmConfig::new("anthropic/claude-sonnet-4-5")).unwrap();
+    assert!(llm.is_caching_prompt_active());
+    assert!(!llm.uses_responses_api());
+    assert!(
+        Llm::new(LlmConfig::new("gpt-5"))
+            .unwrap()
+            .uses_responses_api()
+    );
+    assert!(format!("{llm:?}").contains("claude"));
+}
