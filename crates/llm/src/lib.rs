@@ -8,7 +8,6 @@
 //! model name, `base_url` and `api_mode`. Models without native function
 //! calling get tools described in the prompt ([`non_native`]).
 //! [`LlmRegistry`] holds the LLMs of a conversation by usage id and
-//! [`ProfileStore`] persists named configurations.
 
 pub mod anthropic;
 pub mod classify;
@@ -20,7 +19,6 @@ pub mod model_info;
 pub mod non_native;
 pub mod openai_chat;
 pub mod openai_responses;
-pub mod profiles;
 pub mod registry;
 pub mod retry;
 pub mod routing;
@@ -30,7 +28,6 @@ pub use error::LlmError;
 pub use http::HttpBackend;
 pub use llm::Llm;
 pub use model_info::ModelFeatures;
-pub use profiles::{ProfileError, ProfileStore, ProfileSummary};
 pub use registry::{LlmRegistry, RegistryError};
 pub use retry::{RetryEvent, RetryListener};
 pub use routing::{ApiKind, Route};

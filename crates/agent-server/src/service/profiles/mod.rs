@@ -9,20 +9,19 @@
 //! [`ProfileService`] is what routes and the OpenAI gateway call; its
 //! methods move the blocking file work off the async runtime.
 
-pub mod llm_json;
 pub mod settings;
-pub mod store;
 pub mod validate;
 
 use crate::config::Config;
 use llm_json::SecretMode;
+use openhands_sdk::profiles::check_name;
+pub use openhands_sdk::profiles::{ProfileFiles, StoreError, llm_json};
 use openhands_sdk::secrets::Cipher;
 use openhands_wire::{LlmConfig, SecretString};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use settings::SettingsFile;
 use std::path::{Path, PathBuf};
-pub use store::{ProfileFiles, StoreError};
 
 /// Most profiles the server keeps.
 pub const MAX_PROFILES: usize = 50;
@@ -300,16 +299,12 @@ impl ProfileService {
         mut llm: LlmConfig,
         include_secrets: bool,
     ) -> Result<(), ProfileError> {
-        store::check_name(name)?;
+        check_name(name)?;
         if let Some(c) = &self.cipher {
             llm_json::decrypt_incoming(&mut llm, c);
         }
         // A profile linked to a provider connection owns no credentials.
-        if llm
-            .extra
-            .get("provider_connection_id")
-            .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
-        {
+        if llm_json::has_provider_connection(&llm) {
             llm.api_key = None;
             llm.base_url = None;
         }
@@ -349,7 +344,7 @@ impl ProfileService {
         let (old, new) = (old.to_string(), new.to_string());
         off_runtime(move || {
             this.files.rename(&old, &new)?;
-            if store::check_name(&old)? != store::check_name(&new)? {
+            if check_name(&old)? != check_name(&new)? {
                 this.replace_active(&old, Some(&new))?;
             }
             Ok(())
@@ -384,7 +379,7 @@ impl ProfileService {
         let name = name.to_string();
         off_runtime(move || {
             let profile = this.load_blocking(&name, true)?;
-            let canonical = store::check_name(&name)?.to_string();
+            let canonical = check_name(&name)?.to_string();
             let llm_value = {
                 let mode = match &this.cipher {
                     Some(c) => SecretMode::Encrypt(c),

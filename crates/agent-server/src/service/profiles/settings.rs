@@ -4,7 +4,8 @@
 //! (read only). Updates are read-modify-write of the JSON object, so fields
 //! this server does not know are kept as the reference wrote them.
 
-use super::store::{StoreError, create_private_dir, write_atomic};
+use openhands_sdk::profiles::files::write_atomic;
+use openhands_sdk::profiles::{StoreError, create_private_dir};
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -73,7 +74,7 @@ impl SettingsFile {
             }
         })?;
         create_private_dir(&self.dir)?;
-        write_atomic(&self.dir, &self.path(), &text)?;
+        write_atomic(&self.path(), &text)?;
         Ok(out)
     }
 }

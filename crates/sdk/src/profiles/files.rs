@@ -1,11 +1,11 @@
-//! Profile files: `<persistence_dir>/profiles/<name>.json`, one JSON object
+//! Profile files: `<dir>/<name>.json`, one JSON object
 //! per profile, written crash-safely (temporary file, fsync, rename, fsync
 //! of the directory) with owner-only permissions. Names follow the
 //! reference's rule (1-64 of `[A-Za-z0-9._-]`, starting alphanumeric, a
 //! trailing `.json` addresses the same profile), so no name can leave the
 //! directory. Every method does blocking I/O.
 
-use openhands_llm::profiles::canonical_name;
+use super::canonical_name;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -115,7 +115,7 @@ impl ProfileFiles {
         {
             return Err(StoreError::LimitReached(max));
         }
-        write_atomic(&self.dir, &path, &text)
+        write_atomic(&path, &text)
     }
 
     /// Deletes a profile; false when it did not exist.
@@ -240,10 +240,9 @@ fn sync_dir(dir: &Path) {
 
 /// Writes `bytes` over `path` crash-safely (temporary sibling with mode
 /// 0600, fsync, rename, directory fsync): a crash leaves the old file or the
-/// new one, never a torn one. `dir` is `path`'s directory.
-pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    debug_assert_eq!(path.parent(), Some(dir));
-    openhands_sdk::fsutil::write_atomic(path, bytes, openhands_sdk::fsutil::Durability::Immediate)
+/// new one, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    crate::fsutil::write_atomic(path, bytes, crate::fsutil::Durability::Immediate)
         .map_err(StoreError::from)
 }
 

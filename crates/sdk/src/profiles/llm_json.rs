@@ -7,7 +7,7 @@
 //! list and defaults so the files and answers have the same keys, order and
 //! number types (`"timeout": 300`, not `300.0`).
 
-use openhands_sdk::secrets::{Cipher, looks_encrypted};
+use crate::secrets::{Cipher, looks_encrypted};
 use openhands_wire::LlmConfig;
 use openhands_wire::secret::REDACTED;
 use serde_json::{Map, Value};
@@ -228,6 +228,15 @@ pub fn is_set(value: Option<&Value>) -> bool {
     value
         .and_then(Value::as_str)
         .is_some_and(|s| !s.trim().is_empty() && s != REDACTED)
+}
+
+/// Whether the configuration is linked to a provider connection (which
+/// then owns its key and base URL).
+pub fn has_provider_connection(config: &LlmConfig) -> bool {
+    config
+        .extra
+        .get("provider_connection_id")
+        .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
 }
 
 #[cfg(test)]
