@@ -158,3 +158,109 @@ async fn remote_workspace_against_our_server() {
     assert!(Workspace::new("/w", Some("ftp://x"), None).is_err());
     handle.shutdown().await.unwrap();
 }
+
+/// A repository with every kind of change: modified (unstaged and staged),
+/// renamed (staged), deleted (unstaged and staged), new staged, untracked
+/// (also in a new directory), and a file with spaces in its name.
+fn repo_with_every_change(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.email=t@e", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    for (name, text) in [
+        ("modified.txt", "one\n"),
+        ("staged.txt", "one\n"),
+        ("old name.txt", "moved content\nline 2\nline 3\n"),
+        ("deleted.txt", "bye\n"),
+        ("staged-deleted.txt", "bye\n"),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::write(dir.join("modified.txt"), "two\n").unwrap();
+    std::fs::write(dir.join("staged.txt"), "two\n").unwrap();
+    git(&["add", "staged.txt"]);
+    git(&["mv", "old name.txt", "new name.txt"]);
+    std::fs::remove_file(dir.join("deleted.txt")).unwrap();
+    git(&["rm", "-q", "staged-deleted.txt"]);
+    std::fs::write(dir.join("added.txt"), "staged new\n").unwrap();
+    git(&["add", "added.txt"]);
+    std::fs::write(dir.join("untracked.txt"), "u\n").unwrap();
+    std::fs::create_dir_all(dir.join("newdir")).unwrap();
+    std::fs::write(dir.join("newdir/inner.txt"), "i\n").unwrap();
+}
+
+/// `LocalWorkspace` and `RemoteWorkspace` (over our server's `/api/git`)
+/// give the same answers for the same repository.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_and_remote_git_answers_are_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, remote_ws) = remote(dir.path()).await;
+    let work = dir.path().join("work");
+    let local_ws = Workspace::new(work.to_string_lossy(), None, None).unwrap();
+    let repo = work.join("repo");
+    repo_with_every_change(&repo);
+    let repo_s = repo.to_string_lossy().into_owned();
+
+    let local = local_ws.git_changes(&repo_s).await.unwrap();
+    let remote = remote_ws.git_changes(&repo_s).await.unwrap();
+    assert_eq!(local, remote);
+    let mut seen: Vec<(GitChangeStatus, &str)> =
+        local.iter().map(|c| (c.status, c.path.as_str())).collect();
+    seen.sort_by(|a, b| a.1.cmp(b.1));
+    assert_eq!(
+        seen,
+        vec![
+            (GitChangeStatus::Added, "added.txt"),
+            (GitChangeStatus::Deleted, "deleted.txt"),
+            (GitChangeStatus::Updated, "modified.txt"),
+            (GitChangeStatus::Added, "new name.txt"),
+            (GitChangeStatus::Added, "newdir/inner.txt"),
+            (GitChangeStatus::Deleted, "old name.txt"),
+            (GitChangeStatus::Deleted, "staged-deleted.txt"),
+            (GitChangeStatus::Updated, "staged.txt"),
+            (GitChangeStatus::Added, "untracked.txt"),
+        ]
+    );
+    // A subdirectory answers relative to itself, on both.
+    let sub = repo.join("newdir").to_string_lossy().into_owned();
+    assert_eq!(
+        local_ws.git_changes(&sub).await.unwrap(),
+        remote_ws.git_changes(&sub).await.unwrap()
+    );
+    for file in [
+        "modified.txt",
+        "staged.txt",
+        "new name.txt",
+        "old name.txt",
+        "deleted.txt",
+        "added.txt",
+        "untracked.txt",
+    ] {
+        let path = format!("{repo_s}/{file}");
+        let l = local_ws.git_diff(&path).await.unwrap();
+        let r = remote_ws.git_diff(&path).await.unwrap();
+        assert_eq!(l, r, "{file}");
+    }
+    let modified = local_ws
+        .git_diff(&format!("{repo_s}/modified.txt"))
+        .await
+        .unwrap();
+    assert_eq!(modified.original.as_deref(), Some("one"));
+    assert_eq!(modified.modified.as_deref(), Some("two"));
+    // Outside any repository: empty answers on both.
+    let plain = work.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let plain_s = plain.to_string_lossy().into_owned();
+    assert!(local_ws.git_changes(&plain_s).await.unwrap().is_empty());
+    assert!(remote_ws.git_changes(&plain_s).await.unwrap().is_empty());
+    handle.shutdown().await.unwrap();
+}
