@@ -1,5 +1,9 @@
-//! Workspaces: where an agent's commands run and its files live.
+//! The local execution layer and workspaces: where an agent's commands run
+//! and its files live.
 //!
+//! * [`exec`] — how every process for the agent is started: the
+//!   environment policy, process-group spawning and stopping, PTY children,
+//!   shell snapshots.
 //! * [`LocalWorkspace`] — a directory on this machine; commands run as
 //!   child processes in their own process group (killed whole on timeout).
 //! * [`RemoteWorkspace`] — a directory served by an agent server (ours or
@@ -8,6 +12,7 @@
 //! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
 //!   reference's `Workspace(working_dir=..., host=...)` factory.
 
+pub mod exec;
 mod local;
 mod remote;
 mod types;
