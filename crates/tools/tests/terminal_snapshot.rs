@@ -5,6 +5,8 @@
 //! HOME, given to the shell through the tool's environment (the test
 //! process's environment is never changed).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use openhands_sdk::tool::{Tool, ToolCallContext, ToolEnv};
 use openhands_tools::terminal::{
     TerminalAction, TerminalObservation, TerminalOptions, TerminalTool,
