@@ -57,6 +57,15 @@ pub(crate) fn capture(req: &SnapshotRequest, root: &Path, n: u64) -> Result<Path
 }
 
 fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf, CaptureError> {
+    // The private directory may have been removed by a temp cleaner.
+    if let Some(root) = work.parent()
+        && !root.is_dir()
+    {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(root)
+            .map_err(|e| setup("snapshot directory", e))?;
+    }
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(work)

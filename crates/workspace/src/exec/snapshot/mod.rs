@@ -141,6 +141,8 @@ impl ShellSnapshots {
         let now = stamps::rc_stamps(req.env.get("HOME").map(Path::new));
         if let Some((then, result)) = &slot.current
             && *then == now
+            // A temp cleaner may have removed the file: capture again.
+            && result.as_ref().is_none_or(|s| s.path.exists())
         {
             return result.clone();
         }

@@ -187,3 +187,16 @@ fn unchanged_and_bash_maintained_variables_are_not_written() {
         assert!(!text.contains(name), "{name} in:\n{text}");
     }
 }
+
+#[test]
+fn a_removed_snapshot_file_or_directory_is_captured_again() {
+    let home = Home::new("export AGAIN=1\n");
+    let cache = ShellSnapshots::new();
+    let req = home.request(Duration::from_secs(20));
+    let first = cache.get(&req).unwrap();
+    // A temp cleaner removes the whole private directory.
+    std::fs::remove_dir_all(first.path().parent().unwrap()).unwrap();
+    let second = cache.get(&req).unwrap();
+    assert!(!Arc::ptr_eq(&first, &second));
+    assert_eq!(run_with(&second, &req, "echo $AGAIN"), "1\n");
+}
