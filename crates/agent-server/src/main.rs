@@ -104,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("starting the conversation service")?
         .shared();
+    server::warm_up(&state);
     serve_with_state(state, listener, server::shutdown_signal())
         .await
         .context("serving")?;

@@ -21,7 +21,18 @@ pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()>
         .await
         .map_err(std::io::Error::other)?
         .shared();
+    warm_up(&state);
     serve_with_state(state, listener, shutdown_signal()).await
+}
+
+/// Work a long-running server does ahead of its first conversation: the
+/// snapshot of the user's shell environment is captured in the background,
+/// so the first terminal session does not wait for the rc files.
+pub fn warm_up(state: &SharedState) {
+    if let Some(conversations) = &state.conversations {
+        let _capture =
+            openhands_tools::terminal::warm_shell_snapshot(&conversations.config().exec_policy);
+    }
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops

@@ -57,15 +57,21 @@ pub struct ToolEnv {
     pub conversation_dir: Option<PathBuf>,
     /// Secrets of the conversation.
     pub secrets: Arc<dyn SecretAccess>,
+    /// How processes for the agent are started: the environment policy
+    /// (which variables are withheld) and whether terminal sessions start
+    /// from a shell snapshot.
+    pub exec: openhands_workspace::exec::ExecPolicy,
 }
 
 impl ToolEnv {
-    /// An environment for `working_dir` without persistence or secrets.
+    /// An environment for `working_dir` without persistence or secrets,
+    /// with the default execution policy.
     pub fn new(working_dir: impl Into<PathBuf>) -> Self {
         Self {
             working_dir: working_dir.into(),
             conversation_dir: None,
             secrets: Arc::new(NoSecrets),
+            exec: openhands_workspace::exec::ExecPolicy::default(),
         }
     }
 }
@@ -75,6 +81,7 @@ impl std::fmt::Debug for ToolEnv {
         f.debug_struct("ToolEnv")
             .field("working_dir", &self.working_dir)
             .field("conversation_dir", &self.conversation_dir)
+            .field("exec", &self.exec)
             .finish_non_exhaustive()
     }
 }

@@ -42,12 +42,16 @@ async fn bench() {
     let env = ToolEnv::new(&dir);
     let ctx = ToolCallContext::default();
 
-    for load_bashrc in [false, true] {
-        let label = if load_bashrc {
-            "with ~/.bashrc"
-        } else {
-            "no rc"
+    // Without rc files; with ~/.bashrc from a shell snapshot (the default;
+    // the first start captures it); with ~/.bashrc sourced by every shell.
+    for (load_bashrc, snapshot) in [(false, true), (true, true), (true, false)] {
+        let label = match (load_bashrc, snapshot) {
+            (false, _) => "no rc",
+            (true, true) => "~/.bashrc, snapshot",
+            (true, false) => "~/.bashrc, sourced",
         };
+        let mut env = ToolEnv::new(&dir);
+        env.exec.shell_snapshot = snapshot;
         let mut eager = Vec::new();
         let mut lazy = Vec::new();
         for _ in 0..20 {

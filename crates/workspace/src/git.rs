@@ -8,11 +8,11 @@
 //! one level down contribute those repositories' changes. Every `git` call has
 //! a timeout and its process is killed when it expires.
 
+use crate::exec::{EnvPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
 pub use openhands_protocol::git::{GitChange, GitChangeStatus, GitCommit, GitCommitsPage, GitDiff};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
 /// The hash of git's empty tree.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -33,16 +33,37 @@ pub enum GitError {
     Path(String),
 }
 
-/// Runs `git` commands with a timeout.
-#[derive(Debug, Clone, Copy)]
+/// Most output kept from one `git` command (bytes).
+const MAX_GIT_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// Runs `git` commands through the execution layer, each with a timeout.
+#[derive(Debug, Clone)]
 pub struct Git {
     timeout: Duration,
+    env: EnvPolicy,
+}
+
+/// What a finished `git` command produced.
+struct GitOutput {
+    success: bool,
+    stdout: Vec<u8>,
 }
 
 impl Git {
-    /// A runner whose commands may take `timeout` each.
+    /// A runner whose commands may take `timeout` each, in the default
+    /// environment policy (a repository's hooks or `core.fsmonitor` never
+    /// see the server's credentials).
     pub fn new(timeout: Duration) -> Self {
-        Self { timeout }
+        Self {
+            timeout,
+            env: EnvPolicy::default(),
+        }
+    }
+
+    /// The same runner with the environment of `policy`.
+    pub fn with_env(mut self, policy: EnvPolicy) -> Self {
+        self.env = policy;
+        self
     }
 
     async fn output(
@@ -50,30 +71,39 @@ impl Git {
         args: &[&str],
         cwd: &Path,
         timeout: Duration,
-    ) -> Result<std::process::Output, GitError> {
+    ) -> Result<GitOutput, GitError> {
         let shown = shell_join(args);
-        let mut cmd = Command::new("git");
-        cmd.arg("-c")
-            .arg("core.quotePath=false")
+        let mut env = self.env.child_env();
+        for (name, value) in [("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")] {
+            env.set(name, value)
+                .map_err(|e| GitError::Command(format!("Git command failed: {shown}: {e}")))?;
+        }
+        let spec = ProcessSpec::new("git", env)
+            .args(["-c", "core.quotePath=false"])
             .args(args)
-            .current_dir(cwd)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let child = cmd.spawn().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                GitError::Command("Git command not found. Is git installed?".into())
-            } else {
-                GitError::Command(format!("Git command failed: {shown}"))
+            .cwd(cwd);
+        let limits = RunLimits {
+            timeout,
+            linger_after_exit: Some(Duration::from_secs(2)),
+            ..RunLimits::default()
+        };
+        let out = run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_GIT_OUTPUT)
+            .await
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    GitError::Command("Git command not found. Is git installed?".into())
+                } else {
+                    GitError::Command(format!("Git command failed: {shown}"))
+                }
+            })?;
+        match out.end {
+            RunEnd::Exited(code) => Ok(GitOutput {
+                success: code == 0,
+                stdout: out.stdout,
+            }),
+            RunEnd::TimedOut | RunEnd::Cancelled(_) => {
+                Err(GitError::Command(format!("Git command timed out: {shown}")))
             }
-        })?;
-        match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(Ok(out)) => Ok(out),
-            Ok(Err(_)) => Err(GitError::Command(format!("Git command failed: {shown}"))),
-            Err(_) => Err(GitError::Command(format!("Git command timed out: {shown}"))),
         }
     }
 
@@ -90,7 +120,7 @@ impl Git {
         timeout: Duration,
     ) -> Result<String, GitError> {
         let out = self.output(args, cwd, timeout).await?;
-        if !out.status.success() {
+        if !out.success {
             return Err(GitError::Command(format!(
                 "Git command failed: {}",
                 shell_join(args)

@@ -1,5 +1,9 @@
-//! Workspaces: where an agent's commands run and its files live.
+//! The local execution layer and workspaces: where an agent's commands run
+//! and its files live.
 //!
+//! * [`exec`] — how every process for the agent is started: the
+//!   environment policy, process-group spawning and stopping, PTY children,
+//!   shell snapshots.
 //! * [`LocalWorkspace`] — a directory on this machine; commands run as
 //!   child processes in their own process group (killed whole on timeout).
 //! * [`RemoteWorkspace`] — a directory served by an agent server (ours or
@@ -12,6 +16,7 @@
 //! * [`confine`] — keeping requested paths inside a workspace root.
 
 pub mod confine;
+pub mod exec;
 pub mod git;
 mod local;
 mod remote;

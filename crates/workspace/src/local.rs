@@ -1,32 +1,43 @@
 //! A workspace on this machine.
 
+use crate::exec::{EnvPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
 use crate::git::{Git, GitChange, GitDiff};
 use crate::types::{CommandResult, FileOperationResult, WorkspaceError};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
 /// Longest output kept per stream of a command (bytes).
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
-/// Time allowed to drain pipes after the process group was killed.
+/// After a command exited, how long output from what it left running is
+/// still awaited (then its group is killed).
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// Time allowed for a git command.
 const GIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Between SIGTERM and SIGKILL when a command is stopped.
+const TERM_GRACE: Duration = Duration::from_secs(1);
 
 /// A directory on this machine.
 #[derive(Debug, Clone)]
 pub struct LocalWorkspace {
     working_dir: String,
+    env_policy: EnvPolicy,
 }
 
 impl LocalWorkspace {
-    /// A workspace at `working_dir`.
+    /// A workspace at `working_dir` (commands get the default environment
+    /// policy).
     pub fn new(working_dir: impl Into<String>) -> Self {
         Self {
             working_dir: working_dir.into(),
+            env_policy: EnvPolicy::default(),
         }
+    }
+
+    /// The same workspace with `policy` for the environment of commands.
+    pub fn with_env_policy(mut self, policy: EnvPolicy) -> Self {
+        self.env_policy = policy;
+        self
     }
 
     /// The working directory.
@@ -43,8 +54,9 @@ impl LocalWorkspace {
         }
     }
 
-    /// Runs `command` with `bash -c` in its own process group; on timeout
-    /// the whole group is killed and `timeout_occurred` is set.
+    /// Runs `command` with `bash -c` in its own process group, with the
+    /// environment policy's environment; on timeout the whole group is
+    /// stopped and `timeout_occurred` is set.
     pub async fn execute_command(
         &self,
         command: &str,
@@ -52,55 +64,24 @@ impl LocalWorkspace {
         timeout: Duration,
     ) -> Result<CommandResult, WorkspaceError> {
         let dir = self.resolve(cwd.unwrap_or(&self.working_dir));
-        let mut child = Command::new("bash")
-            .arg("-c")
-            .arg(command)
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
-        let pid = child.id();
-        let mut out = child.stdout.take();
-        let mut err = child.stderr.take();
-        let read_out = async move {
-            let mut buf = Vec::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
-            }
-            buf
+        let spec = ProcessSpec::bash(command, self.env_policy.child_env()).cwd(dir);
+        let limits = RunLimits {
+            timeout,
+            grace: TERM_GRACE,
+            drain: DRAIN_TIMEOUT,
+            linger_after_exit: Some(DRAIN_TIMEOUT),
         };
-        let read_err = async move {
-            let mut buf = Vec::new();
-            if let Some(e) = err.as_mut() {
-                let _ = e.take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
-            }
-            buf
-        };
-        let readers = tokio::spawn(async move { tokio::join!(read_out, read_err) });
-        let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-            Ok(status) => (status?.code().unwrap_or(-1), false),
-            Err(_) => {
-                kill_group(pid);
-                let _ = child.wait().await;
-                (-1, true)
-            }
-        };
-        // Grandchildren may keep the pipes open: do not wait for them forever.
-        let (stdout, stderr) = match tokio::time::timeout(DRAIN_TIMEOUT, readers).await {
-            Ok(Ok((o, e))) => (o, e),
-            _ => {
-                kill_group(pid);
-                (Vec::new(), Vec::new())
-            }
+        let out = run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_OUTPUT).await?;
+        let (exit_code, timed_out) = match out.end {
+            RunEnd::Exited(code) => (i32::try_from(code).unwrap_or(-1), false),
+            RunEnd::TimedOut => (-1, true),
+            RunEnd::Cancelled(_) => (-1, false),
         };
         Ok(CommandResult {
             command: command.to_string(),
             exit_code,
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             timeout_occurred: timed_out,
         })
     }
@@ -123,6 +104,7 @@ impl LocalWorkspace {
     /// addition, untracked files are added; no repository → empty).
     pub async fn git_changes(&self, path: &str) -> Result<Vec<GitChange>, WorkspaceError> {
         Git::new(GIT_TIMEOUT)
+            .with_env(self.env_policy.clone())
             .changes_or_empty(&self.resolve(path), None)
             .await
             .map_err(|e| WorkspaceError::Git(e.to_string()))
@@ -132,6 +114,7 @@ impl LocalWorkspace {
     /// answer of `GET /api/git/diff` (outside a repository: both `None`).
     pub async fn git_diff(&self, path: &str) -> Result<GitDiff, WorkspaceError> {
         Git::new(GIT_TIMEOUT)
+            .with_env(self.env_policy.clone())
             .diff_or_empty(&self.resolve(path), None)
             .await
             .map_err(|e| WorkspaceError::Git(e.to_string()))
@@ -142,15 +125,6 @@ impl LocalWorkspace {
 
     /// No-op for local workspaces.
     pub fn resume(&self) {}
-}
-
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 async fn copy(src: &Path, dest: &Path, src_label: &str, dest_label: &str) -> FileOperationResult {

@@ -204,3 +204,47 @@ fn config_file_is_read_from_the_named_path() {
     let missing = dir.path().join("none.json");
     assert!(Config::load_from_env(vars(&[(CONFIG_PATH_ENV, missing.to_str().unwrap())])).is_ok());
 }
+
+#[test]
+fn process_settings_are_read_here_and_bad_values_name_the_variable() {
+    let c = load(None, &[]).unwrap().config;
+    assert!(c.shell_snapshot);
+    assert_eq!(c.gateway_timeout(), std::time::Duration::from_secs(120));
+    assert_eq!(c.runtime_idle_timeout_seconds, None);
+    let c = load(
+        None,
+        &[
+            ("OH_SHELL_SNAPSHOT", "0"),
+            ("OH_GATEWAY_TIMEOUT_SECONDS", "2.5"),
+            ("OH_RUNTIME_IDLE_TIMEOUT_SECONDS", "60"),
+            ("DOCKER_HOST_ADDR", "10.0.0.2"),
+            ("OPENHANDS_BUILD_GIT_SHA", "abc"),
+        ],
+    )
+    .unwrap()
+    .config;
+    assert!(!c.shell_snapshot);
+    assert_eq!(c.gateway_timeout(), std::time::Duration::from_millis(2500));
+    assert_eq!(c.runtime_idle_timeout_seconds, Some(60.0));
+    assert_eq!(c.docker_host_addr.as_deref(), Some("10.0.0.2"));
+    assert_eq!(c.build_git_sha.as_deref(), Some("abc"));
+    // The config file can turn snapshots off too.
+    let c = load(Some(json!({"shell_snapshot": false})), &[])
+        .unwrap()
+        .config;
+    assert!(!c.shell_snapshot);
+    // A bad value is an error naming the variable, never a silent default.
+    for (name, value) in [
+        ("OH_GATEWAY_TIMEOUT_SECONDS", "soon"),
+        ("OH_GATEWAY_TIMEOUT_SECONDS", "-1"),
+        ("OH_RUNTIME_IDLE_TIMEOUT_SECONDS", "0"),
+        ("OH_SHELL_SNAPSHOT", "maybe"),
+    ] {
+        let e = load(None, &[(name, value)]).unwrap_err();
+        let named = error_vars(e);
+        assert!(
+            named.iter().any(|v| v.contains(name)),
+            "{name}={value}: {named:?}"
+        );
+    }
+}

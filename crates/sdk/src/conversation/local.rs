@@ -69,6 +69,9 @@ pub struct ConversationOptions {
     /// Tools for an agent rebuilt from its stored configuration (resume
     /// without an explicit agent).
     pub tool_registry: crate::tool::ToolRegistry,
+    /// How the tools start processes for the agent (environment policy,
+    /// shell snapshots); passed to them in `ToolEnv::exec`.
+    pub exec_policy: openhands_workspace::exec::ExecPolicy,
 }
 
 impl Default for ConversationOptions {
@@ -88,6 +91,7 @@ impl Default for ConversationOptions {
             tags: None,
             security_analyzer: None,
             tool_registry: crate::tool::ToolRegistry::new(),
+            exec_policy: openhands_workspace::exec::ExecPolicy::default(),
         }
     }
 }
@@ -300,6 +304,7 @@ impl LocalConversation {
             working_dir,
             conversation_dir: core.dir().map(Path::to_path_buf),
             secrets: Arc::new(core.secrets.clone()),
+            exec: options.exec_policy.clone(),
         };
         Self {
             inner: Arc::new(Inner {

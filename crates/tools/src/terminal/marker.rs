@@ -192,15 +192,35 @@ pub(crate) fn shell_ansi_c_quote(s: &str) -> String {
     out
 }
 
-/// The bash start-up file of a session: optionally sources the system and
-/// user start-up files an interactive bash reads (`/etc/bash.bashrc`,
-/// `~/.bashrc`), then installs the marker-printing prompt hook with an empty
-/// prompt, and turns off history and `!` expansion.
-pub(crate) fn init_script(nonce: &str, load_bashrc: bool) -> String {
+/// What a session sets up before its prompt hook is installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Startup<'a> {
+    /// Nothing: a bare shell.
+    Bare,
+    /// Source the system and user start-up files an interactive bash
+    /// reads (`/etc/bash.bashrc`, `~/.bashrc`).
+    RcFiles,
+    /// Source a shell snapshot (what those files set up, captured once).
+    Snapshot(&'a std::path::Path),
+}
+
+/// The bash start-up file of a session: sets up the shell per `startup`,
+/// then installs the marker-printing prompt hook with an empty prompt, and
+/// turns off history and `!` expansion.
+pub(crate) fn init_script(nonce: &str, startup: Startup<'_>) -> String {
     let mut s = String::new();
-    if load_bashrc {
-        s.push_str("if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi\n");
-        s.push_str("if [ -f \"$HOME/.bashrc\" ]; then . \"$HOME/.bashrc\"; fi\n");
+    match startup {
+        Startup::Bare => {}
+        Startup::RcFiles => {
+            s.push_str("if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi\n");
+            s.push_str("if [ -f \"$HOME/.bashrc\" ]; then . \"$HOME/.bashrc\"; fi\n");
+        }
+        Startup::Snapshot(path) => {
+            s.push_str(&format!(
+                ". {}\n",
+                shell_single_quote(&path.to_string_lossy())
+            ));
+        }
     }
     s.push_str(&format!(
         r#"set +o history 2>/dev/null
@@ -351,11 +371,14 @@ mod tests {
 
     #[test]
     fn init_script_installs_hook() {
-        let s = init_script("abc123", false);
+        let s = init_script("abc123", Startup::Bare);
         assert!(s.contains("PROMPT_COMMAND=__oh_prompt"));
         assert!(s.contains("__oh_nonce='abc123'"));
         assert!(!s.contains(".bashrc"));
-        assert!(init_script("x", true).contains(".bashrc"));
+        assert!(init_script("x", Startup::RcFiles).contains(".bashrc"));
+        let snap = init_script("x", Startup::Snapshot(std::path::Path::new("/d/it's.sh")));
+        assert!(snap.starts_with(". '/d/it'\\''s.sh'\n"), "{snap}");
+        assert!(!snap.contains(".bashrc"));
         // The framing bytes themselves never appear literally.
         assert!(!s.as_bytes().contains(&START));
     }

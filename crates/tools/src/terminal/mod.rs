@@ -21,11 +21,12 @@ mod executor;
 pub mod keys;
 mod marker;
 mod output;
-mod procs;
 mod session;
+mod shell_env;
 mod tool;
 mod types;
 
+pub use shell_env::{warm_shell_snapshot, warm_shell_snapshot_for};
 pub use tool::{
     TOOL_NAME, TerminalOptions, TerminalTool, description, llm_content, parameters_schema,
 };

@@ -9,14 +9,15 @@
 //! [`watch`] channel from [`Session::subscribe`].
 
 use super::clean::TextCleaner;
-use super::marker::{MarkerScanner, Piece, PromptInfo, init_script};
+use super::marker::{MarkerScanner, Piece, PromptInfo, Startup, init_script};
 use super::output::{Capture, CaptureLimits};
-use super::procs;
+use super::shell_env::{SESSION_TAG, ShellEnvSpec};
 use nix::sys::signal::Signal;
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
 use openhands_sdk::tool::SecretAccess;
+use openhands_workspace::exec::{ProcessSpec, Pty, ShellSnapshot, procs};
 use parking_lot::Mutex;
-use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::MasterPty;
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,9 @@ pub(crate) enum SessionError {
     /// Setting up the private directory, the PTY or the shell failed.
     #[error("cannot start the shell: {0}")]
     Spawn(String),
+    /// The shell's environment cannot be built (a bad extra variable).
+    #[error("cannot start the shell: {0}")]
+    Env(#[from] openhands_workspace::exec::EnvError),
     /// Writing to the terminal failed.
     #[error("cannot write to the terminal: {0}")]
     Write(String),
@@ -42,14 +46,10 @@ pub(crate) enum SessionError {
 /// How to start a session.
 #[derive(Clone)]
 pub(crate) struct SessionSpec {
-    /// The shell binary (bash).
-    pub shell: PathBuf,
+    /// Shell, environment policy, extra variables, rc files / snapshot.
+    pub shell: ShellEnvSpec,
     /// Initial working directory.
     pub working_dir: PathBuf,
-    /// Source `~/.bashrc` at start.
-    pub load_bashrc: bool,
-    /// Extra environment variables.
-    pub env: Vec<(String, String)>,
     /// Terminal width.
     pub cols: u16,
     /// Terminal height.
@@ -157,6 +157,8 @@ pub(crate) struct Session {
     tag: String,
     seq: AtomicU64,
     terminated: AtomicBool,
+    /// The snapshot the shell started from (its file lives while held).
+    _snapshot: Option<Arc<ShellSnapshot>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -189,56 +191,43 @@ impl Session {
         let spawn_err =
             |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn(format!("{what}: {e}"));
         let nonce = id[..16].to_string();
+        let mut env = spec.shell.env()?;
+        let snapshot = spec.shell.snapshot(&env);
+        let startup = match (&snapshot, spec.shell.load_bashrc) {
+            (Some(snap), _) => Startup::Snapshot(snap.path()),
+            (None, true) => Startup::RcFiles,
+            (None, false) => Startup::Bare,
+        };
         make_private_dir(&dir).map_err(|e| spawn_err("private directory", &e))?;
         let init = dir.join("init.sh");
-        std::fs::write(&init, init_script(&nonce, spec.load_bashrc))
+        std::fs::write(&init, init_script(&nonce, startup))
             .map_err(|e| spawn_err("start-up file", &e))?;
 
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: spec.rows,
-                cols: spec.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(|e| spawn_err("pseudo-terminal", &e))?;
-        let mut cmd = CommandBuilder::new(&spec.shell);
-        cmd.args(["--noediting", "--rcfile"]);
-        cmd.arg(&init);
-        cmd.arg("-i");
-        cmd.cwd(&spec.working_dir);
-        cmd.env("TERM", "xterm-256color");
-        for (k, v) in [("PAGER", "cat"), ("GIT_PAGER", "cat"), ("MANPAGER", "cat")] {
-            if std::env::var_os(k).is_none() {
-                cmd.env(k, v);
-            }
-        }
-        cmd.env_remove("PROMPT_COMMAND");
         // Inherited by everything the shell starts: finds daemons at close.
-        let tag = format!("OPENHANDS_TERMINAL_SESSION={id}");
-        cmd.env("OPENHANDS_TERMINAL_SESSION", id);
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
-        let tty = pair.master.tty_name();
+        env.set(SESSION_TAG, id)?;
+        let tag = format!("{SESSION_TAG}={id}");
+        let cmd = ProcessSpec::new(&spec.shell.shell, env)
+            .args(["--noediting", "--rcfile"])
+            .arg(&init)
+            .arg("-i")
+            .cwd(&spec.working_dir);
+        let pty = Pty::open(spec.rows, spec.cols).map_err(|e| spawn_err("pseudo-terminal", &e))?;
+        let tty = pty.tty_path();
         if let Some(t) = &tty {
             // Before the shell reads anything: no echo of what we type.
             let _ = sanitize_tty(t);
         }
-        let mut child = pair
-            .slave
-            .spawn_command(cmd)
-            .map_err(|e| spawn_err("shell", &e))?;
-        drop(pair.slave);
-        let pid = child.process_id().map(|p| p as i32).unwrap_or(-1);
-        let handles = pair
-            .master
+        let child = pty.spawn(&cmd).map_err(|e| spawn_err("shell", &e))?;
+        let pid = child.pid;
+        let master = child.master;
+        let mut child = child.child;
+        let handles = master
             .try_clone_reader()
-            .and_then(|r| pair.master.take_writer().map(|w| (r, w)));
+            .and_then(|r| master.take_writer().map(|w| (r, w)));
         let (reader, writer) = match handles {
             Ok(rw) => rw,
             Err(e) => {
-                let _ = child.kill();
+                procs::kill_session(pid, Some(&tag));
                 let _ = child.wait();
                 return Err(spawn_err("terminal handles", &e));
             }
@@ -267,13 +256,14 @@ impl Session {
         Ok(Arc::new(Session {
             shared,
             writer: Mutex::new(writer),
-            master: Mutex::new(pair.master),
+            master: Mutex::new(master),
             pid,
             tty,
             dir,
             tag,
             seq: AtomicU64::new(0),
             terminated: AtomicBool::new(false),
+            _snapshot: snapshot,
         }))
     }
 

@@ -3,6 +3,7 @@
 use super::executor::{Config, Executor, fmt_secs};
 use super::output::CaptureLimits;
 use super::session::{Session, SessionSpec};
+use super::shell_env::ShellEnvSpec;
 use super::types::{
     ACTION_KIND, CmdOutputMetadata, OBSERVATION_KIND, TOOL_KIND, TerminalAction,
     TerminalObservation,
@@ -41,7 +42,9 @@ pub struct TerminalOptions {
     pub max_output_chars: usize,
     /// Largest file the full output of one observation is saved to.
     pub max_saved_output_bytes: u64,
-    /// Source `~/.bashrc` when the shell starts.
+    /// Set up what `/etc/bash.bashrc` and `~/.bashrc` set up when the
+    /// shell starts: from a shell snapshot when the execution policy turns
+    /// them on (`ToolEnv::exec`), else by sourcing the files.
     pub load_bashrc: bool,
     /// The shell binary (must be bash).
     pub shell: PathBuf,
@@ -49,6 +52,9 @@ pub struct TerminalOptions {
     pub env: Vec<(String, String)>,
     /// How long the shell may take to start.
     pub start_timeout: Duration,
+    /// How long the rc files may take when a shell snapshot is captured
+    /// (then sessions source them themselves).
+    pub shell_snapshot_timeout: Duration,
     /// Terminal width in columns.
     pub columns: u16,
     /// Terminal height in rows.
@@ -67,6 +73,7 @@ impl Default for TerminalOptions {
             shell: PathBuf::from("bash"),
             env: Vec::new(),
             start_timeout: Duration::from_secs(10),
+            shell_snapshot_timeout: Duration::from_secs(10),
             columns: 256,
             rows: 60,
         }
@@ -124,10 +131,8 @@ impl TerminalTool {
             max_spill_bytes: options.max_saved_output_bytes,
         };
         let spec = SessionSpec {
-            shell: options.shell.clone(),
+            shell: ShellEnvSpec::new(&env.exec, &options),
             working_dir: env.working_dir.clone(),
-            load_bashrc: options.load_bashrc,
-            env: options.env.clone(),
             cols: options.columns,
             rows: options.rows,
             limits,
@@ -193,6 +198,11 @@ impl TerminalTool {
                         )));
                     };
                     for (k, v) in map {
+                        if !openhands_workspace::exec::env::is_valid_name(k) {
+                            return Err(ToolError::InvalidArguments(format!(
+                                "terminal: invalid environment variable name {k:?} in env (names consist of ASCII letters, digits and `_` and do not start with a digit)"
+                            )));
+                        }
                         let Some(v) = v.as_str() else {
                             return Err(ToolError::InvalidArguments(format!(
                                 "terminal: env value of {k} must be a string"

@@ -1,17 +1,13 @@
-//! Runs one command as a plain subprocess (`bash -c`) in its own process
-//! group and turns its output into `BashOutput` pieces.
-//!
-//! The process group is signalled as a whole (SIGTERM, then SIGKILL after a
-//! second) on stop, timeout or shutdown, and the child is always waited for.
+//! Runs one command as a plain subprocess (`bash -c`) through the
+//! workspace's execution layer (own process group, the environment policy's
+//! environment, stopped as a group on stop, timeout or shutdown, always
+//! reaped) and turns its output into `BashOutput` pieces.
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use std::collections::BTreeMap;
+use openhands_workspace::exec::{
+    EnvPolicy, OutputStream, ProcessSpec, RunEnd as ExecEnd, RunLimits, run_streaming,
+};
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -22,38 +18,8 @@ pub const MAX_CONTENT_CHARS: usize = 1024 * 1024;
 /// Grace period between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(1);
 
-/// Environment variables never passed to commands (credentials of the server).
-const SENSITIVE_VARS: &[&str] = &[
-    "SESSION_API_KEY",
-    "OH_SECRET_KEY",
-    "LMNR_PROJECT_API_KEY",
-    "OTEL_HEADERS",
-    "OTEL_EXPORTER_OTLP_HEADERS",
-    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-];
-const SENSITIVE_PREFIXES: &[&str] = &["OH_SESSION_API_KEYS_"];
-
-/// The server's environment without its credentials, with `AI_AGENT` set.
-pub fn sanitized_env() -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| {
-            !SENSITIVE_VARS.contains(&k.as_str())
-                && !SENSITIVE_PREFIXES.iter().any(|p| k.starts_with(p))
-        })
-        .collect();
-    if env.get("AI_AGENT").is_none_or(|v| v.trim().is_empty()) {
-        env.insert("AI_AGENT".into(), "openhands".into());
-    }
-    if let Some(orig) = env.remove("LD_LIBRARY_PATH_ORIG") {
-        if orig.is_empty() {
-            env.remove("LD_LIBRARY_PATH");
-        } else {
-            env.insert("LD_LIBRARY_PATH".into(), orig);
-        }
-    }
-    env
-}
+/// How long the pipes are still read after the group was stopped.
+const DRAIN: Duration = Duration::from_millis(200);
 
 /// Which stream a piece of output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,43 +141,10 @@ fn python_os_error(e: &std::io::Error) -> String {
     }
 }
 
-fn exit_code(status: ExitStatus) -> i64 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => i64::from(code),
-        (None, Some(sig)) => -i64::from(sig),
-        (None, None) => -1,
-    }
-}
-
-fn signal_group(pgid: Option<i32>, signal: Signal) {
-    if let Some(pgid) = pgid {
-        let _ = killpg(Pid::from_raw(pgid), signal);
-    }
-}
-
-/// SIGTERM the group, give the leader a second, SIGKILL whatever is left of
-/// the group, and reap the child.
-async fn terminate(child: &mut Child, pgid: Option<i32>) -> Option<ExitStatus> {
-    signal_group(pgid, Signal::SIGTERM);
-    let waited = tokio::time::timeout(TERM_GRACE, child.wait()).await;
-    signal_group(pgid, Signal::SIGKILL);
-    if let Ok(Ok(status)) = waited {
-        return Some(status);
-    }
-    let _ = child.start_kill();
-    match tokio::time::timeout(TERM_GRACE, child.wait()).await {
-        Ok(Ok(status)) => Some(status),
-        _ => {
-            tracing::error!("command did not die after SIGKILL");
-            None
-        }
-    }
-}
-
-/// Runs `command` and sends every full output piece to `pieces` as it
-/// appears (waiting when the receiver is behind). Returns the leftover text
-/// of both streams and how the run ended.
+/// Runs `command` with the default environment policy and sends every
+/// full output piece to `pieces` as it appears (waiting when the receiver
+/// is behind). Returns the leftover text of both streams and how the run
+/// ended.
 pub async fn run_command(
     command: &str,
     cwd: Option<&Path>,
@@ -219,24 +152,70 @@ pub async fn run_command(
     signals: &StopSignals,
     pieces: mpsc::Sender<(Stream, String)>,
 ) -> (Option<String>, Option<String>, RunEnd) {
-    let on_piece = async |stream: Stream, piece: String| {
-        let _ = pieces.send((stream, piece)).await;
-    };
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .envs(sanitized_env())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    run_command_with_policy(
+        &EnvPolicy::default(),
+        command,
+        cwd,
+        timeout,
+        signals,
+        pieces,
+    )
+    .await
+}
+
+/// [`run_command`] with the environment of `policy`.
+pub async fn run_command_with_policy(
+    policy: &EnvPolicy,
+    command: &str,
+    cwd: Option<&Path>,
+    timeout: Duration,
+    signals: &StopSignals,
+    pieces: mpsc::Sender<(Stream, String)>,
+) -> (Option<String>, Option<String>, RunEnd) {
+    let mut spec = ProcessSpec::bash(command, policy.child_env());
     if let Some(dir) = cwd {
-        cmd.current_dir(dir);
+        spec = spec.cwd(dir);
     }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+    let limits = RunLimits {
+        timeout,
+        grace: TERM_GRACE,
+        drain: DRAIN,
+        linger_after_exit: None,
+    };
+    let cancel = CancellationToken::new();
+    let done = CancellationToken::new();
+    let (tx, mut rx) = mpsc::channel::<(OutputStream, Vec<u8>)>(4);
+    let run = async {
+        let end = run_streaming(&spec, &limits, &cancel, tx).await;
+        done.cancel();
+        end
+    };
+    // A stop request or the server's shutdown ends the command.
+    let watch = async {
+        tokio::select! {
+            () = signals.stop.cancelled() => cancel.cancel(),
+            () = signals.shutdown.cancelled() => cancel.cancel(),
+            () = done.cancelled() => {}
+        }
+    };
+    let decode = async {
+        let mut out_buf = StreamBuffer::default();
+        let mut err_buf = StreamBuffer::default();
+        while let Some((stream, bytes)) = rx.recv().await {
+            let (buf, stream) = match stream {
+                OutputStream::Stdout => (&mut out_buf, Stream::Stdout),
+                OutputStream::Stderr => (&mut err_buf, Stream::Stderr),
+            };
+            for piece in buf.push(&bytes, MAX_CONTENT_CHARS) {
+                let _ = pieces.send((stream, piece)).await;
+            }
+        }
+        (out_buf.finish(), err_buf.finish())
+    };
+    let (end, (), (out, err)) = tokio::join!(run, watch, decode);
+    match end {
+        Ok(ExecEnd::Exited(code) | ExecEnd::Cancelled(code)) => (out, err, RunEnd::Exited(code)),
+        Ok(ExecEnd::TimedOut) => (out, err, RunEnd::TimedOut),
         Err(e) => {
             let detail = match cwd {
                 Some(dir) if !dir.is_dir() => {
@@ -244,103 +223,9 @@ pub async fn run_command(
                 }
                 _ => python_os_error(&e),
             };
-            return (None, None, RunEnd::SpawnFailed(detail));
-        }
-    };
-    // The child leads its own group (process_group(0)): its pid is the pgid.
-    let pgid = child.id().and_then(|p| i32::try_from(p).ok());
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        let _ = terminate(&mut child, pgid).await;
-        return (None, None, RunEnd::SpawnFailed("no output pipes".into()));
-    };
-    if signals.stop.is_cancelled() {
-        let status = terminate(&mut child, pgid).await;
-        let code = status.map(exit_code).unwrap_or(-1);
-        return (None, None, RunEnd::Exited(code));
-    }
-
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
-    let mut out_buf = StreamBuffer::default();
-    let mut err_buf = StreamBuffer::default();
-    let mut out_open = true;
-    let mut err_open = true;
-    let mut status: Option<ExitStatus> = None;
-    let mut a = vec![0u8; 8192];
-    let mut b = vec![0u8; 8192];
-    let end = loop {
-        if !out_open && !err_open && status.is_some() {
-            break RunEnd::Exited(status.map(exit_code).unwrap_or(-1));
-        }
-        tokio::select! {
-            r = stdout.read(&mut a), if out_open => match r {
-                Ok(0) | Err(_) => out_open = false,
-                Ok(n) => for piece in out_buf.push(&a[..n], MAX_CONTENT_CHARS) {
-                    on_piece(Stream::Stdout, piece).await;
-                },
-            },
-            r = stderr.read(&mut b), if err_open => match r {
-                Ok(0) | Err(_) => err_open = false,
-                Ok(n) => for piece in err_buf.push(&b[..n], MAX_CONTENT_CHARS) {
-                    on_piece(Stream::Stderr, piece).await;
-                },
-            },
-            s = child.wait(), if status.is_none() => match s {
-                Ok(s) => status = Some(s),
-                Err(e) => {
-                    tracing::error!(error = %e, "waiting for command failed");
-                    let s = terminate(&mut child, pgid).await;
-                    break RunEnd::Exited(s.map(exit_code).unwrap_or(-1));
-                }
-            },
-            () = &mut deadline => {
-                let _ = terminate(&mut child, pgid).await;
-                break RunEnd::TimedOut;
-            }
-            () = signals.stop.cancelled() => {
-                let s = terminate(&mut child, pgid).await;
-                break RunEnd::Exited(s.map(exit_code).unwrap_or(-1));
-            }
-            () = signals.shutdown.cancelled() => {
-                let s = terminate(&mut child, pgid).await;
-                break RunEnd::Exited(s.map(exit_code).unwrap_or(-1));
-            }
-        }
-    };
-    // Collect what is still buffered in the pipes after a kill (bounded wait).
-    if out_open || err_open {
-        let drain = async {
-            let mut rest_a = Vec::new();
-            let mut rest_b = Vec::new();
-            let _ = tokio::join!(
-                async {
-                    if out_open {
-                        let _ = stdout.read_to_end(&mut rest_a).await;
-                    }
-                },
-                async {
-                    if err_open {
-                        let _ = stderr.read_to_end(&mut rest_b).await;
-                    }
-                }
-            );
-            (rest_a, rest_b)
-        };
-        if let Ok((rest_a, rest_b)) = tokio::time::timeout(Duration::from_millis(200), drain).await
-        {
-            for piece in out_buf.push(&rest_a, MAX_CONTENT_CHARS) {
-                on_piece(Stream::Stdout, piece).await;
-            }
-            for piece in err_buf.push(&rest_b, MAX_CONTENT_CHARS) {
-                on_piece(Stream::Stderr, piece).await;
-            }
+            (None, None, RunEnd::SpawnFailed(detail))
         }
     }
-    if status.is_none() {
-        // Make sure the child is reaped whatever path we took.
-        let _ = tokio::time::timeout(TERM_GRACE, child.wait()).await;
-    }
-    (out_buf.finish(), err_buf.finish(), end)
 }
 
 #[cfg(test)]
@@ -383,12 +268,21 @@ mod tests {
         assert_eq!(b.finish().as_deref(), Some("ab"));
     }
 
-    #[test]
-    fn credentials_are_not_passed_on() {
-        let env = sanitized_env();
-        assert!(!env.contains_key("OH_SECRET_KEY"));
-        assert!(env.keys().all(|k| !k.starts_with("OH_SESSION_API_KEYS_")));
-        assert!(env.contains_key("AI_AGENT"));
+    #[tokio::test]
+    async fn the_command_gets_the_policy_environment() {
+        let (tx, mut rx) = mpsc::channel(4);
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let (out, _, end) = run_command_with_policy(
+            &EnvPolicy::new().strip_name("HOME"),
+            "echo \"${HOME-withheld} $AI_AGENT\"",
+            None,
+            Duration::from_secs(10),
+            &signals(),
+            tx,
+        )
+        .await;
+        assert_eq!(end, RunEnd::Exited(0));
+        assert_eq!(out.as_deref(), Some("withheld openhands\n"));
     }
 
     #[tokio::test]
@@ -423,7 +317,7 @@ mod tests {
             .unwrap();
         // The background sleep belonged to the group and is gone.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let alive = nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
             && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z "))
                 .unwrap_or(true);

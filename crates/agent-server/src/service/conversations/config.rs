@@ -3,6 +3,7 @@
 use crate::config::{Config, WebhookSpec};
 use openhands_sdk::secrets::Cipher;
 use openhands_sdk::tool::ToolRegistry;
+use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,6 +32,9 @@ pub struct ServiceConfig {
     pub session_api_keys: Vec<String>,
     /// Saved LLM profiles (`switch_profile`).
     pub profiles: Option<crate::service::profiles::ProfileService>,
+    /// How the agent's processes start: the environment policy (no server
+    /// credential reaches them) and shell snapshots.
+    pub exec_policy: ExecPolicy,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -60,20 +64,13 @@ impl ServiceConfig {
             session_api_key: None,
             session_api_keys: Vec::new(),
             profiles: None,
+            exec_policy: ExecPolicy::default(),
         }
     }
 
     /// Settings from the server configuration.
     pub fn from_config(config: &Config, tools: ToolRegistry) -> Self {
-        let previous: Vec<String> = config
-            .previous_secret_keys
-            .iter()
-            .map(|k| k.expose().to_string())
-            .collect();
-        let cipher = config
-            .secret_key
-            .as_ref()
-            .and_then(|k| Cipher::new(k.expose(), &previous));
+        let cipher = crate::service::profiles::cipher_of(config);
         let idle_ttl = config
             .conversation_idle_ttl_seconds
             .filter(|s| s.is_finite() && *s > 0.0)
@@ -91,6 +88,10 @@ impl ServiceConfig {
             profiles: Some(crate::service::profiles::ProfileService::from_config(
                 config,
             )),
+            exec_policy: ExecPolicy {
+                shell_snapshot: config.shell_snapshot,
+                ..ExecPolicy::default()
+            },
         }
     }
 

@@ -242,6 +242,7 @@ impl ConversationService {
         let root = self.inner.ctx.root.clone();
         let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
+        let exec_policy = self.inner.config.exec_policy.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
@@ -252,6 +253,7 @@ impl ConversationService {
                 persistence_dir: Some(root.clone()),
                 callbacks: vec![callback],
                 cipher,
+                exec_policy,
                 ..ConversationOptions::default()
             };
             LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
@@ -421,6 +423,7 @@ impl ConversationService {
             secrets: l.secrets,
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
+            exec_policy: self.inner.config.exec_policy.clone(),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -800,6 +803,7 @@ impl ConversationService {
             callbacks: vec![shared.callback()],
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
+            exec_policy: self.inner.config.exec_policy.clone(),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();

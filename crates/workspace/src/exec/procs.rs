@@ -1,4 +1,5 @@
-//! Finding and stopping every process a terminal session started.
+//! Finding and stopping every process a shell session started (the
+//! terminal's shell, a snapshot capture).
 //!
 //! Interactive bash puts each job in its own process group, so signalling
 //! the shell's group is not enough: background jobs (`cmd &`), stopped jobs
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// The fields of `/proc/<pid>/stat` we need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProcStat {
+pub struct ProcStat {
     /// Process id.
     pub pid: i32,
     /// Parent process id.
@@ -32,7 +33,7 @@ pub(crate) struct ProcStat {
 
 impl ProcStat {
     /// Whether the process still runs (not a zombie or dead entry).
-    pub(crate) fn alive(&self) -> bool {
+    pub fn alive(&self) -> bool {
         !matches!(self.state, 'Z' | 'X' | 'x')
     }
 }
@@ -87,7 +88,7 @@ fn environ_has(pid: i32, tag: &[u8]) -> bool {
 
 /// Live processes that belong to the session led by `leader`, descend from
 /// it, or carry the environment entry `tag`; leader included.
-pub(crate) fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
+pub fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
     let procs = all_processes();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for p in &procs {
@@ -121,7 +122,7 @@ pub(crate) fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
 }
 
 /// Sends `sig` to the process group `pgrp`, ignoring errors (it may be gone).
-pub(crate) fn signal_group(pgrp: i32, sig: Signal) {
+pub fn signal_group(pgrp: i32, sig: Signal) {
     if pgrp > 1 {
         let _ = killpg(Pid::from_raw(pgrp), sig);
     }
@@ -131,7 +132,10 @@ pub(crate) fn signal_group(pgrp: i32, sig: Signal) {
 /// (an interactive bash ignores SIGTERM), SIGTERM and SIGCONT to the rest,
 /// then SIGKILL to whatever is still alive after `grace`. Blocks for at
 /// most about `grace` plus half a second.
-pub(crate) fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration) {
+///
+/// `tag` is a `NAME=value` environment entry given to the shell: processes
+/// that carry it are found even after they left the session and the tree.
+pub fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration) {
     if leader <= 1 {
         return;
     }
@@ -153,7 +157,7 @@ pub(crate) fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration)
 }
 
 /// SIGKILLs the shell `leader` and everything it started, without waiting.
-pub(crate) fn kill_session(leader: i32, tag: Option<&str>) {
+pub fn kill_session(leader: i32, tag: Option<&str>) {
     if leader <= 1 {
         return;
     }

@@ -1,0 +1,257 @@
+//! The one way a plain (pipe-connected) child is started for the agent:
+//! [`ProcessSpec`] says what to run, [`GroupChild`] runs it as the leader of
+//! its own process group with exactly the environment of its
+//! [`ChildEnv`](super::env::ChildEnv), and stops the whole group.
+
+use super::env::ChildEnv;
+use super::procs::signal_group;
+use nix::sys::signal::Signal;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// What to run: program, arguments, working directory, environment.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: ChildEnv,
+    stdin: bool,
+}
+
+impl ProcessSpec {
+    /// Runs `program` with exactly the environment `env`.
+    pub fn new(program: impl Into<OsString>, env: ChildEnv) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            env,
+            stdin: false,
+        }
+    }
+
+    /// `bash -c <command>`.
+    pub fn bash(command: &str, env: ChildEnv) -> Self {
+        Self::new("bash", env).arg("-c").arg(command)
+    }
+
+    /// Appends an argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Runs in `dir` (default: this process's working directory).
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Gives the child a pipe as standard input (default: `/dev/null`).
+    pub fn piped_stdin(mut self) -> Self {
+        self.stdin = true;
+        self
+    }
+
+    /// The program.
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The arguments.
+    pub fn arguments(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The working directory, when set.
+    pub fn working_dir(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &ChildEnv {
+        &self.env
+    }
+
+    /// A std command for this spec (own process group, environment
+    /// replaced, standard input per [`ProcessSpec::piped_stdin`]).
+    pub(crate) fn std_command(&self) -> std::process::Command {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(&self.program);
+        cmd.args(&self.args);
+        self.env.apply(&mut cmd);
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        cmd.process_group(0).stdin(if self.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        cmd
+    }
+}
+
+/// A child leading its own process group, its standard output and error
+/// piped. Dropped before it was reaped, it SIGKILLs its whole group.
+#[derive(Debug)]
+pub struct GroupChild {
+    child: Child,
+    pgid: Option<i32>,
+    status: Option<ExitStatus>,
+}
+
+impl GroupChild {
+    /// Starts `spec`.
+    pub fn spawn(spec: &ProcessSpec) -> std::io::Result<Self> {
+        let mut cmd = Command::from(spec.std_command());
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let child = cmd.spawn()?;
+        // The child leads its own group (process_group(0)): pid = pgid.
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        Ok(Self {
+            child,
+            pgid,
+            status: None,
+        })
+    }
+
+    /// The child's process id (= its process group id) while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The process group id.
+    pub fn pgid(&self) -> Option<i32> {
+        self.pgid
+    }
+
+    /// Takes the standard input pipe (with [`ProcessSpec::piped_stdin`]).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// Takes the standard output pipe.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// Takes the standard error pipe.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// The exit status once the child was reaped.
+    pub fn status(&self) -> Option<ExitStatus> {
+        self.status
+    }
+
+    /// Waits for the child to exit and reaps it. Cancel-safe.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        let s = self.child.wait().await?;
+        self.status = Some(s);
+        Ok(s)
+    }
+
+    /// Sends `sig` to the whole group.
+    pub fn signal(&self, sig: Signal) {
+        if let Some(pg) = self.pgid {
+            signal_group(pg, sig);
+        }
+    }
+
+    /// SIGKILLs the whole group now (without waiting).
+    pub fn kill_group(&self) {
+        self.signal(Signal::SIGKILL);
+    }
+
+    /// SIGTERM to the group, up to `grace` for the child to exit, SIGKILL
+    /// to whatever is left of the group, and always reap the child. `None`
+    /// only when the child could not be reaped (logged).
+    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.signal(Signal::SIGTERM);
+            // A stopped job ignores SIGTERM until continued.
+            self.signal(Signal::SIGCONT);
+        }
+        let waited = tokio::time::timeout(grace, self.wait()).await;
+        self.kill_group();
+        if let Ok(Ok(status)) = waited {
+            return Some(status);
+        }
+        let _ = self.child.start_kill();
+        match tokio::time::timeout(grace.max(Duration::from_secs(1)), self.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => {
+                tracing::error!(pgid = ?self.pgid, "a child did not die after SIGKILL");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            // Abandoned while running: nothing of it may survive. tokio's
+            // kill_on_drop reaps the leader.
+            self.kill_group();
+        }
+    }
+}
+
+/// The exit code of `status`: the code, or minus the signal number when a
+/// signal ended it, or -1.
+pub fn exit_code(status: ExitStatus) -> i64 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => i64::from(code),
+        (None, Some(sig)) => -i64::from(sig),
+        (None, None) => -1,
+    }
+}
+
+/// Runs `spec` to its end from blocking code (no output captured: standard
+/// output and error go to `/dev/null`); after `timeout` its group is
+/// killed and `Ok(None)` returned. For short helper runs off the async
+/// runtime.
+pub fn run_blocking(spec: &ProcessSpec, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let mut cmd = spec.std_command();
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn()?;
+    let pgid = i32::try_from(child.id()).ok();
+    let end = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= end {
+            if let Some(pg) = pgid {
+                signal_group(pg, Signal::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
