@@ -5,7 +5,6 @@
 //! trailing `.json` addresses the same profile), so no name can leave the
 //! directory. Every method does blocking I/O.
 
-use super::canonical_name;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -49,6 +48,25 @@ pub type ProfileJson = Map<String, Value>;
 pub struct ProfileFiles {
     dir: PathBuf,
     lock: Arc<Mutex<()>>,
+}
+
+/// The strict profile name check (1-64 of `[A-Za-z0-9._-]`, starting with a
+/// letter or digit); accepts and strips a `.json` suffix.
+pub fn canonical_name(name: &str) -> Result<&str, StoreError> {
+    let clean = name.strip_suffix(".json").unwrap_or(name);
+    let mut chars = clean.chars();
+    let ok = match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() => {
+            clean.len() <= 64
+                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(clean)
+    } else {
+        Err(StoreError::InvalidName(name.to_string()))
+    }
 }
 
 /// The canonical name (without `.json`) or an error naming the input.

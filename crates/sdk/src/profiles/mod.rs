@@ -13,32 +13,15 @@
 pub mod files;
 pub mod llm_json;
 
-pub use files::{ProfileFiles, ProfileJson, StoreError, check_name, create_private_dir};
+pub use files::{
+    ProfileFiles, ProfileJson, StoreError, canonical_name, check_name, create_private_dir,
+};
 
 use crate::secrets::Cipher;
 use llm_json::SecretMode;
 use openhands_wire::LlmConfig;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The strict profile name check (1-64 of `[A-Za-z0-9._-]`, starting with a
-/// letter or digit); accepts and strips a `.json` suffix.
-pub fn canonical_name(name: &str) -> Result<&str, StoreError> {
-    let clean = name.strip_suffix(".json").unwrap_or(name);
-    let mut chars = clean.chars();
-    let ok = match chars.next() {
-        Some(c) if c.is_ascii_alphanumeric() => {
-            clean.len() <= 64
-                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        }
-        _ => false,
-    };
-    if ok {
-        Ok(clean)
-    } else {
-        Err(StoreError::InvalidName(name.to_string()))
-    }
-}
 
 /// What [`LlmProfileStore::list_summaries`] reports per profile (no secrets).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

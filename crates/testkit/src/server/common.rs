@@ -5,6 +5,9 @@ use crate::reply::{hex_id, unix_now};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
+/// The single model the mock lists.
+pub const MOCK_MODEL: &str = "mock-model";
+
 /// Header carrying the conversation key when the body has no `prompt_cache_key`.
 pub(crate) const SESSION_HEADER: &str = "x-litellm-session-id";
 
@@ -85,7 +88,7 @@ impl<'a> ReplyContext<'a> {
                 .get("model")
                 .and_then(Value::as_str)
                 .filter(|m| !m.is_empty())
-                .unwrap_or(crate::server::MOCK_MODEL)
+                .unwrap_or(MOCK_MODEL)
                 .to_string(),
             created: unix_now(),
             nonce: hex_id(24),

@@ -1,6 +1,7 @@
 //! Starting, inspecting and stopping a mock server.
 
-use super::{RecordedRequest, ServerState, router};
+use super::recorder::RecordedRequest;
+use super::router::{ServerState, router};
 use crate::script::Script;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -20,16 +20,16 @@ mod clean;
 mod executor;
 pub mod keys;
 mod marker;
+mod options;
 mod output;
 mod session;
 mod shell_env;
 mod tool;
 mod types;
 
+pub use options::TerminalOptions;
 pub use shell_env::{warm_shell_snapshot, warm_shell_snapshot_for};
-pub use tool::{
-    TOOL_NAME, TerminalOptions, TerminalTool, description, llm_content, parameters_schema,
-};
+pub use tool::{TOOL_NAME, TerminalTool, description, llm_content, parameters_schema};
 pub use types::{
     ACTION_KIND, CmdOutputMetadata, OBSERVATION_KIND, TOOL_KIND, TerminalAction,
     TerminalObservation,

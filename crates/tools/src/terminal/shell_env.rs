@@ -8,7 +8,7 @@
 //! files set up from a snapshot captured once per process (see
 //! [`openhands_workspace::exec::snapshot`]) instead of running them.
 
-use super::tool::TerminalOptions;
+use super::options::TerminalOptions;
 use openhands_workspace::exec::{
     ChildEnv, EnvError, ExecPolicy, ShellSnapshot, ShellSnapshots, SnapshotRequest,
 };

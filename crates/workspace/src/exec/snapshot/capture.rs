@@ -2,7 +2,7 @@
 //! runs it), under the environment policy, sources the rc files, dumps
 //! what they set up and exits; the dump becomes a private snapshot file.
 
-use super::SnapshotRequest;
+use super::request::SnapshotRequest;
 use super::script::{Dump, capture_script, compose};
 use crate::exec::procs;
 use crate::exec::pty::Pty;

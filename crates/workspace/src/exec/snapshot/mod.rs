@@ -21,8 +21,11 @@
 //!   policy withholds.
 
 mod capture;
+mod request;
 mod script;
 mod stamps;
+
+pub use request::SnapshotRequest;
 
 use crate::exec::env::ChildEnv;
 use parking_lot::Mutex;
@@ -30,23 +33,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
-use std::time::Duration;
-
-/// What a snapshot is taken for.
-#[derive(Debug, Clone)]
-pub struct SnapshotRequest {
-    /// The shell binary (bash).
-    pub shell: PathBuf,
-    /// The environment new sessions start with (built by the environment
-    /// policy; without per-session values, which would make every request
-    /// distinct). `HOME` here decides which rc files are read.
-    pub env: ChildEnv,
-    /// Variables the session sets itself: never set or unset by the
-    /// snapshot.
-    pub protected: BTreeSet<String>,
-    /// How long the rc files may take.
-    pub timeout: Duration,
-}
 
 /// A captured snapshot: a script to source. The file is removed when the
 /// last holder drops it.

@@ -1,6 +1,7 @@
 use super::*;
 use crate::exec::env::EnvPolicy;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A temporary HOME and a request whose environment points at it (the
 /// test process's own environment is never changed).
