@@ -6,7 +6,7 @@
 //! `spawn_blocking`.
 
 use openhands_protocol::bash::{BashEvent, BashEventPage, BashEventSortOrder, UtcTime};
-use std::io::Write;
+use openhands_sdk::fsutil::{Durability, write_atomic};
 use std::path::{Path, PathBuf};
 
 /// Filters of a search.
@@ -47,17 +47,15 @@ impl BashEventStore {
         &self.dir
     }
 
-    /// Writes one event (pretty JSON, like the reference) atomically.
+    /// Writes one event (pretty JSON, like the reference) crash-safely.
     pub fn save(&self, event: &BashEvent) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let name = event.file_name();
         let text = serde_json::to_string_pretty(event).map_err(std::io::Error::other)?;
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-        }
-        std::fs::rename(&tmp, self.dir.join(&name))
+        write_atomic(
+            &self.dir.join(event.file_name()),
+            text.as_bytes(),
+            Durability::Batched,
+        )
     }
 
     fn names(&self) -> std::io::Result<Vec<String>> {
