@@ -122,7 +122,7 @@ async fn event_loop(
     loop {
         if app.clear_requested {
             app.clear_requested = false;
-            term.clear()?;
+            terminal::redraw_all(term)?;
         }
         term.draw(|f| render::draw(f, app))?;
         if app.quit {

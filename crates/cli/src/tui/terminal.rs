@@ -67,6 +67,13 @@ pub fn enter() -> std::io::Result<(Term, Guard)> {
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
     );
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-    terminal.clear()?;
+    redraw_all(&mut terminal)?;
     Ok((terminal, guard))
+}
+
+/// Clears the screen so that the next draw paints every cell (without
+/// asking the terminal for its cursor position, which `Terminal::clear` does).
+pub fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
+    let size = terminal.size()?;
+    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
 }
