@@ -133,3 +133,145 @@ fn slash_confirm_switches_to_risky_and_only_high_risk_asks() {
     tui.submit("/exit");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn ctrl_c_pauses_after_the_step_enter_resumes_and_twice_exits() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let script = Script::from_turns(vec![
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "while [ ! -f go ]; do sleep 0.1; done; echo step-one-done",
+                   "summary": "Wait for go", "security_risk": "LOW"}),
+        ),
+        Turn::tool_call("finish", json!({"message": "Finished after resuming."})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let ws = sb.workspace.path();
+    let mut tui = Tui::start(&[], &sb.env(Some(&server.base_url())), ws);
+    tui.wait_for("Describe a task");
+    tui.submit("wait for the go file");
+    tui.wait_for("Wait for go");
+    tui.send(b"\x03");
+    tui.wait_for("pausing after this step");
+    std::fs::write(ws.join("go"), "").unwrap();
+    let screen = tui.wait_for("paused — press Enter to continue");
+    assert!(screen.contains("step-one-done"), "{screen}");
+    assert_eq!(server.completion_requests().len(), 1, "no LLM call after the pause");
+    tui.send(b"\r");
+    tui.wait_for("Finished after resuming.");
+    assert_eq!(server.completion_requests().len(), 2);
+    tui.send(b"\x03");
+    tui.wait_for("press Ctrl-C again to exit");
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn esc_interrupts_a_slow_model_call() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("finish", json!({"message": "too late"})).with_delay_ms(600_000),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let mut tui = Tui::start(&[], &sb.env(Some(&server.base_url())), sb.workspace.path());
+    tui.wait_for("Describe a task");
+    tui.submit("take your time");
+    tui.wait_for("working");
+    tui.wait_until("the model call", |_| !server.completion_requests().is_empty());
+    tui.send(b"\x1b");
+    let screen = tui.wait_for("interrupted");
+    tui.wait_for("paused — press Enter to continue");
+    assert!(!screen.contains("too late"), "{screen}");
+    tui.send(b"\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn resume_reopens_a_conversation_from_the_picker_and_by_id() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("finish", json!({"message": "First answer."})),
+        Turn::tool_call("finish", json!({"message": "It was 42."})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let env = sb.env(Some(&server.base_url()));
+    let ws = sb.workspace.path();
+
+    let mut first = Tui::start(&[], &env, ws);
+    first.wait_for("Describe a task");
+    first.submit("remember the number 42");
+    first.wait_for("First answer.");
+    first.submit("/exit");
+    assert_eq!(first.wait_exit(), 0);
+    let screen = first.wait_for("openhands --resume");
+    let dirs = sb.conversation_dirs();
+    assert_eq!(dirs.len(), 1);
+    let hex = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(screen.contains(&format!("openhands --resume {}", &hex[..8])), "{screen}");
+
+    let mut picker = Tui::start(&["--resume"], &env, ws);
+    let screen = picker.wait_for("Resume a conversation");
+    assert!(screen.contains("remember the number 42"), "{screen}");
+    picker.send(b"\r");
+    let screen = picker.wait_for("reopened conversation");
+    assert!(screen.contains("First answer."), "{screen}");
+    picker.submit("what was the number?");
+    picker.wait_for("It was 42.");
+    let last = request_text(&server.completion_requests()[1].body);
+    assert!(last.contains("remember the number 42"), "the history went to the model: {last}");
+    picker.send(b"\x03\x03");
+    assert_eq!(picker.wait_exit(), 0);
+
+    let mut by_id = Tui::start(&["--resume", &hex[..6]], &env, ws);
+    let screen = by_id.wait_for("It was 42.");
+    assert!(screen.contains("remember the number 42"), "{screen}");
+    by_id.submit("/exit");
+    assert_eq!(by_id.wait_exit(), 0);
+    assert_eq!(sb.conversation_dirs().len(), 1, "no new conversation was created");
+}
+
+#[test]
+fn multi_line_input_paste_and_history() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("finish", json!({"message": "Got the lines."})),
+        Turn::tool_call("finish", json!({"message": "Got them again."})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let mut tui = Tui::start(&[], &sb.env(Some(&server.base_url())), sb.workspace.path());
+    tui.wait_for("Describe a task");
+    tui.type_text("line one");
+    tui.wait_for("line one");
+    tui.send(b"\x1b\r"); // Alt+Enter
+    tui.type_text("line two");
+    tui.wait_for("line two");
+    tui.send(b"\x1b[13;2u"); // Shift+Enter (keyboard protocol)
+    tui.send(b"\x1b[200~pasted A\npasted B\x1b[201~");
+    tui.wait_for("pasted B");
+    tui.send(b"\r");
+    tui.wait_for("Got the lines.");
+    let user_text = |i: usize| {
+        let body = &server.completion_requests()[i].body;
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| request_text(&json!({"messages": [m]})))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(user_text(0), vec!["line one\nline two\npasted A\npasted B"]);
+    // Up brings the message back; Enter sends it again.
+    tui.send(b"\x1b[A");
+    tui.wait_until("the recalled prompt", |s| s.matches("pasted B").count() >= 2);
+    tui.send(b"\r");
+    tui.wait_for("Got them again.");
+    assert_eq!(user_text(1).len(), 2);
+    assert_eq!(user_text(1)[1], "line one\nline two\npasted A\npasted B");
+    tui.send(b"\x03\x03");
+    assert_eq!(tui.wait_exit(), 0);
+}
