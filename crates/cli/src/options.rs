@@ -223,10 +223,26 @@ pub fn resolve(
         None
     };
     if let Some(mut ctx) = settings.agent_context() {
-        if let Some(obj) = ctx.as_object_mut()
-            && !use_skills
-        {
-            obj.remove("skills");
+        if let Some(obj) = ctx.as_object_mut() {
+            let disabled: Vec<String> = obj
+                .get("disabled_skills")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match obj.get_mut("skills").and_then(Value::as_array_mut) {
+                Some(skills) if use_skills => skills.retain(|s| {
+                    s.get("name")
+                        .and_then(Value::as_str)
+                        .is_none_or(|n| !disabled.iter().any(|d| d == n))
+                }),
+                _ => {
+                    obj.remove("skills");
+                }
+            }
         }
         spec.agent_context = Some(ctx).filter(|c| c.as_object().is_some_and(|m| !m.is_empty()));
     }

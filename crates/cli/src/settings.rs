@@ -496,10 +496,15 @@ impl Settings {
             .unwrap_or_default()
     }
 
-    /// Whether the agent context asks for user or public skills to be loaded.
+    /// The agent context's switches that ask for skills to be loaded from
+    /// the user's folder, the public repository or the project.
     pub fn skill_loading(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        for key in ["load_user_skills", "load_public_skills"] {
+        for key in [
+            "load_user_skills",
+            "load_public_skills",
+            "load_project_skills",
+        ] {
             if self.get(&["agent_settings", "agent_context", key]) == Some(&Value::Bool(true)) {
                 out.push(key);
             }
@@ -533,6 +538,16 @@ impl Settings {
         let on = |path: &[&str]| self.get(path) == Some(&Value::Bool(true));
         if on(&["agent_settings", "verification", "critic_enabled"]) {
             out.push("agent_settings.verification.critic_enabled is true; the critic is not supported yet".into());
+        }
+        if on(&["agent_settings", "agent_context", "load_memory"]) {
+            out.push("agent_settings.agent_context.load_memory is true; memory files are not supported yet".into());
+        }
+        if self
+            .get(&["agent_settings", "agent_context", "secrets"])
+            .and_then(Value::as_object)
+            .is_some_and(|m| !m.is_empty())
+        {
+            out.push("agent_settings.agent_context.secrets are set; secrets from the settings file are not supported yet".into());
         }
         if on(&["agent_settings", "enable_classify_and_switch_llm_tool"]) {
             out.push("agent_settings.enable_classify_and_switch_llm_tool is true; model routing is not supported yet".into());

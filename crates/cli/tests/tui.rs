@@ -69,13 +69,20 @@ fn confirmations_run_one_command_and_reject_another() {
     ]);
     let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
     let ws = sb.workspace.path();
-    let mut tui = Tui::start(&["--confirm", "always"], &sb.env(Some(&server.base_url())), ws);
+    let mut tui = Tui::start(
+        &["--confirm", "always"],
+        &sb.env(Some(&server.base_url())),
+        ws,
+    );
     tui.wait_for("confirm always");
     tui.submit("write two files");
     let screen = tui.wait_for("Run it?");
     assert!(screen.contains("$ echo confirmed > one.txt"), "{screen}");
     assert!(screen.contains("risk: LOW"), "{screen}");
-    assert!(!ws.join("one.txt").exists(), "nothing runs before the answer");
+    assert!(
+        !ws.join("one.txt").exists(),
+        "nothing runs before the answer"
+    );
     tui.send(b"y");
     let screen = tui.wait_for("echo rejected > two.txt");
     tui.wait_for("risk: HIGH");
@@ -83,11 +90,18 @@ fn confirmations_run_one_command_and_reject_another() {
     tui.send(b"n");
     let screen = tui.wait_for("Stopped after the rejection.");
     assert!(screen.contains("rejected terminal"), "{screen}");
-    assert!(!ws.join("two.txt").exists(), "the rejected command did not run");
+    assert!(
+        !ws.join("two.txt").exists(),
+        "the rejected command did not run"
+    );
     // The agent was told, in the reference's words.
     let texts = chat_texts(&server);
     assert_eq!(texts.len(), 3);
-    assert!(texts[2].contains("Action rejected by the user: User rejected the action"), "{}", texts[2]);
+    assert!(
+        texts[2].contains("Action rejected by the user: User rejected the action"),
+        "{}",
+        texts[2]
+    );
     let rejections: Vec<_> = sb
         .stored_events()
         .into_iter()
@@ -124,7 +138,10 @@ fn slash_confirm_switches_to_risky_and_only_high_risk_asks() {
     tui.submit("write the files");
     let screen = tui.wait_for("Run it?");
     assert!(screen.contains("echo high > high.txt"), "{screen}");
-    assert!(ws.join("low.txt").exists(), "the LOW action ran without asking");
+    assert!(
+        ws.join("low.txt").exists(),
+        "the LOW action ran without asking"
+    );
     // "always" runs it and stops asking.
     tui.send(b"a");
     tui.wait_for("Both written.");
@@ -157,7 +174,11 @@ fn ctrl_c_pauses_after_the_step_enter_resumes_and_twice_exits() {
     std::fs::write(ws.join("go"), "").unwrap();
     let screen = tui.wait_for("paused — press Enter to continue");
     assert!(screen.contains("step-one-done"), "{screen}");
-    assert_eq!(server.completion_requests().len(), 1, "no LLM call after the pause");
+    assert_eq!(
+        server.completion_requests().len(),
+        1,
+        "no LLM call after the pause"
+    );
     tui.send(b"\r");
     tui.wait_for("Finished after resuming.");
     assert_eq!(server.completion_requests().len(), 2);
@@ -179,7 +200,9 @@ fn esc_interrupts_a_slow_model_call() {
     tui.wait_for("Describe a task");
     tui.submit("take your time");
     tui.wait_for("working");
-    tui.wait_until("the model call", |_| !server.completion_requests().is_empty());
+    tui.wait_until("the model call", |_| {
+        !server.completion_requests().is_empty()
+    });
     tui.send(b"\x1b");
     let screen = tui.wait_for("interrupted");
     tui.wait_for("paused — press Enter to continue");
@@ -210,7 +233,10 @@ fn resume_reopens_a_conversation_from_the_picker_and_by_id() {
     let dirs = sb.conversation_dirs();
     assert_eq!(dirs.len(), 1);
     let hex = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(screen.contains(&format!("openhands --resume {}", &hex[..8])), "{screen}");
+    assert!(
+        screen.contains(&format!("openhands --resume {}", &hex[..8])),
+        "{screen}"
+    );
 
     let mut picker = Tui::start(&["--resume"], &env, ws);
     let screen = picker.wait_for("Resume a conversation");
@@ -221,7 +247,10 @@ fn resume_reopens_a_conversation_from_the_picker_and_by_id() {
     picker.submit("what was the number?");
     picker.wait_for("It was 42.");
     let last = request_text(&server.completion_requests()[1].body);
-    assert!(last.contains("remember the number 42"), "the history went to the model: {last}");
+    assert!(
+        last.contains("remember the number 42"),
+        "the history went to the model: {last}"
+    );
     picker.send(b"\x03\x03");
     assert_eq!(picker.wait_exit(), 0);
 
@@ -230,7 +259,11 @@ fn resume_reopens_a_conversation_from_the_picker_and_by_id() {
     assert!(screen.contains("remember the number 42"), "{screen}");
     by_id.submit("/exit");
     assert_eq!(by_id.wait_exit(), 0);
-    assert_eq!(sb.conversation_dirs().len(), 1, "no new conversation was created");
+    assert_eq!(
+        sb.conversation_dirs().len(),
+        1,
+        "no new conversation was created"
+    );
 }
 
 #[test]
@@ -267,7 +300,9 @@ fn multi_line_input_paste_and_history() {
     assert_eq!(user_text(0), vec!["line one\nline two\npasted A\npasted B"]);
     // Up brings the message back; Enter sends it again.
     tui.send(b"\x1b[A");
-    tui.wait_until("the recalled prompt", |s| s.matches("pasted B").count() >= 2);
+    tui.wait_until("the recalled prompt", |s| {
+        s.matches("pasted B").count() >= 2
+    });
     tui.send(b"\r");
     tui.wait_for("Got them again.");
     assert_eq!(user_text(1).len(), 2);

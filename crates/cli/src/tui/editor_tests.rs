@@ -38,6 +38,10 @@ fn paste_normalizes_line_ends_and_moves() {
     e.left();
     assert_eq!(e.cursor(), (0, 1));
     assert!(e.down() && e.down() && !e.down());
+    assert_eq!(e.cursor(), (2, 1));
+    e.kill_to_start();
+    assert_eq!(e.lines()[2], "cc    x");
+    e.end();
     e.kill_to_start();
     assert_eq!(e.lines()[2], "");
     e.set_text("one two  three");

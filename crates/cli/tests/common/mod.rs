@@ -104,7 +104,15 @@ impl Tui {
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_openhands"));
         cmd.args(args);
         cmd.cwd(cwd);
-        for var in ["LOG_LEVEL", "RUST_LOG", "OH_PERSISTENCE_DIR", "OH_SECRET_KEY", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL"] {
+        for var in [
+            "LOG_LEVEL",
+            "RUST_LOG",
+            "OH_PERSISTENCE_DIR",
+            "OH_SECRET_KEY",
+            "LLM_MODEL",
+            "LLM_API_KEY",
+            "LLM_BASE_URL",
+        ] {
             cmd.env_remove(var);
         }
         for (k, v) in env {
@@ -112,7 +120,11 @@ impl Tui {
         }
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(std::num::NonZero::new(40).unwrap(), std::num::NonZero::new(120).unwrap(), 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZero::new(40).unwrap(),
+            std::num::NonZero::new(120).unwrap(),
+            0,
+        )));
         let mut reader = pty.master.try_clone_reader().unwrap();
         let sink = parser.clone();
         std::thread::spawn(move || {
@@ -174,7 +186,14 @@ impl Tui {
         self.type_text(text);
         // The prompt shows the text before Enter goes, so Enter is not read
         // together with it as a paste-like burst.
-        let shown: String = text.chars().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
+        let shown: String = text
+            .chars()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         self.wait_for(shown.lines().last().unwrap_or(""));
         self.send(b"\r");
     }
