@@ -1,7 +1,7 @@
 //! `openhands config`: show and change the settings file.
 
 use crate::error::usage;
-use crate::settings::{Key, Settings, cipher_from_env, mask};
+use crate::settings::{Setting, Settings, cipher_from_env, mask};
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -36,39 +36,39 @@ pub enum ConfigAction {
     Path,
 }
 
-fn key(name: &str) -> anyhow::Result<Key> {
-    Key::parse(name).ok_or_else(|| {
+fn key(name: &str) -> anyhow::Result<Setting> {
+    Setting::parse(name).ok_or_else(|| {
         usage(format!(
             "unknown setting '{name}': the settings are {}",
-            Key::names()
+            Setting::names()
         ))
     })
 }
 
-fn default_of(key: Key) -> &'static str {
+fn default_of(key: Setting) -> &'static str {
     match key {
-        Key::Model | Key::ApiKey | Key::BaseUrl => "(not set)",
-        Key::Stream => "on in the interactive session, off for `run`",
-        Key::Tools => "terminal,file_editor,task_tracker",
-        Key::Confirm => "never",
-        Key::MaxIterations => "500",
-        Key::Condenser => "llm",
-        Key::CondenserMaxSize => "80",
+        Setting::Model | Setting::ApiKey | Setting::BaseUrl => "(not set)",
+        Setting::Stream => "on in the interactive session, off for `run`",
+        Setting::Tools => "terminal,file_editor,task_tracker",
+        Setting::Confirm => "never",
+        Setting::MaxIterations => "500",
+        Setting::Condenser => "llm",
+        Setting::CondenserMaxSize => "80",
     }
 }
 
-fn env_of(key: Key) -> Option<&'static str> {
+fn env_of(key: Setting) -> Option<&'static str> {
     match key {
-        Key::Model => Some("LLM_MODEL"),
-        Key::ApiKey => Some("LLM_API_KEY"),
-        Key::BaseUrl => Some("LLM_BASE_URL"),
+        Setting::Model => Some("LLM_MODEL"),
+        Setting::ApiKey => Some("LLM_API_KEY"),
+        Setting::BaseUrl => Some("LLM_BASE_URL"),
         _ => None,
     }
 }
 
 fn show(settings: &Settings) -> anyhow::Result<()> {
     println!("settings file: {}", settings.path().display());
-    for k in Key::ALL {
+    for k in Setting::ALL {
         let from_env = env_of(k).and_then(|var| {
             std::env::var(var)
                 .ok()
@@ -77,7 +77,7 @@ fn show(settings: &Settings) -> anyhow::Result<()> {
         });
         let (value, source) = match (from_env, settings.display(k)?) {
             (Some((var, v)), _) => {
-                let v = if k == Key::ApiKey { mask(&v) } else { v };
+                let v = if k == Setting::ApiKey { mask(&v) } else { v };
                 (v, format!("environment {var}"))
             }
             (None, Some(v)) => (v, "settings file".to_string()),

@@ -46,7 +46,7 @@ pub struct CondenserSettings {
 
 /// A setting `openhands config` shows and sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
+pub enum Setting {
     /// `agent_settings.llm.model`
     Model,
     /// `agent_settings.llm.api_key`
@@ -67,56 +67,56 @@ pub enum Key {
     CondenserMaxSize,
 }
 
-impl Key {
+impl Setting {
     /// Every key, in display order.
-    pub const ALL: [Key; 9] = [
-        Key::Model,
-        Key::ApiKey,
-        Key::BaseUrl,
-        Key::Stream,
-        Key::Tools,
-        Key::Confirm,
-        Key::MaxIterations,
-        Key::Condenser,
-        Key::CondenserMaxSize,
+    pub const ALL: [Setting; 9] = [
+        Setting::Model,
+        Setting::ApiKey,
+        Setting::BaseUrl,
+        Setting::Stream,
+        Setting::Tools,
+        Setting::Confirm,
+        Setting::MaxIterations,
+        Setting::Condenser,
+        Setting::CondenserMaxSize,
     ];
 
     /// The short name users type.
     pub fn name(self) -> &'static str {
         match self {
-            Key::Model => "model",
-            Key::ApiKey => "api_key",
-            Key::BaseUrl => "base_url",
-            Key::Stream => "stream",
-            Key::Tools => "tools",
-            Key::Confirm => "confirm",
-            Key::MaxIterations => "max_iterations",
-            Key::Condenser => "condenser",
-            Key::CondenserMaxSize => "condenser_max_size",
+            Setting::Model => "model",
+            Setting::ApiKey => "api_key",
+            Setting::BaseUrl => "base_url",
+            Setting::Stream => "stream",
+            Setting::Tools => "tools",
+            Setting::Confirm => "confirm",
+            Setting::MaxIterations => "max_iterations",
+            Setting::Condenser => "condenser",
+            Setting::CondenserMaxSize => "condenser_max_size",
         }
     }
 
     /// Where the value lives in the file.
     pub fn location(self) -> &'static str {
         match self {
-            Key::Model => "agent_settings.llm.model",
-            Key::ApiKey => "agent_settings.llm.api_key",
-            Key::BaseUrl => "agent_settings.llm.base_url",
-            Key::Stream => "agent_settings.llm.stream",
-            Key::Tools => "agent_settings.tools",
-            Key::Confirm => {
+            Setting::Model => "agent_settings.llm.model",
+            Setting::ApiKey => "agent_settings.llm.api_key",
+            Setting::BaseUrl => "agent_settings.llm.base_url",
+            Setting::Stream => "agent_settings.llm.stream",
+            Setting::Tools => "agent_settings.tools",
+            Setting::Confirm => {
                 "conversation_settings.confirmation_mode + conversation_settings.security_analyzer"
             }
-            Key::MaxIterations => "conversation_settings.max_iterations",
-            Key::Condenser => "agent_settings.condenser.enabled",
-            Key::CondenserMaxSize => "agent_settings.condenser.max_size",
+            Setting::MaxIterations => "conversation_settings.max_iterations",
+            Setting::Condenser => "agent_settings.condenser.enabled",
+            Setting::CondenserMaxSize => "agent_settings.condenser.max_size",
         }
     }
 
     /// The key for a name: the short name or its location in the file.
-    pub fn parse(name: &str) -> Option<Key> {
+    pub fn parse(name: &str) -> Option<Setting> {
         let name = name.trim();
-        Key::ALL.into_iter().find(|k| {
+        Setting::ALL.into_iter().find(|k| {
             k.name().eq_ignore_ascii_case(name)
                 || k.name().replace('_', "-").eq_ignore_ascii_case(name)
                 || (k.location().eq_ignore_ascii_case(name) && !k.location().contains(' '))
@@ -128,7 +128,7 @@ impl Key {
 
     /// The names, for messages.
     pub fn names() -> String {
-        Key::ALL.map(Key::name).join(", ")
+        Setting::ALL.map(Setting::name).join(", ")
     }
 }
 
@@ -573,47 +573,47 @@ impl Settings {
     // ----- `openhands config` --------------------------------------------------
 
     /// The stored value of `key` for display (the API key masked).
-    pub fn display(&self, key: Key) -> anyhow::Result<Option<String>> {
+    pub fn display(&self, key: Setting) -> anyhow::Result<Option<String>> {
         Ok(match key {
-            Key::Model => self.model()?,
-            Key::ApiKey => self
+            Setting::Model => self.model()?,
+            Setting::ApiKey => self
                 .str_at(&["agent_settings", "llm", "api_key"])?
                 .map(|k| mask(&k)),
-            Key::BaseUrl => self.base_url()?,
-            Key::Stream => self.stream()?.map(|b| b.to_string()),
-            Key::Tools => self.tools()?.map(|t| {
+            Setting::BaseUrl => self.base_url()?,
+            Setting::Stream => self.stream()?.map(|b| b.to_string()),
+            Setting::Tools => self.tools()?.map(|t| {
                 t.iter()
                     .map(|s| s.name.as_str())
                     .collect::<Vec<_>>()
                     .join(",")
             }),
-            Key::Confirm => self.confirm()?.map(|m| m.as_str().to_string()),
-            Key::MaxIterations => self.max_iterations()?.map(|n| n.to_string()),
-            Key::Condenser => self
+            Setting::Confirm => self.confirm()?.map(|m| m.as_str().to_string()),
+            Setting::MaxIterations => self.max_iterations()?.map(|n| n.to_string()),
+            Setting::Condenser => self
                 .condenser()?
                 .enabled
                 .map(|on| if on { "llm" } else { "none" }.to_string()),
-            Key::CondenserMaxSize => self.condenser()?.max_size.map(|n| n.to_string()),
+            Setting::CondenserMaxSize => self.condenser()?.max_size.map(|n| n.to_string()),
         })
     }
 
     /// Sets `key` from the text a user typed, validating it.
-    pub fn set_key(&mut self, key: Key, text: &str, cipher: Option<&Cipher>) -> anyhow::Result<()> {
+    pub fn set_key(&mut self, key: Setting, text: &str, cipher: Option<&Cipher>) -> anyhow::Result<()> {
         let text = text.trim();
         let invalid = |what: &str| usage(format!("invalid value for {}: {what}", key.name()));
         match key {
-            Key::Model | Key::BaseUrl => {
+            Setting::Model | Setting::BaseUrl => {
                 if text.is_empty() {
                     return Err(invalid("empty (use `openhands config unset` to remove it)"));
                 }
-                let field = if key == Key::Model {
+                let field = if key == Setting::Model {
                     "model"
                 } else {
                     "base_url"
                 };
                 self.set(&["agent_settings", "llm", field], json!(text));
             }
-            Key::ApiKey => {
+            Setting::ApiKey => {
                 if text.is_empty() {
                     return Err(invalid(
                         "empty (use `openhands config unset api_key` to remove it)",
@@ -625,11 +625,11 @@ impl Settings {
                 };
                 self.set(&["agent_settings", "llm", "api_key"], json!(stored));
             }
-            Key::Stream => {
+            Setting::Stream => {
                 let b = parse_bool(text).ok_or_else(|| invalid("use true or false"))?;
                 self.set(&["agent_settings", "llm", "stream"], json!(b));
             }
-            Key::Tools => {
+            Setting::Tools => {
                 let names: Vec<String> = text.split(',').map(str::to_string).collect();
                 let specs = crate::tool_names::specs_for(&names, "the tools setting")
                     .map_err(anyhow::Error::new)?;
@@ -639,7 +639,7 @@ impl Settings {
                     .collect();
                 self.set(&["agent_settings", "tools"], Value::Array(list));
             }
-            Key::Confirm => {
+            Setting::Confirm => {
                 let mode = ConfirmMode::parse(text)
                     .ok_or_else(|| invalid("use never, risky or always"))?;
                 let (on, analyzer) = mode.to_settings();
@@ -649,7 +649,7 @@ impl Settings {
                     json!(analyzer),
                 );
             }
-            Key::MaxIterations => {
+            Setting::MaxIterations => {
                 let n: u32 = text
                     .parse()
                     .ok()
@@ -657,7 +657,7 @@ impl Settings {
                     .ok_or_else(|| invalid("use a whole number of at least 1"))?;
                 self.set(&["conversation_settings", "max_iterations"], json!(n));
             }
-            Key::Condenser => {
+            Setting::Condenser => {
                 let on = match text.to_ascii_lowercase().as_str() {
                     "llm" | "llm_summarizing" | "on" | "true" => true,
                     "none" | "off" | "false" | "no_op" => false,
@@ -669,7 +669,7 @@ impl Settings {
                 );
                 self.set(&["agent_settings", "condenser", "enabled"], json!(on));
             }
-            Key::CondenserMaxSize => {
+            Setting::CondenserMaxSize => {
                 let n: u64 = text
                     .parse()
                     .ok()
@@ -682,23 +682,23 @@ impl Settings {
     }
 
     /// Removes `key` from the file (its default applies again).
-    pub fn unset_key(&mut self, key: Key) {
+    pub fn unset_key(&mut self, key: Setting) {
         match key {
-            Key::Model => self.remove(&["agent_settings", "llm", "model"]),
-            Key::ApiKey => self.remove(&["agent_settings", "llm", "api_key"]),
-            Key::BaseUrl => self.remove(&["agent_settings", "llm", "base_url"]),
-            Key::Stream => self.remove(&["agent_settings", "llm", "stream"]),
-            Key::Tools => self.remove(&["agent_settings", "tools"]),
-            Key::Confirm => {
+            Setting::Model => self.remove(&["agent_settings", "llm", "model"]),
+            Setting::ApiKey => self.remove(&["agent_settings", "llm", "api_key"]),
+            Setting::BaseUrl => self.remove(&["agent_settings", "llm", "base_url"]),
+            Setting::Stream => self.remove(&["agent_settings", "llm", "stream"]),
+            Setting::Tools => self.remove(&["agent_settings", "tools"]),
+            Setting::Confirm => {
                 self.remove(&["conversation_settings", "confirmation_mode"]);
                 self.remove(&["conversation_settings", "security_analyzer"]);
             }
-            Key::MaxIterations => self.remove(&["conversation_settings", "max_iterations"]),
-            Key::Condenser => {
+            Setting::MaxIterations => self.remove(&["conversation_settings", "max_iterations"]),
+            Setting::Condenser => {
                 self.remove(&["agent_settings", "condenser", "enabled"]);
                 self.remove(&["agent_settings", "condenser", "condenser_kind"]);
             }
-            Key::CondenserMaxSize => self.remove(&["agent_settings", "condenser", "max_size"]),
+            Setting::CondenserMaxSize => self.remove(&["agent_settings", "condenser", "max_size"]),
         }
     }
 }

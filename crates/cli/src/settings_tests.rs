@@ -27,8 +27,8 @@ fn set_keeps_unknown_fields_and_writes_schema_versions() {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, r#"{"misc_settings": {"theme": "dark"}, "agent_settings": {"llm": {"model": "a/b", "temperature": 0.2}}}"#).unwrap();
     let mut s = Settings::load(&path).unwrap();
-    s.set_key(Key::Model, "openai/gpt-5", None).unwrap();
-    s.set_key(Key::MaxIterations, "9", None).unwrap();
+    s.set_key(Setting::Model, "openai/gpt-5", None).unwrap();
+    s.set_key(Setting::MaxIterations, "9", None).unwrap();
     s.save().unwrap();
     let back = Settings::load(&path).unwrap();
     assert_eq!(back.raw()["misc_settings"]["theme"], "dark");
@@ -45,7 +45,7 @@ fn set_keeps_unknown_fields_and_writes_schema_versions() {
 fn api_keys_are_encrypted_with_oh_secret_key_and_masked() {
     let cipher = Cipher::new("passphrase", &[]).unwrap();
     let mut s = Settings::empty("/s/settings.json");
-    s.set_key(Key::ApiKey, "sk-secret-value", Some(&cipher))
+    s.set_key(Setting::ApiKey, "sk-secret-value", Some(&cipher))
         .unwrap();
     let stored = s.raw()["agent_settings"]["llm"]["api_key"]
         .as_str()
@@ -59,16 +59,16 @@ fn api_keys_are_encrypted_with_oh_secret_key_and_masked() {
     let e = s.api_key(None).unwrap_err();
     assert!(e.to_string().contains("OH_SECRET_KEY"));
     assert_eq!(
-        s.display(Key::ApiKey).unwrap().as_deref(),
+        s.display(Setting::ApiKey).unwrap().as_deref(),
         Some("(encrypted)")
     );
     let mut plain = Settings::empty("/s/settings.json");
-    plain.set_key(Key::ApiKey, "sk-secret-value", None).unwrap();
+    plain.set_key(Setting::ApiKey, "sk-secret-value", None).unwrap();
     assert_eq!(
-        plain.display(Key::ApiKey).unwrap().as_deref(),
+        plain.display(Setting::ApiKey).unwrap().as_deref(),
         Some("sk-…ue")
     );
-    plain.unset_key(Key::ApiKey);
+    plain.unset_key(Setting::ApiKey);
     assert_eq!(plain.api_key(None).unwrap(), None);
 }
 
@@ -76,39 +76,39 @@ fn api_keys_are_encrypted_with_oh_secret_key_and_masked() {
 fn values_are_validated() {
     let mut s = Settings::empty("/s/settings.json");
     for (key, bad) in [
-        (Key::Confirm, "sometimes"),
-        (Key::MaxIterations, "0"),
-        (Key::CondenserMaxSize, "5"),
-        (Key::Condenser, "maybe"),
-        (Key::Stream, "perhaps"),
-        (Key::Tools, "terminal,nope"),
-        (Key::Model, " "),
+        (Setting::Confirm, "sometimes"),
+        (Setting::MaxIterations, "0"),
+        (Setting::CondenserMaxSize, "5"),
+        (Setting::Condenser, "maybe"),
+        (Setting::Stream, "perhaps"),
+        (Setting::Tools, "terminal,nope"),
+        (Setting::Model, " "),
     ] {
         assert!(s.set_key(key, bad, None).is_err(), "{key:?} accepted {bad}");
     }
-    s.set_key(Key::Confirm, "always", None).unwrap();
+    s.set_key(Setting::Confirm, "always", None).unwrap();
     assert_eq!(s.confirm().unwrap(), Some(ConfirmMode::Always));
     assert_eq!(
         s.raw()["conversation_settings"]["security_analyzer"],
         "none"
     );
-    s.set_key(Key::Condenser, "none", None).unwrap();
+    s.set_key(Setting::Condenser, "none", None).unwrap();
     assert_eq!(s.condenser().unwrap().enabled, Some(false));
-    s.unset_key(Key::Condenser);
+    s.unset_key(Setting::Condenser);
     assert_eq!(s.condenser().unwrap().enabled, None);
 }
 
 #[test]
 fn keys_parse_by_name_and_location() {
-    assert_eq!(Key::parse("model"), Some(Key::Model));
-    assert_eq!(Key::parse("llm.model"), Some(Key::Model));
-    assert_eq!(Key::parse("agent_settings.llm.api_key"), Some(Key::ApiKey));
-    assert_eq!(Key::parse("max-iterations"), Some(Key::MaxIterations));
+    assert_eq!(Setting::parse("model"), Some(Setting::Model));
+    assert_eq!(Setting::parse("llm.model"), Some(Setting::Model));
+    assert_eq!(Setting::parse("agent_settings.llm.api_key"), Some(Setting::ApiKey));
+    assert_eq!(Setting::parse("max-iterations"), Some(Setting::MaxIterations));
     assert_eq!(
-        Key::parse("conversation_settings.max_iterations"),
-        Some(Key::MaxIterations)
+        Setting::parse("conversation_settings.max_iterations"),
+        Some(Setting::MaxIterations)
     );
-    assert_eq!(Key::parse("colour"), None);
+    assert_eq!(Setting::parse("colour"), None);
 }
 
 #[test]

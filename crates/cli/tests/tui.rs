@@ -310,3 +310,48 @@ fn multi_line_input_paste_and_history() {
     tui.send(b"\x03\x03");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+#[test]
+fn slash_condense_summarizes_the_history_and_slash_tools_lists_tools() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let settings_dir = sb.home.path().join(".openhands");
+    std::fs::create_dir_all(&settings_dir).unwrap();
+    std::fs::write(
+        settings_dir.join("settings.json"),
+        json!({"agent_settings": {"condenser": {"max_size": 20, "keep_first": 2}}}).to_string(),
+    )
+    .unwrap();
+    let mut turns: Vec<Turn> = (1..=5)
+        .map(|i| Turn::tool_call("think", json!({"thought": format!("step {i}")})))
+        .collect();
+    turns.push(Turn::tool_call("finish", json!({"message": "Thought it through."})));
+    let script = Script::from_turns(turns).with_toolless_reply(Turn::text("SUMMARY-OF-EARLIER-WORK"));
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let mut tui = Tui::start(&[], &sb.env(Some(&server.base_url())), sb.workspace.path());
+    tui.wait_for("Describe a task");
+    tui.submit("/condense");
+    tui.wait_for("nothing to condense yet");
+    tui.submit("think in five steps");
+    tui.wait_for("Thought it through.");
+    tui.submit("/condense");
+    let screen = tui.wait_for("history condensed");
+    assert!(screen.contains("events summarized"), "{screen}");
+    let summary_request = server
+        .completion_requests()
+        .into_iter()
+        .find(|r| r.body.get("tools").is_none())
+        .expect("a summary request without tools");
+    assert!(request_text(&summary_request.body).contains("step 1"));
+    let stored = sb.stored_events();
+    let condensation = stored.iter().find(|e| e["kind"] == "Condensation").unwrap();
+    assert_eq!(condensation["summary"], "SUMMARY-OF-EARLIER-WORK");
+
+    tui.submit("/tools");
+    let screen = tui.wait_for("tools: terminal, file_editor, task_tracker, finish, think");
+    assert!(screen.contains("built-in tools"), "{screen}");
+    tui.submit("/bogus");
+    tui.wait_for("unknown command /bogus");
+    tui.submit("/exit");
+    assert_eq!(tui.wait_exit(), 0);
+}

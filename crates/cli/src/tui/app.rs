@@ -27,8 +27,8 @@ pub enum AppEvent {
     Conversation(Uuid, Box<Event>),
     /// A run ended.
     RunEnded(Uuid, Result<ExecutionStatus, String>),
-    /// `/condense` finished.
-    Condensed(Uuid, Result<(), String>),
+    /// `/condense` finished: whether anything was condensed.
+    Condensed(Uuid, Result<bool, String>),
 }
 
 /// The conversation picker of `--resume` and `/resume`.
@@ -113,6 +113,9 @@ pub struct App {
     pub busy: Option<String>,
     /// Wrapped transcript of the last draw.
     pub view: ViewCache,
+    /// Tokens (prompt + completion) and cost so far, refreshed when the
+    /// conversation reports new statistics.
+    pub usage: (u64, f64),
 }
 
 impl App {
@@ -140,15 +143,15 @@ impl App {
             spinner: 0,
             busy: None,
             view: ViewCache::default(),
+            usage: (0, 0.0),
         }
     }
 
     /// The model in use.
-    pub fn model(&self) -> String {
-        match &self.conv {
-            Some(c) => c.agent().spec().llm.model.clone(),
-            None => self.session.config.spec.llm.model.clone(),
-        }
+    pub fn model(&self) -> &str {
+        // Conversations are opened with the session's agent, and /model
+        // changes both.
+        &self.session.config.spec.llm.model
     }
 
     /// Whether something animates (the spinner).
@@ -159,15 +162,12 @@ impl App {
     /// The greeting at the top of a new session.
     pub fn welcome(&mut self) {
         self.transcript.info(format!(
-            "OpenHands {} — {} in {}",
+            "OpenHands {} — {} in {}\nEnter sends · Shift+Enter or Alt+Enter adds a line · \
+             /help lists commands · Ctrl-C pauses (twice exits) · Esc interrupts",
             env!("CARGO_PKG_VERSION"),
             self.model(),
             self.session.workspace.display()
         ));
-        self.transcript.info(
-            "Enter sends · Shift+Enter or Alt+Enter adds a line · /help lists commands · \
-             Ctrl-C pauses (twice exits) · Esc interrupts",
-        );
         for n in self.session.config.notices.clone() {
             self.transcript.info(format!("note: {n}"));
         }
@@ -210,6 +210,7 @@ impl App {
         self.busy = None;
         self.status = ExecutionStatus::Idle;
         self.overlay = Overlay::None;
+        self.usage = (0, 0.0);
     }
 
     /// Reopens a saved conversation and shows its history.
@@ -238,6 +239,7 @@ impl App {
         self.confirm = ConfirmMode::from_policy(&state.confirmation_policy);
         self.scroll = 0;
         self.conv = Some(conv.clone());
+        self.refresh_usage();
         match self.status {
             ExecutionStatus::WaitingForConfirmation => {
                 let pending = conv.with_events(pending_actions);
@@ -297,17 +299,22 @@ impl App {
         let current = self.current_id();
         match event {
             AppEvent::Conversation(id, e) if Some(id) == current => {
-                if let EventBody::StateUpdate(u) = &e.body
-                    && u.key == "execution_status"
-                    && let Ok(s) = serde_json::from_value::<ExecutionStatus>(u.value.clone())
-                {
-                    self.status = s;
+                if let EventBody::StateUpdate(u) = &e.body {
+                    if u.key == "execution_status"
+                        && let Ok(s) = serde_json::from_value::<ExecutionStatus>(u.value.clone())
+                    {
+                        self.status = s;
+                    }
+                    if u.key == "stats" {
+                        self.refresh_usage();
+                    }
                 }
                 self.transcript.push_event(&e);
             }
             AppEvent::RunEnded(id, result) if Some(id) == current => {
                 self.running = false;
                 self.pausing = false;
+                self.refresh_usage();
                 match result {
                     Ok(status) => self.run_ended(status),
                     Err(e) => self.error(e),
@@ -316,7 +323,10 @@ impl App {
             AppEvent::Condensed(id, result) if Some(id) == current => {
                 self.busy = None;
                 match result {
-                    Ok(()) => self.transcript.info("history condensed"),
+                    Ok(true) => {}
+                    Ok(false) => self
+                        .transcript
+                        .info("nothing to condense: the history is still short"),
                     Err(e) => self.error(format!("cannot condense: {e}")),
                 }
             }
@@ -722,7 +732,20 @@ impl App {
         let tx = self.tx.clone();
         let id = conv.id();
         tokio::spawn(async move {
-            let result = conv.condense().await.map_err(|e| e.to_string());
+            let count = |c: &LocalConversation| {
+                c.with_events(|events| {
+                    events
+                        .iter()
+                        .filter(|e| matches!(e.body, EventBody::Condensation(_)))
+                        .count()
+                })
+            };
+            let before = count(&conv);
+            let result = conv
+                .condense()
+                .await
+                .map(|()| count(&conv) > before)
+                .map_err(|e| e.to_string());
             let _ = tx.send(AppEvent::Condensed(id, result));
         });
     }
@@ -748,21 +771,19 @@ impl App {
         self.transcript.info(text);
     }
 
-    /// Tokens used so far (prompt + completion, every LLM).
-    pub fn tokens(&self) -> u64 {
-        self.conv
-            .as_ref()
-            .and_then(|c| c.stats().combined().accumulated_token_usage)
-            .map(|t| t.prompt_tokens + t.completion_tokens)
-            .unwrap_or(0)
-    }
-
-    /// Cost so far.
-    pub fn cost_total(&self) -> f64 {
-        self.conv
-            .as_ref()
-            .map(|c| c.stats().total_cost())
-            .unwrap_or(0.0)
+    fn refresh_usage(&mut self) {
+        self.usage = match &self.conv {
+            Some(c) => {
+                let stats = c.stats();
+                let tokens = stats
+                    .combined()
+                    .accumulated_token_usage
+                    .map(|t| t.prompt_tokens + t.completion_tokens)
+                    .unwrap_or(0);
+                (tokens, stats.total_cost())
+            }
+            None => (0, 0.0),
+        };
     }
 
     /// Stops the run and closes the conversation; its id when it has

@@ -290,11 +290,11 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     let mut spans = vec![
         Span::styled(format!(" {state} "), Style::default().fg(color).bold()),
         Span::raw("· "),
-        app.model().fg(Color::White),
+        app.model().to_string().fg(Color::White),
         format!(
             " · {} tokens · ${:.4} · confirm {}",
-            short_number(app.tokens()),
-            app.cost_total(),
+            short_number(app.usage.0),
+            app.usage.1,
             app.confirm.as_str()
         )
         .fg(Color::Gray),
