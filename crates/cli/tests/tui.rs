@@ -355,3 +355,71 @@ fn slash_condense_summarizes_the_history_and_slash_tools_lists_tools() {
     tui.submit("/exit");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+/// Records the screen shown in the README (`cargo test -p openhands-cli
+/// --test tui readme_screen -- --ignored --nocapture`).
+#[test]
+#[ignore = "records the README's screen capture"]
+fn readme_screen() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let ws = sb.workspace.path().join("my-project");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        ws.join("greet.py"),
+        "import sys\n\nname = sys.argv[1] if len(sys.argv) > 1 else \"world\"\nprint(f\"Hello, {name}!\")\n",
+    )
+    .unwrap();
+    let file = ws.join("greet.py").display().to_string();
+    let script = Script::from_turns(vec![
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "cat greet.py", "summary": "Read the script", "security_risk": "LOW"}),
+        )
+        .with_reasoning("The user wants a --verbose flag. I'll read greet.py first."),
+        Turn::tool_call(
+            "file_editor",
+            json!({"command": "str_replace", "path": file, "summary": "Add the --verbose flag",
+                   "security_risk": "LOW",
+                   "old_str": "name = sys.argv[1] if len(sys.argv) > 1 else \"world\"\n",
+                   "new_str": "args = [a for a in sys.argv[1:] if a != \"--verbose\"]\nname = args[0] if args else \"world\"\nif \"--verbose\" in sys.argv:\n    print(f\"greeting {name}\")\n"}),
+        ),
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "python3 greet.py --verbose Ada", "summary": "Try the flag", "security_risk": "MEDIUM"}),
+        ),
+        Turn::tool_call(
+            "finish",
+            json!({"message": "greet.py takes --verbose now: it says whom it greets before greeting."}),
+        ),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let mut env = sb.env(Some(&server.base_url()));
+    for (k, v) in env.iter_mut() {
+        if k == "LLM_MODEL" {
+            *v = "anthropic/claude-sonnet-4-5".into();
+        }
+    }
+    let mut tui = Tui::start_sized(34, 100, &["--confirm", "always"], &env, &ws);
+    tui.wait_for("Describe a task");
+    tui.submit("Add a --verbose flag to greet.py and try it");
+    tui.wait_for("Run it?");
+    tui.send(b"y");
+    tui.wait_for("Add the --verbose flag");
+    tui.wait_until("the second confirmation", |s| s.contains("Run it?") && s.contains("Add the --verbose"));
+    tui.send(b"y");
+    let at_confirm = tui.wait_until("the third confirmation", |s| s.contains("risk: MEDIUM"));
+    tui.send(b"y");
+    let done = tui.wait_for("says whom it greets");
+    let tidy = |s: &str| {
+        s.replace(&sb.workspace.path().display().to_string(), "~")
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    println!("----- confirmation -----\n{}", tidy(&at_confirm));
+    println!("----- finished -----\n{}", tidy(&done));
+    tui.send(b"\x03\x03");
+    tui.wait_exit();
+}

@@ -207,6 +207,13 @@ impl Transcript {
                     return;
                 }
                 let diff = edit_diff(&o.observation);
+                if !diff.is_empty()
+                    && let Some(Entry::Action { tool, details, .. }) = self.entries.last_mut()
+                    && tool == "file_editor"
+                {
+                    // The diff of what happened replaces the preview of the request.
+                    details.truncate(1);
+                }
                 let text = if diff.is_empty() {
                     content_text(&o.observation)
                 } else {

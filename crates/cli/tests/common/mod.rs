@@ -93,10 +93,21 @@ impl Tui {
     /// Starts `openhands ARGS` in `cwd` with `env` added to this process's
     /// environment (logging variables removed).
     pub fn start(args: &[&str], env: &[(String, String)], cwd: &Path) -> Self {
+        Self::start_sized(40, 120, args, env, cwd)
+    }
+
+    /// Like [`Tui::start`] on a terminal of `rows` × `cols`.
+    pub fn start_sized(
+        rows: u16,
+        cols: u16,
+        args: &[&str],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> Self {
         let pty = native_pty_system()
             .openpty(PtySize {
-                rows: 40,
-                cols: 120,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
