@@ -423,3 +423,30 @@ fn readme_screen() {
     tui.send(b"\x03\x03");
     tui.wait_exit();
 }
+
+#[test]
+fn headless_run_asks_for_confirmation_on_the_terminal() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("terminal", json!({"command": "echo yes > a.txt", "summary": "Write a"})),
+        Turn::tool_call("terminal", json!({"command": "echo no > b.txt", "summary": "Write b"})),
+        Turn::tool_call("finish", json!({"message": "done asking"})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let ws = sb.workspace.path();
+    let mut tui = Tui::start(
+        &["run", "--confirm", "risky", "write a and b"],
+        &sb.env(Some(&server.base_url())),
+        ws,
+    );
+    let screen = tui.wait_for("Run it? [y]es / [n]o / [a]lways");
+    assert!(screen.contains("terminal — Write a (risk: unrated)"), "{screen}");
+    tui.send(b"y\r");
+    tui.wait_for("terminal — Write b");
+    tui.send(b"n\r");
+    tui.wait_for("done asking");
+    assert_eq!(tui.wait_exit(), 0);
+    assert!(ws.join("a.txt").exists());
+    assert!(!ws.join("b.txt").exists());
+}
