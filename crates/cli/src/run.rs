@@ -202,8 +202,10 @@ fn exit_code(conversation: &LocalConversation, status: ExecutionStatus) -> ExitC
             );
             ExitCode::from(1)
         }
+        // `Running` here: the run saw an interrupt before its status changed.
         ExecutionStatus::Paused
         | ExecutionStatus::Idle
+        | ExecutionStatus::Running
         | ExecutionStatus::WaitingForConfirmation => ExitCode::from(130),
         _ => ExitCode::from(4),
     }

@@ -598,7 +598,12 @@ impl Settings {
     }
 
     /// Sets `key` from the text a user typed, validating it.
-    pub fn set_key(&mut self, key: Setting, text: &str, cipher: Option<&Cipher>) -> anyhow::Result<()> {
+    pub fn set_key(
+        &mut self,
+        key: Setting,
+        text: &str,
+        cipher: Option<&Cipher>,
+    ) -> anyhow::Result<()> {
         let text = text.trim();
         let invalid = |what: &str| usage(format!("invalid value for {}: {what}", key.name()));
         match key {

@@ -63,7 +63,9 @@ fn api_keys_are_encrypted_with_oh_secret_key_and_masked() {
         Some("(encrypted)")
     );
     let mut plain = Settings::empty("/s/settings.json");
-    plain.set_key(Setting::ApiKey, "sk-secret-value", None).unwrap();
+    plain
+        .set_key(Setting::ApiKey, "sk-secret-value", None)
+        .unwrap();
     assert_eq!(
         plain.display(Setting::ApiKey).unwrap().as_deref(),
         Some("sk-…ue")
@@ -102,8 +104,14 @@ fn values_are_validated() {
 fn keys_parse_by_name_and_location() {
     assert_eq!(Setting::parse("model"), Some(Setting::Model));
     assert_eq!(Setting::parse("llm.model"), Some(Setting::Model));
-    assert_eq!(Setting::parse("agent_settings.llm.api_key"), Some(Setting::ApiKey));
-    assert_eq!(Setting::parse("max-iterations"), Some(Setting::MaxIterations));
+    assert_eq!(
+        Setting::parse("agent_settings.llm.api_key"),
+        Some(Setting::ApiKey)
+    );
+    assert_eq!(
+        Setting::parse("max-iterations"),
+        Some(Setting::MaxIterations)
+    );
     assert_eq!(
         Setting::parse("conversation_settings.max_iterations"),
         Some(Setting::MaxIterations)

@@ -325,8 +325,12 @@ fn slash_condense_summarizes_the_history_and_slash_tools_lists_tools() {
     let mut turns: Vec<Turn> = (1..=5)
         .map(|i| Turn::tool_call("think", json!({"thought": format!("step {i}")})))
         .collect();
-    turns.push(Turn::tool_call("finish", json!({"message": "Thought it through."})));
-    let script = Script::from_turns(turns).with_toolless_reply(Turn::text("SUMMARY-OF-EARLIER-WORK"));
+    turns.push(Turn::tool_call(
+        "finish",
+        json!({"message": "Thought it through."}),
+    ));
+    let script =
+        Script::from_turns(turns).with_toolless_reply(Turn::text("SUMMARY-OF-EARLIER-WORK"));
     let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
     let mut tui = Tui::start(&[], &sb.env(Some(&server.base_url())), sb.workspace.path());
     tui.wait_for("Describe a task");
@@ -406,7 +410,9 @@ fn readme_screen() {
     tui.wait_for("Run it?");
     tui.send(b"y");
     tui.wait_for("Add the --verbose flag");
-    tui.wait_until("the second confirmation", |s| s.contains("Run it?") && s.contains("Add the --verbose"));
+    tui.wait_until("the second confirmation", |s| {
+        s.contains("Run it?") && s.contains("Add the --verbose")
+    });
     tui.send(b"y");
     let at_confirm = tui.wait_until("the third confirmation", |s| s.contains("risk: MEDIUM"));
     tui.send(b"y");
@@ -429,8 +435,14 @@ fn headless_run_asks_for_confirmation_on_the_terminal() {
     let rt = runtime();
     let sb = Sandbox::new();
     let script = Script::from_turns(vec![
-        Turn::tool_call("terminal", json!({"command": "echo yes > a.txt", "summary": "Write a"})),
-        Turn::tool_call("terminal", json!({"command": "echo no > b.txt", "summary": "Write b"})),
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "echo yes > a.txt", "summary": "Write a"}),
+        ),
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "echo no > b.txt", "summary": "Write b"}),
+        ),
         Turn::tool_call("finish", json!({"message": "done asking"})),
     ]);
     let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
@@ -441,7 +453,10 @@ fn headless_run_asks_for_confirmation_on_the_terminal() {
         ws,
     );
     let screen = tui.wait_for("Run it? [y]es / [n]o / [a]lways");
-    assert!(screen.contains("terminal — Write a (risk: unrated)"), "{screen}");
+    assert!(
+        screen.contains("terminal — Write a (risk: unrated)"),
+        "{screen}"
+    );
     tui.send(b"y\r");
     tui.wait_for("terminal — Write b");
     tui.send(b"n\r");

@@ -64,13 +64,23 @@ enum Answer {
     Stop,
 }
 
-/// The wrapped transcript of the last draw.
-#[derive(Debug, Default)]
+/// The wrapped transcript entries of the last draw.
+#[derive(Debug)]
 pub struct ViewCache {
     /// Transcript version, width and fold state the lines belong to.
     pub key: (u64, u16, bool),
     /// Wrapped lines.
     pub lines: Vec<Line<'static>>,
+}
+
+impl Default for ViewCache {
+    fn default() -> Self {
+        Self {
+            // No transcript has this version, so the first draw fills the cache.
+            key: (u64::MAX, 0, false),
+            lines: Vec::new(),
+        }
+    }
 }
 
 /// The interactive session.
@@ -316,7 +326,13 @@ impl App {
                 self.pausing = false;
                 self.refresh_usage();
                 match result {
-                    Ok(status) => self.run_ended(status),
+                    // An interrupt from this thread may have changed the
+                    // status after the run saw the cancellation: the
+                    // conversation's status is the one that holds now.
+                    Ok(status) => {
+                        let now = self.conv.as_ref().map_or(status, LocalConversation::status);
+                        self.run_ended(now);
+                    }
                     Err(e) => self.error(e),
                 }
             }

@@ -56,20 +56,31 @@ pub fn draw(f: &mut Frame, app: &mut App) {
 }
 
 fn draw_transcript(f: &mut Frame, app: &mut App, area: Rect) {
+    let width = area.width.max(1) as usize;
     let key = (app.transcript.version(), area.width, app.expanded);
-    if app.view.key != key || app.view.lines.is_empty() {
-        let lines = app.transcript.lines(app.expanded);
-        app.view.lines = wrap_lines(&lines, area.width.max(1) as usize);
+    if app.view.key != key {
+        let lines = app.transcript.entry_lines(app.expanded);
+        app.view.lines = wrap_lines(&lines, width);
         app.view.key = key;
     }
+    // The streamed text changes with every token: only it is wrapped anew.
+    let live = wrap_lines(&app.transcript.live_lines(app.expanded), width);
     let height = area.height as usize;
     app.page = height;
-    let total = app.view.lines.len();
+    let total = app.view.lines.len() + live.len();
     let max_scroll = total.saturating_sub(height);
     app.scroll = app.scroll.min(max_scroll);
     let end = total - app.scroll;
     let start = end.saturating_sub(height);
-    let visible: Vec<Line<'static>> = app.view.lines[start..end].to_vec();
+    let visible: Vec<Line<'static>> = app
+        .view
+        .lines
+        .iter()
+        .chain(live.iter())
+        .skip(start)
+        .take(end - start)
+        .cloned()
+        .collect();
     f.render_widget(Paragraph::new(visible), area);
     if app.scroll > 0 {
         let hint = format!(" ↓ {} more lines (PageDown, Esc) ", app.scroll);

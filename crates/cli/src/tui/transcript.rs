@@ -122,7 +122,8 @@ fn edit_diff(observation: &Value) -> Vec<DetailLine> {
 }
 
 impl Transcript {
-    /// Changes whenever the content does (for render caching).
+    /// Changes whenever the entries do (not the streamed text), for
+    /// render caching.
     pub fn version(&self) -> u64 {
         self.version
     }
@@ -162,7 +163,6 @@ impl Transcript {
                 if let Some(r) = &d.reasoning_content {
                     self.live_reasoning.push_str(r);
                 }
-                self.version += 1;
             }
             EventBody::Message(m) => {
                 let text = m.llm_message.text();
@@ -259,9 +259,17 @@ impl Transcript {
         }
     }
 
-    /// The transcript as lines (before wrapping); `expanded` unfolds long
-    /// outputs, details and thinking.
+    /// The transcript as lines (before wrapping), the streamed text
+    /// included; `expanded` unfolds long outputs, details and thinking.
+    #[cfg(test)]
     pub fn lines(&self, expanded: bool) -> Vec<Line<'static>> {
+        let mut out = self.entry_lines(expanded);
+        out.extend(self.live_lines(expanded));
+        out
+    }
+
+    /// The entries as lines (before wrapping).
+    pub fn entry_lines(&self, expanded: bool) -> Vec<Line<'static>> {
         let mut out: Vec<Line<'static>> = Vec::new();
         for entry in &self.entries {
             if !out.is_empty() && !matches!(entry, Entry::Output { .. }) {
@@ -269,6 +277,12 @@ impl Transcript {
             }
             render_entry(entry, expanded, &mut out);
         }
+        out
+    }
+
+    /// The text being streamed as lines (before wrapping).
+    pub fn live_lines(&self, expanded: bool) -> Vec<Line<'static>> {
+        let mut out: Vec<Line<'static>> = Vec::new();
         if !self.live_reasoning.is_empty() {
             out.push(Line::default());
             render_entry(
