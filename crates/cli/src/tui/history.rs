@@ -32,8 +32,20 @@ impl History {
             })
             .unwrap_or_default();
         let skip = entries.len().saturating_sub(MAX_ENTRIES);
+        let entries: Vec<String> = entries.into_iter().skip(skip).collect();
+        if skip > MAX_ENTRIES / 2
+            && let Some(f) = &file
+        {
+            // Keep the file from growing without end.
+            let text: String = entries
+                .iter()
+                .filter_map(|e| serde_json::to_string(e).ok())
+                .map(|l| l + "\n")
+                .collect();
+            let _ = openhands_sdk::profiles::files::write_atomic(f, text.as_bytes());
+        }
         Self {
-            entries: entries.into_iter().skip(skip).collect(),
+            entries,
             pos: None,
             draft: String::new(),
             file,

@@ -3,6 +3,7 @@
 
 use super::app::{App, Overlay, Picker};
 use super::slash;
+use super::transcript::clean_text;
 use super::wrap::wrap_lines;
 use crate::describe::{LineKind, PendingAction, risk_label};
 use openhands_wire::event::SecurityRisk;
@@ -101,7 +102,7 @@ fn draw_picker(f: &mut Frame, p: &Picker, area: Rect) {
                 Line::from(vec![
                     id[..8].to_string().cyan(),
                     Span::raw("  "),
-                    c.title.clone().bold(),
+                    clean_text(&c.title).bold(),
                 ]),
                 Line::from(
                     format!(
@@ -147,9 +148,9 @@ fn confirm_lines(pending: &[PendingAction], width: usize) -> Vec<Line<'static>> 
             SecurityRisk::Medium => Style::default().fg(Color::Yellow),
             _ => Style::default().fg(Color::Gray),
         };
-        let mut head = vec!["⏺ ".yellow(), p.tool.clone().yellow().bold()];
+        let mut head = vec!["⏺ ".yellow(), clean_text(&p.tool).yellow().bold()];
         if let Some(s) = &p.summary {
-            head.push(Span::raw(format!("  {s}")));
+            head.push(Span::raw(format!("  {}", clean_text(s).replace('\n', " "))));
         }
         head.push(Span::styled(
             format!("  risk: {}", risk_label(p.risk)),
@@ -166,7 +167,7 @@ fn confirm_lines(pending: &[PendingAction], width: usize) -> Vec<Line<'static>> 
             };
             out.push(Line::from(vec![
                 Span::raw("    "),
-                Span::styled(d.text.clone(), style),
+                Span::styled(clean_text(&d.text), style),
             ]));
         }
         if p.details.len() > 8 {

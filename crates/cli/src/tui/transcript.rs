@@ -71,6 +71,46 @@ pub struct Transcript {
     version: u64,
 }
 
+/// Text made safe to draw: terminal escape sequences and control
+/// characters removed (they would move the cursor or change colours of the
+/// session's own screen), tabs expanded, carriage returns dropped.
+pub fn clean_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                // CSI: parameters, then one final byte in @..~
+                Some('[') => {
+                    for n in chars.by_ref() {
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \
+                Some(']') => {
+                    while let Some(n) = chars.next() {
+                        if n == '\x07' {
+                            break;
+                        }
+                        if n == '\x1b' {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn content_text(observation: &Value) -> String {
     observation
         .get("content")
@@ -371,10 +411,10 @@ fn render_entry(entry: &Entry, expanded: bool, out: &mut Vec<Line<'static>>) {
             details,
             risk,
         } => {
-            let mut head = vec!["⏺ ".yellow(), tool.clone().yellow().bold()];
+            let mut head = vec!["⏺ ".yellow(), clean_text(tool).yellow().bold()];
             if let Some(s) = summary.as_deref().filter(|s| !s.trim().is_empty()) {
                 head.push(Span::raw("  "));
-                head.push(s.to_string().fg(Color::Gray));
+                head.push(clean_text(s).replace('\n', " ").fg(Color::Gray));
             }
             if matches!(risk, SecurityRisk::High | SecurityRisk::Medium) {
                 head.push(format!("  [risk {}]", risk_label(*risk)).red());
@@ -388,7 +428,7 @@ fn render_entry(entry: &Entry, expanded: bool, out: &mut Vec<Line<'static>>) {
             for d in details.iter().take(limit) {
                 out.push(Line::from(vec![
                     Span::raw("  "),
-                    Span::styled(d.text.clone(), detail_style(d.kind)),
+                    Span::styled(clean_text(&d.text), detail_style(d.kind)),
                 ]));
             }
             if details.len() > limit {
@@ -407,13 +447,14 @@ fn render_entry(entry: &Entry, expanded: bool, out: &mut Vec<Line<'static>>) {
                 } else {
                     Style::default().fg(Color::Gray)
                 };
-                text.trim_end()
+                clean_text(text)
+                    .trim_end()
                     .lines()
                     .map(|l| Line::from(Span::styled(l.to_string(), style)))
                     .collect()
             } else {
                 diff.iter()
-                    .map(|d| Line::from(Span::styled(d.text.clone(), detail_style(d.kind))))
+                    .map(|d| Line::from(Span::styled(clean_text(&d.text), detail_style(d.kind))))
                     .collect()
             };
             if let Some(code) = exit_code.filter(|c| *c != 0) {
@@ -445,8 +486,8 @@ fn render_entry(entry: &Entry, expanded: bool, out: &mut Vec<Line<'static>>) {
         )),
         Entry::Rejected { tool, reason } => out.push(Line::from(vec![
             "✗ ".red().bold(),
-            format!("rejected {tool}").red(),
-            format!(" — {reason}").fg(Color::Gray),
+            format!("rejected {}", clean_text(tool)).red(),
+            format!(" — {}", clean_text(reason).replace('\n', " ")).fg(Color::Gray),
         ])),
         Entry::Marker(text) => out.push(Line::from(text.clone().yellow())),
         Entry::Info(text) => out.extend(prefixed(

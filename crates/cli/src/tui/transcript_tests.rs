@@ -144,3 +144,17 @@ fn streaming_text_is_replaced_by_the_final_event_and_errors_show() {
     t.clear();
     assert!(t.entries().is_empty());
 }
+
+#[test]
+fn escape_sequences_and_control_characters_are_not_drawn() {
+    assert_eq!(
+        clean_text("\x1b[31mred\x1b[0m\tx\r\n\x1b]0;title\x07ok\x08"),
+        "red    x\nok"
+    );
+    let mut t = Transcript::default();
+    t.push_event(&observation(
+        "terminal",
+        json!({"content": [{"type": "text", "text": "\x1b[2Jgone?\x1b[1;1H"}]}),
+    ));
+    assert!(text(&t, false).contains("⎿ gone?"));
+}
