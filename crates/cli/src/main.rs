@@ -6,6 +6,7 @@ mod config_cmd;
 mod demo;
 mod describe;
 mod error;
+mod logging;
 mod mcp;
 mod mock;
 mod options;
@@ -66,35 +67,9 @@ struct ServeArgs {
     port: u16,
 }
 
-fn init_tracing(interactive: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOG_LEVEL")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    if !interactive {
-        let _ = builder.with_writer(std::io::stderr).try_init();
-        return;
-    }
-    // The screen belongs to the session: logs go to a file.
-    let dir = paths::openhands_dir();
-    let file = openhands_sdk::profiles::create_private_dir(&dir).and_then(|()| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("cli.log"))
-    });
-    let _ = match file {
-        Ok(f) => builder
-            .with_ansi(false)
-            .with_writer(std::sync::Mutex::new(f))
-            .try_init(),
-        Err(_) => builder.with_writer(std::io::sink).try_init(),
-    };
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.command.is_none());
+    logging::init(cli.command.is_none());
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -107,14 +82,16 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        match cli.command {
-            None => tui::interactive(cli.session).await,
-            Some(Command::Run(a)) => run::run(a).await,
-            Some(Command::Resume(a)) => run::resume(a).await,
-            Some(Command::Config(a)) => config_cmd::config(a),
-            Some(Command::Serve(a)) => serve(a).await,
-            Some(Command::MockLlm(a)) => mock::serve(a).await,
-            Some(Command::Demo(a)) => demo::demo(a).await,
+        let Some(command) = cli.command else {
+            return tui::interactive(cli.session).await;
+        };
+        match command {
+            Command::Run(a) => run::run(a).await,
+            Command::Resume(a) => run::resume(a).await,
+            Command::Config(a) => config_cmd::config(a),
+            Command::Serve(a) => serve(a).await,
+            Command::MockLlm(a) => mock::serve(a).await,
+            Command::Demo(a) => demo::demo(a).await,
         }
     });
     // Work still blocked on I/O (a prompt's read, a tool) must not hold the exit.
