@@ -46,10 +46,13 @@ pub fn draw(f: &mut Frame, app: &mut App) {
             Overlay::Confirm(_) => (" confirm ", Color::Yellow),
             _ => (" commands ", Color::DarkGray),
         };
-        let block = Block::bordered()
+        let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(Style::default().fg(color))
             .title(title);
+        if matches!(app.overlay, Overlay::Confirm(_)) {
+            block = block.title_bottom(confirm_keys());
+        }
         f.render_widget(Paragraph::new(panel).block(block), panel_area);
     }
     draw_input(f, app, input_area, &rows, cursor, input_rows);
@@ -176,8 +179,13 @@ fn confirm_lines(pending: &[PendingAction], width: usize) -> Vec<Line<'static>> 
             ));
         }
     }
-    out.push(Line::from(vec![
-        "Run it? ".bold(),
+    wrap_lines(&out, width.max(10))
+}
+
+/// The keys of a confirmation (the panel's bottom line, always visible).
+fn confirm_keys() -> Line<'static> {
+    Line::from(vec![
+        " Run it? ".bold(),
         "y".green().bold(),
         " yes · ".into(),
         "n".red().bold(),
@@ -185,9 +193,8 @@ fn confirm_lines(pending: &[PendingAction], width: usize) -> Vec<Line<'static>> 
         "a".cyan().bold(),
         " always (stop asking) · ".into(),
         "Esc".bold(),
-        " reject and stop".into(),
-    ]));
-    wrap_lines(&out, width.max(10))
+        " reject and stop ".into(),
+    ])
 }
 
 fn panel_lines(app: &App, width: usize) -> Vec<Line<'static>> {
