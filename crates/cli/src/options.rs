@@ -137,6 +137,16 @@ pub fn resolve(
         return Err(usage(format!("{settings_name}: {problem}")));
     }
     let mut notices = Vec::new();
+    // The reference's command line keeps MCP servers in its own file.
+    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
+    if let Ok(servers) = crate::mcp::read_servers(&mcp_file) {
+        notices.push(format!(
+            "{} defines MCP servers ({}), but MCP servers are not supported yet: the agent does \
+             not have their tools",
+            mcp_file.display(),
+            servers.join(", ")
+        ));
+    }
     let use_skills = !args.no_skills;
     if use_skills {
         if let Some(key) = settings.skill_loading().first() {

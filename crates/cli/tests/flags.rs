@@ -403,3 +403,35 @@ fn max_iterations_flag_limits_the_run() {
     );
     assert_eq!(server.completion_requests().len(), 1);
 }
+
+#[test]
+fn repository_skills_and_the_reference_mcp_file_are_announced_as_unused() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let dir = sb.home.path().join(".openhands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        r#"{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}"#,
+    )
+    .unwrap();
+    std::fs::write(sb.workspace.path().join("AGENTS.md"), "Use tabs.").unwrap();
+    let script = Script::from_turns(vec![Turn::tool_call("finish", json!({"message": "ok"}))]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args(["run", "hi"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "note: repository skills are not loaded yet: the agent does not see AGENTS.md"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("mcp.json defines MCP servers (fetch)"),
+        "{stderr}"
+    );
+}
