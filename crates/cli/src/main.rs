@@ -1,10 +1,24 @@
-//! `openhands`: run an agent on a task in a folder, resume a conversation,
-//! start the agent server, serve the scripted mock LLM, or try an offline demo.
+//! `openhands`: an interactive session with the agent (no subcommand), a
+//! headless run of one task, resuming a conversation, the settings file,
+//! the agent server, the scripted mock LLM, or an offline demo.
 
+mod config_cmd;
 mod demo;
+mod describe;
+mod error;
+mod logging;
+mod mcp;
 mod mock;
+mod options;
 mod output;
+mod paths;
+mod policy;
 mod run;
+mod session;
+mod settings;
+mod store;
+mod tool_names;
+mod tui;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -14,11 +28,16 @@ use std::process::ExitCode;
 #[command(
     name = "openhands",
     version,
-    about = "OpenHands agent: run tasks, resume conversations, serve the agent server"
+    about = "OpenHands agent: an interactive session in this folder (no subcommand), or run tasks, \
+             resume conversations, serve the agent server",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Options of the interactive session.
+    #[command(flatten)]
+    session: tui::SessionArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -27,6 +46,8 @@ enum Command {
     Run(run::RunArgs),
     /// Continue a persisted conversation.
     Resume(run::ResumeArgs),
+    /// Show or change the settings file (`~/.openhands/settings.json`).
+    Config(config_cmd::ConfigArgs),
     /// Start the agent server (same as `openhands-agent-server`).
     Serve(ServeArgs),
     /// Serve the scripted mock LLM (OpenAI/Responses/Anthropic compatible) on 127.0.0.1.
@@ -46,19 +67,9 @@ struct ServeArgs {
     port: u16,
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOG_LEVEL")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    logging::init(cli.command.is_none());
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -71,20 +82,32 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        match cli.command {
+        let Some(command) = cli.command else {
+            return tui::interactive(cli.session).await;
+        };
+        match command {
             Command::Run(a) => run::run(a).await,
             Command::Resume(a) => run::resume(a).await,
+            Command::Config(a) => config_cmd::config(a),
             Command::Serve(a) => serve(a).await,
             Command::MockLlm(a) => mock::serve(a).await,
             Command::Demo(a) => demo::demo(a).await,
         }
     });
+    // Work still blocked on I/O (a prompt's read, a tool) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
+        Err(e) => match error::as_usage(&e) {
+            Some(u) => {
+                eprintln!("error: {u}");
+                ExitCode::from(error::USAGE_EXIT_CODE)
+            }
+            None => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(1)
+            }
+        },
     }
 }
 

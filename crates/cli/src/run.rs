@@ -1,109 +1,135 @@
-//! `openhands run` and `openhands resume`.
+//! `openhands run` and `openhands resume`: one task headless, printed as a
+//! readable live view or as JSON lines. With `--confirm` the user is asked
+//! on the terminal before actions run.
 
+use crate::describe::{PendingAction, pending_actions, risk_label};
+use crate::error::usage;
+use crate::options::AgentArgs;
 use crate::output::Mode;
-use anyhow::{Context, bail};
+use crate::policy::ConfirmMode;
+use crate::session::Session;
+use crate::settings::Settings;
+use anyhow::Context;
+use openhands_sdk::LocalConversation;
 use openhands_sdk::conversation::EventCallback;
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
-use openhands_wire::LlmConfig;
 use openhands_wire::event::EventBody;
-use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use uuid::Uuid;
-
-/// LLM settings shared by `run` and `resume`.
-#[derive(Debug, clap::Args)]
-pub struct LlmArgs {
-    /// Model in LiteLLM form (`openai/gpt-5`, `anthropic/claude-sonnet-4-5`, ...).
-    #[arg(long, env = "LLM_MODEL")]
-    pub model: Option<String>,
-    /// API key of the provider.
-    #[arg(long, env = "LLM_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
-    /// Base URL of the provider or of an OpenAI-compatible server.
-    #[arg(long, env = "LLM_BASE_URL")]
-    pub base_url: Option<String>,
-    /// Stream tokens as they arrive.
-    #[arg(long)]
-    pub stream: bool,
-}
-
-impl LlmArgs {
-    fn config(&self) -> anyhow::Result<LlmConfig> {
-        let Some(model) = self.model.clone().filter(|m| !m.trim().is_empty()) else {
-            bail!(
-                "no model configured: set LLM_MODEL (e.g. `export LLM_MODEL=openai/gpt-5`) or pass --model; \
-                 LLM_API_KEY and LLM_BASE_URL set the key and an OpenAI-compatible endpoint"
-            );
-        };
-        let mut c = LlmConfig::new(model);
-        c.api_key = self.api_key.clone().map(SecretString::new);
-        c.base_url = self.base_url.clone();
-        c.stream = self.stream;
-        c.usage_id = "agent".into();
-        Ok(c)
-    }
-}
 
 /// Options of `openhands run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The task for the agent.
+    /// The task for the agent (`-` reads it from standard input).
     pub task: String,
     /// Folder the agent works in.
     #[arg(long, default_value = ".")]
     pub workspace: PathBuf,
-    /// Iteration limit of the run.
-    #[arg(long, default_value_t = 500)]
-    pub max_iterations: u32,
     /// Print events as JSON lines.
     #[arg(long)]
     pub json: bool,
+    /// Write the agent's last message to FILE when the run ends.
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
     /// Where conversations are stored (default `~/.openhands/conversations`).
     #[arg(long, env = "OPENHANDS_CONVERSATIONS_DIR")]
     pub persistence_dir: Option<PathBuf>,
-    /// LLM settings.
+    /// Agent options.
     #[command(flatten)]
-    pub llm: LlmArgs,
+    pub agent: AgentArgs,
 }
 
 /// Options of `openhands resume`.
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
-    /// Conversation id (dashed or 32 hex digits).
+    /// Conversation id (dashed, 32 hex digits, or a unique prefix).
     pub id: String,
     /// A message to send before continuing.
     #[arg(long)]
     pub message: Option<String>,
-    /// Iteration limit of each run (default: the limit stored with the conversation).
-    #[arg(long)]
-    pub max_iterations: Option<u32>,
     /// Print events as JSON lines.
     #[arg(long)]
     pub json: bool,
+    /// Write the agent's last message to FILE when the run ends.
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
     /// Where conversations are stored (default `~/.openhands/conversations`).
     #[arg(long, env = "OPENHANDS_CONVERSATIONS_DIR")]
     pub persistence_dir: Option<PathBuf>,
-    /// LLM settings.
+    /// Agent options.
     #[command(flatten)]
-    pub llm: LlmArgs,
-}
-
-fn default_persistence_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join(".openhands")
-        .join("conversations")
+    pub agent: AgentArgs,
 }
 
 fn printer(mode: Mode, stream: bool) -> EventCallback {
     Arc::new(move |e| mode.print(e, stream))
 }
 
-/// Runs a conversation to its end and maps the final status to an exit code.
+/// What the user answered to a confirmation prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No,
+    Always,
+}
+
+fn print_pending(pending: &[PendingAction]) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "\nThe agent wants to run:");
+    for p in pending {
+        let _ = writeln!(
+            err,
+            "  {} — {} (risk: {})",
+            p.tool,
+            p.summary.as_deref().unwrap_or(""),
+            risk_label(p.risk)
+        );
+        for d in p.details.iter().take(20) {
+            let _ = writeln!(err, "      {}", d.text);
+        }
+    }
+    let _ = write!(err, "Run it? [y]es / [n]o / [a]lways (don't ask again): ");
+    let _ = err.flush();
+}
+
+/// Reads one answer from the terminal; `None` when stdin closed.
+async fn ask() -> Option<Answer> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    // A plain thread: a blocked read must not keep the runtime alive at exit.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            let mut byte = [0u8; 1];
+            let eof = loop {
+                match stdin.read(&mut byte) {
+                    Ok(0) | Err(_) => break true,
+                    Ok(_) if byte[0] == b'\n' => break false,
+                    Ok(_) => line.push(byte[0]),
+                }
+            };
+            let text = String::from_utf8_lossy(&line).trim().to_ascii_lowercase();
+            let answer = match text.as_str() {
+                "y" | "yes" => Some(Answer::Yes),
+                "n" | "no" => Some(Answer::No),
+                "a" | "always" => Some(Answer::Always),
+                _ if eof => None,
+                _ => {
+                    eprint!("Please answer y, n or a: ");
+                    continue;
+                }
+            };
+            let _ = tx.send(answer);
+            return;
+        }
+    });
+    rx.await.ok().flatten()
+}
+
+/// Runs a conversation to its end, asking for confirmations on the terminal,
+/// and maps the final status to an exit code.
 pub async fn drive(conversation: &LocalConversation, json: bool) -> anyhow::Result<ExitCode> {
     let conv = conversation.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -115,7 +141,30 @@ pub async fn drive(conversation: &LocalConversation, json: bool) -> anyhow::Resu
             let _ = conv.interrupt();
         }
     });
-    let status = conversation.run().await?;
+    let status = loop {
+        let status = conversation.run().await?;
+        if status != ExecutionStatus::WaitingForConfirmation {
+            break status;
+        }
+        let pending = conversation.with_events(pending_actions);
+        print_pending(&pending);
+        let answer = tokio::select! {
+            a = ask() => a,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        match answer {
+            Some(Answer::Yes) => conversation.respond_to_confirmation(true, None)?,
+            Some(Answer::No) => conversation.respond_to_confirmation(false, None)?,
+            Some(Answer::Always) => {
+                conversation.set_confirmation_policy(ConfirmMode::Never.policy())?;
+                conversation.respond_to_confirmation(true, None)?;
+            }
+            None => break conversation.status(),
+        }
+        if conversation.status() == ExecutionStatus::Paused {
+            break ExecutionStatus::Paused;
+        }
+    };
     ctrl_c.abort();
     conversation.close().await;
     let code = exit_code(conversation, status);
@@ -153,30 +202,87 @@ fn exit_code(conversation: &LocalConversation, status: ExecutionStatus) -> ExitC
             );
             ExitCode::from(1)
         }
-        ExecutionStatus::Paused | ExecutionStatus::Idle => ExitCode::from(130),
+        // `Running` here: the run saw an interrupt before its status changed.
+        ExecutionStatus::Paused
+        | ExecutionStatus::Idle
+        | ExecutionStatus::Running
+        | ExecutionStatus::WaitingForConfirmation => ExitCode::from(130),
         _ => ExitCode::from(4),
     }
 }
 
+/// Writes the agent's last message for `--output-last-message`.
+async fn write_last_message(conversation: &LocalConversation, file: &Path) -> anyhow::Result<()> {
+    let text = conversation.agent_final_response();
+    if text.is_empty() {
+        eprintln!(
+            "warning: the agent sent no message; {} is empty",
+            file.display()
+        );
+    }
+    tokio::fs::write(file, text)
+        .await
+        .with_context(|| format!("cannot write {}", file.display()))
+}
+
+fn check_can_confirm(session: &Session) -> anyhow::Result<()> {
+    if session.config.confirm != ConfirmMode::Never && !std::io::stdin().is_terminal() {
+        return Err(usage(format!(
+            "confirmation mode '{}' needs a terminal to ask on; pass --confirm never to run \
+             unattended",
+            session.config.confirm.as_str()
+        )));
+    }
+    Ok(())
+}
+
+fn load_settings() -> anyhow::Result<Settings> {
+    Settings::load(&crate::paths::settings_file())
+}
+
+fn print_notices(session: &Session) {
+    for n in &session.config.notices {
+        eprintln!("note: {n}");
+    }
+}
+
+fn read_task(task: String) -> anyhow::Result<String> {
+    let task = if task == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the task from standard input")?;
+        text
+    } else {
+        task
+    };
+    if task.trim().is_empty() {
+        return Err(usage("the task is empty: say what the agent should do"));
+    }
+    Ok(task)
+}
+
 /// `openhands run`.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let llm = args.llm.config()?;
-    let workspace = std::fs::canonicalize(&args.workspace).with_context(|| {
-        format!(
+    let workspace = std::fs::canonicalize(&args.workspace).map_err(|_| {
+        usage(format!(
             "workspace folder {} does not exist",
             args.workspace.display()
-        )
+        ))
     })?;
-    let spec = openhands_tools::presets::get_default_agent(llm, true);
-    let agent = Agent::new(spec, openhands_tools::presets::default_registry())?;
-    let mode = Mode::from_flags(args.json);
-    let options = ConversationOptions {
-        persistence_dir: Some(args.persistence_dir.unwrap_or_else(default_persistence_dir)),
-        max_iteration_per_run: args.max_iterations,
-        callbacks: vec![printer(mode, args.llm.stream)],
-        ..ConversationOptions::default()
+    let settings = load_settings()?;
+    let config = crate::options::resolve(&args.agent, &settings, &workspace, false)?;
+    let session = Session {
+        config,
+        workspace: workspace.clone(),
+        root: crate::paths::conversations_dir(args.persistence_dir),
     };
-    let conversation = LocalConversation::new(agent, &workspace, options)?;
+    check_can_confirm(&session)?;
+    let task = read_task(args.task)?;
+    print_notices(&session);
+    let mode = Mode::from_flags(args.json);
+    let stream = session.config.spec.llm.stream;
+    let conversation = session.start(None, vec![printer(mode, stream)])?;
     if !args.json {
         eprintln!(
             "conversation {} in {}",
@@ -184,30 +290,41 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             workspace.display()
         );
     }
-    conversation.send_message(args.task)?;
-    drive(&conversation, args.json).await
+    conversation.send_message(task)?;
+    let code = drive(&conversation, args.json).await?;
+    if let Some(file) = &args.output_last_message {
+        write_last_message(&conversation, file).await?;
+    }
+    Ok(code)
 }
 
 /// `openhands resume`.
 pub async fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let id = Uuid::try_parse(args.id.trim())
-        .with_context(|| format!("'{}' is not a conversation id", args.id))?;
-    let root = args.persistence_dir.unwrap_or_else(default_persistence_dir);
-    let llm = args.llm.config()?;
-    let spec = openhands_tools::presets::get_default_agent(llm, true);
-    let agent = Agent::new(spec, openhands_tools::presets::default_registry())?;
-    let mode = Mode::from_flags(args.json);
-    let options = ConversationOptions {
-        callbacks: vec![printer(mode, args.llm.stream)],
-        ..ConversationOptions::default()
+    let root = crate::paths::conversations_dir(args.persistence_dir);
+    let id = crate::store::find(&root, &args.id)?;
+    let stored = crate::store::read_one(&root.join(id.simple().to_string()));
+    let workspace = stored
+        .map(|s| PathBuf::from(s.workspace))
+        .filter(|w| w.is_dir())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let settings = load_settings()?;
+    let config = crate::options::resolve(&args.agent, &settings, &workspace, false)?;
+    let session = Session {
+        config,
+        workspace,
+        root,
     };
-    let conversation = LocalConversation::resume(&root, id, Some(agent), options)
-        .with_context(|| format!("cannot resume {id} from {}", root.display()))?;
-    if let Some(n) = args.max_iterations {
-        conversation.set_max_iterations(n)?;
-    }
+    check_can_confirm(&session)?;
+    print_notices(&session);
+    let mode = Mode::from_flags(args.json);
+    let stream = session.config.spec.llm.stream;
+    let conversation = session.resume(id, vec![printer(mode, stream)])?;
     if let Some(m) = args.message {
         conversation.send_message(m)?;
     }
-    drive(&conversation, args.json).await
+    let code = drive(&conversation, args.json).await?;
+    if let Some(file) = &args.output_last_message {
+        write_last_message(&conversation, file).await?;
+    }
+    Ok(code)
 }

@@ -19,6 +19,9 @@ fn with_llm(cmd: &mut Command, base_url: &str, root: &Path) {
         .env("LLM_API_KEY", "mock-key")
         .env("LLM_BASE_URL", base_url)
         .env("OPENHANDS_CONVERSATIONS_DIR", root)
+        // No settings file of the machine's user.
+        .env("HOME", root.join("home"))
+        .env_remove("OH_PERSISTENCE_DIR")
         .env_remove("LOG_LEVEL");
 }
 
@@ -135,10 +138,12 @@ fn stuck_and_errors_give_non_zero_exit_codes_with_reasons() {
 
     let out = bin()
         .env_remove("LLM_MODEL")
+        .env_remove("OH_PERSISTENCE_DIR")
+        .env("HOME", root.path())
         .args(["run", "x"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a missing model is bad input");
     assert!(String::from_utf8_lossy(&out.stderr).contains("LLM_MODEL"));
 }
 

@@ -1,0 +1,292 @@
+//! The agent options shared by `run`, `resume` and the interactive session
+//! (`--model`, `--tools`, `--confirm`, ...) and how they combine with the
+//! environment and the settings file: a flag wins over its environment
+//! variable, which wins over `settings.json`, which wins over the defaults.
+
+use crate::error::usage;
+use crate::policy::ConfirmMode;
+use crate::settings::{Settings, cipher_from_env};
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::secret::SecretString;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Default iteration limit of one run (the reference's).
+pub const DEFAULT_MAX_ITERATIONS: u32 = 500;
+
+/// Which condenser keeps long histories within the model's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CondenserChoice {
+    /// Summarize the middle of long histories with the agent's model.
+    Llm,
+    /// Never condense.
+    None,
+}
+
+/// Agent options of `run`, `resume` and the interactive session.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentArgs {
+    /// Model in LiteLLM form (`openai/gpt-5`, `anthropic/claude-sonnet-4-5`, ...).
+    #[arg(long, env = "LLM_MODEL", value_name = "MODEL")]
+    pub model: Option<String>,
+    /// API key of the provider.
+    #[arg(long, env = "LLM_API_KEY", hide_env_values = true, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Base URL of the provider or of an OpenAI-compatible server.
+    #[arg(long, env = "LLM_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Stream tokens as they arrive (default: the settings' `stream`, else on
+    /// in the interactive session and off for `run`).
+    #[arg(long, overrides_with = "no_stream")]
+    pub stream: bool,
+    /// Do not stream tokens.
+    #[arg(long, overrides_with = "stream")]
+    pub no_stream: bool,
+    /// Built-in tools, comma-separated: terminal, file_editor, task_tracker,
+    /// grep, glob, apply_patch (default: terminal,file_editor,task_tracker).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub tools: Option<Vec<String>>,
+    /// MCP servers file (`{"mcpServers": {...}}`). Checked, then refused:
+    /// MCP servers are not supported yet.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+    /// Use the skills of the settings file (`agent_context.skills`; the default).
+    #[arg(long, overrides_with = "no_skills")]
+    pub skills: bool,
+    /// Run without any skill.
+    #[arg(long, overrides_with = "skills")]
+    pub no_skills: bool,
+    /// Ask before actions run: never, risky (HIGH or unrated risk) or always.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub confirm: Option<ConfirmMode>,
+    /// Iteration limit of each run (default 500).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Condenser for long histories: llm (summarize) or none.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub condenser: Option<CondenserChoice>,
+}
+
+/// Everything needed to start or resume conversations.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The agent (its LLM included).
+    pub spec: AgentSpec,
+    /// When to ask before actions run.
+    pub confirm: ConfirmMode,
+    /// Whether `confirm` was asked for (flag or settings) rather than the
+    /// default; a resumed conversation keeps its own mode otherwise.
+    pub confirm_explicit: bool,
+    /// Iteration limit of each run.
+    pub max_iterations: u32,
+    /// Whether `max_iterations` was asked for (flag or settings); a resumed
+    /// conversation keeps its own limit otherwise.
+    pub max_iterations_explicit: bool,
+    /// Things the user should know (shown once at the start).
+    pub notices: Vec<String>,
+}
+
+/// Files that hold repository skills in the reference's layout.
+const REPOSITORY_SKILL_PATHS: [&str; 4] = [
+    "AGENTS.md",
+    ".agents/skills",
+    ".openhands/skills",
+    ".openhands/microagents",
+];
+
+fn nonempty(v: &Option<String>) -> Option<String> {
+    v.as_ref()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Combines flags, environment and settings into a [`SessionConfig`], or
+/// explains in one line what the user must fix. `interactive` picks the
+/// streaming default.
+pub fn resolve(
+    args: &AgentArgs,
+    settings: &Settings,
+    workspace: &Path,
+    interactive: bool,
+) -> anyhow::Result<SessionConfig> {
+    let settings_name = settings.path().display().to_string();
+    let tools = match &args.tools {
+        Some(names) => {
+            crate::tool_names::specs_for(names, "--tools").map_err(anyhow::Error::new)?
+        }
+        None => match settings.tools()? {
+            Some(t) => t,
+            None => openhands_tools::presets::get_default_tools(false),
+        },
+    };
+    if let Some(file) = &args.mcp_config {
+        let servers = crate::mcp::read_servers(file)?;
+        return Err(crate::mcp::not_supported(
+            &file.display().to_string(),
+            &servers,
+        ));
+    }
+    let servers = settings.mcp_servers();
+    if !servers.is_empty() {
+        return Err(crate::mcp::not_supported(
+            &format!("{settings_name} (agent_settings.mcp_config)"),
+            &servers,
+        ));
+    }
+    if let Some(problem) = settings.unsupported().into_iter().next() {
+        return Err(usage(format!("{settings_name}: {problem}")));
+    }
+    let mut notices = Vec::new();
+    // The reference's command line keeps MCP servers in its own file.
+    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
+    if let Ok(servers) = crate::mcp::read_servers(&mcp_file) {
+        notices.push(format!(
+            "{} defines MCP servers ({}), but MCP servers are not supported yet: the agent does \
+             not have their tools",
+            mcp_file.display(),
+            servers.join(", ")
+        ));
+    }
+    let use_skills = !args.no_skills;
+    if use_skills {
+        if let Some(key) = settings.skill_loading().first() {
+            return Err(usage(format!(
+                "{settings_name}: agent_settings.agent_context.{key} is true, but loading user and \
+                 public skills is not supported yet; set it to false or pass --no-skills"
+            )));
+        }
+        let found: Vec<&str> = REPOSITORY_SKILL_PATHS
+            .iter()
+            .copied()
+            .filter(|p| workspace.join(p).exists())
+            .collect();
+        if !found.is_empty() {
+            notices.push(format!(
+                "repository skills are not loaded yet: the agent does not see {}",
+                found.join(", ")
+            ));
+        }
+    }
+
+    let Some(model) = nonempty(&args.model).or(settings.model()?) else {
+        return Err(usage(
+            "no model configured: set LLM_MODEL (e.g. `export LLM_MODEL=openai/gpt-5`), pass \
+             --model, or save one with `openhands config set model openai/gpt-5`",
+        ));
+    };
+    let mut llm = settings.llm_config(&model)?;
+    let cipher = cipher_from_env();
+    let api_key = match nonempty(&args.api_key) {
+        Some(k) => Some(k),
+        None => settings.api_key(cipher.as_ref())?,
+    };
+    let base_url = match nonempty(&args.base_url) {
+        Some(u) => Some(u),
+        None => settings.base_url()?,
+    };
+    if api_key.is_none() && base_url.is_none() && !model.starts_with("ollama") {
+        return Err(usage(format!(
+            "no API key for {model}: set LLM_API_KEY, pass --api-key, or save one with \
+             `openhands config set api_key ...` (a local OpenAI-compatible server needs only \
+             --base-url)"
+        )));
+    }
+    llm.api_key = api_key.map(SecretString::new);
+    llm.base_url = base_url;
+    llm.stream = if args.stream {
+        true
+    } else if args.no_stream {
+        false
+    } else {
+        settings.stream()?.unwrap_or(interactive)
+    };
+    llm.usage_id = "agent".into();
+
+    let mut spec = openhands_tools::presets::get_default_agent(llm.clone(), true);
+    spec.tools = tools;
+    let condenser = settings.condenser()?;
+    let condense = match args.condenser {
+        Some(CondenserChoice::Llm) => true,
+        Some(CondenserChoice::None) => false,
+        None => condenser.enabled.unwrap_or(true),
+    };
+    spec.condenser = if condense {
+        let mut c = openhands_tools::presets::default_condenser(&llm);
+        if let Some(obj) = c.as_object_mut() {
+            if let Some(n) = condenser.max_size {
+                obj.insert("max_size".into(), Value::from(n));
+            }
+            if let Some(n) = condenser.keep_first {
+                obj.insert("keep_first".into(), Value::from(n));
+            }
+            let max = obj.get("max_size").and_then(Value::as_u64).unwrap_or(0);
+            let keep = obj.get("keep_first").and_then(Value::as_u64).unwrap_or(0);
+            if max < keep + 4 {
+                return Err(usage(format!(
+                    "{settings_name}: agent_settings.condenser.max_size ({max}) must exceed \
+                     keep_first ({keep}) by at least 4"
+                )));
+            }
+        }
+        Some(c)
+    } else {
+        None
+    };
+    if let Some(mut ctx) = settings.agent_context() {
+        if let Some(obj) = ctx.as_object_mut() {
+            let disabled: Vec<String> = obj
+                .get("disabled_skills")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match obj.get_mut("skills").and_then(Value::as_array_mut) {
+                Some(skills) if use_skills => skills.retain(|s| {
+                    s.get("name")
+                        .and_then(Value::as_str)
+                        .is_none_or(|n| !disabled.iter().any(|d| d == n))
+                }),
+                _ => {
+                    obj.remove("skills");
+                }
+            }
+        }
+        spec.agent_context = Some(ctx).filter(|c| c.as_object().is_some_and(|m| !m.is_empty()));
+    }
+    if let Some(p) = settings.persona()? {
+        spec.persona = Some(p);
+    }
+    if let Some(n) = settings.tool_concurrency_limit()? {
+        spec.tool_concurrency_limit = n;
+    }
+    let confirm = match args.confirm {
+        Some(m) => Some(m),
+        None => settings.confirm()?,
+    };
+    let max_iterations = match args.max_iterations {
+        Some(n) => Some(n),
+        None => settings.max_iterations()?,
+    };
+    Ok(SessionConfig {
+        spec,
+        confirm: confirm.unwrap_or(ConfirmMode::Never),
+        confirm_explicit: confirm.is_some(),
+        max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
+        max_iterations_explicit: max_iterations.is_some(),
+        notices,
+    })
+}
+
+/// The names of the agent's tools (built-ins `finish` and `think` included).
+pub fn tool_names(spec: &AgentSpec) -> Vec<String> {
+    let mut names: Vec<String> = spec.tools.iter().map(|t| t.name.clone()).collect();
+    names.extend(["finish".to_string(), "think".to_string()]);
+    names
+}
+
+#[cfg(test)]
+#[path = "options_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+use super::*;
+use crate::error::as_usage;
+use serde_json::json;
+
+fn settings(v: serde_json::Value) -> Settings {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    Settings::load(&path).unwrap()
+}
+
+fn args() -> AgentArgs {
+    AgentArgs {
+        model: Some("openai/m".into()),
+        api_key: Some("k".into()),
+        ..AgentArgs::default()
+    }
+}
+
+#[test]
+fn flags_win_over_settings_which_win_over_defaults() {
+    let ws = tempfile::tempdir().unwrap();
+    let s = settings(json!({
+        "agent_settings": {"llm": {"model": "anthropic/x", "api_key": "sk-settings", "base_url": "http://h/v1"},
+                           "tools": [{"name": "grep"}]},
+        "conversation_settings": {"max_iterations": 3, "confirmation_mode": true}
+    }));
+    let from_settings = resolve(&AgentArgs::default(), &s, ws.path(), false).unwrap();
+    assert_eq!(from_settings.spec.llm.model, "anthropic/x");
+    assert_eq!(
+        from_settings.spec.llm.api_key.as_ref().unwrap().expose(),
+        "sk-settings"
+    );
+    assert_eq!(
+        from_settings.spec.llm.base_url.as_deref(),
+        Some("http://h/v1")
+    );
+    assert_eq!(from_settings.spec.tools.len(), 1);
+    assert_eq!(from_settings.max_iterations, 3);
+    assert!(from_settings.max_iterations_explicit);
+    assert_eq!(from_settings.confirm, ConfirmMode::Risky);
+    assert!(
+        !from_settings.spec.llm.stream,
+        "run does not stream by default"
+    );
+
+    let flags = AgentArgs {
+        model: Some("openai/flag".into()),
+        tools: Some(vec!["glob".into(), "terminal".into()]),
+        confirm: Some(ConfirmMode::Never),
+        max_iterations: Some(8),
+        no_stream: true,
+        ..AgentArgs::default()
+    };
+    let c = resolve(&flags, &s, ws.path(), true).unwrap();
+    assert_eq!(c.spec.llm.model, "openai/flag");
+    assert_eq!(c.spec.llm.api_key.as_ref().unwrap().expose(), "sk-settings");
+    let names: Vec<&str> = c.spec.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["glob", "terminal"]);
+    assert_eq!((c.confirm, c.max_iterations), (ConfirmMode::Never, 8));
+    assert!(!c.spec.llm.stream);
+
+    let defaults = resolve(&args(), &settings(json!({})), ws.path(), true).unwrap();
+    let names: Vec<&str> = defaults
+        .spec
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["terminal", "file_editor", "task_tracker"]);
+    assert_eq!(defaults.confirm, ConfirmMode::Never);
+    assert!(!defaults.confirm_explicit);
+    assert_eq!(defaults.max_iterations, DEFAULT_MAX_ITERATIONS);
+    assert!(
+        defaults.spec.llm.stream,
+        "the interactive session streams by default"
+    );
+    assert!(defaults.spec.condenser.is_some());
+    assert_eq!(defaults.spec.llm.usage_id, "agent");
+}
+
+#[test]
+fn condenser_choices_and_limits() {
+    let ws = tempfile::tempdir().unwrap();
+    let none = AgentArgs {
+        condenser: Some(CondenserChoice::None),
+        ..args()
+    };
+    assert!(
+        resolve(&none, &settings(json!({})), ws.path(), false)
+            .unwrap()
+            .spec
+            .condenser
+            .is_none()
+    );
+    let s = settings(json!({"agent_settings": {"condenser": {"max_size": 30, "keep_first": 3}}}));
+    let c = resolve(&args(), &s, ws.path(), false).unwrap();
+    let cond = c.spec.condenser.unwrap();
+    assert_eq!(
+        (cond["max_size"].as_u64(), cond["keep_first"].as_u64()),
+        (Some(30), Some(3))
+    );
+    let s = settings(json!({"agent_settings": {"condenser": {"max_size": 20, "keep_first": 18}}}));
+    let e = resolve(&args(), &s, ws.path(), false).unwrap_err();
+    assert!(as_usage(&e).unwrap().0.contains("must exceed keep_first"));
+    let off = settings(json!({"agent_settings": {"condenser": {"enabled": false}}}));
+    assert!(
+        resolve(&args(), &off, ws.path(), false)
+            .unwrap()
+            .spec
+            .condenser
+            .is_none()
+    );
+}
+
+#[test]
+fn skills_inline_disabled_and_repository_notice() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("AGENTS.md"), "be nice").unwrap();
+    let s = settings(json!({"agent_settings": {"agent_context": {
+        "skills": [{"name": "a", "content": "A"}, {"name": "b", "content": "B"}],
+        "disabled_skills": ["b"],
+        "system_message_suffix": "suffix"
+    }}}));
+    let c = resolve(&args(), &s, ws.path(), false).unwrap();
+    let ctx = c.spec.agent_context.unwrap();
+    assert_eq!(ctx["skills"], json!([{"name": "a", "content": "A"}]));
+    assert_eq!(ctx["system_message_suffix"], "suffix");
+    assert!(
+        c.notices.iter().any(|n| n.contains("AGENTS.md")),
+        "{:?}",
+        c.notices
+    );
+    let none = AgentArgs {
+        no_skills: true,
+        ..args()
+    };
+    let c = resolve(&none, &s, ws.path(), false).unwrap();
+    let ctx = c.spec.agent_context.unwrap();
+    assert!(ctx.get("skills").is_none());
+    assert!(!c.notices.iter().any(|n| n.contains("AGENTS.md")));
+}
+
+#[test]
+fn missing_model_or_key_are_usage_errors() {
+    let ws = tempfile::tempdir().unwrap();
+    let e = resolve(
+        &AgentArgs::default(),
+        &settings(json!({})),
+        ws.path(),
+        false,
+    )
+    .unwrap_err();
+    assert!(as_usage(&e).unwrap().0.starts_with("no model configured"));
+    let no_key = AgentArgs {
+        model: Some("openai/m".into()),
+        ..AgentArgs::default()
+    };
+    let e = resolve(&no_key, &settings(json!({})), ws.path(), false).unwrap_err();
+    assert!(
+        as_usage(&e)
+            .unwrap()
+            .0
+            .starts_with("no API key for openai/m")
+    );
+    let local = AgentArgs {
+        base_url: Some("http://localhost:8000/v1".into()),
+        ..no_key
+    };
+    assert!(resolve(&local, &settings(json!({})), ws.path(), false).is_ok());
+}
