@@ -211,7 +211,9 @@ impl ControlPlane {
             )
             .await?;
         inner.wake(&task.id);
-        inner.spawn_pump(task.clone(), ep);
+        let mut pumped = task.clone();
+        pumped.status = status::RUNNING.into();
+        inner.spawn_pump(pumped, ep);
         let fresh = inner.store.task(&task.id).await?.unwrap_or(task);
         Ok(views::task(&fresh))
     }
