@@ -35,6 +35,7 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_DOCKER_IMAGE",
     "OH_CONTROL_DOCKER_BIN",
     "OH_CONTROL_POLL_MS",
+    "OH_CONTROL_HEARTBEAT_SECONDS",
 ];
 
 /// Why the configuration is unusable.
@@ -135,6 +136,10 @@ pub struct ControlConfig {
     /// How often readers and sweepers look at the database for changes
     /// other instances made.
     pub poll_interval: Duration,
+    /// How often an instance renews the heartbeat of the tasks whose
+    /// events it forwards; after four missed beats another instance takes
+    /// the forwarding over.
+    pub heartbeat: Duration,
     /// The LLM sandboxes use by default.
     pub llm: DefaultLlm,
 }
@@ -265,6 +270,10 @@ impl ControlConfig {
                     ConfigError::new("OH_CONTROL_POLL_MS", "must be milliseconds in 10..=60000")
                 })?,
         };
+        let heartbeat = match get("OH_CONTROL_HEARTBEAT_SECONDS") {
+            None => Duration::from_secs(5),
+            Some(v) => parse_seconds("OH_CONTROL_HEARTBEAT_SECONDS", v)?,
+        };
         let secret_key = get("OH_CONTROL_SECRET_KEY").map(str::to_string);
         if let Some(k) = &secret_key
             && fernet::Fernet::new(k).is_none()
@@ -291,6 +300,7 @@ impl ControlConfig {
                 .to_string(),
             docker_bin: PathBuf::from(get("OH_CONTROL_DOCKER_BIN").unwrap_or("docker")),
             poll_interval,
+            heartbeat,
             llm: DefaultLlm {
                 model: get("LLM_MODEL").map(str::to_string),
                 api_key: vars.get("LLM_API_KEY").cloned().filter(|k| !k.is_empty()),

@@ -29,17 +29,26 @@ fn script() -> Script {
         )
         .with_script(
             "slow",
-            vec![Turn::tool_call("terminal", json!({"command": "echo never"})).with_delay_ms(30_000)],
+            vec![
+                Turn::tool_call("terminal", json!({"command": "echo never"})).with_delay_ms(30_000),
+            ],
         )
         .with_toolless_reply(Turn::text("title"))
 }
 
 async fn main_flow(postgres: bool) {
-    let Some(db) = database(postgres).await else { return };
+    let Some(db) = database(postgres).await else {
+        return;
+    };
     let llm = mock_llm(script()).await;
     let c = Control::start(&db, &llm.base_url(), Options::default());
     let api = Api::new(&c.url);
-    let t = tenant(&c, "acme", "sandboxes:write,ai_chat:use", "sandboxes:write,ai_chat:use");
+    let t = tenant(
+        &c,
+        "acme",
+        "sandboxes:write,ai_chat:use",
+        "sandboxes:write,ai_chat:use",
+    );
     // A token acts as its user.
     let token = c.admin(&["token", "create", "--tenant", "acme", "--user", "alice"]);
     assert!(token.starts_with("oht_"));
@@ -52,12 +61,24 @@ async fn main_flow(postgres: bool) {
     assert_eq!(created.json["llm"]["model"], "openai/mock-model");
     let sb = created.json["id"].as_str().unwrap().to_string();
     let listed = api
-        .call("GET", &format!("/v1/customer/tenants/{}/sandboxes", t.id), Some(&token), None)
+        .call(
+            "GET",
+            &format!("/v1/customer/tenants/{}/sandboxes", t.id),
+            Some(&token),
+            None,
+        )
         .await;
     assert_eq!(listed.status, 200);
     assert_eq!(listed.json["sandboxes"][0]["id"], sb.as_str());
 
-    let agent = api.call("GET", &format!("{}/agent", Api::sandbox_path(&t, &sb)), Some(&t.key), None).await;
+    let agent = api
+        .call(
+            "GET",
+            &format!("{}/agent", Api::sandbox_path(&t, &sb)),
+            Some(&t.key),
+            None,
+        )
+        .await;
     assert_eq!(agent.status, 200);
     assert_eq!(agent.json["tasks_enabled"], true);
     assert_eq!(agent.json["limits"]["max_prompt_bytes"], 8192);
@@ -66,13 +87,26 @@ async fn main_flow(postgres: bool) {
     assert!(agent.json["current_task"].is_null());
 
     // Start the task.
-    let started = api.start_task(&t, &sb, "[[mock:script:main]] count to two").await;
+    let started = api
+        .start_task(&t, &sb, "[[mock:script:main]] count to two")
+        .await;
     assert_eq!(started.status, 202, "{}", started.text);
     for field in ["id", "session_id", "stream_id", "status"] {
-        assert!(started.json[field].is_string(), "task object lacks {field}: {}", started.json);
+        assert!(
+            started.json[field].is_string(),
+            "task object lacks {field}: {}",
+            started.json
+        );
     }
     let task = started.json["id"].as_str().unwrap().to_string();
-    let agent = api.call("GET", &format!("{}/agent", Api::sandbox_path(&t, &sb)), Some(&t.key), None).await;
+    let agent = api
+        .call(
+            "GET",
+            &format!("{}/agent", Api::sandbox_path(&t, &sb)),
+            Some(&t.key),
+            None,
+        )
+        .await;
     assert_eq!(agent.json["current_task"]["id"], task.as_str());
 
     // Read the output as NDJSON while the first model call is in flight.
@@ -85,7 +119,12 @@ async fn main_flow(postgres: bool) {
 
     // Steer mid-run: the message reaches the agent's next model call.
     let steer = api
-        .control(&t, &sb, "steer", json!({"task_id": task, "prompt": "also say hello"}))
+        .control(
+            &t,
+            &sb,
+            "steer",
+            json!({"task_id": task, "prompt": "also say hello"}),
+        )
         .await;
     assert_eq!(steer.status, 202, "{}", steer.text);
     assert_eq!(steer.json["id"], task.as_str());
@@ -94,7 +133,9 @@ async fn main_flow(postgres: bool) {
     follow_until(&api, &t, &sb, &task, &mut f, WAIT, |f| f.ran("echo one")).await;
     let requests_before = llm.completion_requests().len();
     assert_eq!(requests_before, 2, "the second model call is in flight");
-    let pause = api.control(&t, &sb, "pause", json!({"task_id": task})).await;
+    let pause = api
+        .control(&t, &sb, "pause", json!({"task_id": task}))
+        .await;
     assert_eq!(pause.status, 202, "{}", pause.text);
     // The call in flight completes: its action arrives after the pause.
     follow_until(&api, &t, &sb, &task, &mut f, WAIT, |f| {
@@ -119,9 +160,14 @@ async fn main_flow(postgres: bool) {
     );
     // The steer message was sent with the second call, as a user message.
     let second = &llm.completion_requests()[1].body;
-    assert!(second.to_string().contains("also say hello"), "steer not delivered: {second}");
+    assert!(
+        second.to_string().contains("also say hello"),
+        "steer not delivered: {second}"
+    );
     assert!(f.events().iter().any(|e| {
-        e["kind"] == "MessageEvent" && e["source"] == "user" && e.to_string().contains("also say hello")
+        e["kind"] == "MessageEvent"
+            && e["source"] == "user"
+            && e.to_string().contains("also say hello")
     }));
 
     // While paused, readers rotate: a response ends without an exit.
@@ -137,13 +183,21 @@ async fn main_flow(postgres: bool) {
     let first_bytes = resp.next().await.unwrap().unwrap();
     drop(resp);
     let partial = String::from_utf8_lossy(&first_bytes).to_string();
-    let complete: Vec<&str> = partial.split_inclusive('\n').filter(|l| l.ends_with('\n')).collect();
-    let seen: Vec<serde_json::Value> = complete.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let complete: Vec<&str> = partial
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .collect();
+    let seen: Vec<serde_json::Value> = complete
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut again = Followed::default();
     again.absorb(seen);
 
     // Resume: the task runs to its end.
-    let resume = api.control(&t, &sb, "resume", json!({"task_id": task})).await;
+    let resume = api
+        .control(&t, &sb, "resume", json!({"task_id": task}))
+        .await;
     assert_eq!(resume.status, 202, "{}", resume.text);
     follow_until(&api, &t, &sb, &task, &mut f, WAIT, |_| false).await;
     let exit = f.exit.clone().unwrap();
@@ -166,7 +220,14 @@ async fn main_flow(postgres: bool) {
     assert_eq!(tail.last().unwrap()["type"], "exit");
 
     // The task object reports its end.
-    let agent = api.call("GET", &format!("{}/agent", Api::sandbox_path(&t, &sb)), Some(&t.key), None).await;
+    let agent = api
+        .call(
+            "GET",
+            &format!("{}/agent", Api::sandbox_path(&t, &sb)),
+            Some(&t.key),
+            None,
+        )
+        .await;
     assert_eq!(agent.json["current_task"]["status"], "finished");
     assert_eq!(agent.json["current_task"]["exit_code"], 0);
 
@@ -186,7 +247,10 @@ async fn main_flow(postgres: bool) {
     let cancel = api
         .call(
             "DELETE",
-            &format!("{}/agent/tasks?task_id={slow_id}", Api::sandbox_path(&t, &sb)),
+            &format!(
+                "{}/agent/tasks?task_id={slow_id}",
+                Api::sandbox_path(&t, &sb)
+            ),
             Some(&t.key),
             None,
         )
@@ -199,11 +263,15 @@ async fn main_flow(postgres: bool) {
     assert!(!g.ran("echo never"), "a cancelled task does not continue");
 
     // Delete the sandbox: its process and directory go.
-    let del = api.call("DELETE", &Api::sandbox_path(&t, &sb), Some(&t.key), None).await;
+    let del = api
+        .call("DELETE", &Api::sandbox_path(&t, &sb), Some(&t.key), None)
+        .await;
     assert_eq!(del.status, 200, "{}", del.text);
     assert_eq!(del.json["status"], "deleted");
     assert!(!c.data_dir.join("sandboxes").join(&sb).exists());
-    let gone = api.call("GET", &Api::sandbox_path(&t, &sb), Some(&t.key), None).await;
+    let gone = api
+        .call("GET", &Api::sandbox_path(&t, &sb), Some(&t.key), None)
+        .await;
     assert_eq!(gone.status, 404);
     assert_eq!(gone.code(), "sandbox_not_found");
     llm.shutdown().await;

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{Api, Control, Followed, Options, chunk_data, database, eventually, follow_until, mock_llm, ndjson};
+use common::{
+    Api, Control, Followed, Options, chunk_data, database, eventually, follow_until, mock_llm,
+    ndjson,
+};
 use openhands_testkit::{Script, Turn};
 use serde_json::json;
 use std::time::Duration;
@@ -17,9 +20,17 @@ const WAIT: Duration = Duration::from_secs(90);
 /// notice), then finish.
 fn script() -> Script {
     let mut turns: Vec<Turn> = (0..60)
-        .map(|i| Turn::tool_call("think", json!({"thought": format!("{i}: {}", "lorem ipsum ".repeat(250))})))
+        .map(|i| {
+            Turn::tool_call(
+                "think",
+                json!({"thought": format!("{i}: {}", "lorem ipsum ".repeat(250))}),
+            )
+        })
         .collect();
-    turns.push(Turn::tool_call("think", json!({"thought": "x".repeat(20_000)})));
+    turns.push(Turn::tool_call(
+        "think",
+        json!({"thought": "x".repeat(20_000)}),
+    ));
     turns.push(Turn::tool_call("finish", json!({"message": "done"})));
     Script::from_turns([Turn::text("unused")])
         .with_script("big", turns)
@@ -27,14 +38,21 @@ fn script() -> Script {
 }
 
 async fn limits(postgres: bool) {
-    let Some(db) = database(postgres).await else { return };
+    let Some(db) = database(postgres).await else {
+        return;
+    };
     let llm = mock_llm(script()).await;
     let c = Control::start(&db, &llm.base_url(), Options::default());
     let api = Api::new(&c.url);
     let full = "sandboxes:write,ai_chat:use";
     let t = common::tenant(&c, "acme", full, full);
-    let sb = api.create_sandbox(&t, json!({})).await.json["id"].as_str().unwrap().to_string();
-    let started = api.start_task(&t, &sb, "[[mock:script:big]] think a lot").await;
+    let sb = api.create_sandbox(&t, json!({})).await.json["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = api
+        .start_task(&t, &sb, "[[mock:script:big]] think a lot")
+        .await;
     assert_eq!(started.status, 202, "{}", started.text);
     let task = started.json["id"].as_str().unwrap().to_string();
     // Nobody reads while it runs.
@@ -52,10 +70,16 @@ async fn limits(postgres: bool) {
     let kept_from = notice["kept_from_seq"].as_i64().unwrap();
     assert!(kept_from > 1, "older output was dropped");
     let chunks: Vec<_> = all.iter().filter(|l| l["type"] == "chunk").collect();
-    assert_eq!(chunks[0]["seq"], kept_from, "output continues from the first kept seq");
+    assert_eq!(
+        chunks[0]["seq"], kept_from,
+        "output continues from the first kept seq"
+    );
     let retained: usize = chunks.iter().map(|c| chunk_data(c).len()).sum();
     assert!(retained <= 512 * 1024, "retained {retained} bytes");
-    assert!(retained > 400 * 1024, "retention keeps close to the limit: {retained}");
+    assert!(
+        retained > 400 * 1024,
+        "retention keeps close to the limit: {retained}"
+    );
     let exit = all.last().unwrap();
     assert_eq!(exit["type"], "exit");
     assert_eq!(exit["exit_code"], 0);

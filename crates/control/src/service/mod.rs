@@ -22,11 +22,9 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// How often an instance renews the heartbeat of the tasks it forwards.
-pub const HEARTBEAT: Duration = Duration::from_secs(5);
-/// A task whose forwarder has not renewed its heartbeat for this long is
-/// taken over by another instance.
-pub const STALE_AFTER: Duration = Duration::from_secs(20);
+/// Missed heartbeats after which another instance takes a task's
+/// forwarding over.
+pub const STALE_BEATS: u32 = 4;
 
 /// Why the control plane could not start.
 #[derive(Debug, thiserror::Error)]
@@ -283,7 +281,7 @@ async fn exits_loop(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Exited>) 
 }
 
 async fn heartbeat_loop(inner: Arc<Inner>) {
-    let mut tick = tokio::time::interval(HEARTBEAT);
+    let mut tick = tokio::time::interval(inner.config.heartbeat);
     loop {
         tokio::select! {
             _ = inner.shutdown.cancelled() => return,
@@ -312,7 +310,9 @@ async fn sweep_loop(inner: Arc<Inner>) {
     }
 }
 
-/// The stale threshold for taking over a forwarder now.
-pub(crate) fn stale_before() -> i64 {
-    now_ms() - STALE_AFTER.as_millis() as i64
+impl Inner {
+    /// The stale threshold for taking over a forwarder now.
+    pub(crate) fn stale_before(&self) -> i64 {
+        now_ms() - (self.config.heartbeat * STALE_BEATS).as_millis() as i64
+    }
 }

@@ -2,7 +2,7 @@
 //! capability read.
 
 use super::sandboxes::end_task;
-use super::{ControlPlane, Inner, stale_before};
+use super::{ControlPlane, Inner};
 use crate::agent_client::{AgentError, Endpoint};
 use crate::auth::Caller;
 use crate::config::{MAX_EVENT_BYTES, MAX_PROMPT_BYTES, OUTPUT_RETENTION_BYTES};
@@ -314,10 +314,10 @@ impl ControlPlane {
 /// Takes over forwarding running tasks whose forwarder stopped renewing
 /// its heartbeat (its instance died).
 pub(crate) async fn adopt_orphans(inner: &Arc<Inner>) -> StoreResult<()> {
-    for t in inner.store.orphaned_tasks(stale_before()).await? {
+    for t in inner.store.orphaned_tasks(inner.stale_before()).await? {
         if !inner
             .store
-            .claim_pump(&t.id, &inner.instance, stale_before())
+            .claim_pump(&t.id, &inner.instance, inner.stale_before())
             .await?
         {
             continue;

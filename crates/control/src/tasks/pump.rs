@@ -20,8 +20,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// Quiet time on the socket after which the host's liveness is checked.
-const IDLE_CHECK: Duration = Duration::from_secs(10);
 /// WebSocket close code of an unknown conversation.
 const CLOSE_NOT_FOUND: u16 = 4004;
 
@@ -207,6 +205,8 @@ impl Pump {
 /// Forwards the task's events until it ends or `stop` fires.
 pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: CancellationToken) {
     let give_up = inner.config.host_give_up;
+    // Quiet time on the socket after which the host's liveness is checked.
+    let idle_check = inner.config.host_timeout.max(Duration::from_millis(500));
     let mut pump = Pump {
         skip_until: task.last_event_id.clone(),
         status: task.status.clone(),
@@ -242,12 +242,14 @@ pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: Cance
                         .await;
                     return;
                 }
-                let first = unreachable_since.is_none();
-                let since = *unreachable_since.get_or_insert_with(Instant::now);
-                if first {
-                    pump.note(&format!("cannot reach the sandbox's agent server: {e}"))
-                        .await;
-                }
+                let since = match unreachable_since {
+                    Some(since) => since,
+                    None => {
+                        pump.note(&format!("cannot reach the sandbox's agent server: {e}"))
+                            .await;
+                        *unreachable_since.insert(Instant::now())
+                    }
+                };
                 if since.elapsed() >= give_up {
                     pump.fail(&format!(
                         "the sandbox's agent server did not answer for {give_up:?}: {e}"
@@ -269,7 +271,7 @@ pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: Cance
                     socket.close().await;
                     return;
                 }
-                r = socket.next(IDLE_CHECK) => r,
+                r = socket.next(idle_check) => r,
             };
             match read {
                 Ok(SocketRead::Event(ev)) => match pump.forward(&ev).await {
@@ -294,6 +296,11 @@ pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: Cance
                     }
                     if let Err(e) = pump.inner.client.alive(&ep).await {
                         tracing::debug!(task = %pump.task.id, "host silent: {e}");
+                        if unreachable_since.is_none() {
+                            unreachable_since = Some(Instant::now());
+                            pump.note(&format!("the sandbox's agent server does not answer: {e}"))
+                                .await;
+                        }
                         break;
                     }
                 }

@@ -32,7 +32,13 @@ pub fn agent_server_bin() -> PathBuf {
                 eprintln!("building openhands-agent-server for the control-plane tests ...");
                 let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
                 let status = Command::new(cargo)
-                    .args(["build", "-p", "openhands-agent-server", "--bin", "openhands-agent-server"])
+                    .args([
+                        "build",
+                        "-p",
+                        "openhands-agent-server",
+                        "--bin",
+                        "openhands-agent-server",
+                    ])
                     .current_dir(env!("CARGO_MANIFEST_DIR"))
                     .status()
                     .expect("running cargo build");
@@ -98,20 +104,37 @@ pub const SECRET_KEY: &str = "dGVzdC1rZXktZm9yLWNvbnRyb2wtcGxhbmUtdGVzdHM=";
 
 impl Control {
     /// Environment and arguments every command of this control plane uses.
-    fn base(db: &Db, llm_url: &str, data_dir: &Path, opts: &Options) -> (Vec<(String, String)>, Vec<String>) {
+    fn base(
+        db: &Db,
+        llm_url: &str,
+        data_dir: &Path,
+        opts: &Options,
+    ) -> (Vec<(String, String)>, Vec<String>) {
         let mut env = vec![
             ("LLM_MODEL".to_string(), "openai/mock-model".to_string()),
             ("LLM_API_KEY".to_string(), "mock-key".to_string()),
             ("LLM_BASE_URL".to_string(), llm_url.to_string()),
-            ("OH_CONTROL_AGENT_SERVER_BIN".to_string(), agent_server_bin().to_string_lossy().into_owned()),
-            ("OH_CONTROL_OUTPUT_ROTATION_SECONDS".to_string(), "1".to_string()),
-            ("OH_CONTROL_HOST_TIMEOUT_SECONDS".to_string(), "3".to_string()),
+            (
+                "OH_CONTROL_AGENT_SERVER_BIN".to_string(),
+                agent_server_bin().to_string_lossy().into_owned(),
+            ),
+            (
+                "OH_CONTROL_OUTPUT_ROTATION_SECONDS".to_string(),
+                "1".to_string(),
+            ),
+            (
+                "OH_CONTROL_HOST_TIMEOUT_SECONDS".to_string(),
+                "3".to_string(),
+            ),
             ("OH_CONTROL_POLL_MS".to_string(), "50".to_string()),
             ("OH_CONTROL_SECRET_KEY".to_string(), SECRET_KEY.to_string()),
             ("LOG_LEVEL".to_string(), "info".to_string()),
         ];
         env.extend(opts.env.iter().cloned());
-        let mut args = vec!["--data-dir".to_string(), data_dir.to_string_lossy().into_owned()];
+        let mut args = vec![
+            "--data-dir".to_string(),
+            data_dir.to_string_lossy().into_owned(),
+        ];
         if let Db::Postgres(url) = db {
             args.push("--database-url".into());
             args.push(url.clone());
@@ -249,8 +272,18 @@ pub struct Tenant {
 /// Creates a tenant, a user with `permissions` and a key with `grants`.
 pub fn tenant(c: &Control, name: &str, permissions: &str, grants: &str) -> Tenant {
     let id = c.admin(&["tenant", "create", name]);
-    let user = c.admin(&["user", "create", "--tenant", &id, "alice", "--permissions", permissions]);
-    let key = c.admin(&["key", "create", "--tenant", &id, "--user", "alice", "--grants", grants]);
+    let user = c.admin(&[
+        "user",
+        "create",
+        "--tenant",
+        &id,
+        "alice",
+        "--permissions",
+        permissions,
+    ]);
+    let key = c.admin(&[
+        "key", "create", "--tenant", &id, "--user", "alice", "--grants", grants,
+    ]);
     Tenant { id, user, key }
 }
 
@@ -331,8 +364,13 @@ impl Api {
 
     /// `POST …/sandboxes` (`{}` body).
     pub async fn create_sandbox(&self, t: &Tenant, body: Value) -> Answer {
-        self.call("POST", &format!("/v1/customer/tenants/{}/sandboxes", t.id), Some(&t.key), Some(body))
-            .await
+        self.call(
+            "POST",
+            &format!("/v1/customer/tenants/{}/sandboxes", t.id),
+            Some(&t.key),
+            Some(body),
+        )
+        .await
     }
 
     /// The path of a sandbox.
@@ -377,7 +415,13 @@ impl Api {
     }
 
     /// Opens the output response and returns it unread.
-    pub async fn output_response(&self, t: &Tenant, sandbox: &str, task: &str, after: i64) -> reqwest::Response {
+    pub async fn output_response(
+        &self,
+        t: &Tenant,
+        sandbox: &str,
+        task: &str,
+        after: i64,
+    ) -> reqwest::Response {
         self.http
             .get(format!(
                 "{}{}/agent/tasks/output?task_id={task}&after={after}",
@@ -432,14 +476,19 @@ impl Followed {
             match l["type"].as_str() {
                 Some("chunk") => {
                     let seq = l["seq"].as_i64().unwrap();
-                    assert!(seq > self.last_seq, "seq {seq} after {} (repeated or out of order)", self.last_seq);
+                    assert!(
+                        seq > self.last_seq,
+                        "seq {seq} after {} (repeated or out of order)",
+                        self.last_seq
+                    );
                     self.last_seq = seq;
                     let data = chunk_data(&l);
                     if l["stream"] == "stdout" {
                         for obj in data.lines().filter(|s| !s.is_empty()) {
-                            self.stdout.push(serde_json::from_str(obj).unwrap_or_else(|e| {
-                                panic!("stdout line is not JSON ({e}): {obj}")
-                            }));
+                            self.stdout
+                                .push(serde_json::from_str(obj).unwrap_or_else(|e| {
+                                    panic!("stdout line is not JSON ({e}): {obj}")
+                                }));
                         }
                     } else {
                         assert_eq!(l["stream"], "stderr");
@@ -479,9 +528,9 @@ impl Followed {
 
     /// Whether a terminal action ran `command`.
     pub fn ran(&self, command: &str) -> bool {
-        self.events().iter().any(|e| {
-            e["kind"] == "ActionEvent" && e["action"]["command"].as_str() == Some(command)
-        })
+        self.events()
+            .iter()
+            .any(|e| e["kind"] == "ActionEvent" && e["action"]["command"].as_str() == Some(command))
     }
 }
 
@@ -498,7 +547,11 @@ pub async fn follow_until(
 ) {
     let end = Instant::now() + limit;
     while !done(f) && f.exit.is_none() {
-        assert!(Instant::now() < end, "gave up following the output; so far: {:#?}", f.lines);
+        assert!(
+            Instant::now() < end,
+            "gave up following the output; so far: {:#?}",
+            f.lines
+        );
         let a = api.output(t, sandbox, task, f.last_seq).await;
         assert_eq!(a.status, 200, "{}", a.text);
         assert_eq!(a.content_type, "application/x-ndjson");
@@ -524,3 +577,87 @@ where
 
 /// Serializes tests that must not overlap in one process.
 pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// An agent server started by the test, standing for a remote host.
+pub struct RemoteHost {
+    child: Child,
+    /// Base URL.
+    pub url: String,
+    /// Its session key.
+    pub key: String,
+    /// Its directory.
+    pub dir: TempDir,
+}
+
+impl RemoteHost {
+    /// Starts `openhands-agent-server` with session key `key` on a free port.
+    pub fn start(key: &str) -> RemoteHost {
+        let dir = tempfile::Builder::new()
+            .prefix("ohctl-host-")
+            .tempdir()
+            .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let p = |s: &str| dir.path().join(s).to_string_lossy().into_owned();
+        let mut cmd = Command::new(agent_server_bin());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OH_") || k.starts_with("LLM_") || k == "SESSION_API_KEY" {
+                cmd.env_remove(k);
+            }
+        }
+        use std::os::unix::process::CommandExt;
+        cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .current_dir(dir.path())
+            .env("OH_SESSION_API_KEYS_0", key)
+            .env("OH_CONVERSATIONS_PATH", p("conversations"))
+            .env("OH_WORKSPACE_PATH", p("workspace"))
+            .env("OH_BASH_EVENTS_DIR", p("bash_events"))
+            .env("OH_PERSISTENCE_DIR", p("persistence"))
+            .env("OPENHANDS_AGENT_SERVER_CONFIG_PATH", p("none.json"))
+            .env("OH_ENABLE_VSCODE", "0")
+            .env("OH_PRELOAD_TOOLS", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(std::fs::File::create(p("server.log")).unwrap()))
+            .stderr(Stdio::from(std::fs::File::create(p("server.err")).unwrap()))
+            .process_group(0);
+        let child = cmd.spawn().expect("starting a host agent server");
+        let url = format!("http://127.0.0.1:{port}");
+        let end = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < end, "the host agent server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        RemoteHost {
+            child,
+            url,
+            key: key.to_string(),
+            dir,
+        }
+    }
+
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        let pg = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pg, sig);
+    }
+
+    /// Stops answering (SIGSTOP to its process group).
+    pub fn freeze(&self) {
+        self.signal(nix::sys::signal::Signal::SIGSTOP);
+    }
+
+    /// Answers again (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+}
+
+impl Drop for RemoteHost {
+    fn drop(&mut self) {
+        self.thaw();
+        self.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}

@@ -66,13 +66,18 @@ pub fn server() -> Option<&'static PgServer> {
 }
 
 fn start(bin: &Path) -> PgServer {
-    let dir = tempfile::Builder::new().prefix("ohctl-pg-").tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("ohctl-pg-")
+        .tempdir()
+        .unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     if is_root() {
-        let uid = nix::unistd::User::from_name("postgres").unwrap().expect("a postgres user");
+        let uid = nix::unistd::User::from_name("postgres")
+            .unwrap()
+            .expect("a postgres user");
         for p in [dir.path(), data.as_path()] {
             nix::unistd::chown(p, Some(uid.uid), Some(uid.gid)).unwrap();
         }
