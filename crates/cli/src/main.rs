@@ -1,6 +1,7 @@
 //! `openhands`: run an agent on a task in a folder, resume a conversation,
 //! start the agent server, serve the scripted mock LLM, or try an offline demo.
 
+mod control;
 mod demo;
 mod mock;
 mod output;
@@ -33,6 +34,8 @@ enum Command {
     MockLlm(mock::MockArgs),
     /// Offline demo: the default agent driven by a scripted LLM writes and runs a small program.
     Demo(demo::DemoArgs),
+    /// The task-control plane: serve its API, manage tenants, users, credentials and hosts.
+    Control(openhands_control::ControlArgs),
 }
 
 /// Options of `openhands serve`.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
             Command::Serve(a) => serve(a).await,
             Command::MockLlm(a) => mock::serve(a).await,
             Command::Demo(a) => demo::demo(a).await,
+            Command::Control(a) => control::run(a).await,
         }
     });
     match result {
