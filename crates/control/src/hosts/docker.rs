@@ -198,6 +198,7 @@ cp -L "$bin" "$stage/usr/local/bin/openhands-agent-server"
 copy "$stage/usr/local/bin/openhands-agent-server" 2>/dev/null || true
 for l in $(ldd "$bin" | grep -o '/[^ )]*'); do if [ -e "$l" ]; then cp -L --parents -n "$l" "$stage/"; fi; done
 cp /etc/passwd /etc/group "$stage/etc/"
+if [ -d /etc/ssl/certs ]; then mkdir -p "$stage/etc/ssl"; cp -rL /etc/ssl/certs "$stage/etc/ssl/"; fi
 tar -C "$stage" -c . | "$docker" import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'ENV HOME=/root' - "$tag"
 "#;
 
