@@ -286,3 +286,72 @@ async fn main_flow_sqlite() {
 async fn main_flow_postgres() {
     main_flow(true).await;
 }
+
+/// Processes whose working directory is under `dir`.
+fn processes_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
+            && cwd.starts_with(dir)
+        {
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_sandboxes_are_isolated_and_reaped() {
+    let script = Script::from_turns([
+        Turn::tool_call("terminal", json!({"command": "env > env.txt; pwd > pwd.txt"})),
+        Turn::tool_call("finish", json!({"message": "done"})),
+    ])
+    .with_toolless_reply(Turn::text("title"));
+    let llm = mock_llm(script).await;
+    let mut c = Control::start(
+        &common::Db::Sqlite,
+        &llm.base_url(),
+        Options::default(),
+    );
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let t = tenant(&c, "acme", full, full);
+    let one = api.create_sandbox(&t, json!({})).await.json["id"].as_str().unwrap().to_string();
+    let two = api.create_sandbox(&t, json!({})).await.json["id"].as_str().unwrap().to_string();
+    let started = api.start_task(&t, &one, "look").await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let task = started.json["id"].as_str().unwrap().to_string();
+    let mut f = Followed::default();
+    follow_until(&api, &t, &one, &task, &mut f, WAIT, |_| false).await;
+    assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0);
+
+    // Own directories, own session keys, private server configuration.
+    let root = c.data_dir.join("sandboxes");
+    let ws = root.join(&one).join("workspace");
+    let pwd = std::fs::read_to_string(ws.join("pwd.txt")).unwrap();
+    assert_eq!(pwd.trim(), std::fs::canonicalize(&ws).unwrap().to_string_lossy());
+    assert!(!root.join(&two).join("workspace").join("pwd.txt").exists());
+    let config = |id: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(id).join("server_config.json")).unwrap())
+            .unwrap()
+    };
+    assert_ne!(config(&one)["session_api_keys"], config(&two)["session_api_keys"]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(root.join(&one).join("server_config.json"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // The agent never sees the control plane's credentials.
+    let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
+    for secret in ["LLM_API_KEY", "OH_CONTROL_", "SESSION_API_KEY", "mock-key", common::SECRET_KEY] {
+        assert!(!env.contains(secret), "{secret} reached the agent:\n{env}");
+    }
+    assert!(env.contains("AI_AGENT=openhands"));
+
+    // Shutting the control plane down stops every sandbox process group.
+    assert!(!processes_under(&root).is_empty(), "the sandboxes run");
+    c.stop();
+    assert_eq!(processes_under(&root), Vec::<String>::new(), "sandbox processes left behind");
+    llm.shutdown().await;
+}
