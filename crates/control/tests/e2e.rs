@@ -303,21 +303,26 @@ fn processes_under(dir: &std::path::Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_sandboxes_are_isolated_and_reaped() {
     let script = Script::from_turns([
-        Turn::tool_call("terminal", json!({"command": "env > env.txt; pwd > pwd.txt"})),
+        Turn::tool_call(
+            "terminal",
+            json!({"command": "env > env.txt; pwd > pwd.txt"}),
+        ),
         Turn::tool_call("finish", json!({"message": "done"})),
     ])
     .with_toolless_reply(Turn::text("title"));
     let llm = mock_llm(script).await;
-    let mut c = Control::start(
-        &common::Db::Sqlite,
-        &llm.base_url(),
-        Options::default(),
-    );
+    let mut c = Control::start(&common::Db::Sqlite, &llm.base_url(), Options::default());
     let api = Api::new(&c.url);
     let full = "sandboxes:write,ai_chat:use";
     let t = tenant(&c, "acme", full, full);
-    let one = api.create_sandbox(&t, json!({})).await.json["id"].as_str().unwrap().to_string();
-    let two = api.create_sandbox(&t, json!({})).await.json["id"].as_str().unwrap().to_string();
+    let one = api.create_sandbox(&t, json!({})).await.json["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let two = api.create_sandbox(&t, json!({})).await.json["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let started = api.start_task(&t, &one, "look").await;
     assert_eq!(started.status, 202, "{}", started.text);
     let task = started.json["id"].as_str().unwrap().to_string();
@@ -329,13 +334,21 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     let root = c.data_dir.join("sandboxes");
     let ws = root.join(&one).join("workspace");
     let pwd = std::fs::read_to_string(ws.join("pwd.txt")).unwrap();
-    assert_eq!(pwd.trim(), std::fs::canonicalize(&ws).unwrap().to_string_lossy());
+    assert_eq!(
+        pwd.trim(),
+        std::fs::canonicalize(&ws).unwrap().to_string_lossy()
+    );
     assert!(!root.join(&two).join("workspace").join("pwd.txt").exists());
     let config = |id: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(root.join(id).join("server_config.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(
+            &std::fs::read_to_string(root.join(id).join("server_config.json")).unwrap(),
+        )
+        .unwrap()
     };
-    assert_ne!(config(&one)["session_api_keys"], config(&two)["session_api_keys"]);
+    assert_ne!(
+        config(&one)["session_api_keys"],
+        config(&two)["session_api_keys"]
+    );
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(root.join(&one).join("server_config.json"))
         .unwrap()
@@ -344,14 +357,45 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     assert_eq!(mode & 0o777, 0o600);
     // The agent never sees the control plane's credentials.
     let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
-    for secret in ["LLM_API_KEY", "OH_CONTROL_", "SESSION_API_KEY", "mock-key", common::SECRET_KEY] {
+    for secret in [
+        "LLM_API_KEY",
+        "OH_CONTROL_",
+        "SESSION_API_KEY",
+        "mock-key",
+        common::SECRET_KEY,
+    ] {
         assert!(!env.contains(secret), "{secret} reached the agent:\n{env}");
     }
     assert!(env.contains("AI_AGENT=openhands"));
 
+    // A control plane killed without its shutdown leaves its sandboxes'
+    // agent servers behind; the next start on the same data directory
+    // stops them and relaunches the sandboxes, which keep working.
+    let before = processes_under(&root);
+    assert!(!before.is_empty(), "the sandboxes run");
+    c.kill();
+    assert_eq!(processes_under(&root), before, "SIGKILL leaves them running");
+    let mut again = Control::start(
+        &common::Db::Sqlite,
+        &llm.base_url(),
+        Options {
+            data_dir: Some(c.data_dir.clone()),
+            ..Options::default()
+        },
+    );
+    let now = processes_under(&root);
+    assert!(now.iter().all(|p| !before.contains(p)), "left-over processes were stopped");
+    assert!(!now.is_empty(), "the sandboxes were relaunched");
+    let api = Api::new(&again.url);
+    let started = api.start_task(&t, &two, "look").await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let task = started.json["id"].as_str().unwrap().to_string();
+    let mut g = Followed::default();
+    follow_until(&api, &t, &two, &task, &mut g, WAIT, |_| false).await;
+    assert_eq!(g.exit.as_ref().unwrap()["exit_code"], 0);
+
     // Shutting the control plane down stops every sandbox process group.
-    assert!(!processes_under(&root).is_empty(), "the sandboxes run");
-    c.stop();
+    again.stop();
     assert_eq!(processes_under(&root), Vec::<String>::new(), "sandbox processes left behind");
     llm.shutdown().await;
 }

@@ -63,7 +63,9 @@ impl LocalSandboxes {
     }
 
     /// Starts the agent server of `sandbox_id` in `layout` and returns its
-    /// base URL once it listens (waiting at most `start_timeout`).
+    /// base URL once it listens (waiting at most `start_timeout`). A
+    /// process a previous run of the control plane left behind (killed
+    /// without its shutdown) is stopped first.
     pub async fn start(
         &self,
         sandbox_id: &str,
@@ -71,6 +73,8 @@ impl LocalSandboxes {
         layout: &SandboxLayout,
         start_timeout: Duration,
     ) -> Result<String, ProvisionError> {
+        let l = layout.clone();
+        let _ = tokio::task::spawn_blocking(move || stop_leftover(&l)).await;
         let env = sandbox_env_policy().child_env_from(sandbox_base_env(&layout.server_env()));
         let spec = ProcessSpec::new(binary, env)
             .args(["--host", "127.0.0.1", "--port", "0"])
@@ -114,6 +118,16 @@ impl LocalSandboxes {
                 layout.log_path().display()
             )));
         };
+        if let Some(pid) = child.id() {
+            let pid_file = layout.pid_path();
+            let written = tokio::task::spawn_blocking(move || {
+                crate::secrets::write_private(&pid_file, pid.to_string().as_bytes())
+            })
+            .await;
+            if !matches!(written, Ok(Ok(()))) {
+                tracing::warn!(sandbox = %sandbox_id, "writing the pid file failed: {written:?}");
+            }
+        }
         let stop = CancellationToken::new();
         let done = tokio::spawn(supervise(
             sandbox_id.to_string(),
@@ -174,6 +188,39 @@ async fn supervise(
             tracing::warn!(sandbox = %sandbox_id, code, "a local sandbox's agent server exited");
             let _ = exits.send(Exited { sandbox_id, code });
         }
+    }
+}
+
+/// Stops the process group recorded in the layout's pid file when that
+/// process is still this sandbox's agent server (its environment names the
+/// sandbox's configuration file), so a reused pid is never signalled.
+/// Blocking.
+pub fn stop_leftover(layout: &SandboxLayout) {
+    let Ok(text) = std::fs::read_to_string(layout.pid_path()) else {
+        return;
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return;
+    };
+    if pid <= 1 {
+        return;
+    }
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return;
+    };
+    let marker = format!(
+        "OPENHANDS_AGENT_SERVER_CONFIG_PATH={}",
+        layout.config_path().to_string_lossy()
+    );
+    let ours = environ
+        .split(|b| *b == 0)
+        .any(|entry| entry == marker.as_bytes());
+    if ours {
+        tracing::warn!(
+            pid,
+            "stopping a sandbox agent server left by a previous run"
+        );
+        openhands_workspace::exec::procs::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
     }
 }
 

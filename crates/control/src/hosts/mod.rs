@@ -67,6 +67,12 @@ impl SandboxLayout {
         self.dir.join("server_config.json")
     }
 
+    /// The process id of its local agent server (to stop one a killed
+    /// control plane left behind).
+    pub fn pid_path(&self) -> PathBuf {
+        self.dir.join("server.pid")
+    }
+
     /// The server's log (standard output and error).
     pub fn log_path(&self) -> PathBuf {
         self.dir.join("server.log")

@@ -14,12 +14,20 @@ use crate::error::{ApiError, codes};
 use crate::service::ControlPlane;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use std::future::Future;
+use std::time::Duration;
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Longest time a request may take to produce its answer (creating a
+/// sandbox starts an agent server; output bodies stream longer, bounded
+/// by the rotation).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The API router.
 pub fn router(cp: ControlPlane) -> Router {
@@ -35,7 +43,27 @@ pub fn router(cp: ControlPlane) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(request_timeout))
         .with_state(cp)
+}
+
+async fn request_timeout(req: Request, next: Next) -> Response {
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => ApiError::sandboxes_unavailable(format!(
+            "the request did not complete within {REQUEST_TIMEOUT:?}; it may still take effect"
+        ))
+        .into_response(),
+    }
+}
+
+/// Runs an operation that changes state to its end even when the client
+/// goes away (a dropped request must not leave a half-made sandbox or
+/// task behind).
+pub(crate) async fn detached<T: Send + 'static>(
+    op: impl Future<Output = Result<T, ApiError>> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::spawn(op).await.map_err(ApiError::internal)?
 }
 
 /// Serves the API on `listener` until `shutdown` resolves; then open

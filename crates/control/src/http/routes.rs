@@ -1,6 +1,6 @@
 //! The route handlers.
 
-use super::{body_object, caller, only_fields, query_pairs, uuid_value};
+use super::{body_object, caller, detached, only_fields, query_pairs, uuid_value};
 use crate::error::ApiError;
 use crate::grants::{AI_CHAT_USE, SANDBOXES_READ, SANDBOXES_WRITE};
 use crate::service::ControlPlane;
@@ -75,7 +75,7 @@ async fn create_sandbox(
         None | Some(Value::Null) => None,
         Some(v) => Some(v.clone()),
     };
-    let v = cp.create_sandbox(&c, NewSandbox { name, llm }).await?;
+    let v = detached(async move { cp.create_sandbox(&c, NewSandbox { name, llm }).await }).await?;
     Ok(json_response(StatusCode::CREATED, v))
 }
 
@@ -107,10 +107,8 @@ async fn delete_sandbox(
 ) -> Result<Response> {
     let c = caller(&cp, &headers, &tenant_id).await?;
     c.require(SANDBOXES_WRITE)?;
-    Ok(json_response(
-        StatusCode::OK,
-        cp.delete_sandbox(&c, &sandbox_id).await?,
-    ))
+    let v = detached(async move { cp.delete_sandbox(&c, &sandbox_id).await }).await?;
+    Ok(json_response(StatusCode::OK, v))
 }
 
 async fn agent(
@@ -158,7 +156,7 @@ async fn start_task(
     let m = body_object(&body)?;
     only_fields(&m, &["prompt"])?;
     let prompt = prompt_field(&m)?;
-    let v = cp.start_task(&c, &sandbox_id, &prompt).await?;
+    let v = detached(async move { cp.start_task(&c, &sandbox_id, &prompt).await }).await?;
     Ok(json_response(StatusCode::ACCEPTED, v))
 }
 
@@ -183,10 +181,8 @@ async fn cancel_task(
         }
     }
     let task_id = uuid_value("task_id", task_id.as_deref())?;
-    Ok(json_response(
-        StatusCode::OK,
-        cp.cancel_task(&c, &sandbox_id, &task_id).await?,
-    ))
+    let v = detached(async move { cp.cancel_task(&c, &sandbox_id, &task_id).await }).await?;
+    Ok(json_response(StatusCode::OK, v))
 }
 
 async fn control(
@@ -217,7 +213,8 @@ async fn control(
         }
     };
     let task_id = task_id_field(&m)?;
-    let v = cp.control_task(&c, &sandbox_id, &task_id, control).await?;
+    let v =
+        detached(async move { cp.control_task(&c, &sandbox_id, &task_id, control).await }).await?;
     Ok(json_response(StatusCode::ACCEPTED, v))
 }
 

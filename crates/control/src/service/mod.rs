@@ -79,6 +79,13 @@ impl Inner {
             .clone()
     }
 
+    /// Drops the notifiers no reader waits on any more.
+    pub fn forget_idle_notifiers(&self) {
+        self.notifiers
+            .lock()
+            .retain(|_, n| Arc::strong_count(n) > 1);
+    }
+
     /// Wakes the readers of `task_id` on this instance.
     pub fn wake(&self, task_id: &str) {
         let n = self.notifiers.lock().get(task_id).cloned();

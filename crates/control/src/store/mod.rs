@@ -61,8 +61,11 @@ impl Store {
             .acquire_timeout(timeout)
             .after_connect(|conn, _meta| {
                 Box::pin(async move {
+                    // No statement waits forever on locks or a busy server.
                     if conn.backend_name() == "SQLite" {
                         conn.execute("PRAGMA busy_timeout = 15000").await?;
+                    } else {
+                        conn.execute("SET statement_timeout = 30000").await?;
                     }
                     Ok(())
                 })

@@ -29,9 +29,19 @@ pub(crate) async fn stream(
     tx: mpsc::Sender<Bytes>,
 ) {
     let deadline = Instant::now() + rotation;
-    if let Err(e) = pump_lines(&inner, &task_id, &mut after, deadline, &tx).await {
-        tracing::warn!(task = %task_id, "reading task output failed: {e}");
+    // Bounded even if the database stops answering mid-read.
+    let limit = deadline + Duration::from_secs(30);
+    match tokio::time::timeout_at(
+        limit,
+        pump_lines(&inner, &task_id, &mut after, deadline, &tx),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(task = %task_id, "reading task output failed: {e}"),
+        Err(_) => tracing::warn!(task = %task_id, "reading task output timed out"),
     }
+    inner.forget_idle_notifiers();
 }
 
 async fn send(tx: &mpsc::Sender<Bytes>, line: String, deadline: Instant) -> bool {
@@ -93,6 +103,7 @@ async fn pump_lines(
             _ = tokio::time::sleep(poll) => {}
             _ = tokio::time::sleep_until(deadline) => return Ok(()),
             _ = tx.closed() => return Ok(()),
+            _ = inner.shutdown.cancelled() => return Ok(()),
         }
         if Instant::now() >= deadline {
             return Ok(());
