@@ -21,9 +21,9 @@ fn script() -> Script {
             "main",
             vec![
                 // The steer is sent while this call is in flight.
-                Turn::tool_call("terminal", json!({"command": "echo one"})).with_delay_ms(1500),
+                Turn::tool_call("terminal", json!({"command": "echo one"})).with_delay_ms(2500),
                 // The pause is sent while this call is in flight.
-                Turn::tool_call("terminal", json!({"command": "echo two"})).with_delay_ms(1500),
+                Turn::tool_call("terminal", json!({"command": "echo two"})).with_delay_ms(2500),
                 Turn::tool_call("finish", json!({"message": "all done"})),
             ],
         )
@@ -131,8 +131,11 @@ async fn main_flow(postgres: bool) {
 
     // Wait for the first command, then pause while the second call runs.
     follow_until(&api, &t, &sb, &task, &mut f, WAIT, |f| f.ran("echo one")).await;
-    let requests_before = llm.completion_requests().len();
-    assert_eq!(requests_before, 2, "the second model call is in flight");
+    // The mock records a request before answering it (after the delay).
+    common::eventually(WAIT, "the second model call", || async {
+        (llm.completion_requests().len() == 2).then_some(())
+    })
+    .await;
     let pause = api
         .control(&t, &sb, "pause", json!({"task_id": task}))
         .await;
@@ -158,11 +161,14 @@ async fn main_flow(postgres: bool) {
         echo_two_at > paused_at,
         "the model call in flight when pausing still delivers its result: {statuses:?}"
     );
-    // The steer message was sent with the second call, as a user message.
-    let second = &llm.completion_requests()[1].body;
+    // The steer message reached the agent's next model call (not the one in
+    // flight when it was sent), as a user message.
+    let requests = llm.completion_requests();
+    assert!(!requests[0].body.to_string().contains("also say hello"));
     assert!(
-        second.to_string().contains("also say hello"),
-        "steer not delivered: {second}"
+        requests[1].body.to_string().contains("also say hello"),
+        "steer not delivered: {}",
+        requests[1].body
     );
     assert!(f.events().iter().any(|e| {
         e["kind"] == "MessageEvent"
@@ -374,7 +380,11 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     let before = processes_under(&root);
     assert!(!before.is_empty(), "the sandboxes run");
     c.kill();
-    assert_eq!(processes_under(&root), before, "SIGKILL leaves them running");
+    assert_eq!(
+        processes_under(&root),
+        before,
+        "SIGKILL leaves them running"
+    );
     let mut again = Control::start(
         &common::Db::Sqlite,
         &llm.base_url(),
@@ -384,7 +394,10 @@ async fn local_sandboxes_are_isolated_and_reaped() {
         },
     );
     let now = processes_under(&root);
-    assert!(now.iter().all(|p| !before.contains(p)), "left-over processes were stopped");
+    assert!(
+        now.iter().all(|p| !before.contains(p)),
+        "left-over processes were stopped"
+    );
     assert!(!now.is_empty(), "the sandboxes were relaunched");
     let api = Api::new(&again.url);
     let started = api.start_task(&t, &two, "look").await;
@@ -396,6 +409,10 @@ async fn local_sandboxes_are_isolated_and_reaped() {
 
     // Shutting the control plane down stops every sandbox process group.
     again.stop();
-    assert_eq!(processes_under(&root), Vec::<String>::new(), "sandbox processes left behind");
+    assert_eq!(
+        processes_under(&root),
+        Vec::<String>::new(),
+        "sandbox processes left behind"
+    );
     llm.shutdown().await;
 }

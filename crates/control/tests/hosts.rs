@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Api, Control, Db, Followed, Options, RemoteHost, follow_until, mock_llm};
+use common::{Api, Control, Followed, Options, RemoteHost, database, follow_until, mock_llm};
 use openhands_testkit::{Script, Turn};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -35,11 +35,13 @@ fn host_loads(c: &Control) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sandboxes_on_registered_hosts() {
+async fn registered_hosts(postgres: bool) {
+    let Some(db) = database(postgres).await else {
+        return;
+    };
     let llm = mock_llm(script()).await;
     let c = Control::start(
-        &Db::Sqlite,
+        &db,
         &llm.base_url(),
         Options {
             env: vec![
@@ -182,4 +184,14 @@ async fn sandboxes_on_registered_hosts() {
         .await;
     assert_eq!(del.json["status"], "deleted");
     llm.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registered_hosts_sqlite() {
+    registered_hosts(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registered_hosts_postgres() {
+    registered_hosts(true).await;
 }

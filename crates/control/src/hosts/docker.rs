@@ -209,13 +209,14 @@ pub async fn build_image(
     agent_server: &Path,
     tag: &str,
 ) -> Result<String, ProvisionError> {
-    let stage = tempfile::Builder::new()
-        .prefix("oh-image-")
-        .tempdir()
-        .map_err(|source| ProvisionError::Io {
-            path: std::env::temp_dir().to_string_lossy().into_owned(),
-            source,
-        })?;
+    let stage =
+        tokio::task::spawn_blocking(|| tempfile::Builder::new().prefix("oh-image-").tempdir())
+            .await
+            .map_err(|e| ProvisionError::Docker(e.to_string()))?
+            .map_err(|source| ProvisionError::Io {
+                path: std::env::temp_dir().to_string_lossy().into_owned(),
+                source,
+            })?;
     let env = sandbox_env_policy().child_env_from(sandbox_base_env(&[]));
     let spec = ProcessSpec::bash(BUILD_SCRIPT, env)
         .arg("build-image")

@@ -83,7 +83,10 @@ async fn launch(inner: &Arc<Inner>, s: &Sandbox, key: &str) -> Result<Endpoint, 
             .start(&s.id, &lay, inner.config.host_timeout)
             .await?
     } else {
-        let bin = find_agent_server(inner.config.agent_server_bin.as_deref())
+        let configured = inner.config.agent_server_bin.clone();
+        let bin = tokio::task::spawn_blocking(move || find_agent_server(configured.as_deref()))
+            .await
+            .map_err(|e| ProvisionError::Start(e.to_string()))?
             .ok_or(ProvisionError::NoBinary)?;
         inner.local.start(&s.id, &bin, &lay, START_TIMEOUT).await?
     };

@@ -9,7 +9,7 @@
 //! chunk data are kept; older chunks are dropped and `kept_from_seq` says
 //! where the retained output starts.
 
-use super::{Store, StoreError, StoreResult, now_ms};
+use super::{Store, StoreResult, now_ms};
 use sqlx::{Any, Row, Transaction};
 
 /// Task statuses.
@@ -433,10 +433,5 @@ impl Store {
                 .fetch_all(self.pool())
                 .await?,
         )
-    }
-
-    /// Checks a stored count is sane (guards the casts readers make).
-    pub fn check_seq(seq: i64) -> StoreResult<u64> {
-        u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
     }
 }
