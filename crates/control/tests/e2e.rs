@@ -416,3 +416,54 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     );
     llm.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_may_name_its_own_llm() {
+    let script = Script::from_turns([Turn::tool_call("finish", json!({"message": "done"}))])
+        .with_toolless_reply(Turn::text("title"));
+    let llm = mock_llm(script).await;
+    let c = Control::start(&common::Db::Sqlite, &llm.base_url(), Options::default());
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let t = tenant(&c, "acme", full, full);
+    let own = json!({"model": "openai/own-model", "api_key": "own-secret-key", "base_url": llm.base_url()});
+    let sb = api.create_sandbox(&t, json!({"llm": own})).await;
+    assert_eq!(sb.status, 201, "{}", sb.text);
+    assert_eq!(sb.json["llm"]["model"], "openai/own-model");
+    assert_eq!(sb.json["llm"]["source"], "sandbox");
+    assert!(
+        !sb.text.contains("own-secret-key"),
+        "the key is never answered"
+    );
+    let sb = sb.json["id"].as_str().unwrap().to_string();
+    let default = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(default.json["llm"]["source"], "control_plane");
+
+    let started = api.start_task(&t, &sb, "go").await;
+    let task = started.json["id"].as_str().unwrap().to_string();
+    let mut f = Followed::default();
+    follow_until(&api, &t, &sb, &task, &mut f, WAIT, |_| false).await;
+    assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0);
+    let requests = llm.completion_requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        assert!(
+            r.body["model"].as_str().unwrap().contains("own-model"),
+            "{}",
+            r.body
+        );
+        assert_eq!(
+            r.headers.get("authorization").map(String::as_str),
+            Some("Bearer own-secret-key")
+        );
+    }
+    // The sandbox's key is stored sealed, never in clear.
+    let mut stored = Vec::new();
+    for entry in std::fs::read_dir(&c.data_dir).unwrap().flatten() {
+        if entry.path().is_file() {
+            stored.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    assert!(!String::from_utf8_lossy(&stored).contains("own-secret-key"));
+    llm.shutdown().await;
+}

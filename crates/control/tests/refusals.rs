@@ -663,6 +663,7 @@ async fn refusals(postgres: bool) {
     let agent = call(&api, "GET", &format!("{path}/agent"), &t.key, None).await;
     assert_eq!(agent.status, 200);
     assert_eq!(agent.json["tasks_enabled"], false);
+    assert_eq!(agent.json["controls"], json!(["cancel"]));
     assert_eq!(agent.json["current_task"]["id"], task.as_str());
     // Saved output stays available.
     let mut saved = Followed::default();

@@ -97,7 +97,7 @@ impl ControlPlane {
         Ok(json!({
             "sandbox_id": s.id,
             "tasks_enabled": enabled,
-            "controls": if enabled { json!(["start", "steer", "pause", "resume", "cancel"]) } else { json!([]) },
+            "controls": if enabled { json!(["start", "steer", "pause", "resume", "cancel"]) } else { json!(["cancel"]) },
             "limits": {
                 "max_prompt_bytes": MAX_PROMPT_BYTES,
                 "max_event_bytes": MAX_EVENT_BYTES,
