@@ -24,6 +24,33 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "build binaries"
 cargo build --workspace --bins
 
+step "services the control-plane tests use (PostgreSQL binaries, docker daemon)"
+# crates/control starts its own PostgreSQL (initdb + postgres on a temp dir
+# and port) from Debian's package, and runs docker sandboxes when a docker
+# daemon answers; without them those tests say so loudly and skip.
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+apt_install() {
+    command -v apt-get >/dev/null || return 1
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q "$@" >/dev/null 2>&1 \
+        || { as_root apt-get update -q >/dev/null 2>&1 \
+             && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q "$@" >/dev/null; }
+}
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_install postgresql || echo "warning: PostgreSQL is not installed; the control plane's PostgreSQL tests will skip"
+fi
+DOCKERD_PID=""
+if ! docker info >/dev/null 2>&1; then
+    command -v dockerd >/dev/null || apt_install docker.io || true
+    if command -v dockerd >/dev/null && [ "$(id -u)" = 0 ]; then
+        setsid dockerd >"${TMPDIR:-/tmp}/openhands-test-dockerd.log" 2>&1 </dev/null &
+        DOCKERD_PID=$!
+        for _ in $(seq 1 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    fi
+    docker info >/dev/null 2>&1 || echo "warning: no docker daemon; the control plane's docker sandbox test will skip"
+fi
+stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null || true; fi; }
+trap stop_dockerd EXIT
+
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast

@@ -3,6 +3,7 @@
 //! the agent server, the scripted mock LLM, or an offline demo.
 
 mod config_cmd;
+mod control;
 mod demo;
 mod describe;
 mod error;
@@ -54,6 +55,8 @@ enum Command {
     MockLlm(mock::MockArgs),
     /// Offline demo: the default agent driven by a scripted LLM writes and runs a small program.
     Demo(demo::DemoArgs),
+    /// The task-control plane: serve its API, manage tenants, users, credentials and hosts.
+    Control(openhands_control::ControlArgs),
 }
 
 /// Options of `openhands serve`.
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
             Command::Serve(a) => serve(a).await,
             Command::MockLlm(a) => mock::serve(a).await,
             Command::Demo(a) => demo::demo(a).await,
+            Command::Control(a) => control::run(a).await,
         }
     });
     // Work still blocked on I/O (a prompt's read, a tool) must not hold the exit.

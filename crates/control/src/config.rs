@@ -1,0 +1,405 @@
+//! The control plane's settings: command-line flags over `OH_CONTROL_*`
+//! environment variables over defaults, parsed once. Every error names the
+//! variable; an `OH_CONTROL_*` variable that matches no setting is refused
+//! (a typo must not be silently ignored).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Prefix of every control-plane variable (all withheld from sandboxes).
+pub const ENV_PREFIX: &str = "OH_CONTROL_";
+
+/// Spec limit: largest steer/task prompt in UTF-8 bytes.
+pub const MAX_PROMPT_BYTES: usize = 8192;
+/// Spec limit: an event whose JSON is larger becomes a notice.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024;
+/// Spec limit: output retained per task.
+pub const OUTPUT_RETENTION_BYTES: usize = 512 * 1024;
+/// Spec default: a reader's response ends after this long.
+pub const DEFAULT_ROTATION: Duration = Duration::from_secs(110);
+
+/// Variables this module reads (besides the `LLM_*` ones).
+const KNOWN: &[&str] = &[
+    "OH_CONTROL_DATA_DIR",
+    "OH_CONTROL_DATABASE_URL",
+    "OH_CONTROL_TASKS_ENABLED",
+    "OH_CONTROL_SANDBOX",
+    "OH_CONTROL_AGENT_SERVER_BIN",
+    "OH_CONTROL_OUTPUT_ROTATION_SECONDS",
+    "OH_CONTROL_MAX_RUNNING_TASKS",
+    "OH_CONTROL_HOST_TIMEOUT_SECONDS",
+    "OH_CONTROL_HOST_GIVE_UP_SECONDS",
+    "OH_CONTROL_SECRET_KEY",
+    "OH_CONTROL_INSTANCE_ID",
+    "OH_CONTROL_DOCKER_IMAGE",
+    "OH_CONTROL_DOCKER_BIN",
+    "OH_CONTROL_POLL_MS",
+    "OH_CONTROL_HEARTBEAT_SECONDS",
+];
+
+/// Why the configuration is unusable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct ConfigError {
+    /// The variable (or flag) at fault.
+    pub variable: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(variable: &str, message: impl Into<String>) -> Self {
+        Self {
+            variable: variable.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Where sandboxes run when no remote host is registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// One local `openhands-agent-server` process per sandbox.
+    Local,
+    /// One container of the agent-server image per sandbox.
+    Docker,
+}
+
+impl SandboxMode {
+    /// `local` or `docker`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Local => "local",
+            SandboxMode::Docker => "docker",
+        }
+    }
+}
+
+/// The LLM sandboxes use unless their create request names one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DefaultLlm {
+    /// `LLM_MODEL`.
+    pub model: Option<String>,
+    /// `LLM_API_KEY`.
+    pub api_key: Option<String>,
+    /// `LLM_BASE_URL`.
+    pub base_url: Option<String>,
+}
+
+impl DefaultLlm {
+    /// The reference's LLM JSON for this configuration, when a model is set.
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        let model = self.model.as_ref().filter(|m| !m.trim().is_empty())?;
+        let mut llm = serde_json::Map::new();
+        llm.insert("model".into(), model.clone().into());
+        if let Some(k) = self.api_key.as_ref().filter(|k| !k.is_empty()) {
+            llm.insert("api_key".into(), k.clone().into());
+        }
+        if let Some(u) = self.base_url.as_ref().filter(|u| !u.is_empty()) {
+            llm.insert("base_url".into(), u.clone().into());
+        }
+        llm.insert("usage_id".into(), "agent".into());
+        Some(serde_json::Value::Object(llm))
+    }
+}
+
+/// Every setting of the control plane.
+#[derive(Clone)]
+pub struct ControlConfig {
+    /// Data directory (SQLite database, local sandboxes, generated keys).
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…`; default: `<data_dir>/control.db`.
+    pub database_url: String,
+    /// Whether task controls (start, steer, pause, resume) are on.
+    pub tasks_enabled: bool,
+    /// Where new sandboxes run when no host is registered.
+    pub sandbox_mode: SandboxMode,
+    /// The agent-server binary for local sandboxes and the docker image build.
+    pub agent_server_bin: Option<PathBuf>,
+    /// How long one output response lasts before the reader reconnects.
+    pub output_rotation: Duration,
+    /// Running-task limit of tenants created without an explicit one.
+    pub default_max_running_tasks: i64,
+    /// Timeout of every call to a sandbox host.
+    pub host_timeout: Duration,
+    /// A task whose host stays unreachable this long fails.
+    pub host_give_up: Duration,
+    /// Fernet key sealing host keys and sandbox LLM settings at rest.
+    pub secret_key: Option<String>,
+    /// This instance's id (default: generated once into the data directory).
+    pub instance_id: Option<String>,
+    /// Image of sandbox containers (docker mode).
+    pub docker_image: String,
+    /// The docker client.
+    pub docker_bin: PathBuf,
+    /// How often readers and sweepers look at the database for changes
+    /// other instances made.
+    pub poll_interval: Duration,
+    /// How often an instance renews the heartbeat of the tasks whose
+    /// events it forwards; after four missed beats another instance takes
+    /// the forwarding over.
+    pub heartbeat: Duration,
+    /// The LLM sandboxes use by default.
+    pub llm: DefaultLlm,
+}
+
+impl std::fmt::Debug for ControlConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlConfig")
+            .field("data_dir", &self.data_dir)
+            .field("database", &redact_url(&self.database_url))
+            .field("tasks_enabled", &self.tasks_enabled)
+            .field("sandbox_mode", &self.sandbox_mode)
+            .field("output_rotation", &self.output_rotation)
+            .field("llm_model", &self.llm.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL without its password (for logs).
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Values given on the command line (they win over the environment).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `--database-url`.
+    pub database_url: Option<String>,
+}
+
+impl ControlConfig {
+    /// Reads the process environment.
+    pub fn from_env(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let vars: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        Self::from_vars(&vars, overrides)
+    }
+
+    /// Reads `vars` (instead of the process environment).
+    pub fn from_vars(
+        vars: &BTreeMap<String, String>,
+        overrides: &Overrides,
+    ) -> Result<Self, ConfigError> {
+        for name in vars.keys() {
+            if name.starts_with(ENV_PREFIX) && !KNOWN.contains(&name.as_str()) {
+                return Err(ConfigError::new(
+                    name,
+                    format!("unknown setting (known: {})", KNOWN.join(", ")),
+                ));
+            }
+        }
+        let get = |name: &str| vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let data_dir = overrides
+            .data_dir
+            .clone()
+            .or_else(|| get("OH_CONTROL_DATA_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("control"));
+        let database_url = match overrides
+            .database_url
+            .clone()
+            .or_else(|| get("OH_CONTROL_DATABASE_URL").map(str::to_string))
+        {
+            Some(url) => {
+                if !(url.starts_with("sqlite:")
+                    || url.starts_with("postgres://")
+                    || url.starts_with("postgresql://"))
+                {
+                    return Err(ConfigError::new(
+                        "OH_CONTROL_DATABASE_URL",
+                        "must start with sqlite:, postgres:// or postgresql://",
+                    ));
+                }
+                url
+            }
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                data_dir.join("control.db").to_string_lossy()
+            ),
+        };
+        let tasks_enabled = match get("OH_CONTROL_TASKS_ENABLED") {
+            None => true,
+            Some(v) => parse_bool("OH_CONTROL_TASKS_ENABLED", v)?,
+        };
+        let sandbox_mode = match get("OH_CONTROL_SANDBOX") {
+            None | Some("local") => SandboxMode::Local,
+            Some("docker") => SandboxMode::Docker,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "OH_CONTROL_SANDBOX",
+                    format!("must be 'local' or 'docker', not {other:?}"),
+                ));
+            }
+        };
+        let output_rotation = match get("OH_CONTROL_OUTPUT_ROTATION_SECONDS") {
+            None => DEFAULT_ROTATION,
+            Some(v) => parse_seconds("OH_CONTROL_OUTPUT_ROTATION_SECONDS", v)?,
+        };
+        let default_max_running_tasks = match get("OH_CONTROL_MAX_RUNNING_TASKS") {
+            None => 4,
+            Some(v) => v.parse::<i64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                ConfigError::new("OH_CONTROL_MAX_RUNNING_TASKS", "must be an integer ≥ 1")
+            })?,
+        };
+        let host_timeout = match get("OH_CONTROL_HOST_TIMEOUT_SECONDS") {
+            None => Duration::from_secs(10),
+            Some(v) => parse_seconds("OH_CONTROL_HOST_TIMEOUT_SECONDS", v)?,
+        };
+        let host_give_up = match get("OH_CONTROL_HOST_GIVE_UP_SECONDS") {
+            None => Duration::from_secs(120),
+            Some(v) => parse_seconds("OH_CONTROL_HOST_GIVE_UP_SECONDS", v)?,
+        };
+        let poll_interval = match get("OH_CONTROL_POLL_MS") {
+            None => Duration::from_millis(250),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (10..=60_000).contains(n))
+                .map(Duration::from_millis)
+                .ok_or_else(|| {
+                    ConfigError::new("OH_CONTROL_POLL_MS", "must be milliseconds in 10..=60000")
+                })?,
+        };
+        let heartbeat = match get("OH_CONTROL_HEARTBEAT_SECONDS") {
+            None => Duration::from_secs(5),
+            Some(v) => parse_seconds("OH_CONTROL_HEARTBEAT_SECONDS", v)?,
+        };
+        let secret_key = get("OH_CONTROL_SECRET_KEY").map(str::to_string);
+        if let Some(k) = &secret_key
+            && fernet::Fernet::new(k).is_none()
+        {
+            return Err(ConfigError::new(
+                "OH_CONTROL_SECRET_KEY",
+                "must be a Fernet key (32 bytes, URL-safe base64)",
+            ));
+        }
+        Ok(Self {
+            data_dir,
+            database_url,
+            tasks_enabled,
+            sandbox_mode,
+            agent_server_bin: get("OH_CONTROL_AGENT_SERVER_BIN").map(PathBuf::from),
+            output_rotation,
+            default_max_running_tasks,
+            host_timeout,
+            host_give_up,
+            secret_key,
+            instance_id: get("OH_CONTROL_INSTANCE_ID").map(str::to_string),
+            docker_image: get("OH_CONTROL_DOCKER_IMAGE")
+                .unwrap_or(crate::hosts::docker::DEFAULT_IMAGE)
+                .to_string(),
+            docker_bin: PathBuf::from(get("OH_CONTROL_DOCKER_BIN").unwrap_or("docker")),
+            poll_interval,
+            heartbeat,
+            llm: DefaultLlm {
+                model: get("LLM_MODEL").map(str::to_string),
+                api_key: vars.get("LLM_API_KEY").cloned().filter(|k| !k.is_empty()),
+                base_url: get("LLM_BASE_URL").map(str::to_string),
+            },
+        })
+    }
+
+    /// Whether the state lives in PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.database_url.starts_with("postgres")
+    }
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::new(
+            name,
+            "must be 1/0, true/false, yes/no or on/off",
+        )),
+    }
+}
+
+fn parse_seconds(name: &str, v: &str) -> Result<Duration, ConfigError> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| ConfigError::new(name, "must be a number of seconds in (0, 86400]"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_put_sqlite_under_the_data_dir() {
+        let c = ControlConfig::from_vars(&vars(&[]), &Overrides::default()).unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("control"));
+        assert_eq!(c.database_url, "sqlite://control/control.db?mode=rwc");
+        assert!(c.tasks_enabled);
+        assert_eq!(c.output_rotation, DEFAULT_ROTATION);
+        assert_eq!(c.sandbox_mode, SandboxMode::Local);
+    }
+
+    #[test]
+    fn unknown_and_malformed_settings_are_refused_by_name() {
+        let e = ControlConfig::from_vars(
+            &vars(&[("OH_CONTROL_TASK_ENABLED", "0")]),
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.variable, "OH_CONTROL_TASK_ENABLED");
+        for (name, value) in [
+            ("OH_CONTROL_TASKS_ENABLED", "maybe"),
+            ("OH_CONTROL_SANDBOX", "vm"),
+            ("OH_CONTROL_OUTPUT_ROTATION_SECONDS", "-1"),
+            ("OH_CONTROL_MAX_RUNNING_TASKS", "0"),
+            ("OH_CONTROL_DATABASE_URL", "mysql://x"),
+            ("OH_CONTROL_SECRET_KEY", "short"),
+        ] {
+            let e = ControlConfig::from_vars(&vars(&[(name, value)]), &Overrides::default())
+                .unwrap_err();
+            assert_eq!(e.variable, name);
+        }
+    }
+
+    #[test]
+    fn flags_win_and_llm_settings_are_read() {
+        let c = ControlConfig::from_vars(
+            &vars(&[
+                ("OH_CONTROL_DATA_DIR", "/x"),
+                ("OH_CONTROL_TASKS_ENABLED", "off"),
+                ("OH_CONTROL_OUTPUT_ROTATION_SECONDS", "1.5"),
+                ("LLM_MODEL", "openai/m"),
+                ("LLM_API_KEY", "k"),
+            ]),
+            &Overrides {
+                data_dir: Some("/y".into()),
+                database_url: Some("postgres://u:p@h/db".into()),
+            },
+        )
+        .unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/y"));
+        assert!(c.is_postgres());
+        assert!(!c.tasks_enabled);
+        assert_eq!(c.output_rotation, Duration::from_millis(1500));
+        let llm = c.llm.to_json().unwrap();
+        assert_eq!(llm["model"], "openai/m");
+        assert_eq!(llm["api_key"], "k");
+        assert!(!format!("{c:?}").contains(":p@"));
+    }
+}

@@ -1,0 +1,325 @@
+//! The control plane: its state, its background work (event forwarding,
+//! heartbeats, sweeping deleted sandboxes, taking over orphaned tasks) and
+//! the operations the HTTP layer calls ([`sandboxes`], [`tasks`]).
+
+pub mod sandboxes;
+pub mod tasks;
+
+use crate::agent_client::{AgentClient, Endpoint};
+use crate::config::{ControlConfig, OUTPUT_RETENTION_BYTES};
+use crate::error::ApiError;
+use crate::hosts::docker::DockerSandboxes;
+use crate::hosts::local::{Exited, LocalSandboxes};
+use crate::secrets::{Sealer, SecretError};
+use crate::store::sandboxes::Sandbox;
+use crate::store::{Store, StoreError, now_ms};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Missed heartbeats after which another instance takes a task's
+/// forwarding over.
+pub const STALE_BEATS: u32 = 4;
+
+/// Why the control plane could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data directory is unusable.
+    #[error("data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The secret key is unusable.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// The database is unusable.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A blocking helper failed.
+    #[error("start-up task failed: {0}")]
+    Join(String),
+}
+
+/// Shared state of one control-plane instance.
+pub(crate) struct Inner {
+    pub config: ControlConfig,
+    pub store: Store,
+    pub sealer: Sealer,
+    pub client: AgentClient,
+    pub local: LocalSandboxes,
+    pub docker: DockerSandboxes,
+    pub instance: String,
+    pub data_dir: PathBuf,
+    pumps: Mutex<HashMap<String, CancellationToken>>,
+    notifiers: Mutex<HashMap<String, Arc<Notify>>>,
+    pub shutdown: CancellationToken,
+    background: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Inner {
+    /// The retention limit as stored.
+    pub fn retention(&self) -> i64 {
+        OUTPUT_RETENTION_BYTES as i64
+    }
+
+    /// The notifier readers of `task_id` wait on.
+    pub fn notifier(&self, task_id: &str) -> Arc<Notify> {
+        self.notifiers
+            .lock()
+            .entry(task_id.to_string())
+            .or_insert_with(|| Arc::new(Notify::new()))
+            .clone()
+    }
+
+    /// Drops the notifiers no reader waits on any more.
+    pub fn forget_idle_notifiers(&self) {
+        self.notifiers
+            .lock()
+            .retain(|_, n| Arc::strong_count(n) > 1);
+    }
+
+    /// Wakes the readers of `task_id` on this instance.
+    pub fn wake(&self, task_id: &str) {
+        let n = self.notifiers.lock().get(task_id).cloned();
+        if let Some(n) = n {
+            n.notify_waiters();
+        }
+    }
+
+    /// The agent server of a sandbox.
+    pub fn endpoint(&self, s: &Sandbox) -> Result<Endpoint, ApiError> {
+        let (Some(url), Some(sealed)) = (&s.url, &s.sealed_key) else {
+            return Err(ApiError::sandboxes_unavailable(
+                "the sandbox has no agent server yet",
+            ));
+        };
+        let key = self.sealer.open(sealed).map_err(ApiError::internal)?;
+        Ok(Endpoint {
+            url: url.clone(),
+            key,
+        })
+    }
+
+    /// Starts forwarding a task's events on this instance (unless it
+    /// already does).
+    pub fn spawn_pump(self: &Arc<Self>, task: crate::store::tasks::Task, ep: Endpoint) {
+        let stop = CancellationToken::new();
+        {
+            let mut pumps = self.pumps.lock();
+            if pumps.contains_key(&task.id) {
+                return;
+            }
+            pumps.insert(task.id.clone(), stop.clone());
+        }
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let id = task.id.clone();
+            crate::tasks::pump::run(inner.clone(), task, ep, stop).await;
+            inner.pumps.lock().remove(&id);
+            inner.wake(&id);
+        });
+    }
+
+    /// Stops this instance's forwarder of a task.
+    pub fn stop_pump(&self, task_id: &str) {
+        if let Some(stop) = self.pumps.lock().remove(task_id) {
+            stop.cancel();
+        }
+    }
+
+    fn track(&self, handle: JoinHandle<()>) {
+        self.background.lock().push(handle);
+    }
+}
+
+/// One control-plane instance (cheap to clone).
+#[derive(Clone)]
+pub struct ControlPlane {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ControlPlane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlPlane")
+            .field("instance", &self.inner.instance)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens the data directory, the secret key and the database of `config`
+/// (shared by `serve` and the admin commands). Returns the absolute data
+/// directory.
+pub async fn open(config: &ControlConfig) -> Result<(PathBuf, Sealer, Store), StartError> {
+    let dir = config.data_dir.clone();
+    let key = config.secret_key.clone();
+    let (data_dir, sealer) = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&dir).map_err(|source| StartError::DataDir {
+            path: dir.to_string_lossy().into_owned(),
+            source,
+        })?;
+        let abs = std::path::absolute(&dir).map_err(|source| StartError::DataDir {
+            path: dir.to_string_lossy().into_owned(),
+            source,
+        })?;
+        let sealer = Sealer::load(key.as_deref(), &abs)?;
+        Ok::<_, StartError>((abs, sealer))
+    })
+    .await
+    .map_err(|e| StartError::Join(e.to_string()))??;
+    let store = Store::connect(&config.database_url, Duration::from_secs(30)).await?;
+    Ok((data_dir, sealer, store))
+}
+
+fn instance_id(configured: Option<&str>, data_dir: &std::path::Path) -> Result<String, StartError> {
+    if let Some(id) = configured {
+        return Ok(id.to_string());
+    }
+    let path = data_dir.join("instance_id");
+    let err = |source| StartError::DataDir {
+        path: path.to_string_lossy().into_owned(),
+        source,
+    };
+    let generate = || {
+        let id = uuid::Uuid::new_v4().to_string();
+        crate::secrets::write_private(&path, id.as_bytes()).map_err(err)?;
+        Ok(id)
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+        Ok(_) => generate(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => generate(),
+        Err(e) => Err(err(e)),
+    }
+}
+
+impl ControlPlane {
+    /// Opens the state and starts the background work; relaunches the
+    /// local and docker sandboxes this instance owns.
+    pub async fn start(config: ControlConfig) -> Result<Self, StartError> {
+        let (data_dir, sealer, store) = open(&config).await?;
+        let configured = config.instance_id.clone();
+        let dir = data_dir.clone();
+        let instance =
+            tokio::task::spawn_blocking(move || instance_id(configured.as_deref(), &dir))
+                .await
+                .map_err(|e| StartError::Join(e.to_string()))??;
+        let (exit_tx, exit_rx) = mpsc::unbounded_channel();
+        let inner = Arc::new(Inner {
+            client: AgentClient::new(config.host_timeout),
+            local: LocalSandboxes::new(exit_tx),
+            docker: DockerSandboxes::new(config.docker_bin.clone(), config.docker_image.clone()),
+            config,
+            store,
+            sealer,
+            instance,
+            data_dir,
+            pumps: Mutex::new(HashMap::new()),
+            notifiers: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            background: Mutex::new(Vec::new()),
+        });
+        tracing::info!(instance = %inner.instance, "control plane starting");
+        let cp = ControlPlane { inner };
+        cp.relaunch_owned().await;
+        let i = cp.inner.clone();
+        cp.inner.track(tokio::spawn(exits_loop(i, exit_rx)));
+        let i = cp.inner.clone();
+        cp.inner.track(tokio::spawn(heartbeat_loop(i)));
+        let i = cp.inner.clone();
+        cp.inner.track(tokio::spawn(sweep_loop(i)));
+        Ok(cp)
+    }
+
+    /// This instance's id.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ControlConfig {
+        &self.inner.config
+    }
+
+    /// The database.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Stops everything this instance started: forwarders, background
+    /// loops, local sandbox processes and containers (their state stays in
+    /// the database; the next start relaunches them).
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        let pumps: Vec<CancellationToken> =
+            self.inner.pumps.lock().drain().map(|(_, t)| t).collect();
+        for p in pumps {
+            p.cancel();
+        }
+        let handles: Vec<JoinHandle<()>> = self.inner.background.lock().drain(..).collect();
+        for h in handles {
+            let _ = tokio::time::timeout(Duration::from_secs(5), h).await;
+        }
+        self.inner.local.stop_all().await;
+        if let Ok(owned) = self.inner.store.owned_sandboxes(&self.inner.instance).await {
+            for s in owned.iter().filter(|s| s.placement == "docker") {
+                self.inner.docker.stop(&s.id).await;
+            }
+        }
+        self.inner.store.close().await;
+    }
+}
+
+async fn exits_loop(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Exited>) {
+    loop {
+        let exited = tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            e = rx.recv() => match e { Some(e) => e, None => return },
+        };
+        sandboxes::on_local_exit(&inner, &exited).await;
+    }
+}
+
+async fn heartbeat_loop(inner: Arc<Inner>) {
+    let mut tick = tokio::time::interval(inner.config.heartbeat);
+    loop {
+        tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        if let Err(e) = inner.store.pump_heartbeat(&inner.instance).await {
+            tracing::warn!("renewing task heartbeats failed: {e}");
+        }
+    }
+}
+
+async fn sweep_loop(inner: Arc<Inner>) {
+    let period = (inner.config.poll_interval * 4).max(Duration::from_millis(500));
+    let mut tick = tokio::time::interval(period);
+    loop {
+        tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        if let Err(e) = sandboxes::reap_deleting(&inner).await {
+            tracing::warn!("sweeping deleted sandboxes failed: {e}");
+        }
+        if let Err(e) = tasks::adopt_orphans(&inner).await {
+            tracing::warn!("taking over orphaned tasks failed: {e}");
+        }
+    }
+}
+
+impl Inner {
+    /// The stale threshold for taking over a forwarder now.
+    pub(crate) fn stale_before(&self) -> i64 {
+        now_ms() - (self.config.heartbeat * STALE_BEATS).as_millis() as i64
+    }
+}

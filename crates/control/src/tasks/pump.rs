@@ -1,0 +1,356 @@
+//! Forwarding one task's events from its agent server into its output.
+//!
+//! The forwarder subscribes to `/sockets/events/{session}` with every
+//! stored event resent, skips what it already forwarded (by event id;
+//! after a takeover, everything up to the last forwarded id), appends each
+//! persisted event as a `task_event` line, turns execution-status updates
+//! into `task_status` lines, and ends the task when the agent finishes,
+//! fails or gets stuck. It reconnects when the socket drops; when the host
+//! stays unreachable for the give-up time the task fails.
+
+use crate::agent_client::{AgentError, Endpoint, SocketRead};
+use crate::service::Inner;
+use crate::service::sandboxes::end_task;
+use crate::store::StoreResult;
+use crate::store::tasks::{self, Task, status};
+use crate::tasks::lines;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// WebSocket close code of an unknown conversation.
+const CLOSE_NOT_FOUND: u16 = 4004;
+
+/// Whether an event is transient (never persisted): state snapshots,
+/// streaming deltas, socket error replies. They are not task output.
+pub fn is_transient(event: &Value) -> bool {
+    match event.get("kind").and_then(Value::as_str) {
+        Some("ConversationStateUpdateEvent") => {
+            event.get("key").and_then(Value::as_str) == Some("full_state")
+        }
+        Some("StreamingDeltaEvent" | "ServerErrorEvent") => true,
+        _ => false,
+    }
+}
+
+/// The new execution status an event announces.
+pub fn execution_status(event: &Value) -> Option<&str> {
+    if event.get("kind")?.as_str()? != "ConversationStateUpdateEvent" {
+        return None;
+    }
+    if event.get("key")?.as_str()? != "execution_status" {
+        return None;
+    }
+    event.get("value")?.as_str()
+}
+
+/// What an execution status means for the task: a new status, or its end
+/// with an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// The task continues in this status.
+    Status(&'static str),
+    /// The task ends with this status and exit code.
+    End(&'static str, i64),
+}
+
+/// Maps the agent server's `execution_status` (`idle` and unknown values
+/// change nothing).
+pub fn transition(execution_status: &str) -> Option<Transition> {
+    Some(match execution_status {
+        "running" => Transition::Status(status::RUNNING),
+        "paused" => Transition::Status(status::PAUSED),
+        "waiting_for_confirmation" => Transition::Status(status::WAITING),
+        "finished" => Transition::End(status::FINISHED, 0),
+        "error" => Transition::End(status::ERROR, 1),
+        "stuck" => Transition::End(status::STUCK, 3),
+        _ => return None,
+    })
+}
+
+enum Flow {
+    Continue,
+    Ended,
+}
+
+struct Pump {
+    inner: Arc<Inner>,
+    task: Task,
+    seen: HashSet<String>,
+    /// After a takeover: skip the resent events up to this id.
+    skip_until: Option<String>,
+    status: String,
+}
+
+impl Pump {
+    async fn forward(&mut self, event: &Value) -> StoreResult<Flow> {
+        if is_transient(event) {
+            return Ok(Flow::Continue);
+        }
+        let id = event
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if let Some(until) = &self.skip_until {
+            if *until == id {
+                self.skip_until = None;
+            }
+            self.seen.insert(id);
+            return Ok(Flow::Continue);
+        }
+        if !id.is_empty() && !self.seen.insert(id.clone()) {
+            return Ok(Flow::Continue);
+        }
+        let inner = &self.inner;
+        let appended = inner
+            .store
+            .append_output(
+                &self.task.id,
+                tasks::STDOUT,
+                &lines::task_event(event),
+                (!id.is_empty()).then_some(id.as_str()),
+                inner.retention(),
+            )
+            .await?;
+        inner.wake(&self.task.id);
+        if appended.is_none() {
+            return Ok(Flow::Ended);
+        }
+        if event.get("kind").and_then(Value::as_str) == Some("ConversationErrorEvent") {
+            let detail = event
+                .get("detail")
+                .and_then(Value::as_str)
+                .unwrap_or("the conversation failed");
+            let code = event
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("conversation_error");
+            inner
+                .store
+                .append_output(
+                    &self.task.id,
+                    tasks::STDOUT,
+                    &lines::task_error(&self.task.id, code, detail),
+                    None,
+                    inner.retention(),
+                )
+                .await?;
+        }
+        let Some(t) = execution_status(event).and_then(transition) else {
+            return Ok(Flow::Continue);
+        };
+        match t {
+            Transition::Status(s) => {
+                if s != self.status {
+                    let line = lines::task_status(&self.task.id, s, None);
+                    if !inner
+                        .store
+                        .set_task_status(&self.task.id, s, &line, inner.retention())
+                        .await?
+                    {
+                        return Ok(Flow::Ended);
+                    }
+                    self.status = s.to_string();
+                    inner.wake(&self.task.id);
+                }
+                Ok(Flow::Continue)
+            }
+            Transition::End(s, code) => {
+                inner
+                    .store
+                    .end_task(
+                        &self.task.id,
+                        s,
+                        code,
+                        &[(
+                            tasks::STDOUT,
+                            lines::task_status(&self.task.id, s, Some(code)),
+                        )],
+                        inner.retention(),
+                    )
+                    .await?;
+                inner.wake(&self.task.id);
+                Ok(Flow::Ended)
+            }
+        }
+    }
+
+    async fn is_ended(&self) -> bool {
+        matches!(self.inner.store.task(&self.task.id).await, Ok(Some(t)) if t.is_ended())
+    }
+
+    async fn note(&self, message: &str) {
+        let _ = self
+            .inner
+            .store
+            .append_output(
+                &self.task.id,
+                tasks::STDERR,
+                &lines::diagnostic(message),
+                None,
+                self.inner.retention(),
+            )
+            .await;
+        self.inner.wake(&self.task.id);
+    }
+
+    async fn fail(&self, reason: &str) {
+        let _ = end_task(&self.inner, &self.task, status::FAILED, 1, reason).await;
+    }
+}
+
+/// Forwards the task's events until it ends or `stop` fires.
+pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: CancellationToken) {
+    let give_up = inner.config.host_give_up;
+    // Quiet time on the socket after which the host's liveness is checked.
+    let idle_check = inner.config.host_timeout.max(Duration::from_millis(500));
+    let mut pump = Pump {
+        skip_until: task.last_event_id.clone(),
+        status: task.status.clone(),
+        inner,
+        task,
+        seen: HashSet::new(),
+    };
+    let mut unreachable_since: Option<Instant> = None;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        if stop.is_cancelled() || pump.is_ended().await {
+            return;
+        }
+        let client = pump.inner.client.clone();
+        let socket = tokio::select! {
+            _ = stop.cancelled() => return,
+            s = client.subscribe(&ep, &pump.task.session_id) => s,
+        };
+        let mut socket = match socket {
+            Ok(s) => {
+                if unreachable_since.take().is_some() {
+                    pump.note("the sandbox's agent server answers again").await;
+                }
+                backoff = Duration::from_millis(100);
+                s
+            }
+            Err(e) => {
+                if let AgentError::Status {
+                    status: 403 | 404, ..
+                } = e
+                {
+                    pump.fail(&format!("the task's conversation is not available: {e}"))
+                        .await;
+                    return;
+                }
+                let since = match unreachable_since {
+                    Some(since) => since,
+                    None => {
+                        pump.note(&format!("cannot reach the sandbox's agent server: {e}"))
+                            .await;
+                        *unreachable_since.insert(Instant::now())
+                    }
+                };
+                if since.elapsed() >= give_up {
+                    pump.fail(&format!(
+                        "the sandbox's agent server did not answer for {give_up:?}: {e}"
+                    ))
+                    .await;
+                    return;
+                }
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        loop {
+            let read = tokio::select! {
+                _ = stop.cancelled() => {
+                    socket.close().await;
+                    return;
+                }
+                r = socket.next(idle_check) => r,
+            };
+            match read {
+                Ok(SocketRead::Event(ev)) => match pump.forward(&ev).await {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Ended) => {
+                        socket.close().await;
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(task = %pump.task.id, "recording an event failed: {e}");
+                        // The event was not recorded: resubscribe and retry.
+                        if let Some(id) = ev.get("id").and_then(Value::as_str) {
+                            pump.seen.remove(id);
+                        }
+                        break;
+                    }
+                },
+                Ok(SocketRead::Idle) => {
+                    if pump.is_ended().await {
+                        socket.close().await;
+                        return;
+                    }
+                    if let Err(e) = pump.inner.client.alive(&ep).await {
+                        tracing::debug!(task = %pump.task.id, "host silent: {e}");
+                        if unreachable_since.is_none() {
+                            unreachable_since = Some(Instant::now());
+                            pump.note(&format!("the sandbox's agent server does not answer: {e}"))
+                                .await;
+                        }
+                        break;
+                    }
+                }
+                Ok(SocketRead::Closed(Some(CLOSE_NOT_FOUND), _)) => {
+                    pump.fail("the task's conversation no longer exists on its agent server")
+                        .await;
+                    return;
+                }
+                Ok(SocketRead::Closed(..)) | Err(_) => break,
+            }
+        }
+        socket.close().await;
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn snapshots_and_deltas_are_not_output() {
+        assert!(is_transient(
+            &json!({"kind": "ConversationStateUpdateEvent", "key": "full_state"})
+        ));
+        assert!(is_transient(&json!({"kind": "StreamingDeltaEvent"})));
+        assert!(!is_transient(
+            &json!({"kind": "ConversationStateUpdateEvent", "key": "execution_status"})
+        ));
+        assert!(!is_transient(&json!({"kind": "MessageEvent"})));
+    }
+
+    #[test]
+    fn execution_statuses_map_to_task_transitions() {
+        let ev = json!({"kind": "ConversationStateUpdateEvent", "key": "execution_status", "value": "finished"});
+        assert_eq!(execution_status(&ev), Some("finished"));
+        assert_eq!(
+            transition("finished"),
+            Some(Transition::End(status::FINISHED, 0))
+        );
+        assert_eq!(transition("error"), Some(Transition::End(status::ERROR, 1)));
+        assert_eq!(transition("stuck"), Some(Transition::End(status::STUCK, 3)));
+        assert_eq!(
+            transition("paused"),
+            Some(Transition::Status(status::PAUSED))
+        );
+        assert_eq!(transition("idle"), None);
+    }
+}
