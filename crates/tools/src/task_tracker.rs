@@ -2,8 +2,9 @@
 //! conversation (`TASKS.json` in the conversation directory) so a restored
 //! conversation sees the same list.
 
-use crate::common::{atomic_write, blocking, parse_args};
+use crate::common::{blocking, parse_args};
 use async_trait::async_trait;
+use openhands_sdk::fsutil::{WriteOptions, write_atomic_with};
 use openhands_sdk::tool::{
     Tool, ToolCallContext, ToolEnv, ToolError, from_kinded_value, to_kinded_value,
 };
@@ -201,7 +202,7 @@ fn persist(file: &std::path::Path, list: &[TaskItem]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let body = serde_json::to_vec_pretty(list).map_err(std::io::Error::other)?;
-    atomic_write(file, &body)
+    write_atomic_with(file, &body, WriteOptions::user_file())
 }
 
 /// `"1 done, 2 in progress, 3 to do"` (only non-zero parts).
