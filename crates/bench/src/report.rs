@@ -234,7 +234,7 @@ pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
         Spec::new("two-step run p50", Unit::Ms, Lower, |s| {
             s.run.as_ref().map(|c| c.p50_ms)
         })
-        .goal(below(50.0, "50 ms"))
+        .goal(below(30.0, "30 ms"))
         .failures(|s| s.run_failures),
         Spec::new("two-step run p99", Unit::Ms, Lower, |s| {
             s.run.as_ref().map(|c| c.p99_ms)
@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(row("idle RSS").goal_met(), Some(true)); // 10 MB < 30 MB
         assert_eq!(row("create conversation p50").goal_met(), Some(true)); // 1 ms < 3 ms
         assert_eq!(row("create conversation p99").goal_met(), None);
-        assert_eq!(row("two-step run p50").goal_met(), Some(true)); // 20 ms < 50 ms
+        assert_eq!(row("two-step run p50").goal_met(), Some(true)); // 20 ms < 30 ms
         assert_eq!(row("throughput, 5").goal_met(), Some(true)); // 30×
         assert_eq!(row("`/health` p50 during 5").goal_met(), None);
         assert_eq!(row("`/health` p99 during 5").goal_met(), Some(true)); // 8 ms
