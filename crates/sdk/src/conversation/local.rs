@@ -1179,25 +1179,16 @@ impl LocalConversation {
     }
 }
 
-/// Runs blocking work (file I/O) on tokio's blocking thread pool, or inline
-/// when no runtime is running. A panic in `f` resumes in the caller; if the
-/// caller stops waiting, `f` still runs to its end (a commit is never cut
-/// in half).
+/// Runs blocking work (file I/O) on the commit threads (see
+/// [`super::writer`]), or inline when no runtime is running. A panic in `f`
+/// resumes in the caller; if the caller stops waiting, `f` still runs to its
+/// end (a commit is never cut in half).
 async fn off_runtime<T, F>(f: F) -> Result<T, ConversationError>
 where
     F: FnOnce() -> Result<T, ConversationError> + Send + 'static,
     T: Send + 'static,
 {
-    let Ok(handle) = tokio::runtime::Handle::try_current() else {
-        return f();
-    };
-    match handle.spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(ConversationError::Invalid(format!(
-            "background write did not complete: {e}"
-        ))),
-    }
+    super::writer::run(f).await
 }
 
 fn absolute(p: &Path) -> PathBuf {
