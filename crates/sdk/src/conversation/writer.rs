@@ -16,11 +16,10 @@ use std::thread;
 /// Work for a writer thread.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Writer threads per process (at least 2; at most 4: the work is short
-/// file I/O, and more threads only wait on the same disk).
-fn thread_count() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4))
-}
+/// Writer threads per process. The work is file I/O (creating files is not
+/// cheap on a busy ext4), not CPU: with fewer threads, fifty conversations'
+/// commits queue behind each other and runs stretch out.
+const THREADS: usize = 8;
 
 /// The process-wide writer queue; `None` when no thread could be started.
 fn queue() -> Option<&'static Mutex<mpsc::Sender<Job>>> {
@@ -30,7 +29,7 @@ fn queue() -> Option<&'static Mutex<mpsc::Sender<Job>>> {
             let (tx, rx) = mpsc::channel::<Job>();
             let rx = std::sync::Arc::new(Mutex::new(rx));
             let mut started = 0;
-            for i in 0..thread_count() {
+            for i in 0..THREADS {
                 let rx = rx.clone();
                 let spawned = thread::Builder::new()
                     .name(format!("openhands-commit-{i}"))
