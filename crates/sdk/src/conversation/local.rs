@@ -29,9 +29,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-/// Receives every event (persistent ones after they are written, transient
-/// ones such as streaming deltas directly), in log order. Must not block and
-/// must not call back into the conversation synchronously.
+/// Receives every event (persistent ones once their file is in place,
+/// transient ones such as streaming deltas directly), persistent ones in log
+/// order, on the thread that committed them (during a run, one of the
+/// process's commit threads). Must not block and must not change the
+/// conversation synchronously.
 pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
 
 /// Settings of a new or resumed conversation.
