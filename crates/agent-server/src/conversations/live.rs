@@ -52,6 +52,9 @@ pub(crate) struct Shared {
     title_started: AtomicBool,
     /// Cancelled when the conversation is deleted or evicted; sockets close.
     pub closed: CancellationToken,
+    /// The run slot of the run in progress, freed as soon as the run's
+    /// status leaves `running` (see [`Shared::callback`]).
+    run_slot: Mutex<Option<OwnedSemaphorePermit>>,
     ctx: Arc<Ctx>,
 }
 
@@ -65,6 +68,7 @@ impl Shared {
             live: OnceLock::new(),
             title_started: AtomicBool::new(false),
             closed: CancellationToken::new(),
+            run_slot: Mutex::new(None),
             ctx,
         })
     }
@@ -90,6 +94,15 @@ impl Shared {
             let is_state_update = matches!(event.body, EventBody::StateUpdate(_));
             if !is_state_update {
                 shared.meta.lock().updated_at = Utc::now();
+            }
+            if let EventBody::StateUpdate(u) = &event.body
+                && u.key == "execution_status"
+                && u.value.as_str() != Some("running")
+            {
+                // The run slot is free before anyone can see the run end, so
+                // a client that starts its next conversation on this event is
+                // not refused while the run winds down.
+                drop(shared.run_slot.lock().take());
             }
             let frame = shared.hub.publish(event);
             if let (Some(w), Some(f)) = (&shared.ctx.webhooks, &frame)
@@ -324,6 +337,7 @@ impl Live {
     }
 
     async fn run_loop(self: Arc<Self>, permit: OwnedSemaphorePermit) {
+        *self.shared.run_slot.lock() = Some(permit);
         loop {
             // A panic inside the agent loop must not leave the conversation
             // marked as running forever.
@@ -360,8 +374,16 @@ impl Live {
             if !again {
                 break;
             }
+            // The slot was freed when the previous run stopped: take one
+            // again (waiting for it: the input that asks for this run was
+            // accepted already).
+            if self.shared.run_slot.lock().is_none()
+                && let Ok(p) = self.shared.ctx.runs.clone().acquire_owned().await
+            {
+                *self.shared.run_slot.lock() = Some(p);
+            }
         }
-        drop(permit);
+        drop(self.shared.run_slot.lock().take());
         self.touch();
         if let Err(e) = self.save_meta().await {
             tracing::warn!(conversation = %self.shared.id, error = %e, "saving meta.json failed");
