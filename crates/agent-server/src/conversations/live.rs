@@ -55,6 +55,9 @@ pub(crate) struct Shared {
     /// The run slot of the run in progress, freed as soon as the run's
     /// status leaves `running` (see [`Shared::callback`]).
     run_slot: Mutex<Option<OwnedSemaphorePermit>>,
+    /// A run was started and has not announced a status yet (its
+    /// `running` status is still being written).
+    starting: AtomicBool,
     ctx: Arc<Ctx>,
 }
 
@@ -69,6 +72,7 @@ impl Shared {
             title_started: AtomicBool::new(false),
             closed: CancellationToken::new(),
             run_slot: Mutex::new(None),
+            starting: AtomicBool::new(false),
             ctx,
         })
     }
@@ -97,12 +101,14 @@ impl Shared {
             }
             if let EventBody::StateUpdate(u) = &event.body
                 && u.key == "execution_status"
-                && u.value.as_str() != Some("running")
             {
-                // The run slot is free before anyone can see the run end, so
-                // a client that starts its next conversation on this event is
-                // not refused while the run winds down.
-                drop(shared.run_slot.lock().take());
+                shared.starting.store(false, Ordering::SeqCst);
+                if u.value.as_str() != Some("running") {
+                    // The run slot is free before anyone can see the run end,
+                    // so a client that starts its next conversation on this
+                    // event is not refused while the run winds down.
+                    drop(shared.run_slot.lock().take());
+                }
             }
             let frame = shared.hub.publish(event);
             if let (Some(w), Some(f)) = (&shared.ctx.webhooks, &frame)
@@ -299,9 +305,11 @@ impl Live {
         let permit = {
             let mut st = self.run.lock();
             let status = self.conv.status();
+            // A run that has not announced `running` yet is running too.
+            let starting = self.shared.starting.load(Ordering::SeqCst);
             if st.active {
                 match trigger {
-                    Trigger::Run if status != ExecutionStatus::Running => {
+                    Trigger::Run if status != ExecutionStatus::Running && !starting => {
                         st.rerun = true;
                         st.rerun_paused = true;
                         return Ok(());
@@ -327,6 +335,7 @@ impl Live {
             st.active = true;
             st.rerun = false;
             st.rerun_paused = false;
+            self.shared.starting.store(true, Ordering::SeqCst);
             self.running.send_replace(true);
             permit
         };
@@ -384,6 +393,7 @@ impl Live {
             }
         }
         drop(self.shared.run_slot.lock().take());
+        self.shared.starting.store(false, Ordering::SeqCst);
         self.touch();
         if let Err(e) = self.save_meta().await {
             tracing::warn!(conversation = %self.shared.id, error = %e, "saving meta.json failed");
