@@ -10,8 +10,8 @@
 //! During each throughput level a separate poller measures `GET /health`.
 //!
 //! Conversations that ran are deleted between phases (not timed) so that
-//! left-over terminals do not weigh on later phases; the ones of the
-//! creation phase are deleted before the final RSS.
+//! left-over terminals do not weigh on later phases; so are the ones of the
+//! creation phase, right after the RSS that follows them.
 
 use crate::api::Api;
 use crate::measure::{create, fanout, runs, throughput};
@@ -160,6 +160,9 @@ async fn phases(
         &format!("{} conversations created", created.ids.len()),
     );
     mock.clear_requests();
+    // They are deleted at once (not timed): the final RSS is the server's
+    // once everything the benchmark made is gone.
+    cleanup(&api, created.ids, out).await;
 
     // Sequential two-step runs (after one warm-up run).
     if !alive(server, out) {
@@ -260,9 +263,6 @@ async fn phases(
         Err(e) => out.errors.push(note("fan-out", &e)),
     }
     mock.clear_requests();
-    // The conversations of the creation phase go too: the final RSS is the
-    // server's once everything the benchmark made is gone.
-    cleanup(&api, created.ids, out).await;
     tokio::time::sleep(cfg.settle).await;
     out.settle_s = cfg.settle.as_secs_f64();
     out.rss_end_bytes = rss_bytes(pid).ok();
