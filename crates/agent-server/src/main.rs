@@ -6,6 +6,13 @@ use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_
 use std::net::SocketAddr;
 use tracing_subscriber::EnvFilter;
 
+/// jemalloc, with background threads that hand freed memory back to the
+/// system about a second after it is freed (`.cargo/config.toml` sets the
+/// decay). glibc's malloc kept 40 MB of freed memory after a benchmark
+/// whose live heap had returned to a few MB.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Command line (the reference's flags; Python-specific ones are accepted and ignored).
 #[derive(Debug, Parser)]
 #[command(

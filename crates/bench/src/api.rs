@@ -68,6 +68,11 @@ impl Api {
         }
     }
 
+    /// The server's base URL (`http://…`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     async fn call(
         &self,
         method: reqwest::Method,

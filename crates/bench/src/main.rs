@@ -16,6 +16,7 @@ mod report;
 mod results;
 mod rss;
 mod server;
+mod slow_rc;
 mod stats;
 mod suite;
 mod workload;
@@ -84,8 +85,16 @@ struct Args {
     request_timeout: u64,
     /// Give both servers an empty `HOME`, so that terminal shells skip the
     /// user's `~/.bashrc` (whose cost is otherwise part of every run).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "slow_rc")]
     clean_home: bool,
+    /// Give both servers a fresh `HOME` whose `.bashrc` costs every
+    /// interactive shell ~100 ms of CPU (a busy loop calibrated on this
+    /// machine), so the cost of a typical rc file is reproducible anywhere.
+    #[arg(long)]
+    slow_rc: bool,
+    /// Seconds to wait after the last phase before the final RSS is read.
+    #[arg(long, default_value_t = 2.0)]
+    settle_secs: f64,
     /// Observe the end of runs by polling `GET /api/conversations/{id}`
     /// every 5 ms instead of through the event WebSocket.
     #[arg(long)]
@@ -179,6 +188,24 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         );
         false
     };
+    if !(args.settle_secs.is_finite() && args.settle_secs >= 0.0) {
+        bail!("--settle-secs must be a non-negative number of seconds");
+    }
+    let home = if args.slow_rc {
+        let rc = slow_rc::calibrate()
+            .await
+            .context("calibrating the --slow-rc loop")?;
+        eprintln!(
+            "--slow-rc: {} loop iterations cost ~{} ms of CPU",
+            rc.iterations,
+            slow_rc::TARGET.as_millis()
+        );
+        server::Home::SlowRc(rc)
+    } else if args.clean_home {
+        server::Home::Empty
+    } else {
+        server::Home::Inherited
+    };
     let cfg = suite::SuiteConfig {
         conversations: args.conversations,
         runs: args.runs,
@@ -190,7 +217,8 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         run_timeout: Duration::from_secs(args.run_timeout),
         ready_timeout: Duration::from_secs(args.ready_timeout),
         request_timeout: Duration::from_secs(args.request_timeout),
-        clean_home: args.clean_home,
+        home,
+        settle: Duration::from_secs_f64(args.settle_secs),
         poll: args.poll,
     };
     let machine = machine::Machine::current();
@@ -244,7 +272,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let table = report::markdown(&rows);
     let spawn = cfg.spawn_options();
     let settings = format!(
-        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?}, {} subscribers × ({} + {} burst) messages; run ends observed {}; both servers with OH_MAX_CONCURRENT_RUNS={} and {} HOME",
+        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?} (GET /health polled meanwhile), {} subscribers × ({} + {} burst) messages; run ends observed {}; final RSS after {} s; both servers with OH_MAX_CONCURRENT_RUNS={} and {}",
         cfg.conversations,
         cfg.runs,
         cfg.throughput_runs,
@@ -257,12 +285,9 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         } else {
             "on the event WebSocket"
         },
+        cfg.settle.as_secs_f64(),
         spawn.max_concurrent_runs,
-        if spawn.clean_home {
-            "an empty"
-        } else {
-            "the inherited"
-        },
+        spawn.home.describe(),
     );
     let notes = {
         let mut all = vec![&ours];

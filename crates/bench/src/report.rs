@@ -14,6 +14,8 @@ pub enum Unit {
     Bytes,
     /// A rate; the text is the unit shown after the number.
     PerSecond(&'static str),
+    /// A factor (one figure divided by another), shown as `1.23×`.
+    Times,
 }
 
 /// Which direction is better.
@@ -75,6 +77,7 @@ pub fn format_value(v: f64, unit: Unit) -> String {
         Unit::Bytes => format!("{:.1} MB", v / 1e6),
         Unit::PerSecond(u) if v >= 100.0 => format!("{v:.0} {u}"),
         Unit::PerSecond(u) => format!("{v:.2} {u}"),
+        Unit::Times => format!("{v:.2}×"),
     }
 }
 
@@ -231,7 +234,7 @@ pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
         Spec::new("two-step run p50", Unit::Ms, Lower, |s| {
             s.run.as_ref().map(|c| c.p50_ms)
         })
-        .goal(below(50.0, "50 ms"))
+        .goal(below(30.0, "30 ms"))
         .failures(|s| s.run_failures),
         Spec::new("two-step run p99", Unit::Ms, Lower, |s| {
             s.run.as_ref().map(|c| c.p99_ms)
@@ -263,6 +266,31 @@ pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
             .failures(move |s| level(s).map_or(0, |x| x.attempted - x.finished)),
         );
     }
+    if let Some(c) = ours.throughput.iter().map(|t| t.concurrency).max() {
+        let health = move |s: &ServerResult| {
+            s.throughput
+                .iter()
+                .find(|x| x.concurrency == c)
+                .and_then(|x| x.health.clone())
+        };
+        specs.extend([
+            Spec::new(
+                format!("`/health` p50 during {c} concurrent conversations"),
+                Unit::Ms,
+                Lower,
+                move |s| health(s)?.latency.map(|l| l.p50_ms),
+            )
+            .failures(move |s| health(s).map_or(0, |h| h.failures)),
+            Spec::new(
+                format!("`/health` p99 during {c} concurrent conversations"),
+                Unit::Ms,
+                Lower,
+                move |s| health(s)?.latency.map(|l| l.p99_ms),
+            )
+            .goal(below(20.0, "20 ms"))
+            .failures(move |s| health(s).map_or(0, |h| h.failures)),
+        ]);
+    }
     let subs = ours.fanout.as_ref().map_or(0, |f| f.subscribers);
     specs.extend([
         Spec::new(
@@ -286,6 +314,11 @@ pub fn rows(ours: &ServerResult, reference: Option<&ServerResult>) -> Vec<Row> {
         Spec::new("RSS at the end", Unit::Bytes, Lower, |s| {
             bytes(s.rss_end_bytes)
         }),
+        Spec::new("RSS at the end ÷ idle RSS", Unit::Times, Lower, |s| {
+            let (end, idle) = (s.rss_end_bytes?, s.idle_rss_bytes?);
+            (idle > 0).then(|| end as f64 / idle as f64)
+        })
+        .goal(below(2.0, "2×")),
     ]);
     specs.iter().map(|s| s.row(ours, reference)).collect()
 }
@@ -332,7 +365,7 @@ pub fn notes(results: &[&ServerResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Throughput;
+    use crate::results::{HealthFigures, Throughput};
     use crate::stats::Summary;
 
     fn summary(p50: f64, p99: f64) -> Option<Summary> {
@@ -364,7 +397,12 @@ mod tests {
                 conversations_per_s: rate,
                 per_conversation: None,
                 observed_by_polling: 0,
+                health: Some(HealthFigures {
+                    latency: summary(2.0 * scale, 8.0 * scale),
+                    failures: 0,
+                }),
             }],
+            rss_end_bytes: Some((15e6 * scale * scale) as u64),
             ..ServerResult::default()
         }
     }
@@ -384,6 +422,7 @@ mod tests {
             format_value(1234.5, Unit::PerSecond("events/s")),
             "1234 events/s"
         );
+        assert_eq!(format_value(1.5, Unit::Times), "1.50×");
     }
 
     #[test]
@@ -423,8 +462,12 @@ mod tests {
         assert_eq!(row("idle RSS").goal_met(), Some(true)); // 10 MB < 30 MB
         assert_eq!(row("create conversation p50").goal_met(), Some(true)); // 1 ms < 3 ms
         assert_eq!(row("create conversation p99").goal_met(), None);
-        assert_eq!(row("two-step run p50").goal_met(), Some(true)); // 20 ms < 50 ms
+        assert_eq!(row("two-step run p50").goal_met(), Some(true)); // 20 ms < 30 ms
         assert_eq!(row("throughput, 5").goal_met(), Some(true)); // 30×
+        assert_eq!(row("`/health` p50 during 5").goal_met(), None);
+        assert_eq!(row("`/health` p99 during 5").goal_met(), Some(true)); // 8 ms
+        assert_eq!(row("RSS at the end ÷").ours, Some(1.5));
+        assert_eq!(row("RSS at the end ÷").goal_met(), Some(true)); // 1.5×
 
         let slow = result("ours", 6.0, 19.0);
         let rows = super::rows(&slow, Some(&reference));
@@ -434,6 +477,8 @@ mod tests {
         assert_eq!(row("create conversation p50").goal_met(), Some(false)); // 6 ms
         assert_eq!(row("two-step run p50").goal_met(), Some(false)); // 120 ms
         assert_eq!(row("throughput, 5").goal_met(), Some(false)); // 19×
+        assert_eq!(row("`/health` p99 during 5").goal_met(), Some(false)); // 48 ms
+        assert_eq!(row("RSS at the end ÷").goal_met(), Some(false)); // 9×
 
         let alone = super::rows(&ours, None);
         let tp = alone

@@ -36,8 +36,11 @@ pub struct ServerResult {
     pub throughput: Vec<Throughput>,
     /// WebSocket fan-out figures.
     pub fanout: Option<Fanout>,
-    /// Server process RSS after every phase.
+    /// Server process RSS after every phase, once the conversations were
+    /// deleted and the server had `settle_s` seconds to release memory.
     pub rss_end_bytes: Option<u64>,
+    /// Seconds waited before `rss_end_bytes` was read.
+    pub settle_s: f64,
     /// Processes still carrying the server's tag after it stopped (killed).
     pub leftover_processes_killed: usize,
     /// What went wrong, phase by phase.
@@ -61,6 +64,17 @@ pub struct Throughput {
     pub per_conversation: Option<Summary>,
     /// Runs whose end was observed by polling.
     pub observed_by_polling: usize,
+    /// `GET /health` latency while the conversations ran.
+    pub health: Option<HealthFigures>,
+}
+
+/// `GET /health` as seen by a separate poller during a phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HealthFigures {
+    /// Latency of the answered probes.
+    pub latency: Option<Summary>,
+    /// Probes that failed or timed out.
+    pub failures: usize,
 }
 
 /// Events fanned out to several WebSocket subscribers of one conversation.

@@ -8,6 +8,7 @@
 //! lot at once.
 
 use crate::reaper;
+use crate::slow_rc::SlowRc;
 use anyhow::{Context, Result, bail};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
@@ -46,15 +47,41 @@ impl Flavor {
     }
 }
 
+/// The `HOME` a server (and every shell it starts) gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    /// The benchmark's own `HOME`, with the user's rc files.
+    Inherited,
+    /// An empty directory in the server's temp dir: shells read no rc file.
+    Empty,
+    /// A directory in the server's temp dir holding only a `.bashrc` that
+    /// costs a calibrated ~100 ms of CPU (see [`crate::slow_rc`]).
+    SlowRc(SlowRc),
+}
+
+impl Home {
+    /// How the settings line describes it.
+    pub fn describe(&self) -> String {
+        match self {
+            Home::Inherited => "the inherited HOME".into(),
+            Home::Empty => "an empty HOME".into(),
+            Home::SlowRc(rc) => format!(
+                "a HOME whose .bashrc busy-loops {} iterations (~{} ms of CPU here)",
+                rc.iterations,
+                crate::slow_rc::TARGET.as_millis()
+            ),
+        }
+    }
+}
+
 /// Settings given to both servers alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpawnOptions {
     /// `OH_MAX_CONCURRENT_RUNS` (both servers default to 10 and answer 429
     /// beyond it).
     pub max_concurrent_runs: usize,
-    /// Give the server an empty `HOME` (in its temp dir), so that terminal
-    /// shells do not run the user's `~/.bashrc`.
-    pub clean_home: bool,
+    /// The server's `HOME`.
+    pub home: Home,
 }
 
 /// A started server.
@@ -112,7 +139,7 @@ pub fn server_env(dir: &Path, tag: &str, options: SpawnOptions) -> Vec<(String, 
     ];
     let mut env: Vec<(String, String)> =
         fixed.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    if options.clean_home {
+    if options.home != Home::Inherited {
         env.push(("HOME".into(), p("home")));
     }
     env
@@ -137,6 +164,9 @@ impl ServerProcess {
             "home",
         ] {
             std::fs::create_dir_all(dir.path().join(sub))?;
+        }
+        if let Home::SlowRc(rc) = options.home {
+            rc.install(&dir.path().join("home"))?;
         }
         let tag = format!("{label}-{}", uuid::Uuid::new_v4().simple());
         let port = free_port()?;
@@ -337,7 +367,7 @@ mod tests {
     fn environment_points_inside_the_run_dir() {
         let options = SpawnOptions {
             max_concurrent_runs: 50,
-            clean_home: false,
+            home: Home::Inherited,
         };
         let env = server_env(Path::new("/tmp/x"), "t1", options);
         let get = |k: &str| {
@@ -353,15 +383,10 @@ mod tests {
         assert_eq!(get(reaper::TAG_VAR), "t1");
         assert_eq!(get("OH_MAX_CONCURRENT_RUNS"), "50");
         assert!(env.iter().all(|(k, _)| k != "HOME"));
-        let clean = server_env(
-            Path::new("/tmp/x"),
-            "t1",
-            SpawnOptions {
-                clean_home: true,
-                ..options
-            },
-        );
-        assert!(clean.contains(&("HOME".to_string(), "/tmp/x/home".to_string())));
+        for home in [Home::Empty, Home::SlowRc(SlowRc { iterations: 5 })] {
+            let env = server_env(Path::new("/tmp/x"), "t1", SpawnOptions { home, ..options });
+            assert!(env.contains(&("HOME".to_string(), "/tmp/x/home".to_string())));
+        }
     }
 
     #[test]

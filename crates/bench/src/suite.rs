@@ -4,16 +4,20 @@
 //! 2. N sequential creations (latency), then RSS;
 //! 3. one warm-up run, then R sequential two-step runs (latency);
 //! 4. for each concurrency level, M two-step conversations (throughput);
-//! 5. WebSocket fan-out to S subscribers; final RSS; stop.
+//! 5. WebSocket fan-out to S subscribers; after a pause to settle, the
+//!    final RSS; stop.
+//!
+//! During each throughput level a separate poller measures `GET /health`.
 //!
 //! Conversations that ran are deleted between phases (not timed) so that
-//! left-over terminals do not weigh on later phases.
+//! left-over terminals do not weigh on later phases; so are the ones of the
+//! creation phase, right after the RSS that follows them.
 
 use crate::api::Api;
 use crate::measure::{create, fanout, runs, throughput};
 use crate::results::ServerResult;
 use crate::rss::rss_bytes;
-use crate::server::{Flavor, SESSION_KEY, ServerProcess, SpawnOptions};
+use crate::server::{Flavor, Home, SESSION_KEY, ServerProcess, SpawnOptions};
 use crate::stats::Summary;
 use crate::workload::start_request;
 use anyhow::Result;
@@ -43,8 +47,10 @@ pub struct SuiteConfig {
     pub ready_timeout: Duration,
     /// Timeout of each HTTP request.
     pub request_timeout: Duration,
-    /// Whether the servers get an empty `HOME`.
-    pub clean_home: bool,
+    /// The servers' `HOME`.
+    pub home: Home,
+    /// Pause before the final RSS is read.
+    pub settle: Duration,
     /// Observe the end of runs by polling instead of the event socket.
     pub poll: bool,
 }
@@ -55,7 +61,7 @@ impl SuiteConfig {
     pub fn spawn_options(&self) -> SpawnOptions {
         SpawnOptions {
             max_concurrent_runs: self.concurrency.iter().copied().max().unwrap_or(0).max(10),
-            clean_home: self.clean_home,
+            home: self.home,
         }
     }
 }
@@ -154,6 +160,9 @@ async fn phases(
         &format!("{} conversations created", created.ids.len()),
     );
     mock.clear_requests();
+    // They are deleted at once (not timed): the final RSS is the server's
+    // once everything the benchmark made is gone.
+    cleanup(&api, created.ids, out).await;
 
     // Sequential two-step runs (after one warm-up run).
     if !alive(server, out) {
@@ -254,6 +263,8 @@ async fn phases(
         Err(e) => out.errors.push(note("fan-out", &e)),
     }
     mock.clear_requests();
+    tokio::time::sleep(cfg.settle).await;
+    out.settle_s = cfg.settle.as_secs_f64();
     out.rss_end_bytes = rss_bytes(pid).ok();
 }
 

@@ -1,5 +1,6 @@
 //! Runs the whole benchmark with tiny counts against our debug server
-//! (no reference) and checks that every phase produced figures.
+//! (no reference, `--slow-rc` so that no rc file of the machine runs) and
+//! checks that every phase produced figures.
 //!
 //! Needs `openhands-agent-server` next to the bench binary:
 //! `cargo build -p openhands-agent-server` first (or set
@@ -47,6 +48,9 @@ fn tiny_bench_against_our_server() {
             "30",
             "--ready-timeout",
             "30",
+            "--settle-secs",
+            "0.1",
+            "--slow-rc",
             "--json",
         ])
         .output()
@@ -72,15 +76,22 @@ fn tiny_bench_against_our_server() {
     for t in throughput {
         assert_eq!(t["finished"], 4, "{t}");
         assert!(t["conversations_per_s"].as_f64().unwrap() > 0.0);
+        assert!(t["health"]["latency"]["n"].as_u64().unwrap() >= 1, "{t}");
+        assert_eq!(t["health"]["failures"], 0, "{t}");
     }
+    assert!(ours["rss_end_bytes"].as_u64().unwrap() > 1_000_000);
+    assert_eq!(ours["settle_s"], 0.1);
+    let settings = doc["settings"].as_str().unwrap();
+    assert!(settings.contains(".bashrc busy-loops"), "{settings}");
     assert_eq!(ours["fanout"]["burst_deliveries"], 18);
     assert_eq!(ours["fanout"]["latency"]["n"], 3);
     assert!(ours["fanout"]["deliveries_per_s"].as_f64().unwrap() > 0.0);
     assert!(doc["reference"].is_null());
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(ours["run_terminal_step"]["n"], 2);
-    // 8 fixed rows, 2 throughput rows, 3 fan-out rows, final RSS.
-    assert_eq!(rows.len(), 14, "{rows:?}");
+    // 8 fixed rows, 2 throughput rows, 2 `/health` rows (highest level),
+    // 3 fan-out rows, final RSS and its ratio to the idle RSS.
+    assert_eq!(rows.len(), 17, "{rows:?}");
     assert!(rows.iter().all(|r| !r["ours"].is_null()), "{rows:?}");
     assert!(rows.iter().all(|r| r["reference"].is_null()));
 }

@@ -24,6 +24,11 @@ mod tui;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// The agent server's allocator (`openhands serve` runs the same server):
+/// jemalloc, whose background threads return freed memory to the system.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Command line of the `openhands` binary.
 #[derive(Debug, Parser)]
 #[command(

@@ -23,6 +23,45 @@ pub enum Durability {
     Immediate,
 }
 
+/// The permissions a file written by [`write_atomic_with`] gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileMode {
+    /// Owner read/write only (`0600`), whatever the file had before: the
+    /// conversation's state and events, profiles, settings.
+    #[default]
+    Private,
+    /// An existing file keeps its permissions; a new one gets the usual
+    /// default (`0666` minus the umask): the user's files the tools edit.
+    KeepExisting,
+}
+
+/// How [`write_atomic_with`] writes a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// When the content must be on stable storage.
+    pub durability: Durability,
+    /// The file's permissions.
+    pub mode: FileMode,
+}
+
+impl WriteOptions {
+    /// A private file (`0600`) with `durability`.
+    pub fn private(durability: Durability) -> Self {
+        Self {
+            durability,
+            mode: FileMode::Private,
+        }
+    }
+
+    /// A user's file: synced before this returns, permissions kept.
+    pub fn user_file() -> Self {
+        Self {
+            durability: Durability::Immediate,
+            mode: FileMode::KeepExisting,
+        }
+    }
+}
+
 /// A fresh temporary sibling of `path` (`.<name>.<random>.tmp`), so two
 /// writers of the same file never share a temporary file.
 fn tmp_path(path: &Path) -> PathBuf {
@@ -33,25 +72,51 @@ fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()))
 }
 
-/// Writes `bytes` to `path` atomically (temp file + rename), files mode 0600.
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `bytes` to `path` atomically (temp file + rename) as a private
+/// file (`0600`). See [`write_atomic_with`].
 pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<()> {
+    write_atomic_with(path, bytes, WriteOptions::private(durability))
+}
+
+/// Writes `bytes` to `path` so that a crash leaves either the old or the
+/// new content, never a torn file: the bytes go to a fresh temporary
+/// sibling (removed again on any failure), which is renamed over `path`.
+/// With [`Durability::Immediate`] the file and then its directory are
+/// synced before this returns (a directory sync the file system does not
+/// support is skipped); with [`Durability::Batched`] the [`SyncQueue`] syncs
+/// them shortly after. A symlink at `path` is replaced by the file (resolve
+/// it first to write through it).
+pub fn write_atomic_with(path: &Path, bytes: &[u8], options: WriteOptions) -> io::Result<()> {
     let tmp = tmp_path(path);
     {
         let mut opts = OpenOptions::new();
         opts.write(true).create_new(true);
         #[cfg(unix)]
-        {
+        if options.mode == FileMode::Private {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
         let mut f = opts.open(&tmp)?;
-        let written = f.write_all(bytes).and_then(|()| {
-            if durability == Durability::Immediate {
-                f.sync_all()
-            } else {
-                Ok(())
+        let written = (|| {
+            f.write_all(bytes)?;
+            if options.mode == FileMode::KeepExisting
+                && let Ok(meta) = fs::metadata(path)
+            {
+                f.set_permissions(meta.permissions())?;
             }
-        });
+            if options.durability == Durability::Immediate {
+                f.sync_all()?;
+            }
+            Ok(())
+        })();
         if let Err(e) = written {
             drop(f);
             let _ = fs::remove_file(&tmp);
@@ -62,21 +127,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> io::Re
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
-    match durability {
-        Durability::Immediate => {
-            if let Some(dir) = path.parent() {
-                sync_dir(dir)?;
-            }
+    match options.durability {
+        Durability::Immediate => sync_dir(parent_dir(path)),
+        Durability::Batched => {
+            SyncQueue::global().push(path.to_path_buf());
+            Ok(())
         }
-        Durability::Batched => SyncQueue::global().push(path.to_path_buf()),
     }
-    Ok(())
 }
 
+/// Syncs a directory's entries; file systems that cannot sync a directory
+/// (`EINVAL`, unsupported) are not an error.
 fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir) {
-        Ok(d) => d.sync_all(),
-        Err(e) => Err(e),
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
     }
 }
 
@@ -152,6 +224,12 @@ impl SyncQueue {
 mod tests {
     use super::*;
 
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
     #[test]
     fn atomic_write_replaces_content_and_leaves_no_temp() {
         let dir = tempfile::tempdir().unwrap();
@@ -161,5 +239,45 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn private_files_are_0600_even_over_a_wider_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        fs::write(&p, "old").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomic(&p, b"new", Durability::Batched).unwrap();
+        assert_eq!(mode(&p), 0o600);
+    }
+
+    #[test]
+    fn user_files_keep_their_mode_and_new_ones_get_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.txt");
+        fs::write(&p, "old").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o751)).unwrap();
+        write_atomic_with(&p, b"new", WriteOptions::user_file()).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(mode(&p), 0o751);
+        // A new file gets what `fs::write` would give it (0666 minus the umask).
+        let reference = dir.path().join("reference.txt");
+        fs::write(&reference, "x").unwrap();
+        let fresh = dir.path().join("fresh.txt");
+        write_atomic_with(&fresh, b"x", WriteOptions::user_file()).unwrap();
+        assert_eq!(mode(&fresh), mode(&reference));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("target");
+        // A directory cannot be replaced by a file: the rename fails.
+        fs::create_dir(&p).unwrap();
+        fs::write(p.join("inside"), "x").unwrap();
+        assert!(write_atomic_with(&p, b"new", WriteOptions::user_file()).is_err());
+        assert!(p.join("inside").is_file());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -1,13 +1,11 @@
-//! Helpers shared by the built-in tools: lenient number parsing, path resolution,
-//! crash-safe file writes, output truncation and running blocking work off
-//! the async runtime.
+//! Helpers shared by the built-in tools: lenient number parsing, path
+//! resolution, output truncation and running blocking work off the async
+//! runtime. (Crash-safe writes are the SDK's `fsutil::write_atomic_with`.)
 
 use openhands_sdk::tool::ToolError;
 use serde::Deserialize;
 use serde::de::{Deserializer, Error as _};
 use serde_json::Value;
-use std::fs;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 /// Longest text (in characters) a tool puts into one observation before
@@ -54,43 +52,6 @@ pub fn resolve_against(base: &Path, path: &str) -> PathBuf {
     } else {
         normalize_path(&base.join(p))
     }
-}
-
-/// Writes `data` to `path` so that a crash leaves either the old or the new
-/// content: write a temporary file beside it, fsync, rename over the target,
-/// then fsync the directory. Keeps the permissions of an existing target.
-pub fn atomic_write(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_string());
-    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
-    let result = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(data)?;
-        if let Ok(meta) = fs::metadata(path) {
-            f.set_permissions(meta.permissions())?;
-        }
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(&dir) {
-            // Directory fsync is best effort (not every file system allows it).
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Clips `text` to [`MAX_OUTPUT_CHARS`] characters (on a char boundary) and
@@ -174,23 +135,6 @@ mod tests {
             resolve_against(Path::new("/w"), "/abs"),
             PathBuf::from("/abs")
         );
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_keeps_mode() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f.txt");
-        fs::write(&p, "old").unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o751)).unwrap();
-        atomic_write(&p, b"new").unwrap();
-        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
-        assert_eq!(
-            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o751
-        );
-        // No temporary files are left behind.
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! conversation (`TASKS.json` in the conversation directory) so a restored
 //! conversation sees the same list.
 
-use crate::common::{atomic_write, blocking};
+use crate::common::blocking;
+use openhands_sdk::fsutil::{WriteOptions, write_atomic_with};
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
@@ -195,7 +196,7 @@ fn persist(file: &std::path::Path, list: &[TaskItem]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let body = serde_json::to_vec_pretty(list).map_err(std::io::Error::other)?;
-    atomic_write(file, &body)
+    write_atomic_with(file, &body, WriteOptions::user_file())
 }
 
 /// `"1 done, 2 in progress, 3 to do"` (only non-zero parts).

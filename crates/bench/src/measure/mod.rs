@@ -4,5 +4,6 @@
 
 pub mod create;
 pub mod fanout;
+pub mod health;
 pub mod runs;
 pub mod throughput;

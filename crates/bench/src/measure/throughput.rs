@@ -1,5 +1,6 @@
 //! Conversations per second with several conversations in flight.
 
+use super::health::HealthPoller;
 use super::runs::{RunAttempt, RunOptions, two_step};
 use crate::api::Api;
 use crate::results::Throughput;
@@ -24,6 +25,7 @@ pub struct ThroughputRun {
 /// Runs `total` two-step conversations with `concurrency` workers, each
 /// taking the next conversation as soon as its previous one ended. Each
 /// conversation counts from its creation to its `finished` status.
+/// Meanwhile a separate poller measures `GET /health` on `api`'s server.
 pub async fn measure(
     api: &Api,
     body: &Value,
@@ -31,6 +33,14 @@ pub async fn measure(
     total: usize,
     options: RunOptions,
 ) -> ThroughputRun {
+    let mut errors = Vec::new();
+    let poller = match HealthPoller::start(api.base()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            errors.push(format!("the /health poller could not start: {e:#}"));
+            None
+        }
+    };
     let next = Arc::new(AtomicUsize::new(0));
     let body = Arc::new(body.clone());
     let mut workers: JoinSet<Vec<RunAttempt>> = JoinSet::new();
@@ -50,7 +60,6 @@ pub async fn measure(
         });
     }
     let mut attempts = Vec::with_capacity(total);
-    let mut errors = Vec::new();
     while let Some(joined) = workers.join_next().await {
         match joined {
             Ok(done) => attempts.extend(done),
@@ -58,6 +67,10 @@ pub async fn measure(
         }
     }
     let wall = start.elapsed();
+    let health = match poller {
+        Some(p) => Some(p.stop().await),
+        None => None,
+    };
     let mut ids = Vec::new();
     let mut totals = Vec::new();
     let mut polled = 0;
@@ -89,6 +102,7 @@ pub async fn measure(
         },
         per_conversation: Summary::of(&totals),
         observed_by_polling: polled,
+        health,
     };
     ThroughputRun {
         figures,

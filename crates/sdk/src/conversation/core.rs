@@ -1,10 +1,20 @@
 //! The conversation's one mutable state: the append-only event list and the
 //! `ConversationState` fields, with their persistence.
 //!
-//! Every change goes through [`Core`]: an appended event gets its parent id,
-//! is written to disk, then handed to the listeners; a changed public field
-//! is written to `base_state.json` and announced with a
-//! `ConversationStateUpdateEvent`.
+//! Every change is a [`Change`] made in three steps, so that no lock is held
+//! while the disk is written:
+//!
+//! 1. [`Core::stage`] (under the conversation's lock, CPU only): the change
+//!    works on a draft of the state and returns its events; they get their
+//!    parent ids and log indices and are serialized, as is `base_state.json`
+//!    when asked.
+//! 2. [`Staged::write`] (no lock): each event file, then `base_state.json`,
+//!    is written to a temporary sibling and renamed into place.
+//! 3. [`Core::publish`] (under the lock): the written events join the log and
+//!    the draft becomes the state, so readers never see a change before it
+//!    is on disk; the caller then hands the events to the listeners.
+//!
+//! Changes are serialized by the caller (one at a time per conversation).
 
 use super::event_store::{EventStore, StoreError};
 use crate::fsutil::{Durability, write_atomic};
@@ -77,55 +87,250 @@ impl Core {
         self.ids.get(id).copied()
     }
 
-    /// Appends a persistent event: sets its parent, writes it, advances the leaf.
-    pub fn append(&mut self, mut event: Event) -> Result<Event, StoreError> {
-        if event.parent_id.is_none() {
-            event.parent_id = self.state.leaf_event_id.clone();
+    /// Prepares a change: runs `f` on a [`Change`] (which reads the log and
+    /// drafts state edits), gives the events it returns their parents and
+    /// indices and serializes what must be written. Nothing is visible to
+    /// readers until [`Core::publish`].
+    pub fn stage<F>(&mut self, save: bool, f: F) -> Result<Staged, StoreError>
+    where
+        F: FnOnce(&mut Change<'_>) -> Vec<Event>,
+    {
+        let mut change = Change {
+            core: self,
+            draft: None,
+            agent_spec: None,
+            stats_base: None,
+        };
+        let pending = f(&mut change);
+        let Change {
+            draft,
+            agent_spec,
+            stats_base,
+            ..
+        } = change;
+        let first_index = self.events.len();
+        let mut leaf = self.state.leaf_event_id.clone();
+        let mut events = Vec::with_capacity(pending.len());
+        for (offset, mut event) in pending.into_iter().enumerate() {
+            if event.parent_id.is_none() {
+                event.parent_id = leaf.clone();
+            }
+            // State updates hang off the leaf without becoming it (as the
+            // reference does): the active branch is the chain of real events.
+            if !matches!(event.body, EventBody::StateUpdate(_)) {
+                leaf = Some(event.id.clone());
+            }
+            let index = first_index + offset;
+            let bytes = match &self.store {
+                Some(store) => {
+                    let path = store.path_of(index, &event.id);
+                    serde_json::to_vec(&event).map_err(|e| StoreError::Corrupt {
+                        path,
+                        reason: e.to_string(),
+                    })?
+                }
+                None => Vec::new(),
+            };
+            events.push(StagedEvent {
+                index,
+                event,
+                bytes,
+            });
         }
-        let index = self.events.len();
-        if let Some(store) = &self.store {
-            store.append(index, &event)?;
+        let state = match (&self.dir, save) {
+            (Some(dir), true) => {
+                let path = dir.join(BASE_STATE_FILE);
+                let bytes = self
+                    .state_bytes_with(draft.as_ref(), agent_spec.as_ref(), &leaf)
+                    .map_err(|e| StoreError::Corrupt {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })?;
+                Some((path, bytes))
+            }
+            _ => None,
+        };
+        Ok(Staged {
+            events,
+            state,
+            store: self.store.clone(),
+            durability: self.durability,
+            draft,
+            agent_spec,
+            stats_base,
+        })
+    }
+
+    /// Makes the first `written` staged events part of the log and, when
+    /// everything was written, the drafted state the current one. Returns
+    /// the events that joined the log, for the listeners.
+    pub fn publish(&mut self, staged: Staged, written: usize) -> Vec<Event> {
+        let complete = written == staged.events.len();
+        let mut out = Vec::with_capacity(written);
+        let mut leaf = self.state.leaf_event_id.clone();
+        for s in staged.events.into_iter().take(written) {
+            debug_assert_eq!(s.index, self.events.len());
+            if !matches!(s.event.body, EventBody::StateUpdate(_)) {
+                leaf = Some(s.event.id.clone());
+            }
+            self.ids.insert(s.event.id.clone(), s.index);
+            out.push(s.event.clone());
+            self.events.push(s.event);
         }
-        // State updates hang off the leaf without becoming it (as the
-        // reference does): the active branch is the chain of real events.
-        if !matches!(event.body, EventBody::StateUpdate(_)) {
-            self.state.leaf_event_id = Some(event.id.clone());
+        if complete {
+            if let Some(state) = staged.draft {
+                self.state = state;
+            }
+            if let Some(spec) = staged.agent_spec {
+                self.agent_spec = spec;
+            }
+            if let Some(stats) = staged.stats_base {
+                self.stats_base = stats;
+            }
         }
-        self.ids.insert(event.id.clone(), index);
-        self.events.push(event.clone());
-        Ok(event)
+        self.state.leaf_event_id = leaf;
+        out
     }
 
     /// The state JSON with secrets protected (encrypted or redacted).
     pub fn state_json(&self) -> Result<Value, serde_json::Error> {
-        let mut state = self.state.clone();
-        state.agent = agent_json(&self.agent_spec, self.cipher.as_ref())?;
-        state.secret_registry = serde_json::from_value(self.secrets.to_json(self.cipher.as_ref()))?;
-        serde_json::to_value(&state)
+        serde_json::to_value(self.protected_state(&self.state, &self.agent_spec)?)
     }
 
-    /// Writes `base_state.json`.
+    /// A copy of `state` with the agent (`spec`) and the secrets protected
+    /// for disk or clients.
+    fn protected_state(
+        &self,
+        state: &ConversationState,
+        spec: &AgentSpec,
+    ) -> Result<ConversationState, serde_json::Error> {
+        let mut state = state.clone();
+        state.agent = agent_json(spec, self.cipher.as_ref())?;
+        state.secret_registry = serde_json::from_value(self.secrets.to_json(self.cipher.as_ref()))?;
+        Ok(state)
+    }
+
+    /// `base_state.json` for the drafted state (or the current one) with the
+    /// drafted agent (or the current one) and leaf `leaf`.
+    fn state_bytes_with(
+        &self,
+        draft: Option<&ConversationState>,
+        spec: Option<&AgentSpec>,
+        leaf: &Option<String>,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        let mut state = self.protected_state(
+            draft.unwrap_or(&self.state),
+            spec.unwrap_or(&self.agent_spec),
+        )?;
+        state.leaf_event_id.clone_from(leaf);
+        serde_json::to_vec(&state)
+    }
+
+    /// Writes `base_state.json` now (creation, resume and fork; every other
+    /// write goes through [`Core::stage`]).
     pub fn save_state(&self) -> Result<(), StoreError> {
         let Some(dir) = &self.dir else { return Ok(()) };
         let path = dir.join(BASE_STATE_FILE);
-        let json = self.state_json().map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        let bytes = serde_json::to_vec(&json).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        let bytes = self
+            .state_bytes_with(None, None, &self.state.leaf_event_id)
+            .map_err(|e| StoreError::Corrupt {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
         write_atomic(&path, &bytes, self.durability).map_err(|e| StoreError::io("write", &path, e))
+    }
+}
+
+/// A change in preparation: reads see the conversation as it is; edits go
+/// to drafts that become visible only once the change is on disk.
+pub(crate) struct Change<'a> {
+    core: &'a Core,
+    draft: Option<ConversationState>,
+    agent_spec: Option<AgentSpec>,
+    stats_base: Option<ConversationStats>,
+}
+
+impl Change<'_> {
+    /// The event log before this change.
+    pub fn events(&self) -> &[Event] {
+        &self.core.events
+    }
+
+    /// The state as this change sees it (with its own edits).
+    pub fn state(&self) -> &ConversationState {
+        self.draft.as_ref().unwrap_or(&self.core.state)
+    }
+
+    /// The state to edit (copied on first use).
+    pub fn state_mut(&mut self) -> &mut ConversationState {
+        self.draft.get_or_insert_with(|| self.core.state.clone())
+    }
+
+    /// The secrets (shared with the tools: edits apply at once).
+    pub fn secrets(&self) -> &SecretsRegistry {
+        &self.core.secrets
+    }
+
+    /// Replaces the agent configuration.
+    pub fn set_agent_spec(&mut self, spec: AgentSpec) {
+        self.agent_spec = Some(spec);
+    }
+
+    /// Replaces the stored statistics (live LLM metrics are added on top).
+    pub fn set_stats_base(&mut self, stats: ConversationStats) {
+        self.stats_base = Some(stats);
     }
 
     /// Sets the status; returns the update event to announce when it changed.
     pub fn set_status(&mut self, status: ExecutionStatus) -> Option<Event> {
-        if self.state.execution_status == status {
+        if self.state().execution_status == status {
             return None;
         }
-        self.state.execution_status = status;
+        self.state_mut().execution_status = status;
         Some(state_update("execution_status", json!(status.as_str())))
+    }
+}
+
+/// One event of a staged change.
+struct StagedEvent {
+    index: usize,
+    event: Event,
+    bytes: Vec<u8>,
+}
+
+/// A change prepared by [`Core::stage`]: what to write, and what becomes
+/// visible once it is written.
+pub(crate) struct Staged {
+    events: Vec<StagedEvent>,
+    state: Option<(PathBuf, Vec<u8>)>,
+    store: Option<EventStore>,
+    durability: Durability,
+    draft: Option<ConversationState>,
+    agent_spec: Option<AgentSpec>,
+    stats_base: Option<ConversationStats>,
+}
+
+impl Staged {
+    /// Writes the event files in order, then `base_state.json` (blocking
+    /// I/O: called without the conversation's lock, off the async runtime).
+    /// Returns how many events were written, and the first error.
+    pub fn write(&self) -> (usize, Result<(), StoreError>) {
+        if let Some(store) = &self.store {
+            for (done, s) in self.events.iter().enumerate() {
+                if let Err(e) = store.write(s.index, &s.event.id, &s.bytes) {
+                    return (done, Err(e));
+                }
+            }
+        }
+        let n = self.events.len();
+        match &self.state {
+            Some((path, bytes)) => (
+                n,
+                write_atomic(path, bytes, self.durability)
+                    .map_err(|e| StoreError::io("write", path, e)),
+            ),
+            None => (n, Ok(())),
+        }
     }
 }
 

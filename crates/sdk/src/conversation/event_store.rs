@@ -77,14 +77,25 @@ impl EventStore {
         &self.dir
     }
 
+    /// The file of event number `index` with id `event_id`.
+    pub fn path_of(&self, index: usize, event_id: &str) -> PathBuf {
+        self.dir.join(event_file_name(index, event_id))
+    }
+
     /// Writes event number `index`.
     pub fn append(&self, index: usize, event: &Event) -> Result<(), StoreError> {
-        let path = self.dir.join(event_file_name(index, &event.id));
         let bytes = serde_json::to_vec(event).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
+            path: self.path_of(index, &event.id),
             reason: e.to_string(),
         })?;
-        write_atomic(&path, &bytes, self.durability).map_err(|e| StoreError::io("write", &path, e))
+        self.write(index, &event.id, &bytes)
+    }
+
+    /// Writes event number `index` (id `event_id`) already serialized as
+    /// `bytes`.
+    pub fn write(&self, index: usize, event_id: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.path_of(index, event_id);
+        write_atomic(&path, bytes, self.durability).map_err(|e| StoreError::io("write", &path, e))
     }
 
     /// Loads every event in index order. Unreadable or invalid files are

@@ -1,6 +1,6 @@
 //! [`LocalConversation`]: a conversation whose agent runs in this process.
 
-use super::core::{Core, agent_from_json, load_state, state_update};
+use super::core::{Change, Core, agent_from_json, load_state, state_update};
 use super::event_store::EventStore;
 use super::stuck::{StuckDetector, StuckPattern};
 use super::{ConversationError, error_code};
@@ -29,9 +29,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-/// Receives every event (persistent ones after they are written, transient
-/// ones such as streaming deltas directly), in log order. Must not block and
-/// must not call back into the conversation synchronously.
+/// Receives every event (persistent ones once their file is in place,
+/// transient ones such as streaming deltas directly), persistent ones in log
+/// order, on the thread that committed them (during a run, one of the
+/// process's commit threads). Must not block and must not change the
+/// conversation synchronously.
 pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
 
 /// Settings of a new or resumed conversation.
@@ -263,8 +265,8 @@ impl LocalConversation {
     /// may have half happened: rather than running them again, the model is
     /// told they were interrupted (as the reference does).
     fn abandon_interrupted_actions(&self) -> Result<(), ConversationError> {
-        self.commit(false, |core| {
-            super::step::unmatched_actions(&core.events)
+        self.commit(false, |c| {
+            super::step::unmatched_actions(c.events())
                 .into_iter()
                 .map(|(id, a)| {
                     let mut ev = Event::with_source(
@@ -444,41 +446,53 @@ impl LocalConversation {
 
     // ----- event plumbing ---------------------------------------------------
 
-    /// Applies `f` to the core under the lock, appends the events it returns,
-    /// saves the state when asked, then dispatches the events in order.
+    /// Commits one change: `f` drafts it under the conversation's lock
+    /// (reading the log, editing a draft of the state, returning events);
+    /// then, without the lock, its events are written to disk (and
+    /// `base_state.json` when `save`); then the written events join the log,
+    /// the draft becomes the state, and the listeners get the events in
+    /// order. Changes are committed one at a time.
+    ///
+    /// Blocking (file I/O): async code calls [`LocalConversation::commit_async`].
     pub(crate) fn commit<F>(&self, save: bool, f: F) -> Result<Vec<Event>, ConversationError>
     where
-        F: FnOnce(&mut Core) -> Vec<Event>,
+        F: FnOnce(&mut Change<'_>) -> Vec<Event>,
     {
         let _order = self.inner.emit_lock.lock();
-        let appended = {
-            let mut core = self.inner.core.lock();
-            let pending = f(&mut core);
-            let mut out = Vec::with_capacity(pending.len());
-            for ev in pending {
-                out.push(core.append(ev)?);
-            }
-            if save {
-                core.save_state()?;
-            }
-            out
-        };
+        let staged = self.inner.core.lock().stage(save, f)?;
+        let (written, outcome) = staged.write();
+        let appended = self.inner.core.lock().publish(staged, written);
         for ev in &appended {
             self.dispatch(ev);
         }
+        outcome?;
         Ok(appended)
     }
 
-    /// Appends one event.
-    pub(crate) fn emit(&self, event: Event) -> Result<Event, ConversationError> {
-        let mut v = self.commit(false, |_| vec![event])?;
+    /// [`LocalConversation::commit`] on the blocking thread pool, so that
+    /// the disk is never written on an async worker thread.
+    pub(crate) async fn commit_async<F>(
+        &self,
+        save: bool,
+        f: F,
+    ) -> Result<Vec<Event>, ConversationError>
+    where
+        F: FnOnce(&mut Change<'_>) -> Vec<Event> + Send + 'static,
+    {
+        let this = self.clone();
+        off_runtime(move || this.commit(save, f)).await
+    }
+
+    /// Appends one event from async code (see [`LocalConversation::commit_async`]).
+    pub(crate) async fn emit_async(&self, event: Event) -> Result<Event, ConversationError> {
+        let mut v = self.commit_async(false, |_| vec![event]).await?;
         v.pop()
             .ok_or_else(|| ConversationError::Invalid("event not appended".into()))
     }
 
-    /// Publishes a transient event (not persisted).
+    /// Publishes a transient event (not persisted). It has no place in the
+    /// log, so it does not wait for a commit in progress.
     pub(crate) fn emit_transient(&self, event: &Event) {
-        let _order = self.inner.emit_lock.lock();
         self.dispatch(event);
     }
 
@@ -489,9 +503,17 @@ impl LocalConversation {
         }
     }
 
-    /// Sets the execution status (announced and persisted when it changes).
-    pub(crate) fn set_status(&self, status: ExecutionStatus) -> Result<(), ConversationError> {
-        self.commit(true, |core| core.set_status(status).into_iter().collect())?;
+    /// Sets the execution status (announced and persisted when it changes)
+    /// from async code.
+    pub(crate) async fn set_status(
+        &self,
+        status: ExecutionStatus,
+    ) -> Result<(), ConversationError> {
+        if self.status() == status {
+            return Ok(());
+        }
+        self.commit_async(true, move |c| c.set_status(status).into_iter().collect())
+            .await?;
         Ok(())
     }
 
@@ -507,7 +529,26 @@ impl LocalConversation {
         Ok(r)
     }
 
+    /// [`LocalConversation::ensure_initialized`] from async code (tools are
+    /// built and the prompt event written on the blocking thread pool).
+    pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
+        let ready = self.inner.runtime.lock().is_some()
+            && self
+                .inner
+                .core
+                .lock()
+                .events
+                .iter()
+                .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
+        if ready {
+            return Ok(());
+        }
+        let this = self.clone();
+        off_runtime(move || this.ensure_initialized()).await
+    }
+
     /// Emits the `SystemPromptEvent` if the log does not have one yet.
+    /// Blocking (builds the tools, writes the event).
     pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
         let rt = self.runtime()?;
         let has_prompt = self
@@ -537,9 +578,9 @@ impl LocalConversation {
                 dynamic_context: dynamic.map(TextContent::new),
             }),
         );
-        self.commit(false, |core| {
-            let already = core
-                .events
+        self.commit(false, |c| {
+            let already = c
+                .events()
                 .iter()
                 .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
             if already { Vec::new() } else { vec![ev] }
@@ -580,14 +621,14 @@ impl LocalConversation {
                 critic_result: None,
             }),
         );
-        let events = self.commit(true, move |core| {
+        let events = self.commit(true, move |c| {
             let mut out = vec![ev.clone()];
-            core.state.last_user_message_id = Some(ev.id.clone());
+            c.state_mut().last_user_message_id = Some(ev.id.clone());
             out.push(state_update("last_user_message_id", json!(ev.id)));
             if matches!(
-                core.state.execution_status,
+                c.state().execution_status,
                 ExecutionStatus::Finished | ExecutionStatus::Stuck
-            ) && let Some(u) = core.set_status(ExecutionStatus::Idle)
+            ) && let Some(u) = c.set_status(ExecutionStatus::Idle)
             {
                 out.push(u);
             }
@@ -608,9 +649,9 @@ impl LocalConversation {
             return Ok(());
         }
         let ev = Event::with_source(SourceType::User, EventBody::Pause);
-        self.commit(true, move |core| {
+        self.commit(true, move |c| {
             let mut out = vec![ev];
-            out.extend(core.set_status(ExecutionStatus::Paused));
+            out.extend(c.set_status(ExecutionStatus::Paused));
             out
         })?;
         Ok(())
@@ -621,10 +662,10 @@ impl LocalConversation {
     pub fn interrupt(&self) -> Result<(), ConversationError> {
         self.inner.cancel.lock().cancel();
         let ev = Event::with_source(SourceType::User, EventBody::Interrupt);
-        self.commit(true, move |core| {
+        self.commit(true, move |c| {
             let mut out = vec![ev];
-            if !core.state.execution_status.is_terminal() {
-                out.extend(core.set_status(ExecutionStatus::Paused));
+            if !c.state().execution_status.is_terminal() {
+                out.extend(c.set_status(ExecutionStatus::Paused));
             }
             out
         })?;
@@ -633,8 +674,8 @@ impl LocalConversation {
 
     /// Changes the iteration limit of each run (at least 1).
     pub fn set_max_iterations(&self, max_iterations: u32) -> Result<(), ConversationError> {
-        self.commit(true, move |core| {
-            core.state.max_iterations = max_iterations.max(1);
+        self.commit(true, move |c| {
+            c.state_mut().max_iterations = max_iterations.max(1);
             Vec::new()
         })?;
         Ok(())
@@ -646,8 +687,8 @@ impl LocalConversation {
         policy: ConfirmationPolicy,
     ) -> Result<(), ConversationError> {
         let value = serde_json::to_value(&policy).unwrap_or(Value::Null);
-        self.commit(true, move |core| {
-            core.state.confirmation_policy = policy;
+        self.commit(true, move |c| {
+            c.state_mut().confirmation_policy = policy;
             vec![state_update("confirmation_policy", value)]
         })?;
         Ok(())
@@ -656,8 +697,8 @@ impl LocalConversation {
     /// Sets the security analyzer configuration (JSON with `kind`, or null).
     pub fn set_security_analyzer(&self, analyzer: Option<Value>) -> Result<(), ConversationError> {
         let value = analyzer.clone().unwrap_or(Value::Null);
-        self.commit(true, move |core| {
-            core.state.security_analyzer = analyzer;
+        self.commit(true, move |c| {
+            c.state_mut().security_analyzer = analyzer;
             vec![state_update("security_analyzer", value)]
         })?;
         Ok(())
@@ -668,9 +709,9 @@ impl LocalConversation {
         &self,
         secrets: Vec<(String, SecretSource)>,
     ) -> Result<(), ConversationError> {
-        self.commit(true, move |core| {
-            core.secrets.update(secrets);
-            let value = core.secrets.to_json(None);
+        self.commit(true, move |c| {
+            c.secrets().update(secrets);
+            let value = c.secrets().to_json(None);
             vec![state_update("secret_registry", value)]
         })?;
         Ok(())
@@ -678,8 +719,8 @@ impl LocalConversation {
 
     /// Replaces the tags.
     pub fn set_tags(&self, tags: serde_json::Map<String, Value>) -> Result<(), ConversationError> {
-        self.commit(true, move |core| {
-            core.state.tags = tags.clone();
+        self.commit(true, move |c| {
+            c.state_mut().tags = tags.clone();
             vec![state_update("tags", Value::Object(tags))]
         })?;
         Ok(())
@@ -692,9 +733,9 @@ impl LocalConversation {
         let stats = self.stats();
         *self.inner.agent.write() = new_agent;
         let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
-        self.commit(true, move |core| {
-            core.agent_spec = spec;
-            core.stats_base = stats;
+        self.commit(true, move |c| {
+            c.set_agent_spec(spec);
+            c.set_stats_base(stats);
             vec![state_update("agent", value)]
         })?;
         Ok(())
@@ -711,8 +752,8 @@ impl LocalConversation {
             return Ok(());
         }
         let reason = reason.unwrap_or_else(openhands_wire::event::default_rejection_reason);
-        self.commit(true, move |core| {
-            let pending = super::step::unmatched_actions(&core.events);
+        self.commit(true, move |c| {
+            let pending = super::step::unmatched_actions(c.events());
             let mut out: Vec<Event> = pending
                 .iter()
                 .map(|(id, a)| {
@@ -728,7 +769,7 @@ impl LocalConversation {
                     )
                 })
                 .collect();
-            out.extend(core.set_status(ExecutionStatus::Idle));
+            out.extend(c.set_status(ExecutionStatus::Idle));
             out
         })?;
         Ok(())
@@ -770,9 +811,9 @@ impl LocalConversation {
         let Ok(_guard) = self.inner.run_lock.try_lock() else {
             return Err(ConversationError::AlreadyRunning);
         };
-        if let Err(e) = self.ensure_initialized() {
+        if let Err(e) = self.ensure_initialized_async().await {
             // Recorded so clients see why nothing ran.
-            self.fail(&e)?;
+            self.fail(&e).await?;
             return Err(e);
         }
         let cancel = CancellationToken::new();
@@ -781,7 +822,7 @@ impl LocalConversation {
         match start {
             ExecutionStatus::Finished => return Ok(start),
             ExecutionStatus::Deleting => return Ok(start),
-            _ => self.set_status(ExecutionStatus::Running)?,
+            _ => self.set_status(ExecutionStatus::Running).await?,
         }
         let (max_iterations, stuck_on, thresholds) = {
             let c = self.inner.core.lock();
@@ -806,7 +847,7 @@ impl LocalConversation {
                 | ExecutionStatus::Idle
                 | ExecutionStatus::Deleting => break,
                 ExecutionStatus::WaitingForConfirmation => {
-                    self.set_status(ExecutionStatus::Running)?;
+                    self.set_status(ExecutionStatus::Running).await?;
                 }
                 ExecutionStatus::Running => {}
             }
@@ -814,7 +855,7 @@ impl LocalConversation {
                 let pattern: Option<StuckPattern> = self.with_events(|ev| detector.check(ev));
                 if let Some(p) = pattern {
                     tracing::warn!(conversation = %self.id(), "stuck: {}", p.describe());
-                    self.set_status(ExecutionStatus::Stuck)?;
+                    self.set_status(ExecutionStatus::Stuck).await?;
                     break;
                 }
             }
@@ -824,17 +865,18 @@ impl LocalConversation {
             let stats = full.snapshot_value();
             if stats != last_stats {
                 let value = stats.clone();
-                self.commit(true, move |core| {
-                    core.state.stats = full;
+                self.commit_async(true, move |c| {
+                    c.state_mut().stats = full;
                     vec![state_update("stats", value)]
-                })?;
+                })
+                .await?;
                 last_stats = stats;
             }
             match outcome {
                 Ok(()) => {}
                 Err(ConversationError::Interrupted) => break,
                 Err(e) => {
-                    self.fail(&e)?;
+                    self.fail(&e).await?;
                     break;
                 }
             }
@@ -844,7 +886,7 @@ impl LocalConversation {
                 && self.inner.user_messages.load(Ordering::SeqCst) != marker
             {
                 // A message arrived while the agent was finishing: keep going.
-                self.set_status(ExecutionStatus::Running)?;
+                self.set_status(ExecutionStatus::Running).await?;
                 continue;
             }
             if status == ExecutionStatus::WaitingForConfirmation {
@@ -865,11 +907,12 @@ impl LocalConversation {
                         )),
                     }),
                 );
-                self.commit(true, move |core| {
+                self.commit_async(true, move |c| {
                     let mut out = vec![ev];
-                    out.extend(core.set_status(ExecutionStatus::Error));
+                    out.extend(c.set_status(ExecutionStatus::Error));
                     out
-                })?;
+                })
+                .await?;
                 break;
             }
         }
@@ -877,7 +920,7 @@ impl LocalConversation {
     }
 
     /// Records a failed run: a `ConversationErrorEvent` and status `error`.
-    fn fail(&self, e: &ConversationError) -> Result<(), ConversationError> {
+    async fn fail(&self, e: &ConversationError) -> Result<(), ConversationError> {
         let (kind, retryable, action) = match e {
             ConversationError::Llm(l) => l.classification(),
             _ => ("internal", false, "none"),
@@ -896,11 +939,12 @@ impl LocalConversation {
                 classification: Some(ErrorClassification::new(kind, retryable, action)),
             }),
         );
-        self.commit(true, move |core| {
+        self.commit_async(true, move |c| {
             let mut out = vec![ev];
-            out.extend(core.set_status(ExecutionStatus::Error));
+            out.extend(c.set_status(ExecutionStatus::Error));
             out
-        })?;
+        })
+        .await?;
         Ok(())
     }
 
@@ -1115,11 +1159,12 @@ impl LocalConversation {
                     .into(),
             ));
         };
-        self.ensure_initialized()?;
-        self.emit(Event::with_source(
+        self.ensure_initialized_async().await?;
+        self.emit_async(Event::with_source(
             SourceType::Environment,
             EventBody::CondensationRequest,
-        ))?;
+        ))
+        .await?;
         self.maybe_condense(condenser).await?;
         Ok(())
     }
@@ -1139,6 +1184,18 @@ impl LocalConversation {
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::SeqCst)
     }
+}
+
+/// Runs blocking work (file I/O) on the commit threads (see
+/// [`super::writer`]), or inline when no runtime is running. A panic in `f`
+/// resumes in the caller; if the caller stops waiting, `f` still runs to its
+/// end (a commit is never cut in half).
+async fn off_runtime<T, F>(f: F) -> Result<T, ConversationError>
+where
+    F: FnOnce() -> Result<T, ConversationError> + Send + 'static,
+    T: Send + 'static,
+{
+    super::writer::run(f).await
 }
 
 fn absolute(p: &Path) -> PathBuf {

@@ -14,6 +14,7 @@ mod local;
 mod step;
 pub mod stuck;
 pub mod view;
+mod writer;
 
 pub use local::{ConversationOptions, EventCallback, LocalConversation};
 pub use stuck::{StuckDetector, StuckPattern};

@@ -158,10 +158,11 @@ impl LocalConversation {
             Err(LlmError::ContextWindowExceeded(msg)) => {
                 if runtime.condenser().is_some_and(|c| c.handles_requests()) {
                     // The next step condenses the history, then retries.
-                    self.emit(Event::with_source(
+                    self.emit_async(Event::with_source(
                         SourceType::Environment,
                         EventBody::CondensationRequest,
-                    ))?;
+                    ))
+                    .await?;
                     return Ok(());
                 }
                 return Err(ConversationError::Llm(LlmError::ContextWindowExceeded(msg)));
@@ -200,10 +201,11 @@ impl LocalConversation {
             .await?
         {
             Some(condensation) => {
-                self.emit(Event::with_source(
+                self.emit_async(Event::with_source(
                     SourceType::Environment,
                     EventBody::Condensation(condensation),
-                ))?;
+                ))
+                .await?;
                 Ok(true)
             }
             None => Ok(false),
@@ -235,11 +237,12 @@ impl LocalConversation {
                 }),
             );
             if has_text {
-                self.commit(true, move |core| {
+                self.commit_async(true, move |c| {
                     let mut out = vec![ev];
-                    out.extend(core.set_status(ExecutionStatus::Finished));
+                    out.extend(c.set_status(ExecutionStatus::Finished));
                     out
-                })?;
+                })
+                .await?;
             } else {
                 let nudge = Event::with_source(
                     SourceType::Environment,
@@ -252,7 +255,7 @@ impl LocalConversation {
                         critic_result: None,
                     }),
                 );
-                self.commit(false, move |_| vec![ev, nudge])?;
+                self.commit_async(false, move |_| vec![ev, nudge]).await?;
             }
             return Ok(());
         }
@@ -338,7 +341,7 @@ impl LocalConversation {
                 None => valid.push(to_emit.len() - 1),
             }
         }
-        let emitted = self.commit(false, move |_| to_emit)?;
+        let emitted = self.commit_async(false, move |_| to_emit).await?;
         let actions: Vec<(String, ActionEvent)> = valid
             .into_iter()
             .filter_map(|i| match &emitted.get(i)?.body {
@@ -354,7 +357,8 @@ impl LocalConversation {
             .iter()
             .any(|(_, a)| a.tool_name != "finish" && policy.should_confirm(a.security_risk))
         {
-            self.set_status(ExecutionStatus::WaitingForConfirmation)?;
+            self.set_status(ExecutionStatus::WaitingForConfirmation)
+                .await?;
             return Ok(());
         }
         self.execute_actions(runtime, actions, cancel).await
@@ -424,13 +428,13 @@ impl LocalConversation {
                 ),
             };
             ev.parent_id = None;
-            self.emit(ev)?;
+            self.emit_async(ev).await?;
         }
         if cancel.is_cancelled() {
             return Err(ConversationError::Interrupted);
         }
         if finishes {
-            self.set_status(ExecutionStatus::Finished)?;
+            self.set_status(ExecutionStatus::Finished).await?;
         }
         Ok(())
     }

@@ -5,8 +5,9 @@
 
 use super::render::{self, SNIPPET_CONTEXT};
 use super::types::{EditorCommand, FileEditorAction, FileEditorObservation};
-use crate::common::{MAX_OUTPUT_CHARS, atomic_write, clip_output, normalize_path};
+use crate::common::{MAX_OUTPUT_CHARS, clip_output, normalize_path};
 use base64::Engine as _;
+use openhands_sdk::fsutil::{WriteOptions, write_atomic_with};
 use openhands_wire::content::{Content, ImageContent};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -188,7 +189,7 @@ impl Editor {
     /// Writes through symlinks (the link stays a link), atomically.
     fn write_text(&self, path: &Path, text: &str) -> Result<(), Refusal> {
         let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        atomic_write(&target, text.as_bytes())
+        write_atomic_with(&target, text.as_bytes(), WriteOptions::user_file())
             .map_err(|e| Refusal(format!("Cannot write {}: {e}", path.display())))
     }
 

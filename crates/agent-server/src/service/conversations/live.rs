@@ -52,6 +52,12 @@ pub(crate) struct Shared {
     title_started: AtomicBool,
     /// Cancelled when the conversation is deleted or evicted; sockets close.
     pub closed: CancellationToken,
+    /// The run slot of the run in progress, freed as soon as the run's
+    /// status leaves `running` (see [`Shared::callback`]).
+    run_slot: Mutex<Option<OwnedSemaphorePermit>>,
+    /// A run was started and has not announced a status yet (its
+    /// `running` status is still being written).
+    starting: AtomicBool,
     ctx: Arc<Ctx>,
 }
 
@@ -65,6 +71,8 @@ impl Shared {
             live: OnceLock::new(),
             title_started: AtomicBool::new(false),
             closed: CancellationToken::new(),
+            run_slot: Mutex::new(None),
+            starting: AtomicBool::new(false),
             ctx,
         })
     }
@@ -90,6 +98,17 @@ impl Shared {
             let is_state_update = matches!(event.body, EventBody::StateUpdate(_));
             if !is_state_update {
                 shared.meta.lock().updated_at = Utc::now();
+            }
+            if let EventBody::StateUpdate(u) = &event.body
+                && u.key == "execution_status"
+            {
+                shared.starting.store(false, Ordering::SeqCst);
+                if u.value.as_str() != Some("running") {
+                    // The run slot is free before anyone can see the run end,
+                    // so a client that starts its next conversation on this
+                    // event is not refused while the run winds down.
+                    drop(shared.run_slot.lock().take());
+                }
             }
             let frame = shared.hub.publish(event);
             if let (Some(w), Some(f)) = (&shared.ctx.webhooks, &frame)
@@ -286,9 +305,11 @@ impl Live {
         let permit = {
             let mut st = self.run.lock();
             let status = self.conv.status();
+            // A run that has not announced `running` yet is running too.
+            let starting = self.shared.starting.load(Ordering::SeqCst);
             if st.active {
                 match trigger {
-                    Trigger::Run if status != ExecutionStatus::Running => {
+                    Trigger::Run if status != ExecutionStatus::Running && !starting => {
                         st.rerun = true;
                         st.rerun_paused = true;
                         return Ok(());
@@ -314,6 +335,7 @@ impl Live {
             st.active = true;
             st.rerun = false;
             st.rerun_paused = false;
+            self.shared.starting.store(true, Ordering::SeqCst);
             self.running.send_replace(true);
             permit
         };
@@ -324,6 +346,7 @@ impl Live {
     }
 
     async fn run_loop(self: Arc<Self>, permit: OwnedSemaphorePermit) {
+        *self.shared.run_slot.lock() = Some(permit);
         loop {
             // A panic inside the agent loop must not leave the conversation
             // marked as running forever.
@@ -360,8 +383,17 @@ impl Live {
             if !again {
                 break;
             }
+            // The slot was freed when the previous run stopped: take one
+            // again (waiting for it: the input that asks for this run was
+            // accepted already).
+            if self.shared.run_slot.lock().is_none()
+                && let Ok(p) = self.shared.ctx.runs.clone().acquire_owned().await
+            {
+                *self.shared.run_slot.lock() = Some(p);
+            }
         }
-        drop(permit);
+        drop(self.shared.run_slot.lock().take());
+        self.shared.starting.store(false, Ordering::SeqCst);
         self.touch();
         if let Err(e) = self.save_meta().await {
             tracing::warn!(conversation = %self.shared.id, error = %e, "saving meta.json failed");
