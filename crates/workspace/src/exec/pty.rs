@@ -3,9 +3,16 @@
 //! terminal as its controlling terminal and gets exactly the environment
 //! of its [`ProcessSpec`]. Stopping it is [`super::procs`]' job.
 
-use super::spawn::ProcessSpec;
+use super::spawn::{ProcessSpec, resolve_program};
 use portable_pty::{Child, CommandBuilder, MasterPty, PtyPair, PtySize, native_pty_system};
+use std::ffi::OsString;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::process::Stdio;
+
+/// util-linux's `setsid`, which makes its program a session leader with the
+/// terminal on its standard input as controlling terminal, then `exec`s it.
+const SETSID: &str = "setsid";
 
 /// An opened pseudo-terminal, before its child starts.
 pub struct Pty {
@@ -58,19 +65,32 @@ impl Pty {
     }
 
     /// Starts `spec` on the terminal (standard input, output and error are
-    /// the terminal; [`ProcessSpec::piped_stdin`] does not apply).
+    /// the terminal; [`ProcessSpec::piped_stdin`] does not apply). The child
+    /// leads a new session whose controlling terminal is this one.
+    ///
+    /// It is started through `setsid --ctty` with `posix_spawn`, so this
+    /// (large, multi-threaded) process is never `fork`ed: a fork copies the
+    /// page tables and stalls every thread of the server while it runs.
+    /// Without `setsid` on the `PATH`, portable-pty's `fork` path is used.
     pub fn spawn(self, spec: &ProcessSpec) -> std::io::Result<PtyChild> {
-        let mut cmd = CommandBuilder::new(spec.program());
-        cmd.args(spec.arguments());
-        if let Some(dir) = spec.working_dir() {
-            cmd.cwd(dir);
-        }
-        spec.env().apply(&mut cmd);
-        let child = self
-            .pair
-            .slave
-            .spawn_command(cmd)
-            .map_err(std::io::Error::other)?;
+        let setsid = resolve_program(SETSID.as_ref(), spec.env().get("PATH"));
+        let child: Box<dyn Child + Send + Sync> = match (setsid.to_str(), self.tty_path()) {
+            (Some(s), Some(tty)) if s.starts_with('/') => {
+                Box::new(spawn_with_setsid(&setsid, &tty, spec)?)
+            }
+            _ => {
+                let mut cmd = CommandBuilder::new(spec.program());
+                cmd.args(spec.arguments());
+                if let Some(dir) = spec.working_dir() {
+                    cmd.cwd(dir);
+                }
+                spec.env().apply(&mut cmd);
+                self.pair
+                    .slave
+                    .spawn_command(cmd)
+                    .map_err(std::io::Error::other)?
+            }
+        };
         // The child has its copy; ours would keep the terminal open.
         drop(self.pair.slave);
         let pid = child
@@ -83,4 +103,48 @@ impl Pty {
             pid,
         })
     }
+}
+
+/// `setsid --ctty <program> <args>` on the terminal `tty`, with the spec's
+/// environment and working directory, spawned without `fork`.
+fn spawn_with_setsid(
+    setsid: &OsString,
+    tty: &std::path::Path,
+    spec: &ProcessSpec,
+) -> std::io::Result<std::process::Child> {
+    // `setsid` would start and then fail to run a missing program: report
+    // it here, as a direct spawn would.
+    let program = spec.resolved_program();
+    let on_disk = match (std::path::Path::new(&program), spec.working_dir()) {
+        (p, Some(dir)) if p.is_relative() => dir.join(p),
+        (p, _) => p.to_path_buf(),
+    };
+    if !is_executable(&on_disk) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} not found or not executable", program.to_string_lossy()),
+        ));
+    }
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+        .open(tty)?;
+    let mut cmd = std::process::Command::new(setsid);
+    cmd.arg("--ctty")
+        .arg(&program)
+        .args(spec.arguments())
+        .stdin(Stdio::from(terminal.try_clone()?))
+        .stdout(Stdio::from(terminal.try_clone()?))
+        .stderr(Stdio::from(terminal));
+    spec.env().apply(&mut cmd);
+    if let Some(dir) = spec.working_dir() {
+        cmd.current_dir(dir);
+    }
+    cmd.spawn()
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
