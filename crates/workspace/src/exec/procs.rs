@@ -139,7 +139,8 @@ pub fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration) {
     if leader <= 1 {
         return;
     }
-    for p in session_members(leader, tag) {
+    let members = session_members(leader, tag);
+    for p in &members {
         let pid = Pid::from_raw(p.pid);
         if p.pid == leader {
             let _ = kill(pid, Signal::SIGHUP);
@@ -149,11 +150,12 @@ pub fn terminate_session(leader: i32, tag: Option<&str>, grace: Duration) {
             let _ = kill(pid, Signal::SIGCONT);
         }
     }
-    if wait_until_gone(leader, tag, grace) {
+    let known = members.iter().map(|p| p.pid).collect();
+    if wait_until_gone(leader, tag, known, grace) {
         return;
     }
     kill_session(leader, tag);
-    wait_until_gone(leader, tag, Duration::from_millis(500));
+    wait_until_gone(leader, tag, Vec::new(), Duration::from_millis(500));
 }
 
 /// SIGKILLs the shell `leader` and everything it started, without waiting.
@@ -169,18 +171,30 @@ pub fn kill_session(leader: i32, tag: Option<&str>) {
     }
 }
 
-/// Polls until no live process of the session remains; `true` when that
+/// Waits until no live process of the session remains; `true` when that
 /// happened within `limit`.
-fn wait_until_gone(leader: i32, tag: Option<&str>, limit: Duration) -> bool {
+///
+/// Only the `known` members are polled (one `stat` read each, with a
+/// growing pause); the full `/proc` scan, which also reads environments, runs
+/// only when they are all gone, to catch processes started since the last
+/// scan. Polling the whole table every few milliseconds cost the server a
+/// visible share of its CPU whenever conversations were closed in bulk.
+fn wait_until_gone(leader: i32, tag: Option<&str>, mut known: Vec<i32>, limit: Duration) -> bool {
     let end = Instant::now() + limit;
+    let mut pause = Duration::from_millis(2);
     loop {
-        if session_members(leader, tag).is_empty() {
-            return true;
+        known.retain(|&pid| stat(pid).is_some_and(|s| s.alive()));
+        if known.is_empty() {
+            known = session_members(leader, tag).iter().map(|p| p.pid).collect();
+            if known.is_empty() {
+                return true;
+            }
         }
         if Instant::now() >= end {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(40));
     }
 }
 
