@@ -61,8 +61,21 @@ fn init_logging() {
     }
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// How long an idle blocking-pool thread is kept. Disk writes and process
+/// waits run on that pool; tokio's default of ten seconds kept dozens of
+/// idle threads (and their stacks) alive long after a burst of work.
+const BLOCKING_THREAD_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
+        .build()
+        .context("starting the async runtime")?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     install_tls_provider();
     let args = Args::parse();
     init_logging();

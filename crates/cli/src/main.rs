@@ -79,8 +79,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.command.is_none());
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // Idle blocking-pool threads (disk writes, process waits) end after a
+    // second instead of tokio's ten, so a served burst does not leave them behind.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_keep_alive(std::time::Duration::from_secs(1))
         .build()
     {
         Ok(rt) => rt,
