@@ -1,9 +1,9 @@
 //! [`LocalConversation`]: a conversation whose agent runs in this process.
 
 use super::core::{Change, Core, agent_from_json, load_state, state_update};
+use super::error::{ConversationError, error_code};
 use super::event_store::EventStore;
 use super::stuck::{StuckDetector, StuckPattern};
-use super::{ConversationError, error_code};
 use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
 use crate::agent::{Agent, AgentRuntime};
 use crate::fsutil::Durability;
@@ -266,7 +266,7 @@ impl LocalConversation {
     /// told they were interrupted (as the reference does).
     fn abandon_interrupted_actions(&self) -> Result<(), ConversationError> {
         self.commit(false, |c| {
-            super::step::unmatched_actions(c.events())
+            super::pending::unmatched_actions(c.events())
                 .into_iter()
                 .map(|(id, a)| {
                     let mut ev = Event::with_source(
@@ -659,17 +659,22 @@ impl LocalConversation {
 
     /// Interrupts: cancels the in-flight LLM call and tools, records an
     /// `InterruptEvent` and pauses.
+    ///
+    /// The interrupt and the pause are committed before the cancellation is
+    /// signalled, so the loop, woken by the cancellation, always finds the
+    /// conversation paused (cancelling first let it record its own end of
+    /// run in between). The cancellation happens even when the commit fails.
     pub fn interrupt(&self) -> Result<(), ConversationError> {
-        self.inner.cancel.lock().cancel();
         let ev = Event::with_source(SourceType::User, EventBody::Interrupt);
-        self.commit(true, move |c| {
+        let committed = self.commit(true, move |c| {
             let mut out = vec![ev];
             if !c.state().execution_status.is_terminal() {
                 out.extend(c.set_status(ExecutionStatus::Paused));
             }
             out
-        })?;
-        Ok(())
+        });
+        self.inner.cancel.lock().cancel();
+        committed.map(|_| ())
     }
 
     /// Changes the iteration limit of each run (at least 1).
@@ -753,7 +758,7 @@ impl LocalConversation {
         }
         let reason = reason.unwrap_or_else(openhands_wire::event::default_rejection_reason);
         self.commit(true, move |c| {
-            let pending = super::step::unmatched_actions(c.events());
+            let pending = super::pending::unmatched_actions(c.events());
             let mut out: Vec<Event> = pending
                 .iter()
                 .map(|(id, a)| {
@@ -1198,14 +1203,10 @@ where
     super::writer::run(f).await
 }
 
+/// `p` made absolute against the current directory (unchanged when that
+/// cannot be read).
 fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// The first `max` characters of `s`.
