@@ -18,6 +18,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all --check
 
+step "no import circles between modules"
+python3 scripts/module_cycles.py
+
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -18,6 +18,8 @@ pub const MAX_EVENT_BYTES: usize = 16 * 1024;
 pub const OUTPUT_RETENTION_BYTES: usize = 512 * 1024;
 /// Spec default: a reader's response ends after this long.
 pub const DEFAULT_ROTATION: Duration = Duration::from_secs(110);
+/// Default image of docker sandbox containers (`OH_CONTROL_DOCKER_IMAGE` overrides it).
+pub const DEFAULT_DOCKER_IMAGE: &str = "openhands-rs/agent-server:local";
 
 /// Variables this module reads (besides the `LLM_*` ones).
 const KNOWN: &[&str] = &[
@@ -296,7 +298,7 @@ impl ControlConfig {
             secret_key,
             instance_id: get("OH_CONTROL_INSTANCE_ID").map(str::to_string),
             docker_image: get("OH_CONTROL_DOCKER_IMAGE")
-                .unwrap_or(crate::hosts::docker::DEFAULT_IMAGE)
+                .unwrap_or(DEFAULT_DOCKER_IMAGE)
                 .to_string(),
             docker_bin: PathBuf::from(get("OH_CONTROL_DOCKER_BIN").unwrap_or("docker")),
             poll_interval,

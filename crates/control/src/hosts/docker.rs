@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Default image of sandbox containers.
-pub const DEFAULT_IMAGE: &str = "openhands-rs/agent-server:local";
 /// Label put on every sandbox container.
 pub const LABEL: &str = "openhands.control.sandbox";
 

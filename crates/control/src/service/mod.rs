@@ -64,6 +64,37 @@ pub(crate) struct Inner {
     background: Mutex<Vec<JoinHandle<()>>>,
 }
 
+impl crate::tasks::pump::PumpHost for Inner {
+    fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn client(&self) -> &AgentClient {
+        &self.client
+    }
+
+    fn retention(&self) -> i64 {
+        Inner::retention(self)
+    }
+
+    fn give_up(&self) -> Duration {
+        self.config.host_give_up
+    }
+
+    fn idle_check(&self) -> Duration {
+        self.config.host_timeout.max(Duration::from_millis(500))
+    }
+
+    fn wake(&self, task_id: &str) {
+        Inner::wake(self, task_id);
+    }
+
+    async fn fail_task(&self, task: &crate::store::tasks::Task, reason: &str) {
+        let _ =
+            sandboxes::end_task(self, task, crate::store::tasks::status::FAILED, 1, reason).await;
+    }
+}
+
 impl Inner {
     /// The retention limit as stored.
     pub fn retention(&self) -> i64 {

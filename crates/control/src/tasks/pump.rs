@@ -8,11 +8,9 @@
 //! fails or gets stuck. It reconnects when the socket drops; when the host
 //! stays unreachable for the give-up time the task fails.
 
-use crate::agent_client::{AgentError, Endpoint, SocketRead};
-use crate::service::Inner;
-use crate::service::sandboxes::end_task;
-use crate::store::StoreResult;
+use crate::agent_client::{AgentClient, AgentError, Endpoint, SocketRead};
 use crate::store::tasks::{self, Task, status};
+use crate::store::{Store, StoreResult};
 use crate::tasks::lines;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -70,13 +68,32 @@ pub fn transition(execution_status: &str) -> Option<Transition> {
     })
 }
 
+/// What a forwarder needs from the control plane that runs it (the
+/// service implements it; the forwarder knows nothing else of the service).
+pub(crate) trait PumpHost: Send + Sync + 'static {
+    /// The shared store.
+    fn store(&self) -> &Store;
+    /// The agent-server client.
+    fn client(&self) -> &AgentClient;
+    /// Output retention limit, in bytes, as stored.
+    fn retention(&self) -> i64;
+    /// How long an unreachable host is tolerated before the task fails.
+    fn give_up(&self) -> Duration;
+    /// Quiet time on the socket after which the host's liveness is checked.
+    fn idle_check(&self) -> Duration;
+    /// Wakes the readers of `task_id`'s output.
+    fn wake(&self, task_id: &str);
+    /// Ends `task` as failed with `reason` (recorded in its output).
+    fn fail_task(&self, task: &Task, reason: &str) -> impl Future<Output = ()> + Send;
+}
+
 enum Flow {
     Continue,
     Ended,
 }
 
-struct Pump {
-    inner: Arc<Inner>,
+struct Pump<H: PumpHost> {
+    inner: Arc<H>,
     task: Task,
     seen: HashSet<String>,
     /// After a takeover: skip the resent events up to this id.
@@ -84,7 +101,7 @@ struct Pump {
     status: String,
 }
 
-impl Pump {
+impl<H: PumpHost> Pump<H> {
     async fn forward(&mut self, event: &Value) -> StoreResult<Flow> {
         if is_transient(event) {
             return Ok(Flow::Continue);
@@ -106,7 +123,7 @@ impl Pump {
         }
         let inner = &self.inner;
         let appended = inner
-            .store
+            .store()
             .append_output(
                 &self.task.id,
                 tasks::STDOUT,
@@ -129,7 +146,7 @@ impl Pump {
                 .and_then(Value::as_str)
                 .unwrap_or("conversation_error");
             inner
-                .store
+                .store()
                 .append_output(
                     &self.task.id,
                     tasks::STDOUT,
@@ -147,7 +164,7 @@ impl Pump {
                 if s != self.status {
                     let line = lines::task_status(&self.task.id, s, None);
                     if !inner
-                        .store
+                        .store()
                         .set_task_status(&self.task.id, s, &line, inner.retention())
                         .await?
                     {
@@ -160,7 +177,7 @@ impl Pump {
             }
             Transition::End(s, code) => {
                 inner
-                    .store
+                    .store()
                     .end_task(
                         &self.task.id,
                         s,
@@ -179,13 +196,13 @@ impl Pump {
     }
 
     async fn is_ended(&self) -> bool {
-        matches!(self.inner.store.task(&self.task.id).await, Ok(Some(t)) if t.is_ended())
+        matches!(self.inner.store().task(&self.task.id).await, Ok(Some(t)) if t.is_ended())
     }
 
     async fn note(&self, message: &str) {
         let _ = self
             .inner
-            .store
+            .store()
             .append_output(
                 &self.task.id,
                 tasks::STDERR,
@@ -198,15 +215,19 @@ impl Pump {
     }
 
     async fn fail(&self, reason: &str) {
-        let _ = end_task(&self.inner, &self.task, status::FAILED, 1, reason).await;
+        self.inner.fail_task(&self.task, reason).await;
     }
 }
 
 /// Forwards the task's events until it ends or `stop` fires.
-pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: CancellationToken) {
-    let give_up = inner.config.host_give_up;
-    // Quiet time on the socket after which the host's liveness is checked.
-    let idle_check = inner.config.host_timeout.max(Duration::from_millis(500));
+pub(crate) async fn run<H: PumpHost>(
+    inner: Arc<H>,
+    task: Task,
+    ep: Endpoint,
+    stop: CancellationToken,
+) {
+    let give_up = inner.give_up();
+    let idle_check = inner.idle_check();
     let mut pump = Pump {
         skip_until: task.last_event_id.clone(),
         status: task.status.clone(),
@@ -220,7 +241,7 @@ pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: Cance
         if stop.is_cancelled() || pump.is_ended().await {
             return;
         }
-        let client = pump.inner.client.clone();
+        let client = pump.inner.client().clone();
         let socket = tokio::select! {
             _ = stop.cancelled() => return,
             s = client.subscribe(&ep, &pump.task.session_id) => s,
@@ -294,7 +315,7 @@ pub(crate) async fn run(inner: Arc<Inner>, task: Task, ep: Endpoint, stop: Cance
                         socket.close().await;
                         return;
                     }
-                    if let Err(e) = pump.inner.client.alive(&ep).await {
+                    if let Err(e) = pump.inner.client().alive(&ep).await {
                         tracing::debug!(task = %pump.task.id, "host silent: {e}");
                         if unreachable_since.is_none() {
                             unreachable_since = Some(Instant::now());

@@ -4,6 +4,7 @@
 
 use super::ConversationError;
 use super::local::LocalConversation;
+use super::pending::unmatched_actions;
 use super::view::with_view;
 use crate::agent::AgentRuntime;
 use crate::tool::{SecretAccess, ToolCallContext};
@@ -18,41 +19,10 @@ use openhands_wire::event::{
 use openhands_wire::message::{Message, MessageToolCall, Role};
 use openhands_wire::state::ExecutionStatus;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
 
 /// Nudge sent when the model answered with neither a tool call nor text.
 const EMPTY_REPLY_NUDGE: &str = "Your last response had neither a tool call nor a message. Use a tool to continue the task, or call `finish` when it is done.";
-
-/// Actions that still wait for a result: `(action event id, action)`.
-pub(crate) fn unmatched_actions(events: &[Event]) -> Vec<(String, ActionEvent)> {
-    let mut answered: HashSet<&str> = HashSet::new();
-    for e in events {
-        match &e.body {
-            EventBody::Observation(o) => {
-                answered.insert(o.tool_call_id.as_str());
-            }
-            EventBody::UserReject(r) => {
-                answered.insert(r.tool_call_id.as_str());
-            }
-            EventBody::AgentError(a) => {
-                answered.insert(a.tool_call_id.as_str());
-            }
-            _ => {}
-        }
-    }
-    events
-        .iter()
-        .filter_map(|e| match &e.body {
-            EventBody::Action(a)
-                if a.action.is_some() && !answered.contains(a.tool_call_id.as_str()) =>
-            {
-                Some((e.id.clone(), a.clone()))
-            }
-            _ => None,
-        })
-        .collect()
-}
 
 /// Masks secret values in every string of `v`.
 fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegistry) {

@@ -1,0 +1,42 @@
+//! The error of conversation operations and its wire code.
+
+use super::event_store::StoreError;
+
+/// Errors of conversation operations.
+#[derive(Debug, thiserror::Error)]
+pub enum ConversationError {
+    /// Reading or writing the persisted conversation failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The agent could not be set up (tools, prompt, LLM config).
+    #[error(transparent)]
+    Agent(#[from] crate::agent::AgentError),
+    /// An LLM call failed.
+    #[error(transparent)]
+    Llm(#[from] openhands_llm::LlmError),
+    /// A run is already in progress.
+    #[error("Conversation already running. Wait for completion or pause first.")]
+    AlreadyRunning,
+    /// The run was interrupted.
+    #[error("interrupted")]
+    Interrupted,
+    /// Nothing is stored under this id.
+    #[error("conversation {0} not found")]
+    NotFound(String),
+    /// Invalid request (bad event id, nothing pending, ...).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A `ConversationErrorEvent.code` for an error.
+pub fn error_code(e: &ConversationError) -> String {
+    match e {
+        ConversationError::Llm(l) => l.code().to_string(),
+        ConversationError::Store(_) => "StorageError".into(),
+        ConversationError::Agent(_) => "AgentSetupError".into(),
+        ConversationError::AlreadyRunning => "ConversationAlreadyRunning".into(),
+        ConversationError::Interrupted => "Interrupted".into(),
+        ConversationError::NotFound(_) => "NotFound".into(),
+        ConversationError::Invalid(_) => "ValueError".into(),
+    }
+}
