@@ -439,15 +439,22 @@ impl ConversationService {
             let agent = Agent::new(agent_spec, tools)
                 .map_err(|e| ServiceError::Invalid(format!("invalid agent: {e}")))?;
             let conv = LocalConversation::new(agent, &workspace_dir, options)?;
-            let dir = root.join(id.simple().to_string());
-            let snapshot = meta_for_disk.lock().clone();
-            if let Err(e) = snapshot.save(&dir) {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(ServiceError::Internal(e));
-            }
+            save_new_meta(&root, id, &meta_for_disk)?;
             Ok(conv)
         })
         .await?;
+        Ok(self.register(id, meta, shared, conv))
+    }
+
+    /// Lists a conversation that was just created (its `meta.json` written)
+    /// in the catalog as loaded.
+    fn register(
+        &self,
+        id: Uuid,
+        meta: Arc<Mutex<StoredConversation>>,
+        shared: Arc<Shared>,
+        conv: LocalConversation,
+    ) -> Arc<Live> {
         let live = Live::new(shared, conv);
         self.inner.catalog.write().insert(
             id,
@@ -457,7 +464,7 @@ impl ConversationService {
                 live: Some(live.clone()),
             },
         );
-        Ok(live)
+        live
     }
 
     /// Starts a child of `parent`: the parent's settings and agent, a fresh
@@ -824,24 +831,11 @@ impl ConversationService {
                     }
                     other => ServiceError::from(other),
                 })?;
-            let dir = root.join(fork_id.simple().to_string());
-            let snapshot = meta_for_disk.lock().clone();
-            if let Err(e) = snapshot.save(&dir) {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(ServiceError::Internal(e));
-            }
+            save_new_meta(&root, fork_id, &meta_for_disk)?;
             Ok(conv)
         })
         .await?;
-        let live = Live::new(shared, conv);
-        self.inner.catalog.write().insert(
-            fork_id,
-            Entry {
-                meta,
-                status: ExecutionStatus::Idle,
-                live: Some(live.clone()),
-            },
-        );
+        let live = self.register(fork_id, meta, shared, conv);
         Ok(conversation_info(
             live.state_json(),
             &live.meta(),
@@ -1026,12 +1020,24 @@ fn stored_agent(
     Ok(spec)
 }
 
+/// Writes the `meta.json` of a conversation just created under `root`
+/// (blocking); on failure its directory is removed, so no half-created
+/// conversation is left behind.
+fn save_new_meta(
+    root: &Path,
+    id: Uuid,
+    meta: &Mutex<StoredConversation>,
+) -> Result<(), ServiceError> {
+    let dir = root.join(id.simple().to_string());
+    let snapshot = meta.lock().clone();
+    snapshot.save(&dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&dir);
+        ServiceError::Internal(e)
+    })
+}
+
+/// `p` made absolute against the current directory (unchanged when that
+/// cannot be read).
 fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
