@@ -8,6 +8,7 @@
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
+mod analysis;
 mod core;
 pub mod event_store;
 mod local;
@@ -16,7 +17,7 @@ pub mod stuck;
 pub mod view;
 mod writer;
 
-pub use local::{ConversationOptions, EventCallback, LocalConversation};
+pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
 pub use stuck::{StuckDetector, StuckPattern};
 
 use event_store::StoreError;

@@ -289,6 +289,18 @@ fn shape_of(script: &shell::Script, depth: usize) -> Shape {
                     }
                 }
             }
+            Some("eval") if depth < 4 => {
+                // `eval` runs its joined arguments as shell.
+                let parts: Option<Vec<&str>> = cmd.args.iter().map(|a| a.text.as_deref()).collect();
+                match parts.and_then(|p| shell::parse(&p.join(" "))) {
+                    Some(inner) => match shape_of(&inner, depth + 1) {
+                        Shape::Match => return Shape::Match,
+                        Shape::Uncertain => uncertain = true,
+                        Shape::None => {}
+                    },
+                    None => uncertain = true,
+                }
+            }
             Some(n) => {
                 let base = n.rsplit('/').next().unwrap_or(n);
                 if base == "rm" && rf {
