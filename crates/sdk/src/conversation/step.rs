@@ -520,8 +520,11 @@ fn parse_call(
         Some(Value::String(s)) if !s.trim().is_empty() => s,
         _ => format!("{}: {}", call.name, call.arguments),
     };
+    // A read-only tool's label is ignored, as the reference does.
     let risk = match args.remove("security_risk") {
-        Some(Value::String(s)) if use_model_risk => SecurityRisk::parse(&s).unwrap_or_default(),
+        Some(Value::String(s)) if use_model_risk && !tool.annotations().read_only_hint => {
+            SecurityRisk::parse(&s).unwrap_or_default()
+        }
         _ => SecurityRisk::Unknown,
     };
     let action = tool
