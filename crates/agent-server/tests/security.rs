@@ -228,3 +228,82 @@ async fn analyzer_set_at_runtime_is_consulted_and_failures_never_read_as_low() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn toolshield_guardrail_model_is_asked_with_history_and_its_key_is_never_in_clear() {
+    let env = Env::start(|_| {
+        Script::from_turns([
+            Turn::tool_call("terminal", json!({"command": "ls", "security_risk": "LOW"})),
+            Turn::tool_call(
+                "terminal",
+                json!({"command": "ls -la", "security_risk": "LOW"}),
+            ),
+            Turn::tool_call("finish", json!({"message": "done"})),
+        ])
+        // Requests without tools: the guardrail's.
+        .with_toolless_reply(Turn::text("RISK: HIGH\nThe sequence explores the machine."))
+    })
+    .await;
+    let analyzer = json!({"kind": "ToolShieldLLMSecurityAnalyzer", "history_window": 5,
+        "safety_experiences": "Never list directories twice.",
+        "llm": {"model": "openai/mock-model", "base_url": env.mock.base_url(),
+                "api_key": "guard-key-0451", "num_retries": 0, "usage_id": "guardrail"}});
+    let mut body = env.start_body(json!({
+        "confirmation_policy": {"kind": "ConfirmRisky"},
+        "security_analyzer": analyzer,
+    }));
+    body["agent"] = env.agent(&["terminal"]);
+    let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 201, "{info}");
+    assert!(!info.to_string().contains("guard-key-0451"), "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Look around.", true).await;
+    env.wait_status(&id, &["waiting_for_confirmation"]).await;
+    let events = env.events(&id).await;
+    let verdicts = analyses(&events);
+    assert_eq!(verdicts.len(), 1);
+    assert_eq!(verdicts[0]["analyzer"], "ToolShieldLLMSecurityAnalyzer");
+    let ls = action_id(&events, "ls");
+    assert_eq!(verdicts[0]["risks"][&ls], "HIGH");
+    // The guardrail saw the guidelines and the action, tagged and escaped.
+    let guard = env
+        .mock
+        .completion_requests()
+        .into_iter()
+        .find(|r| r.body.to_string().contains("Never list directories twice."))
+        .expect("a guardrail request");
+    assert!(guard.body.to_string().contains("<tool>terminal</tool>"));
+    // Accept: the next action is judged with the first in its history.
+    let (s, _) = env
+        .post(
+            &format!("/api/conversations/{id}/events/respond_to_confirmation"),
+            json!({"accept": true}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    wait_for(&env, &id, |ev| analyses(ev).len() == 2).await;
+    let guards: Vec<_> = env
+        .mock
+        .completion_requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("Never list directories twice."))
+        .collect();
+    let last = guards.last().unwrap().body.to_string();
+    assert!(last.contains("[1]") && last.contains("ls -la"), "{last}");
+
+    // The guardrail's key never reaches the disk in clear.
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    let state = std::fs::read_to_string(dir.join("base_state.json")).unwrap();
+    assert!(!state.contains("guard-key-0451"));
+    for e in std::fs::read_dir(dir.join("events")).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        assert!(!text.contains("guard-key-0451"), "{}", e.path().display());
+    }
+    let (_, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert!(!got.to_string().contains("guard-key-0451"));
+    assert_eq!(
+        got["security_analyzer"]["kind"],
+        "ToolShieldLLMSecurityAnalyzer"
+    );
+    env.stop().await;
+}

@@ -133,6 +133,42 @@ fn write_conversation(events: usize) -> (tempfile::TempDir, uuid::Uuid) {
     (root, id)
 }
 
+/// Like [`write_conversation`], but started the usual way first (system
+/// prompt, then the user's first message), as a condenser expects.
+fn write_started_conversation(events: usize) -> (tempfile::TempDir, uuid::Uuid) {
+    let root = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let config = LlmConfig::new("openai/bench");
+    let llm = Llm::with_backend(config.clone(), Arc::new(ScriptedLlm::from_turns(vec![])));
+    let agent = Agent::with_llm(AgentSpec::new(config, vec![]), llm, ToolRegistry::new());
+    let options = ConversationOptions {
+        persistence_dir: Some(root.path().to_path_buf()),
+        ..ConversationOptions::default()
+    };
+    let c = LocalConversation::new(agent, ws.path(), options).unwrap();
+    c.send_message("start").unwrap();
+    let id = c.id();
+    let first = c.event_count();
+    let dir = c.persistence_dir().unwrap();
+    drop(c);
+    let store = EventStore::open(&dir, Durability::Batched).unwrap();
+    for i in first..events {
+        let ev = Event::with_source(
+            SourceType::User,
+            EventBody::Message(MessageEvent {
+                llm_message: Message::user(format!("message number {i} with some typical text")),
+                llm_response_id: None,
+                activated_skills: vec![],
+                extended_content: vec![],
+                sender: None,
+                critic_result: None,
+            }),
+        );
+        store.append(i, &ev).unwrap();
+    }
+    (root, id)
+}
+
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -172,7 +208,7 @@ fn main() {
     }
     println!("condense on request");
     for n in [1_000usize, 10_000] {
-        let (root, id) = write_conversation(n);
+        let (root, id) = write_started_conversation(n);
         let config = LlmConfig::new("openai/bench");
         let script = openhands_testkit::Script::from_turns(vec![])
             .with_toolless_reply(Turn::text("summary of the earlier work"));

@@ -35,6 +35,36 @@ impl LocalConversation {
         let (kind, analyses): (String, Vec<SecurityAnalysis>) = match SecurityAnalyzer::from_json(
             config,
         ) {
+            Ok(analyzer) if analyzer.needs_llm() => {
+                // A guardrail model judges each action with the actions
+                // before it (from the log, so a restart keeps them).
+                let window = analyzer.history_window();
+                let first = actions[0].0.clone();
+                let mut history: Vec<ActionEvent> = self.with_events(|events| {
+                    let end = events
+                        .iter()
+                        .rposition(|e| e.id == first)
+                        .unwrap_or(events.len());
+                    let mut prior: Vec<ActionEvent> = events[..end]
+                        .iter()
+                        .rev()
+                        .filter_map(|e| match &e.body {
+                            EventBody::Action(a) => Some(a.clone()),
+                            _ => None,
+                        })
+                        .take(window)
+                        .collect();
+                    prior.reverse();
+                    prior
+                });
+                let agent_llm = self.inner.agent.read().llm().clone();
+                let mut analyses = Vec::with_capacity(actions.len());
+                for (_, act) in actions {
+                    analyses.push(analyzer.analyze_with(act, &history, &agent_llm).await);
+                    history.push(act.clone());
+                }
+                (analyzer.kind().to_string(), analyses)
+            }
             Ok(analyzer) => {
                 let list = actions.to_vec();
                 let a = analyzer.clone();

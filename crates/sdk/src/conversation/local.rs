@@ -211,6 +211,9 @@ impl LocalConversation {
         options: ConversationOptions,
     ) -> Result<Self, ConversationError> {
         let mut state = load_state(&dir)?;
+        if let Some(a) = state.security_analyzer.as_mut() {
+            super::core::unprotect_secret_fields(a, options.cipher.as_ref());
+        }
         let id = Uuid::try_parse(&state.id)
             .or_else(|_| {
                 dir.file_name()
@@ -706,8 +709,10 @@ impl LocalConversation {
             crate::security::SecurityAnalyzer::from_json(a)
                 .map_err(|e| ConversationError::Invalid(e.to_string()))?;
         }
-        let value = analyzer.clone().unwrap_or(Value::Null);
         self.commit(true, move |c| {
+            // The event carries the analyzer with its keys protected.
+            let mut value = analyzer.clone().unwrap_or(Value::Null);
+            super::core::protect_secret_fields(&mut value, c.cipher());
             c.state_mut().security_analyzer = analyzer;
             vec![state_update("security_analyzer", value)]
         })?;
@@ -1178,8 +1183,12 @@ impl LocalConversation {
             EventBody::CondensationRequest,
         ))
         .await?;
-        self.maybe_condense(condenser).await?;
-        Ok(())
+        if self.maybe_condense(condenser).await? {
+            Ok(())
+        } else {
+            // Everything left is protected (system prompt, `keep_first`).
+            Err(ConversationError::Invalid(NOTHING_TO_CONDENSE.into()))
+        }
     }
 
     /// Whether the agent's condenser serves condensation requests (`None`

@@ -4,6 +4,8 @@
 //! * `LLMSecurityAnalyzer`: the `security_risk` the model attached to its call;
 //! * `PatternSecurityAnalyzer`: known signatures ([`pattern`]);
 //! * `PolicyRailSecurityAnalyzer`: rules over the parsed shell structure ([`rails`]);
+//! * `ToolShieldLLMSecurityAnalyzer` (`llm`, `history_window`,
+//!   `safety_experiences`): a separate guardrail model ([`toolshield`]);
 //! * `EnsembleSecurityAnalyzer` (`analyzers`, `propagate_unknown`): the highest
 //!   concrete risk of its children; UNKNOWN only when every child says so (or
 //!   any, with `propagate_unknown`); a child that fails counts as HIGH.
@@ -15,6 +17,7 @@ pub mod extract;
 pub mod pattern;
 pub mod rails;
 pub mod shell;
+pub mod toolshield;
 
 #[cfg(test)]
 #[path = "table_tests.rs"]
@@ -111,6 +114,8 @@ pub enum SecurityAnalyzer {
     Pattern(Box<pattern::PatternAnalyzer>),
     /// `PolicyRailSecurityAnalyzer`.
     PolicyRail,
+    /// `ToolShieldLLMSecurityAnalyzer`.
+    ToolShield(Box<toolshield::ToolShield>),
     /// `EnsembleSecurityAnalyzer`.
     Ensemble {
         /// Children (at least one).
@@ -162,9 +167,10 @@ impl SecurityAnalyzer {
                     propagate_unknown,
                 })
             }
-            "GraySwanAnalyzer" | "ToolShieldLLMSecurityAnalyzer" => {
-                Err(AnalyzerConfigError::Unsupported(kind.into()))
-            }
+            "ToolShieldLLMSecurityAnalyzer" => Ok(SecurityAnalyzer::ToolShield(Box::new(
+                toolshield::ToolShield::from_json(value)?,
+            ))),
+            "GraySwanAnalyzer" => Err(AnalyzerConfigError::Unsupported(kind.into())),
             other => Err(AnalyzerConfigError::UnknownKind(other.into())),
         }
     }
@@ -175,7 +181,60 @@ impl SecurityAnalyzer {
             SecurityAnalyzer::Llm => "LLMSecurityAnalyzer",
             SecurityAnalyzer::Pattern(_) => "PatternSecurityAnalyzer",
             SecurityAnalyzer::PolicyRail => "PolicyRailSecurityAnalyzer",
+            SecurityAnalyzer::ToolShield(_) => "ToolShieldLLMSecurityAnalyzer",
             SecurityAnalyzer::Ensemble { .. } => "EnsembleSecurityAnalyzer",
+        }
+    }
+
+    /// Whether a model is asked (then [`SecurityAnalyzer::analyze_with`]
+    /// must be used).
+    pub fn needs_llm(&self) -> bool {
+        match self {
+            SecurityAnalyzer::ToolShield(_) => true,
+            SecurityAnalyzer::Ensemble { analyzers, .. } => analyzers.iter().any(Self::needs_llm),
+            _ => false,
+        }
+    }
+
+    /// The largest action history any analyzer in the tree looks at.
+    pub fn history_window(&self) -> usize {
+        match self {
+            SecurityAnalyzer::ToolShield(t) => t.history_window,
+            SecurityAnalyzer::Ensemble { analyzers, .. } => analyzers
+                .iter()
+                .map(Self::history_window)
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Analyzes one action, asking guardrail models where configured;
+    /// `history` holds the actions before it (oldest first) and `agent_llm`
+    /// lends its client/key to a guardrail on the same endpoint.
+    pub async fn analyze_with(
+        &self,
+        action: &ActionEvent,
+        history: &[ActionEvent],
+        agent_llm: &openhands_llm::Llm,
+    ) -> SecurityAnalysis {
+        match self {
+            SecurityAnalyzer::ToolShield(t) => match t.client(agent_llm) {
+                Ok(llm) => t.analyze(&llm, action, history).await,
+                Err(e) => SecurityAnalysis::failed(&format!("guardrail model unusable: {e}")),
+            },
+            SecurityAnalyzer::Ensemble {
+                analyzers,
+                propagate_unknown,
+            } => {
+                let mut results = Vec::with_capacity(analyzers.len());
+                for a in analyzers {
+                    let r = Box::pin(a.analyze_with(action, history, agent_llm)).await;
+                    results.push((a.kind(), r));
+                }
+                combine(results, *propagate_unknown)
+            }
+            other => other.analyze(action),
         }
     }
 
@@ -199,44 +258,60 @@ impl SecurityAnalyzer {
             SecurityAnalyzer::Ensemble {
                 analyzers,
                 propagate_unknown,
-            } => {
-                let results: Vec<(&'static str, SecurityAnalysis)> = analyzers
+            } => combine(
+                analyzers
                     .iter()
                     .map(|a| (a.kind(), a.analyze(action)))
-                    .collect();
-                let any_unknown = results.iter().any(|(_, r)| r.risk == SecurityRisk::Unknown);
-                let concrete = results
-                    .iter()
-                    .map(|(_, r)| r.risk)
-                    .filter(|r| *r != SecurityRisk::Unknown)
-                    .max();
-                let risk = match (propagate_unknown, any_unknown, concrete) {
-                    (true, true, _) | (_, _, None) => SecurityRisk::Unknown,
-                    (_, _, Some(r)) => r,
-                };
-                let children: Vec<Value> = results
-                    .into_iter()
-                    .map(|(kind, r)| {
-                        let mut m = Map::new();
-                        m.insert("kind".into(), json!(kind));
-                        m.insert(
-                            "risk".into(),
-                            serde_json::to_value(r.risk).unwrap_or(Value::Null),
-                        );
-                        if let Some(d) = r.details {
-                            m.insert("details".into(), Value::Object(d));
-                        }
-                        Value::Object(m)
-                    })
-                    .collect();
-                let mut details = Map::new();
-                details.insert("analyzers".into(), Value::Array(children));
-                SecurityAnalysis {
-                    risk,
-                    details: Some(details),
-                }
-            }
+                    .collect(),
+                *propagate_unknown,
+            ),
+            SecurityAnalyzer::ToolShield(_) => SecurityAnalysis {
+                risk: SecurityRisk::Unknown,
+                details: Some(Map::from_iter([(
+                    "error".to_string(),
+                    json!("the guardrail model is only asked by the conversation"),
+                )])),
+            },
         }
+    }
+}
+
+/// The ensemble's fusion: the highest concrete risk; UNKNOWN when every
+/// child is UNKNOWN, or any is with `propagate_unknown`.
+fn combine(
+    results: Vec<(&'static str, SecurityAnalysis)>,
+    propagate_unknown: bool,
+) -> SecurityAnalysis {
+    let any_unknown = results.iter().any(|(_, r)| r.risk == SecurityRisk::Unknown);
+    let concrete = results
+        .iter()
+        .map(|(_, r)| r.risk)
+        .filter(|r| *r != SecurityRisk::Unknown)
+        .max();
+    let risk = match (propagate_unknown, any_unknown, concrete) {
+        (true, true, _) | (_, _, None) => SecurityRisk::Unknown,
+        (_, _, Some(r)) => r,
+    };
+    let children: Vec<Value> = results
+        .into_iter()
+        .map(|(kind, r)| {
+            let mut m = Map::new();
+            m.insert("kind".into(), json!(kind));
+            m.insert(
+                "risk".into(),
+                serde_json::to_value(r.risk).unwrap_or(Value::Null),
+            );
+            if let Some(d) = r.details {
+                m.insert("details".into(), Value::Object(d));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut details = Map::new();
+    details.insert("analyzers".into(), Value::Array(children));
+    SecurityAnalysis {
+        risk,
+        details: Some(details),
     }
 }
 

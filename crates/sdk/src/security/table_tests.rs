@@ -148,6 +148,7 @@ fn bad_configurations_are_named() {
     };
     assert!(err(json!({"kind": "MadeUpAnalyzer"})).contains("MadeUpAnalyzer"));
     assert!(err(json!({"kind": "GraySwanAnalyzer"})).contains("not supported"));
+    assert!(err(json!({"kind": "ToolShieldLLMSecurityAnalyzer"})).contains("llm"));
     assert!(
         err(json!({"kind": "EnsembleSecurityAnalyzer", "analyzers": []})).contains("analyzers")
     );
