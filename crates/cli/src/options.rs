@@ -219,12 +219,17 @@ pub fn resolve(
             if let Some(n) = condenser.keep_first {
                 obj.insert("keep_first".into(), Value::from(n));
             }
+            if let Some(n) = condenser.max_tokens {
+                obj.insert("max_tokens".into(), Value::from(n));
+            }
             let max = obj.get("max_size").and_then(Value::as_u64).unwrap_or(0);
             let keep = obj.get("keep_first").and_then(Value::as_u64).unwrap_or(0);
-            if max < keep + 4 {
+            // The reference's rule: room for a tail after keep_first.
+            if (max / 2) as i64 - keep as i64 - 1 <= 0 {
                 return Err(usage(format!(
-                    "{settings_name}: agent_settings.condenser.max_size ({max}) must exceed \
-                     keep_first ({keep}) by at least 4"
+                    "{settings_name}: agent_settings.condenser.keep_first ({keep}) must be \
+                     less than max_size // 2 ({}) to leave room for condensation",
+                    max / 2
                 )));
             }
         }

@@ -102,7 +102,7 @@ fn condenser_choices_and_limits() {
     );
     let s = settings(json!({"agent_settings": {"condenser": {"max_size": 20, "keep_first": 18}}}));
     let e = resolve(&args(), &s, ws.path(), false).unwrap_err();
-    assert!(as_usage(&e).unwrap().0.contains("must exceed keep_first"));
+    assert!(as_usage(&e).unwrap().0.contains("less than max_size // 2"));
     let off = settings(json!({"agent_settings": {"condenser": {"enabled": false}}}));
     assert!(
         resolve(&args(), &off, ws.path(), false)

@@ -58,13 +58,17 @@ impl ConfirmMode {
         }
     }
 
-    /// The conversation's `security_analyzer` state: in `risky` mode the
-    /// risk is the model's own `security_risk` label, which is what the
-    /// reference's `LLMSecurityAnalyzer` reports.
+    /// The conversation's `security_analyzer` state: when actions are
+    /// confirmed (`risky`, `always`) the risk is the model's own
+    /// `security_risk` label, which is what the reference's
+    /// `LLMSecurityAnalyzer` reports (without an analyzer the SDK records
+    /// every risk as UNKNOWN, as the reference does).
     pub fn security_analyzer(self) -> Option<Value> {
         match self {
-            ConfirmMode::Risky => Some(json!({"kind": "LLMSecurityAnalyzer"})),
-            _ => None,
+            ConfirmMode::Risky | ConfirmMode::Always => {
+                Some(json!({"kind": "LLMSecurityAnalyzer"}))
+            }
+            ConfirmMode::Never => None,
         }
     }
 

@@ -42,6 +42,8 @@ pub struct CondenserSettings {
     pub max_size: Option<u64>,
     /// `keep_first`, when set.
     pub keep_first: Option<u64>,
+    /// `max_tokens`, when set.
+    pub max_tokens: Option<u64>,
 }
 
 /// A setting `openhands config` shows and sets.
@@ -414,7 +416,7 @@ impl Settings {
 
     fn positive(&self, path: &[&str], min: u64) -> anyhow::Result<Option<u64>> {
         match self.get(path) {
-            None => Ok(None),
+            None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {
                 Some(n) if n >= min => Ok(Some(n)),
                 _ => Err(bad(
@@ -462,6 +464,7 @@ impl Settings {
             enabled,
             max_size: self.positive(&["agent_settings", "condenser", "max_size"], 20)?,
             keep_first: self.positive(&["agent_settings", "condenser", "keep_first"], 0)?,
+            max_tokens: self.positive(&["agent_settings", "condenser", "max_tokens"], 1)?,
         })
     }
 
@@ -551,12 +554,6 @@ impl Settings {
         }
         if on(&["agent_settings", "enable_classify_and_switch_llm_tool"]) {
             out.push("agent_settings.enable_classify_and_switch_llm_tool is true; model routing is not supported yet".into());
-        }
-        if self
-            .get(&["agent_settings", "condenser", "max_tokens"])
-            .is_some()
-        {
-            out.push("agent_settings.condenser.max_tokens is set; condensing by token count is not supported yet (max_size is)".into());
         }
         if let Some(rt) = self
             .get(&["conversation_settings", "default_runtime"])

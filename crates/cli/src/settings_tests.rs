@@ -141,7 +141,8 @@ fn reads_the_reference_shape_and_reports_what_it_cannot_do() {
         CondenserSettings {
             enabled: Some(true),
             max_size: Some(240),
-            keep_first: Some(2)
+            keep_first: Some(2),
+            max_tokens: None,
         }
     );
     assert!(s.unsupported().is_empty(), "{:?}", s.unsupported());
@@ -162,13 +163,17 @@ fn reads_the_reference_shape_and_reports_what_it_cannot_do() {
     for needle in [
         "agent_kind is 'acp'",
         "critic",
-        "max_tokens",
         "load_memory",
         "secrets",
         "default_runtime is 'docker'",
     ] {
         assert!(problems.contains(needle), "{needle} missing in {problems}");
     }
+    assert!(
+        !problems.contains("max_tokens"),
+        "max_tokens is supported: {problems}"
+    );
+    assert_eq!(s.condenser().unwrap().max_tokens, Some(1000));
     assert_eq!(s.mcp_servers(), vec!["a"]);
     assert_eq!(s.skill_loading(), vec!["load_public_skills"]);
     let bad = settings(json!({"agent_settings": {"condenser": {"condenser_kind": "fancy"}}}));

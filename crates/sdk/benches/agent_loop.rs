@@ -4,7 +4,10 @@
 //!   spent inside the fake backend is measured separately and subtracted, so
 //!   the figure is our own loop (message conversion, event creation,
 //!   persistence, stuck check, tool dispatch);
-//! * resume: a conversation directory of 10,000 events is loaded.
+//! * resume: a conversation directory of 10,000 events is loaded;
+//! * condense: `condense()` on that 10,000-event conversation with an
+//!   `LLMSummarizingCondenser` whose model answers at once (view, forget
+//!   range, summary prompt, recording the `Condensation`).
 //!
 //! Run: `cargo bench -p openhands-sdk --bench agent_loop`.
 
@@ -130,6 +133,42 @@ fn write_conversation(events: usize) -> (tempfile::TempDir, uuid::Uuid) {
     (root, id)
 }
 
+/// Like [`write_conversation`], but started the usual way first (system
+/// prompt, then the user's first message), as a condenser expects.
+fn write_started_conversation(events: usize) -> (tempfile::TempDir, uuid::Uuid) {
+    let root = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let config = LlmConfig::new("openai/bench");
+    let llm = Llm::with_backend(config.clone(), Arc::new(ScriptedLlm::from_turns(vec![])));
+    let agent = Agent::with_llm(AgentSpec::new(config, vec![]), llm, ToolRegistry::new());
+    let options = ConversationOptions {
+        persistence_dir: Some(root.path().to_path_buf()),
+        ..ConversationOptions::default()
+    };
+    let c = LocalConversation::new(agent, ws.path(), options).unwrap();
+    c.send_message("start").unwrap();
+    let id = c.id();
+    let first = c.event_count();
+    let dir = c.persistence_dir().unwrap();
+    drop(c);
+    let store = EventStore::open(&dir, Durability::Batched).unwrap();
+    for i in first..events {
+        let ev = Event::with_source(
+            SourceType::User,
+            EventBody::Message(MessageEvent {
+                llm_message: Message::user(format!("message number {i} with some typical text")),
+                llm_response_id: None,
+                activated_skills: vec![],
+                extended_content: vec![],
+                sender: None,
+                critic_result: None,
+            }),
+        );
+        store.append(i, &ev).unwrap();
+    }
+    (root, id)
+}
+
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -165,6 +204,36 @@ fn main() {
         println!(
             "  {n:>6} events: {:>8.1} ms (best of 3)",
             best.as_secs_f64() * 1000.0
+        );
+    }
+    println!("condense on request");
+    for n in [1_000usize, 10_000] {
+        let (root, id) = write_started_conversation(n);
+        let config = LlmConfig::new("openai/bench");
+        let script = openhands_testkit::Script::from_turns(vec![])
+            .with_toolless_reply(Turn::text("summary of the earlier work"));
+        let llm = Llm::with_backend(config.clone(), Arc::new(ScriptedLlm::new(script)));
+        let mut spec = AgentSpec::new(config, vec![]);
+        spec.condenser = Some(json!({
+            "kind": "LLMSummarizingCondenser",
+            "llm": {"model": "openai/bench", "usage_id": "condenser"},
+            "max_size": 240,
+            "keep_first": 2
+        }));
+        let agent = Agent::with_llm(spec, llm, ToolRegistry::new());
+        let c =
+            LocalConversation::resume(root.path(), id, Some(agent), ConversationOptions::default())
+                .unwrap();
+        let t = Instant::now();
+        rt.block_on(c.condense()).unwrap();
+        let el = t.elapsed();
+        let t2 = Instant::now();
+        let view_len = c.condensable_events();
+        let view_el = t2.elapsed();
+        println!(
+            "  {n:>6} events: condense {:>8.1} ms, view afterwards {view_len} events in {:>6.2} ms",
+            el.as_secs_f64() * 1000.0,
+            view_el.as_secs_f64() * 1000.0
         );
     }
 }

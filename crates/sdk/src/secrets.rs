@@ -12,7 +12,8 @@ use parking_lot::RwLock;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use crate::tool::SecretAccess;
 
@@ -276,6 +277,83 @@ impl SecretsRegistry {
             );
         }
         reg
+    }
+}
+
+/// How long one `LookupSecret` fetch may take (the reference's 30 s).
+pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Largest secret value accepted from a lookup.
+const LOOKUP_MAX_BYTES: usize = 64 * 1024;
+
+static LOOKUP_CLIENT: LazyLock<Option<reqwest::Client>> = LazyLock::new(|| {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .ok()
+});
+
+/// Fetches a lookup secret: GET `url` with `headers`; the body of a 2xx
+/// answer is the value. Errors never contain the value.
+pub async fn fetch_lookup(
+    url: &str,
+    headers: &Map<String, Value>,
+    timeout: Duration,
+) -> Result<String, String> {
+    let client = LOOKUP_CLIENT
+        .as_ref()
+        .ok_or_else(|| "no HTTP client available".to_string())?;
+    let mut req = client.get(url).timeout(timeout);
+    for (k, v) in headers {
+        if let Some(v) = v.as_str() {
+            req = req.header(k.as_str(), v);
+        }
+    }
+    let resp = req.send().await.map_err(|e| {
+        if e.is_timeout() {
+            format!("timed out after {} s", timeout.as_secs_f64())
+        } else {
+            format!("request failed: {}", e.without_url())
+        }
+    })?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(format!("the lookup answered HTTP {}", status.as_u16()));
+    }
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| format!("reading the answer failed: {}", e.without_url()))?;
+    if bytes.len() > LOOKUP_MAX_BYTES {
+        return Err(format!(
+            "the answer is larger than {LOOKUP_MAX_BYTES} bytes"
+        ));
+    }
+    String::from_utf8(bytes.to_vec()).map_err(|_| "the answer is not UTF-8 text".to_string())
+}
+
+impl SecretsRegistry {
+    /// Fetches the lookup secrets `text` names that have no value yet, and
+    /// caches their values (from then on exported and masked like static
+    /// secrets). Returns the failures: `(name, error)`.
+    pub async fn resolve_lookups_named_in(
+        &self,
+        text: &str,
+        timeout: Duration,
+    ) -> Vec<(String, String)> {
+        let wanted: Vec<(String, String, Map<String, Value>)> = self
+            .unresolved_lookups()
+            .into_iter()
+            .filter(|(name, _, _)| text.contains(name.as_str()))
+            .collect();
+        let mut failures = Vec::new();
+        for (name, url, headers) in wanted {
+            match fetch_lookup(&url, &headers, timeout).await {
+                Ok(value) => self.set_value(&name, value),
+                Err(e) => failures.push((name, e)),
+            }
+        }
+        failures
     }
 }
 

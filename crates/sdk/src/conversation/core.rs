@@ -207,6 +207,9 @@ impl Core {
         let mut state = state.clone();
         state.agent = agent_json(spec, self.cipher.as_ref())?;
         state.secret_registry = serde_json::from_value(self.secrets.to_json(self.cipher.as_ref()))?;
+        if let Some(a) = state.security_analyzer.as_mut() {
+            protect_secret_fields(a, self.cipher.as_ref());
+        }
         Ok(state)
     }
 
@@ -269,6 +272,11 @@ impl Change<'_> {
     /// The secrets (shared with the tools: edits apply at once).
     pub fn secrets(&self) -> &SecretsRegistry {
         &self.core.secrets
+    }
+
+    /// The cipher protecting secrets at rest, if any.
+    pub fn cipher(&self) -> Option<&Cipher> {
+        self.core.cipher.as_ref()
     }
 
     /// Replaces the agent configuration.
@@ -372,6 +380,24 @@ fn map_secret_fields(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
         Value::Array(items) => items.iter_mut().for_each(|i| map_secret_fields(i, f)),
         _ => {}
     }
+}
+
+/// Protects every secret field of `v` (a guardrail analyzer's model key,
+/// ...) for disk or clients: encrypted with `cipher`, else redacted.
+pub fn protect_secret_fields(v: &mut Value, cipher: Option<&Cipher>) {
+    map_secret_fields(v, &|s| {
+        if s == openhands_wire::secret::REDACTED || crate::secrets::looks_encrypted(s) {
+            Some(s.to_string())
+        } else {
+            Some(protect(s, cipher))
+        }
+    });
+}
+
+/// Reverses [`protect_secret_fields`] where the cipher allows (redacted
+/// values become absent).
+pub fn unprotect_secret_fields(v: &mut Value, cipher: Option<&Cipher>) {
+    map_secret_fields(v, &|s| unprotect(s, cipher));
 }
 
 /// The agent JSON with every secret (the LLM key, a condenser's key, ...)

@@ -36,6 +36,10 @@ use uuid::Uuid;
 /// conversation synchronously.
 pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
 
+/// `condense` on a conversation whose view holds nothing but the system prompt.
+pub const NOTHING_TO_CONDENSE: &str =
+    "Cannot condense conversation: there are no events to condense";
+
 /// Settings of a new or resumed conversation.
 #[derive(Clone)]
 pub struct ConversationOptions {
@@ -207,6 +211,9 @@ impl LocalConversation {
         options: ConversationOptions,
     ) -> Result<Self, ConversationError> {
         let mut state = load_state(&dir)?;
+        if let Some(a) = state.security_analyzer.as_mut() {
+            super::core::unprotect_secret_fields(a, options.cipher.as_ref());
+        }
         let id = Uuid::try_parse(&state.id)
             .or_else(|_| {
                 dir.file_name()
@@ -700,9 +707,17 @@ impl LocalConversation {
     }
 
     /// Sets the security analyzer configuration (JSON with `kind`, or null).
+    /// Unknown or unsupported kinds are refused (`ConversationError::Invalid`
+    /// naming the kind).
     pub fn set_security_analyzer(&self, analyzer: Option<Value>) -> Result<(), ConversationError> {
-        let value = analyzer.clone().unwrap_or(Value::Null);
+        if let Some(a) = &analyzer {
+            crate::security::SecurityAnalyzer::from_json(a)
+                .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        }
         self.commit(true, move |c| {
+            // The event carries the analyzer with its keys protected.
+            let mut value = analyzer.clone().unwrap_or(Value::Null);
+            super::core::protect_secret_fields(&mut value, c.cipher());
             c.state_mut().security_analyzer = analyzer;
             vec![state_update("security_analyzer", value)]
         })?;
@@ -1165,13 +1180,39 @@ impl LocalConversation {
             ));
         };
         self.ensure_initialized_async().await?;
+        if self.condensable_events() == 0 {
+            return Err(ConversationError::Invalid(NOTHING_TO_CONDENSE.into()));
+        }
         self.emit_async(Event::with_source(
             SourceType::Environment,
             EventBody::CondensationRequest,
         ))
         .await?;
-        self.maybe_condense(condenser).await?;
-        Ok(())
+        if self.maybe_condense(condenser).await? {
+            Ok(())
+        } else {
+            // Everything left is protected (system prompt, `keep_first`).
+            Err(ConversationError::Invalid(NOTHING_TO_CONDENSE.into()))
+        }
+    }
+
+    /// Whether the agent's condenser serves condensation requests (`None`
+    /// without a condenser or when the agent cannot be set up).
+    pub fn condenser_handles_requests(&self) -> Option<bool> {
+        let rt = self.runtime().ok()?;
+        rt.condenser().map(|c| c.handles_requests())
+    }
+
+    /// Events of the LLM view a condensation could forget (everything but
+    /// the system prompt).
+    pub fn condensable_events(&self) -> usize {
+        self.with_events(|events| {
+            super::view::with_view(events, |view, _| {
+                view.iter()
+                    .filter(|e| !matches!(e.body, EventBody::SystemPrompt(_)))
+                    .count()
+            })
+        })
     }
 
     /// Stops any run, closes the tools (terminal sessions) and marks the

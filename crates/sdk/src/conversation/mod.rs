@@ -8,6 +8,7 @@
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
+mod analysis;
 mod core;
 mod error;
 pub mod event_store;
@@ -19,5 +20,5 @@ pub mod view;
 mod writer;
 
 pub use error::{ConversationError, error_code};
-pub use local::{ConversationOptions, EventCallback, LocalConversation};
+pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
 pub use stuck::{StuckDetector, StuckPattern};

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 const EMPTY_REPLY_NUDGE: &str = "Your last response had neither a tool call nor a message. Use a tool to continue the task, or call `finish` when it is done.";
 
 /// Masks secret values in every string of `v`.
-fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegistry) {
+pub(crate) fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegistry) {
     match v {
         Value::String(s) => {
             let masked = secrets.mask(s);
@@ -151,13 +151,21 @@ impl LocalConversation {
         &self,
         condenser: &crate::condenser::Condenser,
     ) -> Result<bool, ConversationError> {
-        let (len, requested) = self.with_events(|events| {
+        let agent_limit = {
+            let agent = self.inner.agent.read();
+            openhands_llm::model_info::context_window(agent.llm().config()) as usize
+        };
+        let agent_limit = (agent_limit > 0).then_some(agent_limit);
+        let (requirement, requested) = self.with_events(|events| {
+            let requested = pending_request(events);
             (
-                with_view(events, |view, _| view.len()),
-                pending_request(events),
+                with_view(events, |view, _| {
+                    condenser.requirement(view, requested, agent_limit)
+                }),
+                requested,
             )
         });
-        if !condenser.wants(len, requested) {
+        if requirement.is_none() {
             return Ok(false);
         }
         let (view, previous) = self.with_events(|events| {
@@ -167,7 +175,7 @@ impl LocalConversation {
             })
         });
         match condenser
-            .condense(&view, previous.as_deref(), requested)
+            .condense(&view, previous.as_deref(), requested, agent_limit)
             .await?
         {
             Some(condensation) => {
@@ -252,9 +260,12 @@ impl LocalConversation {
             .collect();
         let mut to_emit: Vec<Event> = Vec::new();
         let mut valid: Vec<usize> = Vec::new();
+        // The model's own risk label counts only when an analyzer is set
+        // (as the reference: otherwise every action is UNKNOWN).
+        let analyzer_config = self.inner.core.lock().state.security_analyzer.clone();
         for (i, call) in calls.iter().enumerate() {
             let first = i == 0;
-            let parsed = parse_call(runtime, call);
+            let parsed = parse_call(runtime, call, analyzer_config.is_some());
             let (action, risk, summary, error) = match parsed {
                 Ok(p) => (Some(p.action), p.risk, Some(p.summary), None),
                 Err(err) => (None, SecurityRisk::Unknown, None, Some(err)),
@@ -323,10 +334,10 @@ impl LocalConversation {
             return Ok(());
         }
         let policy = self.inner.core.lock().state.confirmation_policy.clone();
-        if actions
-            .iter()
-            .any(|(_, a)| a.tool_name != "finish" && policy.should_confirm(a.security_risk))
-        {
+        let risks = self
+            .analyze_actions(analyzer_config.as_ref(), &policy, &actions)
+            .await?;
+        if risks.iter().any(|r| policy.should_confirm(*r)) {
             self.set_status(ExecutionStatus::WaitingForConfirmation)
                 .await?;
             return Ok(());
@@ -342,6 +353,24 @@ impl LocalConversation {
         actions: Vec<(String, ActionEvent)>,
         cancel: &CancellationToken,
     ) -> Result<(), ConversationError> {
+        // Lookup secrets the actions name are fetched now (once per
+        // conversation); an action whose secret cannot be fetched does not
+        // run and the model is told which secret failed.
+        let registry = self.secrets();
+        let mut lookup_errors: std::collections::HashMap<String, String> =
+            std::collections::HashMap::new();
+        for (id, a) in &actions {
+            let failures = registry
+                .resolve_lookups_named_in(&a.tool_call.arguments, crate::secrets::LOOKUP_TIMEOUT)
+                .await;
+            if !failures.is_empty() {
+                let text: Vec<String> = failures
+                    .iter()
+                    .map(|(name, e)| format!("secret '{name}' could not be fetched: {e}"))
+                    .collect();
+                lookup_errors.insert(id.clone(), text.join("; "));
+            }
+        }
         let limit = self.inner.agent.read().spec().tool_concurrency_limit.max(1);
         let finishes = actions.iter().any(|(_, a)| a.tool_name == "finish");
         let ctx = ToolCallContext {
@@ -350,8 +379,10 @@ impl LocalConversation {
         let mut results = futures::stream::iter(actions.into_iter().map(|(id, a)| {
             let tool = runtime.tool(&a.tool_name).cloned();
             let ctx = ctx.clone();
+            let lookup_error = lookup_errors.get(&id).cloned();
             async move {
                 let outcome = match (tool, a.action.clone()) {
+                    _ if lookup_error.is_some() => Err(lookup_error.unwrap_or_default()),
                     (Some(t), Some(action)) => {
                         t.execute(action, &ctx).await.map_err(|e| e.to_string())
                     }
@@ -418,7 +449,11 @@ struct ParsedCall {
 
 /// Validates one tool call: known tool, JSON object arguments, then the
 /// tool's own validation. Errors are texts for the model.
-fn parse_call(runtime: &AgentRuntime, call: &MessageToolCall) -> Result<ParsedCall, String> {
+fn parse_call(
+    runtime: &AgentRuntime,
+    call: &MessageToolCall,
+    use_model_risk: bool,
+) -> Result<ParsedCall, String> {
     let Some(tool) = runtime.tool(&call.name) else {
         let available: Vec<String> = runtime
             .tool_names()
@@ -455,8 +490,11 @@ fn parse_call(runtime: &AgentRuntime, call: &MessageToolCall) -> Result<ParsedCa
         Some(Value::String(s)) if !s.trim().is_empty() => s,
         _ => format!("{}: {}", call.name, call.arguments),
     };
+    // A read-only tool's label is ignored, as the reference does.
     let risk = match args.remove("security_risk") {
-        Some(Value::String(s)) => SecurityRisk::parse(&s).unwrap_or_default(),
+        Some(Value::String(s)) if use_model_risk && !tool.annotations().read_only_hint => {
+            SecurityRisk::parse(&s).unwrap_or_default()
+        }
         _ => SecurityRisk::Unknown,
     };
     let action = tool

@@ -453,14 +453,30 @@ async fn condense(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let Some(live) = svc.live(id).await? else {
         return Err(ApiError::not_found_msg("Conversation not found"));
     };
-    let detail = match &live.conv.agent().spec().condenser {
-        None => "Cannot condense conversation: No condenser configured".to_string(),
-        Some(c) => format!(
+    live.touch();
+    let handles = live.conv.condenser_handles_requests();
+    let detail = match (&live.conv.agent().spec().condenser, handles) {
+        (None, _) | (Some(Value::Null), _) => {
+            Some("Cannot condense conversation: No condenser configured".to_string())
+        }
+        (Some(c), Some(false) | None) => Some(format!(
             "Cannot condense conversation: Condenser {} does not handle condensation requests",
             c.get("kind").and_then(Value::as_str).unwrap_or("unknown")
-        ),
+        )),
+        _ => None,
     };
-    Err(ApiError::conflict(detail))
+    if let Some(detail) = detail {
+        return Err(ApiError::conflict(detail));
+    }
+    match live.conv.condense().await {
+        Ok(()) => Ok(success()),
+        Err(openhands_sdk::ConversationError::Invalid(m))
+            if m == openhands_sdk::conversation::NOTHING_TO_CONDENSE =>
+        {
+            Err(ApiError::conflict(m))
+        }
+        Err(e) => Err(ServiceError::from(e).into()),
+    }
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/fork", tag = "Conversations",
@@ -543,6 +559,11 @@ async fn confirmation_policy(
 ) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let req: SetConfirmationPolicyRequest = body(&headers, &bytes)?;
+    if let Some(issue) =
+        crate::service::conversations::start::policy_issue(&req.policy, &["body", "policy"])
+    {
+        return Err(ApiError::validation(vec![issue]));
+    }
     let live = live(&svc, id).await?;
     let conv = live.conv.clone();
     crate::service::conversations::error::blocking(move || {
@@ -578,6 +599,12 @@ async fn security_analyzer(
             "Input should be a valid dictionary or object to extract fields from",
             a.clone(),
         )]));
+    }
+    if let Some(a) = &req.security_analyzer
+        && let Some(issue) =
+            crate::service::conversations::start::analyzer_issue(a, &["body", "security_analyzer"])
+    {
+        return Err(ApiError::validation(vec![issue]));
     }
     let live = live(&svc, id).await?;
     let conv = live.conv.clone();

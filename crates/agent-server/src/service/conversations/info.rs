@@ -32,6 +32,17 @@ pub fn mask_agent(agent: &mut Value, mask: &Value) {
     }
 }
 
+/// Hides the keys of the guardrail models in an analyzer JSON (also inside
+/// an ensemble), as the agent's are.
+fn mask_analyzer(analyzer: &mut Value) {
+    if let Some(llm) = analyzer.get_mut("llm") {
+        mask_llm(llm, &Value::Null);
+    }
+    if let Some(children) = analyzer.get_mut("analyzers").and_then(Value::as_array_mut) {
+        children.iter_mut().for_each(mask_analyzer);
+    }
+}
+
 /// Replaces the credentials of an LLM JSON with `mask` (absent stays absent).
 pub fn mask_llm(llm: &mut Value, mask: &Value) {
     if let Some(m) = llm.as_object_mut() {
@@ -192,10 +203,9 @@ pub fn conversation_info(
             json!({"kind": "NeverConfirm"}),
         ),
     );
-    out.insert(
-        "security_analyzer".into(),
-        take(&mut s, "security_analyzer", Value::Null),
-    );
+    let mut analyzer = take(&mut s, "security_analyzer", Value::Null);
+    mask_analyzer(&mut analyzer);
+    out.insert("security_analyzer".into(), analyzer);
     out.insert(
         "activated_knowledge_skills".into(),
         take(&mut s, "activated_knowledge_skills", json!([])),

@@ -62,6 +62,17 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
             ));
         }
     }
+    if let Some(a) = &request.security_analyzer
+        && let Some(issue) = analyzer_issue(a, &["body", "security_analyzer"])
+    {
+        issues.push(issue);
+    }
+    if let Some(issue) = policy_issue(
+        &request.confirmation_policy,
+        &["body", "confirmation_policy"],
+    ) {
+        issues.push(issue);
+    }
     let agent = match parse_agent(&request, &raw) {
         Ok(a) => Some(a),
         Err(AgentProblem::Issue(i)) => {
@@ -77,6 +88,50 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
             tags,
         }),
         _ => Err(ValidationError::new(issues).into()),
+    }
+}
+
+/// The validation issue of a security analyzer configuration this server
+/// cannot use (unknown or unsupported `kind`, bad field), naming it.
+pub fn analyzer_issue(value: &Value, base: &[&str]) -> Option<ValidationIssue> {
+    let err = openhands_sdk::security::SecurityAnalyzer::from_json(value).err()?;
+    let mut path: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    path.extend(err.loc());
+    let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+    Some(
+        ValidationIssue::new(
+            "value_error",
+            loc(&refs),
+            format!("Value error, {err}"),
+            value.clone(),
+        )
+        .with_ctx(json!({"error": err.to_string()})),
+    )
+}
+
+/// `ConfirmRisky` with an UNKNOWN threshold is refused, as the reference does.
+pub fn policy_issue(
+    policy: &openhands_wire::state::ConfirmationPolicy,
+    base: &[&str],
+) -> Option<ValidationIssue> {
+    match policy {
+        openhands_wire::state::ConfirmationPolicy::ConfirmRisky {
+            threshold: openhands_wire::event::SecurityRisk::Unknown,
+            ..
+        } => {
+            let mut path: Vec<&str> = base.to_vec();
+            path.extend(["ConfirmRisky", "threshold"]);
+            Some(
+                ValidationIssue::new(
+                    "value_error",
+                    loc(&path),
+                    "Value error, Threshold cannot be UNKNOWN",
+                    json!("UNKNOWN"),
+                )
+                .with_ctx(json!({"error": "Threshold cannot be UNKNOWN"})),
+            )
+        }
+        _ => None,
     }
 }
 
@@ -153,8 +208,23 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
             .with_ctx(json!({ "error": message })),
         )));
     }
-    from_body::<AgentSpec>(agent_raw)
-        .map_err(|e| AgentProblem::Error(redact_error(e.nested_under("agent")).into()))
+    let spec = from_body::<AgentSpec>(agent_raw)
+        .map_err(|e| AgentProblem::Error(redact_error(e.nested_under("agent")).into()))?;
+    if let Some(c) = spec.condenser.as_ref().filter(|c| !c.is_null())
+        && let Err(e) = openhands_sdk::condenser::Condenser::validate(c)
+    {
+        let message = e.to_string();
+        return Err(AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body", "agent", "condenser"]),
+                format!("Value error, {message}"),
+                redact_value(c.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        )));
+    }
+    Ok(spec)
 }
 
 /// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
