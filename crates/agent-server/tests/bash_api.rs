@@ -524,7 +524,11 @@ async fn conversation_scoped_bash_is_confined_and_kept_apart() {
 async fn shutdown_kills_running_commands() {
     let s = start_with(Options::default()).await;
     let marker = s.dir.path().join("pid");
-    let cmd = format!("echo $$ > {}; sleep 60", marker.display());
+    // Written to a temp file and renamed, so the file is never seen empty.
+    let cmd = format!(
+        "echo $$ > {m}.tmp && mv {m}.tmp {m}; sleep 60",
+        m = marker.display()
+    );
     let r = s
         .client
         .post(s.url("/api/bash/start_bash_command"))
