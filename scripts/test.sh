@@ -51,6 +51,24 @@ fi
 stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null || true; fi; }
 trap stop_dockerd EXIT
 
+step "MCP test servers (npm: @modelcontextprotocol/server-everything)"
+# The MCP tests run the reference MCP server over stdio and streamable HTTP;
+# without node/npm they say so loudly and skip.
+MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mcp-servers}"
+MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$MCP_EVERYTHING" ]; then
+    command -v npm >/dev/null || apt_install nodejs npm || true
+    if command -v npm >/dev/null; then
+        mkdir -p "$MCP_SERVERS_DIR"
+        timeout 600 npm install --no-audit --no-fund --prefix "$MCP_SERVERS_DIR" \
+            @modelcontextprotocol/server-everything@2026.8.31 >/dev/null \
+            || echo "warning: npm could not install server-everything; the MCP tests will skip"
+    else
+        echo "warning: npm is not installed; the MCP tests will skip"
+    fi
+fi
+if [ -f "$MCP_EVERYTHING" ]; then export OPENHANDS_TEST_MCP_EVERYTHING="$MCP_EVERYTHING"; fi
+
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast

@@ -1,0 +1,27 @@
+//! MCP client for the agent: servers configured in the reference's format
+//! ([`config`]), started over stdio (a child through the execution layer)
+//! or streamable HTTP on `rmcp`, and used through our own [`McpClient`]
+//! trait and plain types ([`client`]), so nothing outside this crate
+//! depends on the MCP library.
+//!
+//! * [`config`] — `mcp_config` parsing; a malformed server is a
+//!   [`ConfigError`] naming the server and field.
+//! * [`client`] — [`McpClient`], [`McpTool`], [`CallResult`], [`McpError`].
+//! * [`session`] — [`McpSession`]: the servers of one configuration,
+//!   started in parallel with a timeout, named as the reference names
+//!   them, restarted after they stop, closed together.
+//! * `server` / `stdio` / `http` — one `rmcp` connection and its transports.
+//! * `runtime` — the small runtime that owns every connection.
+
+pub mod client;
+pub mod config;
+mod http;
+mod runtime;
+mod server;
+pub mod session;
+mod stdio;
+
+pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
+pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};
+pub use server::StartOptions;
+pub use session::{McpSession, ServerFailure, Started};
