@@ -40,6 +40,9 @@ pub enum AgentError {
     /// Two tools share a name.
     #[error("duplicate tool name '{0}'")]
     DuplicateTool(String),
+    /// `mcp_config` is malformed.
+    #[error(transparent)]
+    Mcp(#[from] openhands_mcp::ConfigError),
 }
 
 /// An agent: configuration plus the LLM client and the tool registry used to
@@ -113,7 +116,21 @@ impl Agent {
 
     /// Builds the per-conversation runtime: tools (spec tools in order, extra
     /// instances, then default built-ins), filtered by `filter_tools_regex`.
+    /// The agent's MCP servers, if any, are started here, blocking the
+    /// calling thread (see [`Agent::materialize_with`]).
     pub fn materialize(&self, env: &ToolEnv) -> Result<AgentRuntime, AgentError> {
+        let mcp = crate::mcp::start_blocking(&self.spec.mcp_config, env)?;
+        self.materialize_with(env, mcp)
+    }
+
+    /// [`Agent::materialize`] with the agent's MCP servers already started
+    /// (`None`: no MCP tools). Their tools follow the built-ins, as in the
+    /// reference, and are closed with the runtime.
+    pub fn materialize_with(
+        &self,
+        env: &ToolEnv,
+        mcp: Option<crate::mcp::McpStartup>,
+    ) -> Result<AgentRuntime, AgentError> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for spec in &self.spec.tools {
             tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
@@ -125,6 +142,9 @@ impl Agent {
                 None => tracing::warn!(tool = %class, "unknown default tool ignored"),
             }
         }
+        if let Some(m) = &mcp {
+            tools.extend(crate::mcp::tools_of(&m.client, env));
+        }
         if let Some(re) = &self.spec.filter_tools_regex {
             let re = Regex::new(re).map_err(|e| AgentError::Filter(e.to_string()))?;
             tools.retain(|t| re.is_match(t.name()));
@@ -132,6 +152,9 @@ impl Agent {
         let mut by_name = BTreeMap::new();
         for t in &tools {
             if by_name.insert(t.name().to_string(), t.clone()).is_some() {
+                if let Some(m) = &mcp {
+                    close_detached(m.client.clone());
+                }
                 return Err(AgentError::DuplicateTool(t.name().to_string()));
             }
         }
@@ -154,6 +177,7 @@ impl Agent {
             _ => None,
         };
         Ok(AgentRuntime {
+            mcp,
             condenser,
             order: tools.iter().map(|t| t.name().to_string()).collect(),
             tools: by_name,
@@ -167,6 +191,7 @@ impl Agent {
 /// The tools and prompt of an agent inside one conversation.
 #[derive(Clone)]
 pub struct AgentRuntime {
+    mcp: Option<crate::mcp::McpStartup>,
     condenser: Option<Condenser>,
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -206,10 +231,37 @@ impl AgentRuntime {
         self.condenser.as_ref()
     }
 
-    /// Closes every tool (kills sessions).
+    /// Closes every tool (kills sessions) and stops the MCP servers.
     pub async fn close(&self) {
         for t in self.tools.values() {
             t.close().await;
         }
+        if let Some(m) = &self.mcp {
+            m.client.close().await;
+        }
+    }
+
+    /// The MCP servers that could not be started, for the model (`None`
+    /// when all started or there are none).
+    pub fn mcp_notice(&self) -> Option<String> {
+        self.mcp
+            .as_ref()
+            .and_then(crate::mcp::McpStartup::failure_notice)
+    }
+
+    /// The MCP servers that could not be started.
+    pub fn mcp_failures(&self) -> &[openhands_mcp::ServerFailure] {
+        self.mcp
+            .as_ref()
+            .map(|m| m.failures.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+/// Closes an MCP client nobody will use (on the current runtime when there
+/// is one; otherwise its children die with it when dropped).
+fn close_detached(client: Arc<dyn openhands_mcp::McpClient>) {
+    if let Ok(h) = tokio::runtime::Handle::try_current() {
+        h.spawn(async move { client.close().await });
     }
 }

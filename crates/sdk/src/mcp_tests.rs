@@ -1,0 +1,142 @@
+use super::*;
+use openhands_mcp::McpError;
+use parking_lot::Mutex;
+
+/// A client answering from a list of prepared results.
+#[derive(Debug, Default)]
+struct Fake {
+    answers: Mutex<Vec<Result<CallResult, McpError>>>,
+    calls: Mutex<Vec<(String, Map<String, Value>)>>,
+}
+
+#[async_trait]
+impl McpClient for Fake {
+    fn tools(&self) -> Vec<openhands_mcp::McpTool> {
+        vec![openhands_mcp::McpTool {
+            name: "echo".into(),
+            server: "s".into(),
+            remote_name: "echo".into(),
+            description: Some("Echoes".into()),
+            input_schema: json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+            annotations: Some(json!({"readOnlyHint": true, "destructiveHint": false})),
+            wire: json!({"name": "echo", "inputSchema": {"type": "object"}}),
+        }]
+    }
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallResult, McpError> {
+        self.calls.lock().push((name.to_string(), arguments));
+        self.answers.lock().remove(0)
+    }
+    async fn close(&self) {}
+}
+
+fn tool(fake: Arc<Fake>) -> Arc<dyn Tool> {
+    let client: Arc<dyn McpClient> = fake;
+    tools_of(&client, &ToolEnv::new("/tmp")).remove(0)
+}
+
+#[test]
+fn tools_have_the_reference_kinds_schema_and_definition() {
+    let t = tool(Arc::new(Fake::default()));
+    assert_eq!(
+        (t.name(), t.kind(), t.action_kind(), t.observation_kind()),
+        ("echo", TOOL_KIND, ACTION_KIND, OBSERVATION_KIND)
+    );
+    assert!(t.annotations().read_only_hint);
+    assert_eq!(t.parameters_schema()["required"], json!(["message"]));
+    let d = serde_json::to_value(t.definition()).unwrap();
+    assert_eq!(d["kind"], "MCPToolDefinition");
+    assert_eq!(d["mcp_tool"]["name"], "echo");
+    assert_eq!(d["annotations"]["readOnlyHint"], true);
+}
+
+#[test]
+fn actions_wrap_arguments_in_data_and_check_required_fields() {
+    let t = tool(Arc::new(Fake::default()));
+    let a = t
+        .parse_action(
+            json!({"message": "hi", "extra": null})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        a,
+        json!({"data": {"message": "hi"}, "kind": "MCPToolAction"})
+    );
+    let e = t.parse_action(Map::new()).unwrap_err();
+    assert!(
+        e.to_string().contains("missing required field(s): message"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn results_become_observations_as_the_reference_writes_them() {
+    let fake = Arc::new(Fake::default());
+    fake.answers.lock().extend([
+        Ok(CallResult {
+            content: vec![
+                McpContent::Text("Echo: hi".into()),
+                McpContent::Image {
+                    mime_type: "image/png".into(),
+                    data: "AAA=".into(),
+                },
+                McpContent::Other(json!({"type": "resource"})),
+            ],
+            is_error: false,
+        }),
+        Ok(CallResult {
+            content: vec![McpContent::Text("bad".into())],
+            is_error: true,
+        }),
+        Err(McpError::Stopped {
+            server: "s".into(),
+            detail: "gone".into(),
+        }),
+    ]);
+    let t = tool(fake.clone());
+    let ctx = ToolCallContext::default();
+    let action = json!({"data": {"message": "hi"}, "kind": "MCPToolAction"});
+    let ok = t.execute(action.clone(), &ctx).await.unwrap();
+    assert_eq!(
+        ok,
+        json!({
+            "content": [
+                {"cache_prompt": false, "type": "text", "text": "[Tool 'echo' executed.]"},
+                {"cache_prompt": false, "type": "text", "text": "Echo: hi"},
+                {"cache_prompt": false, "type": "image", "image_urls": ["data:image/png;base64,AAA="]}
+            ],
+            "is_error": false,
+            "tool_name": "echo",
+            "kind": "MCPToolObservation"
+        })
+    );
+    assert_eq!(fake.calls.lock()[0].1["message"], "hi");
+    let err = t.execute(action.clone(), &ctx).await.unwrap();
+    assert_eq!(err["is_error"], true);
+    let llm = t.observation_to_llm(&err);
+    assert_eq!(llm[0].as_text(), Some(ERROR_HEADER));
+    let stopped = t.execute(action, &ctx).await.unwrap();
+    assert_eq!(stopped["is_error"], true);
+    let text = stopped["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Error calling MCP tool echo: MCP server 's' stopped"),
+        "{text}"
+    );
+    assert_eq!(t.observation_to_llm(&ok).len(), 3);
+}
+
+#[test]
+fn malformed_config_is_an_agent_error_naming_the_server() {
+    let m = json!({"fs": {"args": []}}).as_object().cloned().unwrap();
+    let e = config_of(&m).unwrap_err();
+    assert!(e.to_string().contains("MCP server 'fs'"), "{e}");
+    let disabled = json!({"fs": {"command": "x", "enabled": false}});
+    assert!(config_of(disabled.as_object().unwrap()).unwrap().is_none());
+    assert!(config_of(&Map::new()).unwrap().is_none());
+}
