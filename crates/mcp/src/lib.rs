@@ -16,6 +16,7 @@
 pub mod client;
 pub mod config;
 mod http;
+mod options;
 mod runtime;
 mod server;
 pub mod session;
@@ -23,5 +24,5 @@ mod stdio;
 
 pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};
-pub use server::StartOptions;
+pub use options::StartOptions;
 pub use session::{McpSession, ServerFailure, Started};

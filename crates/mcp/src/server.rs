@@ -5,45 +5,17 @@
 
 use crate::client::{CallResult, McpError};
 use crate::config::{ServerConfig, Transport};
+use crate::options::StartOptions;
 use crate::stdio;
-use openhands_workspace::exec::{EnvPolicy, GroupChild};
+use openhands_workspace::exec::GroupChild;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// How long a stopping child gets between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
-
-/// What every server of a session shares.
-#[derive(Debug, Clone)]
-pub struct StartOptions {
-    /// The environment policy of stdio children.
-    pub env: EnvPolicy,
-    /// The workspace: stdio servers without `cwd` run here, relative `cwd`s
-    /// resolve against it.
-    pub working_dir: PathBuf,
-    /// Limit for starting one server (spawn/connect, `initialize`,
-    /// `tools/list`).
-    pub startup_timeout: Duration,
-    /// Limit for one tool call (a server's own `timeout` wins).
-    pub call_timeout: Duration,
-}
-
-impl StartOptions {
-    /// The reference's limits (30 s to start, 300 s per call) for
-    /// `working_dir` with the default environment policy.
-    pub fn new(working_dir: impl Into<PathBuf>) -> Self {
-        Self {
-            env: EnvPolicy::default(),
-            working_dir: working_dir.into(),
-            startup_timeout: Duration::from_secs(30),
-            call_timeout: Duration::from_secs(300),
-        }
-    }
-}
 
 /// The client side of one connection: logs what the server announces.
 #[derive(Debug, Clone)]

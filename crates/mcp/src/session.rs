@@ -4,8 +4,9 @@
 
 use crate::client::{CallResult, McpClient, McpError, McpTool};
 use crate::config::{McpConfig, ServerConfig};
+use crate::options::StartOptions;
 use crate::runtime;
-use crate::server::{self, CallFailure, Live, StartOptions};
+use crate::server::{self, CallFailure, Live};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! (environment policy, own process group, killed as a group) and its
 //! standard error goes to our logs line by line.
 
-use crate::server::StartOptions;
+use crate::options::StartOptions;
 use openhands_workspace::exec::{GroupChild, ProcessSpec};
 use std::collections::BTreeMap;
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -63,7 +63,7 @@ impl McpStartup {
 /// The agent's MCP configuration (`None` when it has no enabled server).
 pub fn config_of(
     mcp_config: &Map<String, Value>,
-) -> Result<Option<McpConfig>, crate::agent::AgentError> {
+) -> Result<Option<McpConfig>, openhands_mcp::ConfigError> {
     if mcp_config.is_empty() {
         return Ok(None);
     }
@@ -82,7 +82,7 @@ pub fn start_options(env: &ToolEnv) -> StartOptions {
 pub async fn start(
     mcp_config: &Map<String, Value>,
     env: &ToolEnv,
-) -> Result<Option<McpStartup>, crate::agent::AgentError> {
+) -> Result<Option<McpStartup>, openhands_mcp::ConfigError> {
     let Some(cfg) = config_of(mcp_config)? else {
         return Ok(None);
     };
@@ -95,7 +95,7 @@ pub async fn start(
 pub fn start_blocking(
     mcp_config: &Map<String, Value>,
     env: &ToolEnv,
-) -> Result<Option<McpStartup>, crate::agent::AgentError> {
+) -> Result<Option<McpStartup>, openhands_mcp::ConfigError> {
     let Some(cfg) = config_of(mcp_config)? else {
         return Ok(None);
     };

@@ -542,7 +542,8 @@ impl LocalConversation {
             Some(m) => Some(m),
             // A closed conversation starts no servers.
             None if self.is_closed() => None,
-            None => crate::mcp::start_blocking(&agent.spec().mcp_config, &self.inner.env)?,
+            None => crate::mcp::start_blocking(&agent.spec().mcp_config, &self.inner.env)
+                .map_err(crate::agent::AgentError::from)?,
         };
         let r = agent.materialize_with(&self.inner.env, mcp)?;
         self.inner
@@ -561,7 +562,10 @@ impl LocalConversation {
             return Ok(());
         }
         let config = self.inner.agent.read().spec().mcp_config.clone();
-        let Some(started) = crate::mcp::start(&config, &self.inner.env).await? else {
+        let Some(started) = crate::mcp::start(&config, &self.inner.env)
+            .await
+            .map_err(crate::agent::AgentError::from)?
+        else {
             return Ok(());
         };
         let unneeded = {
