@@ -206,13 +206,16 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
         .local_addr()
         .unwrap()
         .port();
-    spec.mcp_config =
-        json!({"mcpServers": {"down": {"url": format!("http://127.0.0.1:{port}/mcp")}}})
-            .as_object()
-            .cloned()
-            .unwrap();
+    spec.mcp_config = json!({"mcpServers": {"down": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-Key": "sk-mcp-secret"}
+    }}})
+    .as_object()
+    .cloned()
+    .unwrap();
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
-    let c = LocalConversation::new(agent, workspace.path(), Default::default()).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(agent, workspace.path(), persisted(root.path())).unwrap();
     let t0 = Instant::now();
     c.send_message("hi").unwrap();
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
@@ -238,6 +241,15 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
         .collect::<Vec<_>>()
         .join("");
     assert!(system.contains("MCP server 'down'"), "{system}");
+    // MCP header and env values are secrets: never written in clear.
+    let state = std::fs::read_to_string(
+        root.path()
+            .join(c.id().simple().to_string())
+            .join("base_state.json"),
+    )
+    .unwrap();
+    assert!(!state.contains("sk-mcp-secret"));
+    assert!(state.contains("X-Key"));
 }
 
 #[test]

@@ -12,6 +12,7 @@ pub mod docs;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod mcp;
 pub mod profiles;
 pub mod profiles_docs;
 pub mod runtime;
@@ -106,6 +107,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(browse::search_subdirs))
         .routes(routes!(trajectory::download_trajectory))
         .routes(routes!(trajectory::runtime_download_trajectory))
+        .routes(routes!(mcp::test_mcp_server))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
