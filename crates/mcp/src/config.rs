@@ -85,7 +85,8 @@ pub enum UnknownFields {
     Drop,
 }
 
-const KNOWN: &[&str] = &[
+/// The fields a server entry may have.
+pub const SERVER_FIELDS: &[&str] = &[
     "url",
     "transport",
     "type",
@@ -171,7 +172,7 @@ fn parse_server(
         return Err(err(None, "the server must be an object".into()));
     };
     if unknown == UnknownFields::Refuse
-        && let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str()))
+        && let Some(k) = o.keys().find(|k| !SERVER_FIELDS.contains(&k.as_str()))
     {
         return Err(err(Some(k), format!("unknown field '{k}'")));
     }

@@ -140,3 +140,40 @@ fn malformed_config_is_an_agent_error_naming_the_server() {
     assert!(config_of(disabled.as_object().unwrap()).unwrap().is_none());
     assert!(config_of(&Map::new()).unwrap().is_none());
 }
+
+#[test]
+fn filter_tools_regex_applies_to_mcp_tools_but_not_built_ins() {
+    let llm = openhands_llm::Llm::new(openhands_wire::LlmConfig::new("openai/m")).unwrap();
+    let mut spec = openhands_wire::agent::AgentSpec::new(llm.config().clone(), vec![]);
+    let build = |spec: &openhands_wire::agent::AgentSpec| {
+        let agent =
+            crate::Agent::with_llm(spec.clone(), llm.clone(), crate::tool::ToolRegistry::new());
+        let client: Arc<dyn McpClient> = Arc::new(Fake::default());
+        let startup = McpStartup {
+            client,
+            failures: vec![],
+        };
+        agent
+            .materialize_with(&ToolEnv::new("/tmp"), Some(startup))
+            .unwrap()
+            .tool_names()
+            .to_vec()
+    };
+    let all = build(&spec);
+    assert!(
+        all.contains(&"echo".to_string()) && all.contains(&"finish".to_string()),
+        "{all:?}"
+    );
+    assert_eq!(all.last().map(String::as_str), Some("echo"));
+    spec.filter_tools_regex = Some("ech".into());
+    let kept = build(&spec);
+    assert!(
+        kept.contains(&"echo".to_string()) && kept.contains(&"finish".to_string()),
+        "{kept:?}"
+    );
+    // Anchored at the start, like Python's re.match.
+    spec.filter_tools_regex = Some("cho".into());
+    let kept = build(&spec);
+    assert!(!kept.contains(&"echo".to_string()), "{kept:?}");
+    assert!(kept.contains(&"finish".to_string()), "{kept:?}");
+}

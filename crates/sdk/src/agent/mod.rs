@@ -114,8 +114,9 @@ impl Agent {
         }
     }
 
-    /// Builds the per-conversation runtime: tools (spec tools in order, extra
-    /// instances, then default built-ins), filtered by `filter_tools_regex`.
+    /// Builds the per-conversation runtime: tools (spec tools in order and
+    /// extra instances, filtered by `filter_tools_regex`, then the default
+    /// built-ins, then the MCP servers' tools, filtered too).
     /// The agent's MCP servers, if any, are started here, blocking the
     /// calling thread (see [`Agent::materialize_with`]).
     pub fn materialize(&self, env: &ToolEnv) -> Result<AgentRuntime, AgentError> {
@@ -131,11 +132,22 @@ impl Agent {
         env: &ToolEnv,
         mcp: Option<crate::mcp::McpStartup>,
     ) -> Result<AgentRuntime, AgentError> {
+        // `filter_tools_regex` keeps the spec's and the MCP servers' tools
+        // whose name it matches from the start (Python's `re.match`); the
+        // default built-ins are exempt, as in the reference.
+        let filter = match &self.spec.filter_tools_regex {
+            Some(re) => Some(
+                Regex::new(&format!("^(?:{re})")).map_err(|e| AgentError::Filter(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for spec in &self.spec.tools {
             tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
         }
         tools.extend(self.extra_tools.iter().cloned());
+        tools.retain(keep);
         for class in &self.spec.include_default_tools {
             match builtin_by_class(class) {
                 Some(t) => tools.push(t),
@@ -143,11 +155,11 @@ impl Agent {
             }
         }
         if let Some(m) = &mcp {
-            tools.extend(crate::mcp::tools_of(&m.client, env));
-        }
-        if let Some(re) = &self.spec.filter_tools_regex {
-            let re = Regex::new(re).map_err(|e| AgentError::Filter(e.to_string()))?;
-            tools.retain(|t| re.is_match(t.name()));
+            tools.extend(
+                crate::mcp::tools_of(&m.client, env)
+                    .into_iter()
+                    .filter(keep),
+            );
         }
         let mut by_name = BTreeMap::new();
         for t in &tools {
