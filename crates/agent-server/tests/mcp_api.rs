@@ -183,6 +183,34 @@ async fn the_test_route_answers_success_and_failure() {
         json!(["body", "server", "command"])
     );
 
+    // OAuth is refused clearly: a 422 naming the field for an OAuth
+    // server, the reference's 400 otherwise, unknown probe jobs.
+    let (s, body) = env
+        .post(
+            "/api/mcp/oauth/start",
+            json!({"server": {"url": "http://127.0.0.1:9/mcp", "auth": {"strategy": "oauth2"}}}),
+        )
+        .await;
+    assert_eq!(s, 422, "{body}");
+    assert_eq!(body["detail"][0]["loc"], json!(["body", "server", "auth"]));
+    assert!(body.to_string().contains("not supported"), "{body}");
+    let (s, _) = env
+        .post("/api/mcp/oauth/start", json!({"server": {"command": "x"}}))
+        .await;
+    assert_eq!(s, 400);
+    let (s, body) = env.get("/api/mcp/oauth/status/abc").await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "MCP OAuth job not found"}))
+    );
+    let (s, _) = env
+        .post(
+            "/api/mcp/oauth/callback/abc",
+            json!({"callback_url": "http://localhost:1/callback"}),
+        )
+        .await;
+    assert_eq!(s, 404);
+
     let Some(index) = everything() else {
         env.stop().await;
         return;

@@ -108,6 +108,9 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(trajectory::download_trajectory))
         .routes(routes!(trajectory::runtime_download_trajectory))
         .routes(routes!(mcp::test_mcp_server))
+        .routes(routes!(mcp::start_mcp_oauth))
+        .routes(routes!(mcp::get_mcp_oauth_status))
+        .routes(routes!(mcp::submit_mcp_oauth_callback))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
