@@ -191,8 +191,15 @@ impl Tool for McpTool {
             .unwrap_or_else(|| "No description provided".into())
     }
     fn parameters_schema(&self) -> Value {
-        let mut schema = match &self.tool.input_schema {
-            Value::Object(o) => o.clone(),
+        let defs = self
+            .tool
+            .input_schema
+            .get("$defs")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut schema = match simplify_schema(&self.tool.input_schema, &defs, &[]) {
+            Value::Object(o) => o,
             _ => Map::new(),
         };
         schema
@@ -281,6 +288,80 @@ impl Tool for McpTool {
             extra,
         }
     }
+}
+
+/// The schema the model is offered for an MCP `inputSchema`, simplified
+/// as the reference does: `$ref`s into `$defs` resolved (a circular one
+/// becomes a plain object), the first non-null `anyOf` branch taken, and
+/// only `type`, `description`, `properties`/`required`, `items` and `enum`
+/// kept.
+pub fn simplify_schema(node: &Value, defs: &Map<String, Value>, visiting: &[&str]) -> Value {
+    let node = match node {
+        Value::Bool(true) => return json!({}),
+        Value::Bool(false) => return json!({"not": {}}),
+        Value::Object(o) => o,
+        _ => return json!({}),
+    };
+    if let Some(name) = node
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        && let Some(def) = defs.get(name)
+    {
+        if visiting.contains(&name) {
+            let mut out = Map::new();
+            out.insert("type".into(), json!("object"));
+            if let Some(d) = def.get("description") {
+                out.insert("description".into(), d.clone());
+            }
+            return Value::Object(out);
+        }
+        let mut deeper = visiting.to_vec();
+        deeper.push(name);
+        return simplify_schema(def, defs, &deeper);
+    }
+    let mut out = Map::new();
+    if let Some(t) = node.get("type") {
+        out.insert("type".into(), t.clone());
+    }
+    if let Some(Value::Array(branches)) = node.get("anyOf") {
+        let non_null = branches.iter().find(|b| match b {
+            Value::Bool(true) => true,
+            Value::Object(o) => o.get("type").and_then(Value::as_str) != Some("null"),
+            _ => false,
+        });
+        let chosen = non_null.or_else(|| branches.iter().find(|b| **b == Value::Bool(false)));
+        if let Some(Value::Object(o)) = chosen.map(|b| simplify_schema(b, defs, visiting)) {
+            out.extend(o);
+        }
+    }
+    if let Some(d) = node.get("description") {
+        out.insert("description".into(), d.clone());
+    }
+    let ty = node.get("type").and_then(Value::as_str);
+    if ty == Some("object")
+        && let Some(Value::Object(props)) = node.get("properties")
+    {
+        out.insert("type".into(), json!("object"));
+        let props: Map<String, Value> = props
+            .iter()
+            .map(|(k, v)| (k.clone(), simplify_schema(v, defs, visiting)))
+            .collect();
+        out.insert("properties".into(), Value::Object(props));
+        if let Some(r) = node.get("required") {
+            out.insert("required".into(), r.clone());
+        }
+    }
+    if ty == Some("array")
+        && let Some(items) = node.get("items")
+    {
+        out.insert("type".into(), json!("array"));
+        out.insert("items".into(), simplify_schema(items, defs, visiting));
+    }
+    if let Some(e) = node.get("enum") {
+        out.insert("enum".into(), e.clone());
+    }
+    Value::Object(out)
 }
 
 #[cfg(test)]

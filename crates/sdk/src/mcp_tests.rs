@@ -177,3 +177,34 @@ fn filter_tools_regex_applies_to_mcp_tools_but_not_built_ins() {
     assert!(!kept.contains(&"echo".to_string()), "{kept:?}");
     assert!(kept.contains(&"finish".to_string()), "{kept:?}");
 }
+
+#[test]
+fn schemas_are_simplified_like_the_reference() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "a": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 1}], "description": "A"},
+            "b": {"$ref": "#/$defs/Node"},
+            "c": {"type": "array", "items": {"type": "integer", "enum": [1, 2]}},
+            "d": true
+        },
+        "required": ["a"],
+        "$defs": {"Node": {"type": "object", "description": "N", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+    });
+    let defs = schema["$defs"].as_object().cloned().unwrap();
+    assert_eq!(
+        simplify_schema(&schema, &defs, &[]),
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "description": "A"},
+                "b": {"type": "object", "description": "N", "properties": {"next": {"type": "object", "description": "N"}}},
+                "c": {"type": "array", "items": {"type": "integer", "enum": [1, 2]}},
+                "d": {}
+            },
+            "required": ["a"]
+        })
+    );
+}
