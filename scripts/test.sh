@@ -52,8 +52,9 @@ stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null 
 trap stop_dockerd EXIT
 
 step "MCP test servers (npm: @modelcontextprotocol/server-everything)"
-# The MCP tests run the reference MCP server over stdio and streamable HTTP;
-# without node/npm they say so loudly and skip.
+# The MCP tests run the reference MCP server over stdio and streamable HTTP,
+# and a Python one over SSE; without node/npm or Python they say so loudly
+# and skip.
 MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mcp-servers}"
 MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 if [ ! -f "$MCP_EVERYTHING" ]; then
@@ -68,6 +69,17 @@ if [ ! -f "$MCP_EVERYTHING" ]; then
     fi
 fi
 if [ -f "$MCP_EVERYTHING" ]; then export OPENHANDS_TEST_MCP_EVERYTHING="$MCP_EVERYTHING"; fi
+# The SSE test server is built with the `mcp` package from PyPI, which the
+# compat venv (the reference SDK's dependencies) has.
+if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
+    bash compat/setup.sh || echo "warning: the compat venv could not be built; the MCP SSE test will skip"
+fi
+MCP_PYTHON="${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python"
+if [ -x "$MCP_PYTHON" ] && "$MCP_PYTHON" -c 'import mcp.server.fastmcp' 2>/dev/null; then
+    export OPENHANDS_TEST_MCP_PYTHON="$MCP_PYTHON"
+else
+    echo "warning: no Python with the mcp package; the MCP SSE test will skip"
+fi
 
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -54,6 +54,14 @@ pub enum Transport {
         /// Headers sent with every request (auth already folded in).
         headers: BTreeMap<String, String>,
     },
+    /// The legacy HTTP+SSE transport (`transport: "sse"`, or a URL whose
+    /// path has an `/sse` segment).
+    Sse {
+        /// Event stream URL.
+        url: String,
+        /// Headers sent with every request (auth already folded in).
+        headers: BTreeMap<String, String>,
+    },
 }
 
 /// One configured MCP server.
@@ -228,19 +236,6 @@ fn parse_server(
             ));
         }
     };
-    if kind == Kind::Sse {
-        let field = if transport.is_some() {
-            field_of_transport
-        } else {
-            "url"
-        };
-        return Err(err(
-            Some(field),
-            "the legacy SSE transport is not supported by this server yet; \
-             use a streamable HTTP endpoint (transport 'http')"
-                .into(),
-        ));
-    }
     let enabled = match o.get("enabled") {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
@@ -303,7 +298,11 @@ fn parse_server(
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(err(Some("url"), format!("'{url}' is not an http(s) URL")));
             }
-            Transport::Http { url, headers }
+            if kind == Kind::Sse {
+                Transport::Sse { url, headers }
+            } else {
+                Transport::Http { url, headers }
+            }
         }
     };
     Ok(ServerConfig {

@@ -86,11 +86,6 @@ fn malformed_servers_name_the_server_and_field() {
             "auth",
         ),
         (
-            json!({"s": {"url": "http://h/mcp", "transport": "sse"}}),
-            "transport",
-        ),
-        (json!({"s": {"url": "http://h/sse"}}), "url"),
-        (
             json!({"s": {"url": "http://h/mcp", "headers": {"authorization": "x"},
                          "auth": {"strategy": "bearer", "value": "t"}}}),
             "auth",
@@ -121,4 +116,17 @@ fn unknown_fields_can_be_dropped_for_external_files() {
 fn per_server_timeout_is_in_seconds() {
     let c = parse(json!({"s": {"command": "x", "timeout": 2.5}})).unwrap();
     assert_eq!(c.servers[0].timeout, Some(Duration::from_millis(2500)));
+}
+
+#[test]
+fn sse_is_chosen_by_transport_or_url() {
+    let c = parse(json!({
+        "a": {"url": "http://h/mcp", "transport": "sse"},
+        "b": {"url": "http://h/sse?x=1"},
+        "c": {"url": "http://h/sse-not/mcp"}
+    }))
+    .unwrap();
+    assert!(matches!(c.servers[0].transport, Transport::Sse { .. }));
+    assert!(matches!(c.servers[1].transport, Transport::Sse { .. }));
+    assert!(matches!(c.servers[2].transport, Transport::Http { .. }));
 }

@@ -10,7 +10,8 @@
 //! * [`session`] — [`McpSession`]: the servers of one configuration,
 //!   started in parallel with a timeout, named as the reference names
 //!   them, restarted after they stop, closed together.
-//! * `server` / `stdio` / `http` — one `rmcp` connection and its transports.
+//! * `server` / `stdio` / `http` / `sse` — one `rmcp` connection and its
+//!   transports (the legacy SSE client is our own: `rmcp` has none).
 //! * `runtime` — the small runtime that owns every connection.
 
 pub mod client;
@@ -20,6 +21,7 @@ mod options;
 mod runtime;
 mod server;
 pub mod session;
+mod sse;
 mod stdio;
 
 pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};

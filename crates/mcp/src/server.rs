@@ -40,6 +40,8 @@ impl ClientHandler for Handler {
 pub(crate) struct Live {
     service: RunningService<RoleClient, Handler>,
     child: Option<GroupChild>,
+    /// The pumps of an SSE connection (stopped when dropped).
+    _sse: Option<crate::sse::SseTasks>,
 }
 
 impl std::fmt::Debug for Live {
@@ -121,6 +123,7 @@ async fn start_inner(
                 Ok(service) => Live {
                     service,
                     child: Some(child),
+                    _sse: None,
                 },
                 Err(e) => {
                     let status = tokio::time::timeout(STOP_GRACE, child.wait()).await;
@@ -145,6 +148,18 @@ async fn start_inner(
             Live {
                 service,
                 child: None,
+                _sse: None,
+            }
+        }
+        Transport::Sse { url, headers } => {
+            let (pair, tasks) = crate::sse::connect(url, headers)
+                .await
+                .map_err(|e| start_error(cfg, e))?;
+            let service = handler.serve(pair).await.map_err(|e| start_error(cfg, e))?;
+            Live {
+                service,
+                child: None,
+                _sse: Some(tasks),
             }
         }
     };
