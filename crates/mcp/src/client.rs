@@ -136,6 +136,13 @@ pub trait McpClient: Send + Sync + std::fmt::Debug {
     /// The tools of every running server, under their exposed names.
     fn tools(&self) -> Vec<McpTool>;
 
+    /// A number that changes whenever [`McpClient::tools`] does (a server
+    /// announced `notifications/tools/list_changed`, or came back with
+    /// other tools after a restart).
+    fn generation(&self) -> u64 {
+        0
+    }
+
     /// Calls the tool exposed as `name` with `arguments`. A server that has
     /// stopped is reported once ([`McpError::Stopped`]) and started again by
     /// the next call.

@@ -14,6 +14,7 @@
 //!   transports (the legacy SSE client is our own: `rmcp` has none).
 //! * `runtime` — the small runtime that owns every connection.
 
+mod book;
 pub mod client;
 pub mod config;
 mod http;

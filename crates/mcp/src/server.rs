@@ -3,6 +3,7 @@
 //! made with a timeout, restarted after it stopped, and shut down. Runs on
 //! the MCP runtime only (see [`crate::runtime`]).
 
+use crate::book::ToolBook;
 use crate::client::{CallResult, McpError};
 use crate::config::{ServerConfig, Transport};
 use crate::options::StartOptions;
@@ -12,20 +13,42 @@ use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Imple
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a stopping child gets between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// The client side of one connection: logs what the server announces.
+/// Limit for re-listing tools after `notifications/tools/list_changed`.
+const RELIST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The client side of one connection: re-lists the server's tools into the
+/// session's book when it announces a change.
 #[derive(Debug, Clone)]
 struct Handler {
     server: String,
+    book: Arc<ToolBook>,
 }
 
 impl ClientHandler for Handler {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.server, "MCP server announced tools/list_changed");
+        let (server, book, peer) = (self.server.clone(), self.book.clone(), context.peer);
+        // Not awaited here: the connection's reader must stay free to
+        // receive the answer.
+        tokio::spawn(async move {
+            match tokio::time::timeout(RELIST_TIMEOUT, peer.list_all_tools()).await {
+                Ok(Ok(tools)) => book.replace(
+                    &server,
+                    tools
+                        .iter()
+                        .filter_map(|t| serde_json::to_value(t).ok())
+                        .collect(),
+                ),
+                Ok(Err(e)) => tracing::warn!(%server, error = %e, "re-listing MCP tools failed"),
+                Err(_) => tracing::warn!(%server, "re-listing MCP tools timed out"),
+            }
+        });
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -85,9 +108,10 @@ fn start_error(cfg: &ServerConfig, detail: impl std::fmt::Display) -> McpError {
 pub(crate) async fn start(
     cfg: &ServerConfig,
     opts: &StartOptions,
+    book: Arc<ToolBook>,
 ) -> Result<(Live, Vec<Value>), McpError> {
     let limit = opts.startup_timeout;
-    match tokio::time::timeout(limit, start_inner(cfg, opts)).await {
+    match tokio::time::timeout(limit, start_inner(cfg, opts, book)).await {
         Ok(r) => r,
         Err(_) => Err(McpError::Timeout {
             server: cfg.name.clone(),
@@ -100,9 +124,11 @@ pub(crate) async fn start(
 async fn start_inner(
     cfg: &ServerConfig,
     opts: &StartOptions,
+    book: Arc<ToolBook>,
 ) -> Result<(Live, Vec<Value>), McpError> {
     let handler = Handler {
         server: cfg.name.clone(),
+        book,
     };
     let live = match &cfg.transport {
         Transport::Stdio {

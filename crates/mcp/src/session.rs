@@ -2,6 +2,7 @@
 //! their tools under the reference's names, calls routed to their server,
 //! a stopped server reported and restarted, everything closed together.
 
+use crate::book::ToolBook;
 use crate::client::{CallResult, McpClient, McpError, McpTool};
 use crate::config::{McpConfig, ServerConfig};
 use crate::options::StartOptions;
@@ -34,8 +35,8 @@ pub struct ServerFailure {
 pub struct McpSession {
     opts: StartOptions,
     servers: Vec<Arc<Server>>,
-    /// Tools as first listed (names stay stable for the agent).
-    tools: Vec<McpTool>,
+    /// The servers' current tools.
+    book: Arc<ToolBook>,
     closed: AtomicBool,
 }
 
@@ -83,9 +84,9 @@ impl McpSession {
     }
 
     fn route(&self, name: &str) -> Option<(Arc<Server>, String)> {
-        let tool = self.tools.iter().find(|t| t.name == name)?;
+        let tool = self.book.find(name)?;
         let server = self.servers.iter().find(|s| s.cfg.name == tool.server)?;
-        Some((server.clone(), tool.remote_name.clone()))
+        Some((server.clone(), tool.remote_name))
     }
 }
 
@@ -94,7 +95,7 @@ fn failed_start(e: McpError) -> Started {
         session: Arc::new(McpSession {
             opts: StartOptions::new("."),
             servers: Vec::new(),
-            tools: Vec::new(),
+            book: Arc::new(ToolBook::new(false)),
             closed: AtomicBool::new(false),
         }),
         failures: vec![ServerFailure {
@@ -106,20 +107,17 @@ fn failed_start(e: McpError) -> Started {
 
 async fn start_all(config: McpConfig, opts: StartOptions) -> Started {
     let enabled: Vec<ServerConfig> = config.enabled().cloned().collect();
-    let prefixed = enabled.len() > 1;
-    let starts = enabled.iter().map(|cfg| server::start(cfg, &opts));
+    let book = Arc::new(ToolBook::new(enabled.len() > 1));
+    let starts = enabled
+        .iter()
+        .map(|cfg| server::start(cfg, &opts, book.clone()));
     let results = futures::future::join_all(starts).await;
     let mut servers = Vec::new();
-    let mut tools = Vec::new();
     let mut failures = Vec::new();
     for (cfg, result) in enabled.into_iter().zip(results) {
         match result {
             Ok((live, listed)) => {
-                for t in listed {
-                    if let Some(tool) = exposed_tool(&cfg.name, prefixed, t) {
-                        tools.push(tool);
-                    }
-                }
+                book.replace(&cfg.name, listed);
                 servers.push(Arc::new(Server {
                     cfg,
                     live: tokio::sync::Mutex::new(Some(live)),
@@ -134,49 +132,22 @@ async fn start_all(config: McpConfig, opts: StartOptions) -> Started {
             }
         }
     }
-    tracing::info!(tools = tools.len(), "MCP tools listed");
+    tracing::info!(tools = book.all().len(), "MCP tools listed");
     Started {
         session: Arc::new(McpSession {
             opts,
             servers,
-            tools,
+            book,
             closed: AtomicBool::new(false),
         }),
         failures,
     }
 }
 
-/// The tool `t` (MCP JSON) of `server` under its exposed name.
-fn exposed_tool(server: &str, prefixed: bool, mut t: Value) -> Option<McpTool> {
-    let remote_name = t.get("name")?.as_str()?.to_string();
-    let name = if prefixed {
-        format!("{server}_{remote_name}")
-    } else {
-        remote_name.clone()
-    };
-    if let Some(o) = t.as_object_mut() {
-        o.insert("name".into(), Value::String(name.clone()));
-    }
-    Some(McpTool {
-        description: t
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        input_schema: t
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-        annotations: t.get("annotations").filter(|a| !a.is_null()).cloned(),
-        name,
-        server: server.to_string(),
-        remote_name,
-        wire: t,
-    })
-}
-
 async fn call_on(
     server: Arc<Server>,
     opts: StartOptions,
+    book: Arc<ToolBook>,
     tool: String,
     arguments: Map<String, Value>,
 ) -> Result<CallResult, McpError> {
@@ -193,7 +164,8 @@ async fn call_on(
     }
     if guard.is_none() {
         tracing::info!(server = %name, "restarting MCP server");
-        let (live, _) = server::start(&server.cfg, &opts).await?;
+        let (live, listed) = server::start(&server.cfg, &opts, book.clone()).await?;
+        book.replace(&server.cfg.name, listed);
         *guard = Some(live);
     }
     let Some(live) = guard.as_ref() else {
@@ -218,7 +190,11 @@ async fn call_on(
 #[async_trait]
 impl McpClient for McpSession {
     fn tools(&self) -> Vec<McpTool> {
-        self.tools.clone()
+        self.book.all()
+    }
+
+    fn generation(&self) -> u64 {
+        self.book.generation()
     }
 
     async fn call_tool(
@@ -233,7 +209,7 @@ impl McpClient for McpSession {
             return Err(McpError::UnknownTool(name.to_string()));
         };
         let opts = self.opts.clone();
-        runtime::run(call_on(server, opts, remote, arguments)).await
+        runtime::run(call_on(server, opts, self.book.clone(), remote, arguments)).await
     }
 
     async fn close(&self) {

@@ -18,7 +18,7 @@ impl Drop for Killed {
 }
 
 #[tokio::test]
-async fn python_sse_server_lists_and_calls_with_the_bearer_token() {
+async fn python_sse_server_lists_calls_with_the_bearer_token_and_announces_new_tools() {
     let Ok(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON") else {
         eprintln!(
             "SKIPPED: OPENHANDS_TEST_MCP_PYTHON does not name a Python with the `mcp` package \
@@ -70,5 +70,21 @@ async fn python_sse_server_lists_and_calls_with_the_bearer_token() {
         r.content,
         vec![McpContent::Text("42 (auth: Bearer tok-123)".into())]
     );
+
+    // tools/list_changed: the new tool is listed and callable.
+    assert!(s.tools().iter().all(|t| t.name != "secret"));
+    let generation = s.generation();
+    s.call_tool("unlock", serde_json::Map::new()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.generation() == generation && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        s.generation() > generation,
+        "tools/list_changed not observed"
+    );
+    assert!(s.tools().iter().any(|t| t.name == "secret"));
+    let r = s.call_tool("secret", serde_json::Map::new()).await.unwrap();
+    assert_eq!(r.content, vec![McpContent::Text("the secret".into())]);
     s.close().await;
 }

@@ -267,3 +267,83 @@ fn a_malformed_mcp_config_fails_agent_setup_naming_the_server() {
         .unwrap();
     assert!(e.to_string().contains("MCP server 'fs'"), "{e}");
 }
+
+struct Killed(std::process::Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A server announcing a new tool (`notifications/tools/list_changed`):
+/// the next LLM request offers it and the model can call it. The server is
+/// the Python SSE fixture of crates/mcp (the `mcp` package from PyPI, run
+/// by `OPENHANDS_TEST_MCP_PYTHON`).
+#[tokio::test]
+async fn tools_announced_by_list_changed_reach_the_model() {
+    let Ok(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON") else {
+        eprintln!(
+            "SKIPPED: OPENHANDS_TEST_MCP_PYTHON does not name a Python with the `mcp` package \
+             (scripts/test.sh sets it)"
+        );
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../mcp/tests/fixtures/sse_server.py"
+    );
+    let child = std::process::Command::new(python)
+        .arg(script)
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _guard = Killed(child);
+    assert!(
+        wait_until(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await,
+        "the SSE server did not start"
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    let (agent, backend) = agent(Script::from_turns(vec![
+        Turn::tool_call("unlock", json!({})),
+        // A step later, so the re-listing has surely landed.
+        Turn::tool_call("add", json!({"a": 1, "b": 2})),
+        Turn::tool_call("secret", json!({})),
+        Turn::text("done"),
+    ]));
+    let mut spec = agent.spec().clone();
+    spec.tools.clear();
+    spec.mcp_config = json!({"py": {"url": format!("http://127.0.0.1:{port}/sse")}})
+        .as_object()
+        .cloned()
+        .unwrap();
+    let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+    let c = LocalConversation::new(agent, workspace.path(), Default::default()).unwrap();
+    c.send_message("unlock it").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let obs = observations(&c);
+    assert_eq!(obs.len(), 3, "{obs:#?}");
+    assert_eq!(obs[2]["tool_name"], "secret");
+    assert_eq!(obs[2]["content"][1]["text"], "the secret", "{:#}", obs[2]);
+    let offered = |i: usize| -> Vec<String> {
+        backend.requests()[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    assert!(!offered(0).contains(&"secret".to_string()));
+    assert!(
+        offered(2).contains(&"secret".to_string()),
+        "{:?}",
+        offered(2)
+    );
+    c.close().await;
+}

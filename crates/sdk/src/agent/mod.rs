@@ -132,15 +132,7 @@ impl Agent {
         env: &ToolEnv,
         mcp: Option<crate::mcp::McpStartup>,
     ) -> Result<AgentRuntime, AgentError> {
-        // `filter_tools_regex` keeps the spec's and the MCP servers' tools
-        // whose name it matches from the start (Python's `re.match`); the
-        // default built-ins are exempt, as in the reference.
-        let filter = match &self.spec.filter_tools_regex {
-            Some(re) => Some(
-                Regex::new(&format!("^(?:{re})")).map_err(|e| AgentError::Filter(e.to_string()))?,
-            ),
-            None => None,
-        };
+        let filter = self.tool_filter()?;
         let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for spec in &self.spec.tools {
@@ -154,6 +146,7 @@ impl Agent {
                 None => tracing::warn!(tool = %class, "unknown default tool ignored"),
             }
         }
+        let mcp_generation = mcp.as_ref().map_or(0, |m| m.client.generation());
         if let Some(m) = &mcp {
             tools.extend(
                 crate::mcp::tools_of(&m.client, env)
@@ -161,12 +154,44 @@ impl Agent {
                     .filter(keep),
             );
         }
+        let system_prompt = prompt::render_system_prompt(&self.spec)?;
+        let condenser = match &self.spec.condenser {
+            Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
+            _ => None,
+        };
+        let assembled = self.assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt);
+        if assembled.is_err()
+            && let Some(m) = &mcp
+        {
+            close_detached(m.client.clone());
+        }
+        assembled
+    }
+
+    /// `filter_tools_regex`, matching from the start of a name (Python's
+    /// `re.match`). It keeps the spec's and the MCP servers' tools it
+    /// matches; the default built-ins are exempt, as in the reference.
+    fn tool_filter(&self) -> Result<Option<Regex>, AgentError> {
+        match &self.spec.filter_tools_regex {
+            Some(re) => Regex::new(&format!("^(?:{re})"))
+                .map(Some)
+                .map_err(|e| AgentError::Filter(e.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// A runtime of `tools` in order, with their schemas and definitions.
+    fn assemble(
+        &self,
+        tools: Vec<Arc<dyn Tool>>,
+        mcp: Option<crate::mcp::McpStartup>,
+        mcp_generation: u64,
+        condenser: Option<Condenser>,
+        system_prompt: String,
+    ) -> Result<AgentRuntime, AgentError> {
         let mut by_name = BTreeMap::new();
         for t in &tools {
             if by_name.insert(t.name().to_string(), t.clone()).is_some() {
-                if let Some(m) = &mcp {
-                    close_detached(m.client.clone());
-                }
                 return Err(AgentError::DuplicateTool(t.name().to_string()));
             }
         }
@@ -183,13 +208,9 @@ impl Agent {
             })
             .collect();
         let definitions = tools.iter().map(|t| t.definition()).collect();
-        let system_prompt = prompt::render_system_prompt(&self.spec)?;
-        let condenser = match &self.spec.condenser {
-            Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
-            _ => None,
-        };
         Ok(AgentRuntime {
             mcp,
+            mcp_generation,
             condenser,
             order: tools.iter().map(|t| t.name().to_string()).collect(),
             tools: by_name,
@@ -198,12 +219,48 @@ impl Agent {
             system_prompt,
         })
     }
+
+    /// `runtime` with its MCP tools replaced by the MCP client's current
+    /// ones (after `notifications/tools/list_changed`); every other tool
+    /// instance (a terminal session) is kept.
+    pub fn refresh_mcp_tools(
+        &self,
+        runtime: &AgentRuntime,
+        env: &ToolEnv,
+    ) -> Result<AgentRuntime, AgentError> {
+        let Some(m) = &runtime.mcp else {
+            return Ok(runtime.clone());
+        };
+        let filter = self.tool_filter()?;
+        let generation = m.client.generation();
+        let mut tools: Vec<Arc<dyn Tool>> = runtime
+            .order
+            .iter()
+            .filter_map(|n| runtime.tools.get(n))
+            .filter(|t| t.kind() != crate::mcp::TOOL_KIND)
+            .cloned()
+            .collect();
+        tools.extend(
+            crate::mcp::tools_of(&m.client, env)
+                .into_iter()
+                .filter(|t| filter.as_ref().is_none_or(|re| re.is_match(t.name()))),
+        );
+        self.assemble(
+            tools,
+            runtime.mcp.clone(),
+            generation,
+            runtime.condenser.clone(),
+            runtime.system_prompt.clone(),
+        )
+    }
 }
 
 /// The tools and prompt of an agent inside one conversation.
 #[derive(Clone)]
 pub struct AgentRuntime {
     mcp: Option<crate::mcp::McpStartup>,
+    /// The MCP client's tool generation these tools were built from.
+    mcp_generation: u64,
     condenser: Option<Condenser>,
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -251,6 +308,13 @@ impl AgentRuntime {
         if let Some(m) = &self.mcp {
             m.client.close().await;
         }
+    }
+
+    /// Whether the MCP servers' tools changed since this runtime was built.
+    pub fn mcp_tools_changed(&self) -> bool {
+        self.mcp
+            .as_ref()
+            .is_some_and(|m| m.client.generation() != self.mcp_generation)
     }
 
     /// The MCP servers that could not be started, for the model (`None`

@@ -534,7 +534,14 @@ impl LocalConversation {
     pub(crate) fn runtime(&self) -> Result<AgentRuntime, ConversationError> {
         let mut rt = self.inner.runtime.lock();
         if let Some(r) = rt.as_ref() {
-            return Ok(r.clone());
+            if !r.mcp_tools_changed() {
+                return Ok(r.clone());
+            }
+            // An MCP server announced other tools: offer the new list.
+            let agent = self.inner.agent.read().clone();
+            let refreshed = agent.refresh_mcp_tools(r, &self.inner.env)?;
+            *rt = Some(refreshed.clone());
+            return Ok(refreshed);
         }
         let agent = self.inner.agent.read().clone();
         let started = self.inner.mcp_started.lock().take();
