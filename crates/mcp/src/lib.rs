@@ -6,6 +6,8 @@
 //!
 //! * [`config`] — `mcp_config` parsing; a malformed server is a
 //!   [`ConfigError`] naming the server and field.
+//! * [`expand`] — `${VAR}` / `${VAR:-default}` placeholders (secrets, then
+//!   the environment).
 //! * [`client`] — [`McpClient`], [`McpTool`], [`CallResult`], [`McpError`].
 //! * [`session`] — [`McpSession`]: the servers of one configuration,
 //!   started in parallel with a timeout, named as the reference names
@@ -17,6 +19,7 @@
 mod book;
 pub mod client;
 pub mod config;
+pub mod expand;
 mod http;
 mod options;
 mod runtime;
@@ -27,5 +30,6 @@ mod stdio;
 
 pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};
+pub use expand::expand_variables;
 pub use options::StartOptions;
 pub use session::{McpSession, ServerFailure, Started};

@@ -78,12 +78,27 @@ pub fn start_options(env: &ToolEnv) -> StartOptions {
     o
 }
 
+/// `mcp_config` with its `${VAR}` / `${VAR:-default}` placeholders
+/// expanded as the reference does: a conversation secret, then the
+/// environment the agent's processes get (the policy's, so a withheld
+/// server credential cannot be pulled in), then the default.
+pub fn expanded_config(mcp_config: &Map<String, Value>, env: &ToolEnv) -> Map<String, Value> {
+    let child_env = env.exec.env.child_env();
+    let secrets = env.secrets.clone();
+    let lookup = move |name: &str| {
+        secrets
+            .secret_value(name)
+            .or_else(|| child_env.get(name).map(str::to_string))
+    };
+    openhands_mcp::expand_variables(mcp_config, &lookup)
+}
+
 /// Starts the servers of `mcp_config` (async).
 pub async fn start(
     mcp_config: &Map<String, Value>,
     env: &ToolEnv,
 ) -> Result<Option<McpStartup>, openhands_mcp::ConfigError> {
-    let Some(cfg) = config_of(mcp_config)? else {
+    let Some(cfg) = config_of(&expanded_config(mcp_config, env))? else {
         return Ok(None);
     };
     let started = McpSession::start(&cfg, start_options(env)).await;
@@ -96,7 +111,7 @@ pub fn start_blocking(
     mcp_config: &Map<String, Value>,
     env: &ToolEnv,
 ) -> Result<Option<McpStartup>, openhands_mcp::ConfigError> {
-    let Some(cfg) = config_of(mcp_config)? else {
+    let Some(cfg) = config_of(&expanded_config(mcp_config, env))? else {
         return Ok(None);
     };
     let started = McpSession::start_blocking(&cfg, start_options(env));

@@ -88,14 +88,23 @@ async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
     let mut spec = agent.spec().clone();
     // The MCP server's `echo` replaces the test registry's.
     spec.tools.clear();
+    // ${VAR} placeholders: a conversation secret, a default.
     spec.mcp_config = json!({"everything": {
-        "command": "node", "args": [index, "stdio"], "env": {mark_name: mark_value}
+        "command": "node", "args": [index, "${MCP_MODE:-stdio}"], "env": {mark_name: "${MARK_SECRET}"}
     }})
     .as_object()
     .cloned()
     .unwrap();
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
     let c = LocalConversation::new(agent, workspace.path(), persisted(root.path())).unwrap();
+    c.update_secrets(vec![(
+        "MARK_SECRET".into(),
+        openhands_sdk::secrets::SecretSource::Static {
+            value: mark_value.to_string(),
+            description: None,
+        },
+    )])
+    .unwrap();
     c.send_message("use echo").unwrap();
     assert!(
         wait_until(|| !pids_with(&marker).is_empty()).await,
@@ -154,9 +163,13 @@ async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
         action,
         json!({"data": {"message": "first"}, "kind": "MCPToolAction"})
     );
-    let EventBody::SystemPrompt(sp) = &events[0].body else {
-        panic!("first event is not the system prompt")
-    };
+    let sp = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::SystemPrompt(sp) => Some(sp),
+            _ => None,
+        })
+        .unwrap();
     let def = sp.tools.iter().find(|t| t.title == "echo").unwrap();
     assert_eq!(def.kind, "MCPToolDefinition");
 
