@@ -61,6 +61,57 @@ pub fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     out
 }
 
+/// `value` with `$NAME` and `${NAME}` references replaced where `lookup`
+/// knows the name (the reference's expansion of conversation secrets in
+/// MCP tool arguments); other references stay as written.
+pub fn expand_references(value: &Value, lookup: &dyn Fn(&str) -> Option<String>) -> Value {
+    match value {
+        Value::String(s) => Value::String(expand_refs_str(s, lookup)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| expand_references(x, lookup)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), expand_references(v, lookup)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn expand_refs_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find('$') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let (name, consumed) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .char_indices()
+                .find(|(i, c)| {
+                    !(c.is_ascii_alphanumeric() || *c == '_') || (*i == 0 && c.is_ascii_digit())
+                })
+                .map_or(after.len(), |(i, _)| i);
+            (&after[..end], end)
+        };
+        match (is_name(name), is_name(name).then(|| lookup(name)).flatten()) {
+            (true, Some(v)) => {
+                out.push_str(&v);
+                rest = &after[consumed..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +141,15 @@ mod tests {
             }})
         );
         assert_eq!(expand_str("a ${UNCLOSED", &lookup), "a ${UNCLOSED");
+    }
+
+    #[test]
+    fn secret_references_in_arguments() {
+        let lookup = |n: &str| (n == "TOKEN").then(|| "t0k".to_string());
+        let v = json!({"q": "a $TOKEN b ${TOKEN}c $OTHER ${OTHER} $ 5$ $1", "n": [1, "$TOKEN_X"]});
+        assert_eq!(
+            expand_references(&v, &lookup),
+            json!({"q": "a t0k b t0kc $OTHER ${OTHER} $ 5$ $1", "n": [1, "$TOKEN_X"]})
+        );
     }
 }

@@ -30,6 +30,6 @@ mod stdio;
 
 pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};
-pub use expand::expand_variables;
+pub use expand::{expand_references, expand_variables};
 pub use options::StartOptions;
 pub use session::{McpSession, ServerFailure, Started};

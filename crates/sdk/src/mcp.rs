@@ -262,6 +262,16 @@ impl Tool for McpTool {
                 ));
             }
         };
+        // Conversation secrets named as `$NAME` / `${NAME}` in the
+        // arguments are filled in (as the reference does); the action as
+        // recorded keeps the names.
+        let secrets = self.secrets.clone();
+        let data = match openhands_mcp::expand_references(&Value::Object(data), &move |n: &str| {
+            secrets.secret_value(n)
+        }) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
         let call = self.client.call_tool(&self.tool.name, data);
         tokio::select! {
             r = call => Ok(match r {

@@ -208,3 +208,28 @@ fn schemas_are_simplified_like_the_reference() {
         })
     );
 }
+
+#[tokio::test]
+async fn secrets_named_in_arguments_are_filled_in_and_masked_in_results() {
+    let fake = Arc::new(Fake::default());
+    fake.answers.lock().push(Ok(CallResult {
+        content: vec![McpContent::Text("got s3cr3t".into())],
+        is_error: false,
+    }));
+    let registry = crate::secrets::SecretsRegistry::new();
+    registry.set_value("API_TOKEN", "s3cr3t".into());
+    let mut env = ToolEnv::new("/tmp");
+    env.secrets = Arc::new(registry);
+    let client: Arc<dyn McpClient> = fake.clone();
+    let t = tools_of(&client, &env).remove(0);
+    let obs = t
+        .execute(
+            json!({"data": {"message": "token=$API_TOKEN"}, "kind": "MCPToolAction"}),
+            &ToolCallContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fake.calls.lock()[0].1["message"], "token=s3cr3t");
+    let text = obs["content"][1]["text"].as_str().unwrap();
+    assert!(!text.contains("s3cr3t"), "{text}");
+}
