@@ -54,6 +54,36 @@ fi
 stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null || true; fi; }
 trap stop_dockerd EXIT
 
+step "MCP test servers (npm: @modelcontextprotocol/server-everything)"
+# The MCP tests run the reference MCP server over stdio and streamable HTTP,
+# and a Python one over SSE; without node/npm or Python they say so loudly
+# and skip.
+MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mcp-servers}"
+MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$MCP_EVERYTHING" ]; then
+    command -v npm >/dev/null || apt_install nodejs npm || true
+    if command -v npm >/dev/null; then
+        mkdir -p "$MCP_SERVERS_DIR"
+        timeout 600 npm install --no-audit --no-fund --prefix "$MCP_SERVERS_DIR" \
+            @modelcontextprotocol/server-everything@2026.8.31 >/dev/null \
+            || echo "warning: npm could not install server-everything; the MCP tests will skip"
+    else
+        echo "warning: npm is not installed; the MCP tests will skip"
+    fi
+fi
+if [ -f "$MCP_EVERYTHING" ]; then export OPENHANDS_TEST_MCP_EVERYTHING="$MCP_EVERYTHING"; fi
+# The SSE test server is built with the `mcp` package from PyPI, which the
+# compat venv (the reference SDK's dependencies) has.
+if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
+    bash compat/setup.sh || echo "warning: the compat venv could not be built; the MCP SSE test will skip"
+fi
+MCP_PYTHON="${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python"
+if [ -x "$MCP_PYTHON" ] && "$MCP_PYTHON" -c 'import mcp.server.fastmcp' 2>/dev/null; then
+    export OPENHANDS_TEST_MCP_PYTHON="$MCP_PYTHON"
+else
+    echo "warning: no Python with the mcp package; the MCP SSE test will skip"
+fi
+
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --no-fail-fast

@@ -91,10 +91,7 @@ fn show(settings: &Settings) -> anyhow::Result<()> {
     }
     let servers = settings.mcp_servers();
     if !servers.is_empty() {
-        println!(
-            "  unsupported: agent_settings.mcp_config has MCP servers ({}); they are not supported yet",
-            servers.join(", ")
-        );
+        println!("  mcp servers          {}", servers.join(", "));
     }
     Ok(())
 }

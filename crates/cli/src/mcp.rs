@@ -1,14 +1,54 @@
-//! `--mcp-config FILE`: the file is read and checked (the reference's
-//! `{"mcpServers": {NAME: {"command": ...} | {"url": ...}}}` shape), then
-//! refused, because the agent cannot use MCP servers yet. Accepting the file
-//! and running without its tools would mislead the user.
+//! MCP servers of the command line: `--mcp-config FILE`, the reference
+//! CLI's `~/.openhands/mcp.json` and the settings'
+//! `agent_settings.mcp_config`, each in the reference's shape (a server map,
+//! or `{"mcpServers": {...}}`), checked here — a malformed server is a
+//! usage error naming the file, the server and the field — and merged into
+//! the agent's `mcp_config` (later sources win per server name).
 
 use crate::error::usage;
-use serde_json::Value;
+use openhands_mcp::config::SERVER_FIELDS;
+use openhands_mcp::{McpConfig, UnknownFields};
+use serde_json::{Map, Value};
 use std::path::Path;
 
-/// Reads and checks an MCP configuration file; the server names on success.
-pub fn read_servers(path: &Path) -> anyhow::Result<Vec<String>> {
+/// The server map of `value` (flat or under `mcpServers`), checked, with
+/// fields the reference does not know dropped (as it reads such files);
+/// `origin` names the source in errors.
+pub fn servers_of(value: &Value, origin: &str) -> anyhow::Result<Map<String, Value>> {
+    McpConfig::parse(value, UnknownFields::Drop).map_err(|e| {
+        let field = e
+            .field
+            .as_deref()
+            .map(|f| format!(" (field '{f}')"))
+            .unwrap_or_default();
+        usage(format!("{origin}: {e}{field}"))
+    })?;
+    let map = match value {
+        Value::Object(m) => match m.get("mcpServers") {
+            Some(Value::Object(inner)) => inner.clone(),
+            Some(_) => Map::new(),
+            None => m.clone(),
+        },
+        _ => Map::new(),
+    };
+    Ok(map
+        .into_iter()
+        .map(|(name, server)| {
+            let server = match server {
+                Value::Object(o) => Value::Object(
+                    o.into_iter()
+                        .filter(|(k, _)| SERVER_FIELDS.contains(&k.as_str()))
+                        .collect(),
+                ),
+                other => other,
+            };
+            (name, server)
+        })
+        .collect())
+}
+
+/// Reads and checks an MCP configuration file; its server map.
+pub fn read_file(path: &Path) -> anyhow::Result<Map<String, Value>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         usage(format!(
             "cannot read the MCP config file {}: {e}",
@@ -21,56 +61,13 @@ pub fn read_servers(path: &Path) -> anyhow::Result<Vec<String>> {
             path.display()
         ))
     })?;
-    let Some(obj) = value.as_object() else {
+    if !value.is_object() {
         return Err(usage(format!(
             "the MCP config file {} must be a JSON object like {{\"mcpServers\": {{...}}}}",
             path.display()
         )));
-    };
-    let servers = match obj.get("mcpServers") {
-        Some(Value::Object(m)) => m,
-        Some(_) => {
-            return Err(usage(format!(
-                "`mcpServers` in {} must be an object of servers",
-                path.display()
-            )));
-        }
-        None => obj,
-    };
-    if servers.is_empty() {
-        return Err(usage(format!(
-            "the MCP config file {} defines no server",
-            path.display()
-        )));
     }
-    for (name, server) in servers {
-        let has = |k: &str| {
-            server
-                .get(k)
-                .and_then(Value::as_str)
-                .is_some_and(|s| !s.trim().is_empty())
-        };
-        if !has("command") && !has("url") {
-            return Err(usage(format!(
-                "MCP server '{name}' in {} needs a \"command\" (stdio) or a \"url\" (HTTP/SSE)",
-                path.display()
-            )));
-        }
-    }
-    Ok(servers.keys().cloned().collect())
-}
-
-/// The refusal for configured MCP servers.
-pub fn not_supported(origin: &str, servers: &[String]) -> anyhow::Error {
-    usage(format!(
-        "MCP servers are not supported yet: {origin} defines {} ({}); run without them",
-        if servers.len() == 1 {
-            "one server"
-        } else {
-            "servers"
-        },
-        servers.join(", ")
-    ))
+    servers_of(&value, &path.display().to_string())
 }
 
 #[cfg(test)]
@@ -79,10 +76,10 @@ mod tests {
     use crate::error::as_usage;
 
     #[test]
-    fn checks_the_file_before_refusing() {
+    fn files_are_checked_naming_server_and_field() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("none.json");
-        let e = read_servers(&missing).unwrap_err();
+        let e = read_file(&missing).unwrap_err();
         assert!(
             as_usage(&e)
                 .unwrap()
@@ -93,7 +90,7 @@ mod tests {
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{not json").unwrap();
         assert!(
-            read_servers(&bad)
+            read_file(&bad)
                 .unwrap_err()
                 .to_string()
                 .contains("not valid JSON")
@@ -101,21 +98,21 @@ mod tests {
 
         let no_cmd = dir.path().join("nocmd.json");
         std::fs::write(&no_cmd, r#"{"mcpServers": {"fs": {"args": []}}}"#).unwrap();
+        let e = read_file(&no_cmd).unwrap_err().to_string();
         assert!(
-            read_servers(&no_cmd)
-                .unwrap_err()
-                .to_string()
-                .contains("'fs'")
+            e.contains("MCP server 'fs'") && e.contains("field 'command'"),
+            "{e}"
         );
 
         let ok = dir.path().join("ok.json");
         std::fs::write(
             &ok,
-            r#"{"mcpServers": {"fs": {"command": "npx", "args": ["x"]}, "web": {"url": "http://h/mcp"}}}"#,
+            r#"{"mcpServers": {"fs": {"command": "npx", "args": ["x"], "alwaysAllow": []}, "web": {"url": "http://h/mcp"}}}"#,
         )
         .unwrap();
-        assert_eq!(read_servers(&ok).unwrap(), vec!["fs", "web"]);
-        let refusal = not_supported("ok.json", &["fs".into()]).to_string();
-        assert!(refusal.starts_with("MCP servers are not supported yet"));
+        let m = read_file(&ok).unwrap();
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["fs", "web"]);
+        assert!(m["fs"].get("alwaysAllow").is_none());
+        assert!(McpConfig::from_agent_map(&m).is_ok());
     }
 }

@@ -46,8 +46,8 @@ pub struct AgentArgs {
     /// grep, glob, apply_patch (default: terminal,file_editor,task_tracker).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub tools: Option<Vec<String>>,
-    /// MCP servers file (`{"mcpServers": {...}}`). Checked, then refused:
-    /// MCP servers are not supported yet.
+    /// MCP servers file (`{"mcpServers": {NAME: {"command": ...} | {"url": ...}}}`):
+    /// their tools are offered to the agent.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
     /// Use the skills of the settings file (`agent_context.skills`; the default).
@@ -119,34 +119,26 @@ pub fn resolve(
             None => openhands_tools::presets::get_default_tools(false),
         },
     };
-    if let Some(file) = &args.mcp_config {
-        let servers = crate::mcp::read_servers(file)?;
-        return Err(crate::mcp::not_supported(
-            &file.display().to_string(),
-            &servers,
-        ));
-    }
-    let servers = settings.mcp_servers();
-    if !servers.is_empty() {
-        return Err(crate::mcp::not_supported(
+    // MCP servers: the settings', then the reference CLI's own file, then
+    // --mcp-config (a later source wins for a server of the same name).
+    let mut mcp_config = serde_json::Map::new();
+    if let Some(v) = settings.mcp_config() {
+        mcp_config.extend(crate::mcp::servers_of(
+            v,
             &format!("{settings_name} (agent_settings.mcp_config)"),
-            &servers,
-        ));
+        )?);
+    }
+    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
+    if mcp_file.is_file() {
+        mcp_config.extend(crate::mcp::read_file(&mcp_file)?);
+    }
+    if let Some(file) = &args.mcp_config {
+        mcp_config.extend(crate::mcp::read_file(file)?);
     }
     if let Some(problem) = settings.unsupported().into_iter().next() {
         return Err(usage(format!("{settings_name}: {problem}")));
     }
     let mut notices = Vec::new();
-    // The reference's command line keeps MCP servers in its own file.
-    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
-    if let Ok(servers) = crate::mcp::read_servers(&mcp_file) {
-        notices.push(format!(
-            "{} defines MCP servers ({}), but MCP servers are not supported yet: the agent does \
-             not have their tools",
-            mcp_file.display(),
-            servers.join(", ")
-        ));
-    }
     let use_skills = !args.no_skills;
     if use_skills {
         if let Some(key) = settings.skill_loading().first() {
@@ -204,6 +196,7 @@ pub fn resolve(
 
     let mut spec = openhands_tools::presets::get_default_agent(llm.clone(), true);
     spec.tools = tools;
+    spec.mcp_config = mcp_config;
     let condenser = settings.condenser()?;
     let condense = match args.condenser {
         Some(CondenserChoice::Llm) => true,

@@ -485,6 +485,12 @@ impl Settings {
             .map(|n| usize::try_from(n).unwrap_or(1)))
     }
 
+    /// `agent_settings.mcp_config` when it is set.
+    pub fn mcp_config(&self) -> Option<&Value> {
+        self.get(&["agent_settings", "mcp_config"])
+            .filter(|v| !v.is_null())
+    }
+
     /// Names of the MCP servers in `agent_settings.mcp_config`.
     pub fn mcp_servers(&self) -> Vec<String> {
         self.get(&["agent_settings", "mcp_config"])

@@ -140,7 +140,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
     let mcp = sb.workspace.path().join("mcp.json");
     std::fs::write(
         &mcp,
-        r#"{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}"#,
+        r#"{"mcpServers": {"fetch": {"args": ["mcp-server-fetch"]}}}"#,
     )
     .unwrap();
     let out = openhands(&sb, url)
@@ -149,8 +149,8 @@ fn bad_input_is_one_line_and_exit_code_2() {
         .arg("x")
         .output()
         .unwrap();
-    assert_usage_error(&out, "MCP servers are not supported yet");
-    assert!(text(&out).1.contains("fetch"));
+    assert_usage_error(&out, "MCP server 'fetch'");
+    assert!(text(&out).1.contains("field 'command'"));
 
     let out = openhands(&sb, None)
         .env("LLM_MODEL", "openai/gpt-5")
@@ -313,10 +313,11 @@ fn unsupported_settings_are_refused_not_ignored() {
     let url = Some("http://127.0.0.1:9/v1");
 
     write(
-        json!({"agent_settings": {"mcp_config": {"mcpServers": {"gh": {"url": "http://x/mcp"}}}}}),
+        json!({"agent_settings": {"mcp_config": {"mcpServers": {"gh": {"url": "http://x/mcp", "auth": {"strategy": "oauth2"}}}}}}),
     );
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
-    assert_usage_error(&out, "MCP servers are not supported yet");
+    assert_usage_error(&out, "MCP server 'gh'");
+    assert!(text(&out).1.contains("not supported"));
 
     write(json!({"agent_settings": {"agent_context": {"load_user_skills": true}}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
@@ -405,16 +406,9 @@ fn max_iterations_flag_limits_the_run() {
 }
 
 #[test]
-fn repository_skills_and_the_reference_mcp_file_are_announced_as_unused() {
+fn repository_skills_are_announced_as_unused() {
     let rt = runtime();
     let sb = Sandbox::new();
-    let dir = sb.home.path().join(".openhands");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("mcp.json"),
-        r#"{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}"#,
-    )
-    .unwrap();
     std::fs::write(sb.workspace.path().join("AGENTS.md"), "Use tabs.").unwrap();
     let script = Script::from_turns(vec![Turn::tool_call("finish", json!({"message": "ok"}))]);
     let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
@@ -430,8 +424,71 @@ fn repository_skills_and_the_reference_mcp_file_are_announced_as_unused() {
         ),
         "{stderr}"
     );
+}
+
+/// `run --mcp-config` with the reference MCP server (server-everything,
+/// installed by scripts/test.sh): the model calls its `echo` tool; servers
+/// of `~/.openhands/mcp.json` are used too, and one that cannot start is
+/// an error event, not a failed run.
+#[test]
+fn run_with_an_mcp_config_uses_the_servers_tools() {
+    let Ok(index) = std::env::var("OPENHANDS_TEST_MCP_EVERYTHING") else {
+        eprintln!(
+            "SKIPPED: OPENHANDS_TEST_MCP_EVERYTHING does not name server-everything's \
+             dist/index.js (scripts/test.sh installs it)"
+        );
+        return;
+    };
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let dir = sb.home.path().join(".openhands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        r#"{"mcpServers": {"broken": {"command": "definitely-not-a-program-xyz"}}}"#,
+    )
+    .unwrap();
+    let file = sb.workspace.path().join("servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"everything": {"command": "node", "args": [index, "stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("everything_echo", json!({"message": "from the cli"})),
+        Turn::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args(["run", "--json", "--mcp-config"])
+        .arg(&file)
+        .arg("echo something")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "everything_echo")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(obs["observation"]["kind"], "MCPToolObservation");
+    assert_eq!(
+        obs["observation"]["content"][1]["text"],
+        "Echo: from the cli"
+    );
+    let err = events
+        .iter()
+        .find(|e| e["kind"] == "ConversationErrorEvent")
+        .unwrap_or_else(|| panic!("{stdout}"));
     assert!(
-        stderr.contains("mcp.json defines MCP servers (fetch)"),
-        "{stderr}"
+        err["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MCP server 'broken'")
     );
 }

@@ -358,6 +358,10 @@ impl SecretsRegistry {
 }
 
 impl SecretAccess for SecretsRegistry {
+    fn secret_value(&self, name: &str) -> Option<String> {
+        self.get(name)
+    }
+
     fn secrets_named_in(&self, text: &str) -> Vec<(String, String)> {
         let g = self.inner.read();
         g.values

@@ -32,6 +32,10 @@ pub trait SecretAccess: Send + Sync {
     fn secrets_named_in(&self, text: &str) -> Vec<(String, String)>;
     /// `text` with every known secret value replaced by `<secret-hidden>`.
     fn mask(&self, text: &str) -> String;
+    /// The value of the secret `name`, when there is one.
+    fn secret_value(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A [`SecretAccess`] with no secrets.

@@ -7,12 +7,14 @@
 //! * [`bash`] — commands run outside the agent's terminal, their events;
 //! * [`profiles`] — saved LLM profiles and the settings file;
 //! * [`gateway`] — OpenAI requests run as conversations;
+//! * [`mcp`] — trying a candidate MCP server (`/api/mcp/test`);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers.
 
 pub mod bash;
 pub mod conversations;
 pub mod gateway;
+pub mod mcp;
 pub mod profiles;
 pub mod runtime;
 pub mod webhooks;

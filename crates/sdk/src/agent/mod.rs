@@ -40,6 +40,9 @@ pub enum AgentError {
     /// Two tools share a name.
     #[error("duplicate tool name '{0}'")]
     DuplicateTool(String),
+    /// `mcp_config` is malformed.
+    #[error(transparent)]
+    Mcp(#[from] openhands_mcp::ConfigError),
 }
 
 /// An agent: configuration plus the LLM client and the tool registry used to
@@ -111,24 +114,81 @@ impl Agent {
         }
     }
 
-    /// Builds the per-conversation runtime: tools (spec tools in order, extra
-    /// instances, then default built-ins), filtered by `filter_tools_regex`.
+    /// Builds the per-conversation runtime: tools (spec tools in order and
+    /// extra instances, filtered by `filter_tools_regex`, then the default
+    /// built-ins, then the MCP servers' tools, filtered too).
+    /// The agent's MCP servers, if any, are started here, blocking the
+    /// calling thread (see [`Agent::materialize_with`]).
     pub fn materialize(&self, env: &ToolEnv) -> Result<AgentRuntime, AgentError> {
+        let mcp = crate::mcp::start_blocking(&self.spec.mcp_config, env)?;
+        self.materialize_with(env, mcp)
+    }
+
+    /// [`Agent::materialize`] with the agent's MCP servers already started
+    /// (`None`: no MCP tools). Their tools follow the built-ins, as in the
+    /// reference, and are closed with the runtime.
+    pub fn materialize_with(
+        &self,
+        env: &ToolEnv,
+        mcp: Option<crate::mcp::McpStartup>,
+    ) -> Result<AgentRuntime, AgentError> {
+        let filter = self.tool_filter()?;
+        let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for spec in &self.spec.tools {
             tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
         }
         tools.extend(self.extra_tools.iter().cloned());
+        tools.retain(keep);
         for class in &self.spec.include_default_tools {
             match builtin_by_class(class) {
                 Some(t) => tools.push(t),
                 None => tracing::warn!(tool = %class, "unknown default tool ignored"),
             }
         }
-        if let Some(re) = &self.spec.filter_tools_regex {
-            let re = Regex::new(re).map_err(|e| AgentError::Filter(e.to_string()))?;
-            tools.retain(|t| re.is_match(t.name()));
+        let mcp_generation = mcp.as_ref().map_or(0, |m| m.client.generation());
+        if let Some(m) = &mcp {
+            tools.extend(
+                crate::mcp::tools_of(&m.client, env)
+                    .into_iter()
+                    .filter(keep),
+            );
         }
+        let system_prompt = prompt::render_system_prompt(&self.spec)?;
+        let condenser = match &self.spec.condenser {
+            Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
+            _ => None,
+        };
+        let assembled = self.assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt);
+        if assembled.is_err()
+            && let Some(m) = &mcp
+        {
+            close_detached(m.client.clone());
+        }
+        assembled
+    }
+
+    /// `filter_tools_regex`, matching from the start of a name (Python's
+    /// `re.match`). It keeps the spec's and the MCP servers' tools it
+    /// matches; the default built-ins are exempt, as in the reference.
+    fn tool_filter(&self) -> Result<Option<Regex>, AgentError> {
+        match &self.spec.filter_tools_regex {
+            Some(re) => Regex::new(&format!("^(?:{re})"))
+                .map(Some)
+                .map_err(|e| AgentError::Filter(e.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// A runtime of `tools` in order, with their schemas and definitions.
+    fn assemble(
+        &self,
+        tools: Vec<Arc<dyn Tool>>,
+        mcp: Option<crate::mcp::McpStartup>,
+        mcp_generation: u64,
+        condenser: Option<Condenser>,
+        system_prompt: String,
+    ) -> Result<AgentRuntime, AgentError> {
         let mut by_name = BTreeMap::new();
         for t in &tools {
             if by_name.insert(t.name().to_string(), t.clone()).is_some() {
@@ -148,12 +208,9 @@ impl Agent {
             })
             .collect();
         let definitions = tools.iter().map(|t| t.definition()).collect();
-        let system_prompt = prompt::render_system_prompt(&self.spec)?;
-        let condenser = match &self.spec.condenser {
-            Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
-            _ => None,
-        };
         Ok(AgentRuntime {
+            mcp,
+            mcp_generation,
             condenser,
             order: tools.iter().map(|t| t.name().to_string()).collect(),
             tools: by_name,
@@ -162,11 +219,48 @@ impl Agent {
             system_prompt,
         })
     }
+
+    /// `runtime` with its MCP tools replaced by the MCP client's current
+    /// ones (after `notifications/tools/list_changed`); every other tool
+    /// instance (a terminal session) is kept.
+    pub fn refresh_mcp_tools(
+        &self,
+        runtime: &AgentRuntime,
+        env: &ToolEnv,
+    ) -> Result<AgentRuntime, AgentError> {
+        let Some(m) = &runtime.mcp else {
+            return Ok(runtime.clone());
+        };
+        let filter = self.tool_filter()?;
+        let generation = m.client.generation();
+        let mut tools: Vec<Arc<dyn Tool>> = runtime
+            .order
+            .iter()
+            .filter_map(|n| runtime.tools.get(n))
+            .filter(|t| t.kind() != crate::mcp::TOOL_KIND)
+            .cloned()
+            .collect();
+        tools.extend(
+            crate::mcp::tools_of(&m.client, env)
+                .into_iter()
+                .filter(|t| filter.as_ref().is_none_or(|re| re.is_match(t.name()))),
+        );
+        self.assemble(
+            tools,
+            runtime.mcp.clone(),
+            generation,
+            runtime.condenser.clone(),
+            runtime.system_prompt.clone(),
+        )
+    }
 }
 
 /// The tools and prompt of an agent inside one conversation.
 #[derive(Clone)]
 pub struct AgentRuntime {
+    mcp: Option<crate::mcp::McpStartup>,
+    /// The MCP client's tool generation these tools were built from.
+    mcp_generation: u64,
     condenser: Option<Condenser>,
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -206,10 +300,44 @@ impl AgentRuntime {
         self.condenser.as_ref()
     }
 
-    /// Closes every tool (kills sessions).
+    /// Closes every tool (kills sessions) and stops the MCP servers.
     pub async fn close(&self) {
         for t in self.tools.values() {
             t.close().await;
         }
+        if let Some(m) = &self.mcp {
+            m.client.close().await;
+        }
+    }
+
+    /// Whether the MCP servers' tools changed since this runtime was built.
+    pub fn mcp_tools_changed(&self) -> bool {
+        self.mcp
+            .as_ref()
+            .is_some_and(|m| m.client.generation() != self.mcp_generation)
+    }
+
+    /// The MCP servers that could not be started, for the model (`None`
+    /// when all started or there are none).
+    pub fn mcp_notice(&self) -> Option<String> {
+        self.mcp
+            .as_ref()
+            .and_then(crate::mcp::McpStartup::failure_notice)
+    }
+
+    /// The MCP servers that could not be started.
+    pub fn mcp_failures(&self) -> &[openhands_mcp::ServerFailure] {
+        self.mcp
+            .as_ref()
+            .map(|m| m.failures.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+/// Closes an MCP client nobody will use (on the current runtime when there
+/// is one; otherwise its children die with it when dropped).
+fn close_detached(client: Arc<dyn openhands_mcp::McpClient>) {
+    if let Ok(h) = tokio::runtime::Handle::try_current() {
+        h.spawn(async move { client.close().await });
     }
 }

@@ -29,10 +29,12 @@ pub fn augment_parameters(parameters: Value, with_risk: bool) -> Value {
             json!({"type": "string", "description": SECURITY_RISK_DESCRIPTION, "enum": ["UNKNOWN", "LOW", "MEDIUM", "HIGH"]}),
         );
     }
-    props.insert(
-        "summary".into(),
-        json!({"type": "string", "description": SUMMARY_DESCRIPTION}),
-    );
+    // A tool that declares its own `summary` (an MCP tool may) keeps it.
+    let summary = original
+        .get("summary")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "string", "description": SUMMARY_DESCRIPTION}));
+    props.insert("summary".into(), summary);
     for (k, v) in original {
         props.entry(k).or_insert(v);
     }

@@ -385,19 +385,70 @@ fn map_secret_fields(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
 /// Protects every secret field of `v` (a guardrail analyzer's model key,
 /// ...) for disk or clients: encrypted with `cipher`, else redacted.
 pub fn protect_secret_fields(v: &mut Value, cipher: Option<&Cipher>) {
-    map_secret_fields(v, &|s| {
-        if s == openhands_wire::secret::REDACTED || crate::secrets::looks_encrypted(s) {
-            Some(s.to_string())
-        } else {
-            Some(protect(s, cipher))
-        }
-    });
+    map_secret_fields(v, &|s| protect_once(s, cipher));
+}
+
+/// `s` protected with `cipher` unless it already is (redacted or encrypted).
+fn protect_once(s: &str, cipher: Option<&Cipher>) -> Option<String> {
+    if s == openhands_wire::secret::REDACTED || crate::secrets::looks_encrypted(s) {
+        Some(s.to_string())
+    } else {
+        Some(protect(s, cipher))
+    }
 }
 
 /// Reverses [`protect_secret_fields`] where the cipher allows (redacted
 /// values become absent).
 pub fn unprotect_secret_fields(v: &mut Value, cipher: Option<&Cipher>) {
     map_secret_fields(v, &|s| unprotect(s, cipher));
+}
+
+/// Applies `f` to the secrets of MCP servers in agent JSON (`env` and
+/// `headers` values, `auth` credentials, as the reference's `SecretStr`
+/// fields); a value `f` gives up on is removed.
+fn map_mcp_secrets(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
+    let Some(config) = v.get_mut("mcp_config").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let servers = match config.get_mut("mcpServers") {
+        Some(Value::Object(_)) => config.get_mut("mcpServers").and_then(Value::as_object_mut),
+        _ => Some(config),
+    };
+    let apply = |m: &mut serde_json::Map<String, Value>, keys: Option<&[&str]>| {
+        let names: Vec<String> = m
+            .keys()
+            .filter(|k| keys.is_none_or(|ks| ks.contains(&k.as_str())))
+            .cloned()
+            .collect();
+        for k in names {
+            if let Some(Value::String(s)) = m.get(&k) {
+                match f(s) {
+                    Some(new) => {
+                        m.insert(k, Value::String(new));
+                    }
+                    None => {
+                        m.remove(&k);
+                    }
+                }
+            }
+        }
+    };
+    for server in servers.into_iter().flat_map(|m| m.values_mut()) {
+        let Some(server) = server.as_object_mut() else {
+            continue;
+        };
+        for key in ["env", "headers"] {
+            if let Some(Value::Object(m)) = server.get_mut(key) {
+                apply(m, None);
+            }
+        }
+        if let Some(Value::Object(auth)) = server.get_mut("auth") {
+            apply(auth, Some(&["value", "password", "client_secret"]));
+            if let Some(Value::Object(h)) = auth.get_mut("headers") {
+                apply(h, None);
+            }
+        }
+    }
 }
 
 /// The agent JSON with every secret (the LLM key, a condenser's key, ...)
@@ -409,13 +460,9 @@ pub fn agent_json(spec: &AgentSpec, cipher: Option<&Cipher>) -> Result<Value, se
     {
         obj.insert("api_key".into(), json!(key.expose()));
     }
-    map_secret_fields(&mut v, &|s| {
-        if s == openhands_wire::secret::REDACTED || crate::secrets::looks_encrypted(s) {
-            Some(s.to_string())
-        } else {
-            Some(protect(s, cipher))
-        }
-    });
+    let protect_one = |s: &str| protect_once(s, cipher);
+    map_secret_fields(&mut v, &protect_one);
+    map_mcp_secrets(&mut v, &protect_one);
     Ok(v)
 }
 
@@ -427,6 +474,7 @@ pub fn agent_from_json(
 ) -> Result<AgentSpec, serde_json::Error> {
     let mut v = value.clone();
     map_secret_fields(&mut v, &|s| unprotect(s, cipher));
+    map_mcp_secrets(&mut v, &|s| unprotect(s, cipher));
     let mut spec: AgentSpec = serde_json::from_value(v)?;
     if spec
         .llm

@@ -107,6 +107,11 @@ pub(crate) struct Inner {
     pub core: Mutex<Core>,
     pub agent: RwLock<Agent>,
     pub runtime: Mutex<Option<AgentRuntime>>,
+    /// MCP servers started ahead of the runtime (by async code), taken
+    /// when the runtime is built.
+    pub mcp_started: Mutex<Option<crate::mcp::McpStartup>>,
+    /// MCP start failures not yet recorded as events.
+    pub mcp_unreported: Mutex<Vec<openhands_mcp::ServerFailure>>,
     pub env: ToolEnv,
     pub callbacks: RwLock<Vec<EventCallback>>,
     pub token_callbacks: RwLock<Vec<TokenCallback>>,
@@ -321,6 +326,8 @@ impl LocalConversation {
                 core: Mutex::new(core),
                 agent: RwLock::new(agent),
                 runtime: Mutex::new(None),
+                mcp_started: Mutex::new(None),
+                mcp_unreported: Mutex::new(Vec::new()),
                 env,
                 callbacks: RwLock::new(options.callbacks.clone()),
                 token_callbacks: RwLock::new(options.token_callbacks.clone()),
@@ -525,15 +532,70 @@ impl LocalConversation {
     }
 
     /// The materialised agent runtime (tools, prompt), created on first use.
+    ///
+    /// The agent's MCP servers are started here unless
+    /// [`LocalConversation::start_mcp`] already did (blocking the calling
+    /// thread while they start, each within its timeout); servers that did
+    /// not start are recorded as `ConversationErrorEvent`s by
+    /// [`LocalConversation::ensure_initialized`].
     pub(crate) fn runtime(&self) -> Result<AgentRuntime, ConversationError> {
         let mut rt = self.inner.runtime.lock();
         if let Some(r) = rt.as_ref() {
-            return Ok(r.clone());
+            if !r.mcp_tools_changed() {
+                return Ok(r.clone());
+            }
+            // An MCP server announced other tools: offer the new list.
+            let agent = self.inner.agent.read().clone();
+            let refreshed = agent.refresh_mcp_tools(r, &self.inner.env)?;
+            *rt = Some(refreshed.clone());
+            return Ok(refreshed);
         }
         let agent = self.inner.agent.read().clone();
-        let r = agent.materialize(&self.inner.env)?;
+        let started = self.inner.mcp_started.lock().take();
+        let mcp = match started {
+            Some(m) => Some(m),
+            // A closed conversation starts no servers.
+            None if self.is_closed() => None,
+            None => crate::mcp::start_blocking(&agent.spec().mcp_config, &self.inner.env)
+                .map_err(crate::agent::AgentError::from)?,
+        };
+        let r = agent.materialize_with(&self.inner.env, mcp)?;
+        self.inner
+            .mcp_unreported
+            .lock()
+            .extend(r.mcp_failures().iter().cloned());
         *rt = Some(r.clone());
         Ok(r)
+    }
+
+    /// Starts the agent's MCP servers from async code, ahead of the
+    /// runtime (which would otherwise start them blocking). Does nothing
+    /// when the runtime exists, they were started, or there are none.
+    pub(crate) async fn start_mcp(&self) -> Result<(), ConversationError> {
+        if self.inner.runtime.lock().is_some() || self.inner.mcp_started.lock().is_some() {
+            return Ok(());
+        }
+        let config = self.inner.agent.read().spec().mcp_config.clone();
+        let Some(started) = crate::mcp::start(&config, &self.inner.env)
+            .await
+            .map_err(crate::agent::AgentError::from)?
+        else {
+            return Ok(());
+        };
+        let unneeded = {
+            let mut slot = self.inner.mcp_started.lock();
+            if slot.is_none() && self.inner.runtime.lock().is_none() {
+                *slot = Some(started);
+                None
+            } else {
+                Some(started)
+            }
+        };
+        // Another caller won the race: this set is not needed.
+        if let Some(m) = unneeded {
+            m.client.close().await;
+        }
+        Ok(())
     }
 
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
@@ -550,6 +612,7 @@ impl LocalConversation {
         if ready {
             return Ok(());
         }
+        self.start_mcp().await?;
         let this = self.clone();
         off_runtime(move || this.ensure_initialized()).await
     }
@@ -566,7 +629,7 @@ impl LocalConversation {
             .iter()
             .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
         if has_prompt {
-            return Ok(());
+            return self.report_mcp_failures();
         }
         let spec = self.inner.agent.read().spec().clone();
         let dynamic = render_dynamic_context(
@@ -577,6 +640,11 @@ impl LocalConversation {
                 date: chrono::Local::now().format("%Y-%m-%d").to_string(),
             },
         );
+        // The model hears about MCP servers whose tools are missing.
+        let dynamic = match (dynamic, rt.mcp_notice()) {
+            (Some(d), Some(n)) => Some(format!("{d}\n\n{n}")),
+            (d, n) => d.or(n),
+        };
         let ev = Event::with_source(
             SourceType::Agent,
             EventBody::SystemPrompt(SystemPromptEvent {
@@ -592,6 +660,30 @@ impl LocalConversation {
                 .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
             if already { Vec::new() } else { vec![ev] }
         })?;
+        self.report_mcp_failures()
+    }
+
+    /// Records MCP servers that did not start as `ConversationErrorEvent`s
+    /// (code `MCPError`), once each.
+    fn report_mcp_failures(&self) -> Result<(), ConversationError> {
+        let failures = std::mem::take(&mut *self.inner.mcp_unreported.lock());
+        if failures.is_empty() {
+            return Ok(());
+        }
+        let events: Vec<Event> = failures
+            .iter()
+            .map(|f| {
+                Event::with_source(
+                    SourceType::Environment,
+                    EventBody::ConversationError(openhands_wire::event::ConversationErrorEvent {
+                        code: "MCPError".into(),
+                        detail: f.error.to_string(),
+                        classification: None,
+                    }),
+                )
+            })
+            .collect();
+        self.commit(false, move |_| events)?;
         Ok(())
     }
 
@@ -1010,6 +1102,7 @@ impl LocalConversation {
     /// Asks the agent a side question: one LLM call over the current
     /// history; nothing is recorded and no tool runs.
     pub async fn ask_agent(&self, question: &str) -> Result<String, ConversationError> {
+        self.start_mcp().await?;
         let rt = self.runtime()?;
         let mut messages = self.llm_messages(&rt);
         messages.push(Message::user(question));
@@ -1172,6 +1265,7 @@ impl LocalConversation {
     /// `Condensation`). Fails when the agent has no condenser that serves
     /// requests.
     pub async fn condense(&self) -> Result<(), ConversationError> {
+        self.start_mcp().await?;
         let rt = self.runtime()?;
         let Some(condenser) = rt.condenser().filter(|c| c.handles_requests()) else {
             return Err(ConversationError::Invalid(
@@ -1223,6 +1317,10 @@ impl LocalConversation {
         let rt = self.inner.runtime.lock().take();
         if let Some(rt) = rt {
             rt.close().await;
+        }
+        let started = self.inner.mcp_started.lock().take();
+        if let Some(m) = started {
+            m.client.close().await;
         }
     }
 

@@ -12,6 +12,7 @@ pub mod docs;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod mcp;
 pub mod profiles;
 pub mod profiles_docs;
 pub mod runtime;
@@ -106,6 +107,10 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(browse::search_subdirs))
         .routes(routes!(trajectory::download_trajectory))
         .routes(routes!(trajectory::runtime_download_trajectory))
+        .routes(routes!(mcp::test_mcp_server))
+        .routes(routes!(mcp::start_mcp_oauth))
+        .routes(routes!(mcp::get_mcp_oauth_status))
+        .routes(routes!(mcp::submit_mcp_oauth_callback))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).

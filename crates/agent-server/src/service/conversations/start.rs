@@ -73,7 +73,7 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
     ) {
         issues.push(issue);
     }
-    let agent = match parse_agent(&request, &raw) {
+    let agent = match parse_agent(&request, &raw).and_then(check_mcp_config) {
         Ok(a) => Some(a),
         Err(AgentProblem::Issue(i)) => {
             issues.push(*i);
@@ -227,6 +227,96 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
     Ok(spec)
 }
 
+/// Refuses an agent whose `mcp_config` is malformed (422 naming the server
+/// and field), before anything starts.
+fn check_mcp_config(agent: AgentSpec) -> Result<AgentSpec, AgentProblem> {
+    let origin = if agent.mcp_config.is_empty() {
+        return Ok(agent);
+    } else {
+        "agent"
+    };
+    match openhands_mcp::McpConfig::from_agent_map(&agent.mcp_config) {
+        Ok(_) => Ok(agent),
+        Err(e) => Err(AgentProblem::Issue(Box::new(mcp_issue(
+            origin,
+            &agent.mcp_config,
+            &e,
+        )))),
+    }
+}
+
+/// The validation issue of a malformed `mcp_config` under `origin`
+/// (`agent` or `agent_settings`).
+fn mcp_issue(
+    origin: &str,
+    config: &Map<String, Value>,
+    e: &openhands_mcp::ConfigError,
+) -> ValidationIssue {
+    let wrapped = config.get("mcpServers").is_some_and(Value::is_object);
+    let mut path: Vec<&str> = vec!["body", origin, "mcp_config"];
+    if wrapped {
+        path.push("mcpServers");
+    }
+    if !e.server.is_empty() {
+        path.push(&e.server);
+    }
+    if let Some(f) = &e.field {
+        path.push(f);
+    }
+    let servers = if wrapped {
+        config.get("mcpServers").and_then(Value::as_object)
+    } else {
+        Some(config)
+    };
+    let input = servers
+        .and_then(|m| m.get(&e.server))
+        .cloned()
+        .unwrap_or_else(|| Value::Object(config.clone()));
+    let message = e.to_string();
+    ValidationIssue::new(
+        "value_error",
+        loc(&path),
+        format!("Value error, {message}"),
+        redact_value(redact_mcp_server(input)),
+    )
+    .with_ctx(json!({ "error": message }))
+}
+
+/// An MCP server entry with its secrets (`env` and `headers` values,
+/// `auth` credentials) masked, for error messages.
+fn redact_mcp_server(mut v: Value) -> Value {
+    fn mask_all(m: &mut Map<String, Value>) {
+        for val in m.values_mut() {
+            if val.is_string() {
+                *val = Value::String("<redacted>".into());
+            }
+        }
+    }
+    let Some(o) = v.as_object_mut() else {
+        return v;
+    };
+    for key in ["env", "headers"] {
+        if let Some(Value::Object(m)) = o.get_mut(key) {
+            mask_all(m);
+        }
+    }
+    match o.get_mut("auth") {
+        Some(Value::Object(auth)) => {
+            for k in ["value", "password", "client_secret"] {
+                if let Some(val) = auth.get_mut(k).filter(|x| x.is_string()) {
+                    *val = Value::String("<redacted>".into());
+                }
+            }
+            if let Some(Value::Object(h)) = auth.get_mut("headers") {
+                mask_all(h);
+            }
+        }
+        Some(val @ Value::String(_)) => *val = Value::String("<redacted>".into()),
+        _ => {}
+    }
+    v
+}
+
 /// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
 /// `llm`, its `tools` (default: terminal, file editor, task tracker) and the
 /// default condenser.
@@ -273,6 +363,23 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
                 redact_error(e.nested_under("tools").nested_under("agent_settings")).into(),
             )
         })?;
+    }
+    match obj.get("mcp_config") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            if let Err(e) = openhands_mcp::McpConfig::from_agent_map(m) {
+                return Err(issue(mcp_issue("agent_settings", m, &e)));
+            }
+            spec.mcp_config = m.clone();
+        }
+        Some(other) => {
+            return Err(issue(ValidationIssue::new(
+                "dict_type",
+                loc(&["body", "agent_settings", "mcp_config"]),
+                "Input should be a valid dictionary",
+                redact_value(other.clone()),
+            )));
+        }
     }
     Ok(spec)
 }
@@ -345,6 +452,54 @@ mod tests {
         .unwrap();
         assert_eq!(ok.tags["env"], "prod");
         assert_eq!(ok.agent.kind, "Agent");
+    }
+
+    #[test]
+    fn malformed_mcp_config_is_refused_naming_server_and_field() {
+        let e = parse_start(json!({
+            "agent": {"llm": {"model": "m"}, "mcp_config": {"fs": {"args": ["x"]}}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(
+            d[0]["loc"],
+            json!(["body", "agent", "mcp_config", "fs", "command"])
+        );
+        assert!(d[0]["msg"].as_str().unwrap().contains("MCP server 'fs'"));
+        let e = parse_start(json!({
+            "agent": {"llm": {"model": "m"}, "mcp_config": {"mcpServers": {"w": {"url": "http://h/mcp", "transport": "pigeon", "headers": {"Authorization": "Bearer sk-secret"}}}}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(
+            d[0]["loc"],
+            json!([
+                "body",
+                "agent",
+                "mcp_config",
+                "mcpServers",
+                "w",
+                "transport"
+            ])
+        );
+        let e = parse_start(json!({
+            "agent_settings": {"llm": {"model": "m"}, "mcp_config": {"s": {"url": "http://h/mcp", "auth": {"strategy": "oauth2"}}}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap_err();
+        let d = detail(e);
+        assert_eq!(
+            d[0]["loc"],
+            json!(["body", "agent_settings", "mcp_config", "s", "auth"])
+        );
+        let ok = parse_start(json!({
+            "agent_settings": {"llm": {"model": "m"}, "mcp_config": {"s": {"command": "npx"}}},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        assert_eq!(ok.agent.mcp_config["s"]["command"], "npx");
     }
 
     #[test]

@@ -1,0 +1,51 @@
+//! Streamable HTTP servers: rmcp's client transport on our reqwest, with
+//! the configured headers (auth already folded in by the config).
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+/// Connect timeout of the HTTP client (each request is also bounded by
+/// the caller's start/call timeouts).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The transport for `url` sending `headers`. A `Bearer` Authorization
+/// header becomes rmcp's auth header; the others are sent as given.
+pub(crate) fn transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut custom = HashMap::new();
+    let mut bearer = None;
+    let mut defaults = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|e| format!("invalid header name '{k}': {e}"))?;
+        let value =
+            HeaderValue::from_str(v).map_err(|e| format!("invalid value of header '{k}': {e}"))?;
+        if name == AUTHORIZATION {
+            match v.strip_prefix("Bearer ") {
+                Some(token) => bearer = Some(token.to_string()),
+                None => {
+                    defaults.insert(name, value);
+                }
+            }
+        } else {
+            custom.insert(name, value);
+        }
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .default_headers(defaults)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}

@@ -1,0 +1,35 @@
+//! MCP client for the agent: servers configured in the reference's format
+//! ([`config`]), started over stdio (a child through the execution layer)
+//! or streamable HTTP on `rmcp`, and used through our own [`McpClient`]
+//! trait and plain types ([`client`]), so nothing outside this crate
+//! depends on the MCP library.
+//!
+//! * [`config`] — `mcp_config` parsing; a malformed server is a
+//!   [`ConfigError`] naming the server and field.
+//! * [`expand`] — `${VAR}` / `${VAR:-default}` placeholders (secrets, then
+//!   the environment).
+//! * [`client`] — [`McpClient`], [`McpTool`], [`CallResult`], [`McpError`].
+//! * [`session`] — [`McpSession`]: the servers of one configuration,
+//!   started in parallel with a timeout, named as the reference names
+//!   them, restarted after they stop, closed together.
+//! * `server` / `stdio` / `http` / `sse` — one `rmcp` connection and its
+//!   transports (the legacy SSE client is our own: `rmcp` has none).
+//! * `runtime` — the small runtime that owns every connection.
+
+mod book;
+pub mod client;
+pub mod config;
+pub mod expand;
+mod http;
+mod options;
+mod runtime;
+mod server;
+pub mod session;
+mod sse;
+mod stdio;
+
+pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
+pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};
+pub use expand::{expand_references, expand_variables};
+pub use options::StartOptions;
+pub use session::{McpSession, ServerFailure, Started};

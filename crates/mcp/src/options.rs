@@ -1,0 +1,34 @@
+//! [`StartOptions`]: the limits and environment every server of a session
+//! shares.
+
+use openhands_workspace::exec::EnvPolicy;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What every server of a session shares.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// The environment policy of stdio children.
+    pub env: EnvPolicy,
+    /// The workspace: stdio servers without `cwd` run here, relative `cwd`s
+    /// resolve against it.
+    pub working_dir: PathBuf,
+    /// Limit for starting one server (spawn/connect, `initialize`,
+    /// `tools/list`).
+    pub startup_timeout: Duration,
+    /// Limit for one tool call (a server's own `timeout` wins).
+    pub call_timeout: Duration,
+}
+
+impl StartOptions {
+    /// The reference's limits (30 s to start, 300 s per call) for
+    /// `working_dir` with the default environment policy.
+    pub fn new(working_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            env: EnvPolicy::default(),
+            working_dir: working_dir.into(),
+            startup_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(300),
+        }
+    }
+}
