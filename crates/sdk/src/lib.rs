@@ -14,6 +14,7 @@ pub mod conversation;
 pub mod fsutil;
 pub mod profiles;
 pub mod secrets;
+pub mod skills;
 pub mod tool;
 pub mod visualizer;
 
