@@ -74,6 +74,9 @@ pub struct ConversationOptions {
     /// How the tools start processes for the agent (environment policy,
     /// shell snapshots); passed to them in `ToolEnv::exec`.
     pub exec_policy: openhands_workspace::exec::ExecPolicy,
+    /// Where `load_user_skills` and `load_public_skills` read skills from
+    /// (default: `$HOME` and `$EXTENSIONS_PATH`).
+    pub skill_sources: crate::skills::context::SkillSources,
 }
 
 impl Default for ConversationOptions {
@@ -94,6 +97,7 @@ impl Default for ConversationOptions {
             security_analyzer: None,
             tool_registry: crate::tool::ToolRegistry::new(),
             exec_policy: openhands_workspace::exec::ExecPolicy::default(),
+            skill_sources: crate::skills::context::SkillSources::from_env(),
         }
     }
 }
@@ -111,6 +115,8 @@ pub(crate) struct Inner {
     pub user_messages: AtomicU64,
     pub emit_lock: Mutex<()>,
     pub closed: AtomicBool,
+    pub skill_sources: crate::skills::context::SkillSources,
+    pub context_resolved: AtomicBool,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -322,6 +328,8 @@ impl LocalConversation {
                 user_messages: AtomicU64::new(0),
                 emit_lock: Mutex::new(()),
                 closed: AtomicBool::new(false),
+                skill_sources: options.skill_sources.clone(),
+                context_resolved: AtomicBool::new(false),
             }),
         }
     }
@@ -532,7 +540,8 @@ impl LocalConversation {
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
-        let ready = self.inner.runtime.lock().is_some()
+        let ready = self.inner.context_resolved.load(Ordering::SeqCst)
+            && self.inner.runtime.lock().is_some()
             && self
                 .inner
                 .core
@@ -547,9 +556,47 @@ impl LocalConversation {
         off_runtime(move || this.ensure_initialized()).await
     }
 
+    /// Resolves the agent context's skill switches once per conversation
+    /// object (project skills need the workspace, so this happens on first
+    /// use, as in the reference); a changed context replaces the agent and
+    /// is recorded in the state. Skill files that fail are logged and left out.
+    fn resolve_agent_context(&self) -> Result<(), ConversationError> {
+        if self.inner.context_resolved.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let agent = self.inner.agent.read().clone();
+        let Some(ctx) = agent.spec().agent_context.clone().filter(|c| c.is_object()) else {
+            self.inner.context_resolved.store(true, Ordering::SeqCst);
+            return Ok(());
+        };
+        let resolved = crate::skills::context::resolve(
+            &ctx,
+            &self.inner.env.working_dir,
+            &self.inner.skill_sources,
+        )
+        .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        for e in &resolved.errors {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "skill left out");
+        }
+        if resolved.changed {
+            let new_agent = agent.with_agent_context(Some(resolved.agent_context));
+            let spec = new_agent.spec().clone();
+            *self.inner.agent.write() = new_agent;
+            *self.inner.runtime.lock() = None;
+            let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
+            self.commit(true, move |c| {
+                c.set_agent_spec(spec);
+                vec![state_update("agent", value)]
+            })?;
+        }
+        self.inner.context_resolved.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Emits the `SystemPromptEvent` if the log does not have one yet.
-    /// Blocking (builds the tools, writes the event).
+    /// Blocking (resolves skills, builds the tools, writes the event).
     pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
+        self.resolve_agent_context()?;
         let rt = self.runtime()?;
         let has_prompt = self
             .inner
@@ -568,6 +615,7 @@ impl LocalConversation {
                 working_dir: self.inner.env.working_dir.to_string_lossy().into_owned(),
                 secret_names: self.secrets().names(),
                 date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+                memory: None,
             },
         );
         let ev = Event::with_source(
@@ -599,30 +647,21 @@ impl LocalConversation {
     /// running loop at its next LLM call, or by the next `run`.
     pub fn send(&self, message: Message) -> Result<Event, ConversationError> {
         self.ensure_initialized()?;
-        let suffix = self
-            .inner
-            .agent
-            .read()
-            .spec()
-            .agent_context
-            .as_ref()
-            .and_then(|c| c.get("user_message_suffix"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty() && message.role == Role::User)
-            .map(TextContent::new);
+        let (extended_content, activated) = self.user_turn_extension(&message);
         let ev = Event::with_source(
             SourceType::User,
             EventBody::Message(MessageEvent {
                 llm_message: message,
                 llm_response_id: None,
-                activated_skills: Vec::new(),
-                extended_content: suffix.into_iter().collect(),
+                activated_skills: activated.clone(),
+                extended_content,
                 sender: None,
                 critic_result: None,
             }),
         );
         let events = self.commit(true, move |c| {
             let mut out = vec![ev.clone()];
+            c.state_mut().activated_knowledge_skills.extend(activated);
             c.state_mut().last_user_message_id = Some(ev.id.clone());
             out.push(state_update("last_user_message_id", json!(ev.id)));
             if matches!(
@@ -639,6 +678,36 @@ impl LocalConversation {
             .into_iter()
             .next()
             .ok_or_else(|| ConversationError::Invalid("message not appended".into()))
+    }
+
+    /// The knowledge skills a user message activates (each once per
+    /// conversation) and the context's user suffix, as `extended_content`.
+    fn user_turn_extension(&self, message: &Message) -> (Vec<TextContent>, Vec<String>) {
+        if message.role != Role::User {
+            return (Vec::new(), Vec::new());
+        }
+        let Some(ctx) = self.inner.agent.read().spec().agent_context.clone() else {
+            return (Vec::new(), Vec::new());
+        };
+        let text: Vec<&str> = message
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                openhands_wire::content::Content::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let already = self
+            .inner
+            .core
+            .lock()
+            .state
+            .activated_knowledge_skills
+            .clone();
+        match crate::skills::render::user_turn_extension(&ctx, &text.join("\n"), &already) {
+            Some((text, names)) => (vec![TextContent::new(text)], names),
+            None => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Pauses: status `paused` and a `PauseEvent` now; a running loop stops

@@ -428,7 +428,30 @@ impl LocalConversation {
                 ),
             };
             ev.parent_id = None;
-            self.emit_async(ev).await?;
+            let invoked = match &ev.body {
+                EventBody::Observation(o)
+                    if o.tool_name == "invoke_skill"
+                        && !o.observation["is_error"].as_bool().unwrap_or(false) =>
+                {
+                    o.observation["skill_name"].as_str().map(String::from)
+                }
+                _ => None,
+            };
+            match invoked {
+                Some(name) => {
+                    self.commit_async(true, move |c| {
+                        let list = &mut c.state_mut().invoked_skills;
+                        if !list.contains(&name) {
+                            list.push(name);
+                        }
+                        vec![ev]
+                    })
+                    .await?;
+                }
+                None => {
+                    self.emit_async(ev).await?;
+                }
+            }
         }
         if cancel.is_cancelled() {
             return Err(ConversationError::Interrupted);

@@ -30,7 +30,9 @@ impl SkillSources {
     /// `$HOME` and `$EXTENSIONS_PATH` of this process.
     pub fn from_env() -> Self {
         Self {
-            home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
             public_skills_dir: std::env::var_os(PUBLIC_SKILLS_PATH_ENV)
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
@@ -80,7 +82,11 @@ pub fn check_sources(ctx: &Value, sources: &SkillSources) -> Result<(), ContextE
 
 /// Resolves the switches of `ctx` for a conversation in `working_dir`.
 /// Blocking (reads the file system).
-pub fn resolve(ctx: &Value, working_dir: &Path, sources: &SkillSources) -> Result<Resolved, ContextError> {
+pub fn resolve(
+    ctx: &Value,
+    working_dir: &Path,
+    sources: &SkillSources,
+) -> Result<Resolved, ContextError> {
     check_sources(ctx, sources)?;
     let explicit = skills_of(Some(ctx));
     let mut errors = Vec::new();
@@ -93,7 +99,11 @@ pub fn resolve(ctx: &Value, working_dir: &Path, sources: &SkillSources) -> Resul
         // public (lowest) then user: a later source replaces a same-named
         // skill in place.
         let mut auto: Vec<Skill> = Vec::new();
-        if let Some(dir) = sources.public_skills_dir.as_ref().filter(|_| flag(ctx, "load_public_skills")) {
+        if let Some(dir) = sources
+            .public_skills_dir
+            .as_ref()
+            .filter(|_| flag(ctx, "load_public_skills"))
+        {
             let marketplace = match ctx.get("marketplace_path") {
                 None => Some(DEFAULT_MARKETPLACE_PATH),
                 Some(Value::Null) => None,
@@ -101,7 +111,11 @@ pub fn resolve(ctx: &Value, working_dir: &Path, sources: &SkillSources) -> Resul
             };
             auto = take(load_public_skills(dir, marketplace), &mut errors);
         }
-        if let Some(home) = sources.home.as_ref().filter(|_| flag(ctx, "load_user_skills")) {
+        if let Some(home) = sources
+            .home
+            .as_ref()
+            .filter(|_| flag(ctx, "load_user_skills"))
+        {
             for s in take(load_user_skills(home), &mut errors) {
                 match auto.iter_mut().find(|a| a.name == s.name) {
                     Some(slot) => *slot = s,
@@ -161,18 +175,32 @@ mod tests {
             "skills": [{"name": "extra", "content": "explicit extra"}, {"name": "style", "content": "explicit style"}],
             "load_user_skills": true, "load_project_skills": true, "disabled_skills": ["gone"]
         });
-        let sources = SkillSources { home: Some(home.path().into()), public_skills_dir: None };
+        let sources = SkillSources {
+            home: Some(home.path().into()),
+            public_skills_dir: None,
+        };
         let r = resolve(&ctx, work.path(), &sources).unwrap();
         let skills = skills_of(Some(&r.agent_context));
-        let by: Vec<(&str, &str)> = skills.iter().map(|s| (s.name.as_str(), s.content.as_str())).collect();
+        let by: Vec<(&str, &str)> = skills
+            .iter()
+            .map(|s| (s.name.as_str(), s.content.as_str()))
+            .collect();
         assert_eq!(
             by,
-            [("agents", "project agents"), ("style", "project style"), ("extra", "explicit extra")]
+            [
+                ("agents", "project agents"),
+                ("style", "project style"),
+                ("extra", "explicit extra")
+            ]
         );
         let mut ctx2 = ctx.clone();
         ctx2["disabled_skills"] = json!(["agents"]);
         let r2 = resolve(&ctx2, work.path(), &sources).unwrap();
-        assert!(skills_of(Some(&r2.agent_context)).iter().all(|s| s.name != "agents"));
+        assert!(
+            skills_of(Some(&r2.agent_context))
+                .iter()
+                .all(|s| s.name != "agents")
+        );
     }
 
     #[test]
@@ -180,7 +208,10 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         let ctx = json!({"load_public_skills": true});
         let none = SkillSources::default();
-        assert!(matches!(resolve(&ctx, work.path(), &none), Err(ContextError::NoPublicSkills)));
+        assert!(matches!(
+            resolve(&ctx, work.path(), &none),
+            Err(ContextError::NoPublicSkills)
+        ));
         let repo = tempfile::tempdir().unwrap();
         for n in ["github", "docker"] {
             fs::create_dir_all(repo.path().join("skills").join(n)).unwrap();
@@ -190,7 +221,10 @@ mod tests {
             )
             .unwrap();
         }
-        let sources = SkillSources { home: None, public_skills_dir: Some(repo.path().into()) };
+        let sources = SkillSources {
+            home: None,
+            public_skills_dir: Some(repo.path().into()),
+        };
         let all = resolve(&ctx, work.path(), &sources).unwrap();
         assert_eq!(skills_of(Some(&all.agent_context)).len(), 2);
         fs::create_dir_all(repo.path().join("marketplaces")).unwrap();
@@ -200,7 +234,10 @@ mod tests {
         )
         .unwrap();
         let filtered = resolve(&ctx, work.path(), &sources).unwrap();
-        let names: Vec<String> = skills_of(Some(&filtered.agent_context)).into_iter().map(|s| s.name).collect();
+        let names: Vec<String> = skills_of(Some(&filtered.agent_context))
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
         assert_eq!(names, ["docker"]);
     }
 }

@@ -44,9 +44,11 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn find_skill_md(dir: &Path) -> Option<PathBuf> {
-    sorted_entries(dir)
-        .into_iter()
-        .find(|p| p.is_file() && p.file_name().is_some_and(|n| n.eq_ignore_ascii_case("skill.md")))
+    sorted_entries(dir).into_iter().find(|p| {
+        p.is_file()
+            && p.file_name()
+                .is_some_and(|n| n.eq_ignore_ascii_case("skill.md"))
+    })
 }
 
 /// Every `*.md` below `dir` (sorted), skipping `README.md`, `SKILL.md`
@@ -62,7 +64,10 @@ fn regular_md_files(dir: &Path, exclude: &[PathBuf]) -> Vec<PathBuf> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "md") {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 if name != "README.md" && !name.eq_ignore_ascii_case("skill.md") {
                     out.push(p);
                 }
@@ -88,7 +93,8 @@ fn load_skills_dir_excluding(dir: &Path, exclude: &[PathBuf]) -> Loaded {
     let mut seen = HashSet::new();
     let mut skill_dirs: Vec<PathBuf> = exclude.to_vec();
     for sub in sorted_entries(dir) {
-        if sub.is_dir() && !exclude.iter().any(|x| sub.starts_with(x))
+        if sub.is_dir()
+            && !exclude.iter().any(|x| sub.starts_with(x))
             && let Some(md) = find_skill_md(&sub)
         {
             skill_dirs.push(sub.clone());
@@ -136,7 +142,10 @@ fn third_party_files(root: &Path) -> Vec<PathBuf> {
 }
 
 fn git_root(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+    start
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }
 
 /// Project skills of `work_dir` (and of its git root when different; the
@@ -160,7 +169,11 @@ pub fn load_project_skills(work_dir: &Path) -> Loaded {
         }
     }
     for root in &roots {
-        for sub in [".agents/skills", ".openhands/skills", ".openhands/microagents"] {
+        for sub in [
+            ".agents/skills",
+            ".openhands/skills",
+            ".openhands/microagents",
+        ] {
             out.absorb(load_skills_dir(&root.join(sub)), &mut seen);
         }
     }
@@ -174,7 +187,11 @@ pub fn load_user_skills(home: &Path) -> Loaded {
     let mut out = Loaded::default();
     let mut seen = HashSet::new();
     let installed = home.join(".openhands/skills/installed");
-    for sub in [".agents/skills", ".openhands/skills", ".openhands/microagents"] {
+    for sub in [
+        ".agents/skills",
+        ".openhands/skills",
+        ".openhands/microagents",
+    ] {
         out.absorb(
             load_skills_dir_excluding(&home.join(sub), std::slice::from_ref(&installed)),
             &mut seen,
@@ -224,7 +241,10 @@ pub fn load_public_skills(repo: &Path, marketplace_path: Option<&str>) -> Loaded
     });
     let Some(names) = names else {
         if marketplace_path.is_some_and(|m| m != super::context::DEFAULT_MARKETPLACE_PATH) {
-            tracing::warn!(?marketplace_path, "marketplace not found; no public skills loaded");
+            tracing::warn!(
+                ?marketplace_path,
+                "marketplace not found; no public skills loaded"
+            );
             return Loaded::default();
         }
         return load_skills_dir(&skills_dir);
@@ -234,7 +254,13 @@ pub fn load_public_skills(repo: &Path, marketplace_path: Option<&str>) -> Loaded
     for n in names {
         let md = skills_dir.join(&n).join("SKILL.md");
         let legacy = skills_dir.join(format!("{n}.md"));
-        let file = if md.is_file() { md } else if legacy.is_file() { legacy } else { continue };
+        let file = if md.is_file() {
+            md
+        } else if legacy.is_file() {
+            legacy
+        } else {
+            continue;
+        };
         match load_skill_file(&file, Some(repo)) {
             Ok(s) => out.push_unique(s, &mut seen),
             Err(e) => out.errors.push(e),

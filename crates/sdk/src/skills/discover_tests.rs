@@ -15,14 +15,30 @@ fn project_skills_from_files_dirs_and_git_root() {
         "---\nname: deploy\ndescription: Deploy it\n---\nSteps",
     )
     .unwrap();
-    fs::write(work.join(".openhands/skills/deploy/notes.md"), "resource, not a skill").unwrap();
+    fs::write(
+        work.join(".openhands/skills/deploy/notes.md"),
+        "resource, not a skill",
+    )
+    .unwrap();
     fs::create_dir_all(repo.path().join(".agents/skills")).unwrap();
-    fs::write(repo.path().join(".agents/skills/bad.md"), "---\ntriggers: [x\n---\n").unwrap();
+    fs::write(
+        repo.path().join(".agents/skills/bad.md"),
+        "---\ntriggers: [x\n---\n",
+    )
+    .unwrap();
     let l = load_project_skills(&work);
-    let names: Vec<(&str, &str)> = l.skills.iter().map(|s| (s.name.as_str(), s.content.as_str())).collect();
+    let names: Vec<(&str, &str)> = l
+        .skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.content.as_str()))
+        .collect();
     assert_eq!(
         names,
-        [("agents", "pkg agents"), ("cursorrules", "cursor"), ("deploy", "Steps")]
+        [
+            ("agents", "pkg agents"),
+            ("cursorrules", "cursor"),
+            ("deploy", "Steps")
+        ]
     );
     assert_eq!(l.errors.len(), 1);
     assert!(l.errors[0].to_string().contains("bad.md"));
@@ -34,7 +50,11 @@ fn user_skills_and_installed_enabled_flag() {
     let inst = home.path().join(".openhands/skills/installed");
     for n in ["on-skill", "off-skill"] {
         fs::create_dir_all(inst.join(n)).unwrap();
-        fs::write(inst.join(n).join("SKILL.md"), format!("---\nname: {n}\n---\nbody")).unwrap();
+        fs::write(
+            inst.join(n).join("SKILL.md"),
+            format!("---\nname: {n}\n---\nbody"),
+        )
+        .unwrap();
     }
     fs::write(
         inst.join(".installed.json"),
@@ -42,7 +62,11 @@ fn user_skills_and_installed_enabled_flag() {
     )
     .unwrap();
     fs::create_dir_all(home.path().join(".agents/skills")).unwrap();
-    fs::write(home.path().join(".agents/skills/mine.md"), "---\ntriggers: [mine]\n---\nx").unwrap();
+    fs::write(
+        home.path().join(".agents/skills/mine.md"),
+        "---\ntriggers: [mine]\n---\nx",
+    )
+    .unwrap();
     let l = load_user_skills(home.path());
     let names: Vec<&str> = l.skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["mine", "on-skill"]);

@@ -120,7 +120,11 @@ impl TypedTool for InvokeSkillTool {
                 .map(|s| s.name.as_str())
                 .collect();
             names.sort_unstable();
-            let list = if names.is_empty() { "<none>".to_string() } else { names.join(", ") };
+            let list = if names.is_empty() {
+                "<none>".to_string()
+            } else {
+                names.join(", ")
+            };
             return Ok(InvokeSkillObservation::new(
                 name,
                 format!("Unknown skill '{name}'. Available skills: {list}."),
@@ -130,7 +134,9 @@ impl TypedTool for InvokeSkillTool {
         if skill.disable_model_invocation {
             return Ok(InvokeSkillObservation::new(
                 name,
-                format!("Skill '{name}' cannot be invoked directly; only its trigger keywords activate it."),
+                format!(
+                    "Skill '{name}' cannot be invoked directly; only its trigger keywords activate it."
+                ),
                 true,
             ));
         }
@@ -159,14 +165,45 @@ mod tests {
         hidden.disable_model_invocation = true;
         let t = InvokeSkillTool::new(vec![s, hidden], d.path());
         let ctx = ToolCallContext::default();
-        let ok = t.run(InvokeSkillAction { name: " pdf ".into() }, &ctx).await.unwrap();
+        let ok = t
+            .run(
+                InvokeSkillAction {
+                    name: " pdf ".into(),
+                },
+                &ctx,
+            )
+            .await
+            .unwrap();
         assert!(!ok.is_error);
         let text = serde_json::to_string(&ok.content).unwrap();
-        assert!(text.contains("Use pdftotext.") && text.contains("`pdf`"), "{text}");
-        let unknown = t.run(InvokeSkillAction { name: "nope".into() }, &ctx).await.unwrap();
+        assert!(
+            text.contains("Use pdftotext.") && text.contains("`pdf`"),
+            "{text}"
+        );
+        let unknown = t
+            .run(
+                InvokeSkillAction {
+                    name: "nope".into(),
+                },
+                &ctx,
+            )
+            .await
+            .unwrap();
         assert!(unknown.is_error);
-        assert!(serde_json::to_string(&unknown.content).unwrap().contains("Available skills: pdf."));
-        let rule = t.run(InvokeSkillAction { name: "rule".into() }, &ctx).await.unwrap();
+        assert!(
+            serde_json::to_string(&unknown.content)
+                .unwrap()
+                .contains("Available skills: pdf.")
+        );
+        let rule = t
+            .run(
+                InvokeSkillAction {
+                    name: "rule".into(),
+                },
+                &ctx,
+            )
+            .await
+            .unwrap();
         assert!(rule.is_error);
     }
 }

@@ -214,7 +214,10 @@ pub fn skills_of(agent_context: Option<&Value>) -> Vec<Skill> {
 
 /// Keeps the first skill of each name: `primary` first, then the
 /// `secondary` skills whose names are new.
-pub fn merge_by_name(primary: Vec<Skill>, secondary: impl IntoIterator<Item = Skill>) -> Vec<Skill> {
+pub fn merge_by_name(
+    primary: Vec<Skill>,
+    secondary: impl IntoIterator<Item = Skill>,
+) -> Vec<Skill> {
     let mut out = primary;
     let mut seen: std::collections::HashSet<String> = out.iter().map(|s| s.name.clone()).collect();
     for s in secondary {

@@ -165,13 +165,20 @@ fn validate_agentskill_name(name: &str, dir: &str) -> Vec<String> {
         return vec!["Name cannot be empty".into()];
     }
     if name.chars().count() > 64 {
-        errors.push(format!("Name exceeds 64 characters: {}", name.chars().count()));
+        errors.push(format!(
+            "Name exceeds 64 characters: {}",
+            name.chars().count()
+        ));
     }
-    let ok = name
-        .split('-')
-        .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+    let ok = name.split('-').all(|w| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    });
     if !ok {
-        errors.push("Name must be lowercase alphanumeric with single hyphens (e.g., 'my-skill')".into());
+        errors.push(
+            "Name must be lowercase alphanumeric with single hyphens (e.g., 'my-skill')".into(),
+        );
     }
     if name != dir {
         errors.push(format!("Name '{name}' does not match directory '{dir}'"));
@@ -213,7 +220,9 @@ fn discover_resources(root: &Path) -> Option<SkillResources> {
         let mut files = Vec::new();
         let mut stack = vec![dir.clone()];
         while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
             for e in rd.flatten() {
                 let p = e.path();
                 if p.is_dir() {
@@ -310,7 +319,8 @@ fn from_metadata(
     if matches!(trigger, Some(Trigger::Task { .. }))
         && (!inputs.is_empty() || content.contains("${"))
     {
-        let ask = "\n\nIf any of these inputs is missing, ask the user for it before starting the task.";
+        let ask =
+            "\n\nIf any of these inputs is missing, ask the user for it before starting the task.";
         if !content.contains(ask) {
             content.push_str(ask);
         }
@@ -330,13 +340,23 @@ fn from_metadata(
             .ok_or_else(|| invalid(path, "metadata must be a dictionary"))?;
         s.metadata = Some(
             obj.iter()
-                .map(|(k, v)| (k.clone(), Value::String(opt_string(Some(v)).unwrap_or_default())))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        Value::String(opt_string(Some(v)).unwrap_or_default()),
+                    )
+                })
                 .collect(),
         );
     }
-    match meta.get("allowed-tools").or_else(|| meta.get("allowed_tools")) {
+    match meta
+        .get("allowed-tools")
+        .or_else(|| meta.get("allowed_tools"))
+    {
         None | Some(Value::Null) => {}
-        Some(Value::String(t)) => s.allowed_tools = Some(t.split_whitespace().map(String::from).collect()),
+        Some(Value::String(t)) => {
+            s.allowed_tools = Some(t.split_whitespace().map(String::from).collect())
+        }
         Some(v @ Value::Array(_)) => s.allowed_tools = Some(string_list(path, v, "allowed-tools")?),
         Some(_) => return Err(invalid(path, "allowed-tools must be a string or list")),
     }

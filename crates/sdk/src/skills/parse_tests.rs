@@ -8,7 +8,10 @@ fn frontmatter_split_like_python_frontmatter() {
         (Some("name: a\n"), "# Body")
     );
     assert_eq!(split_frontmatter("  plain text \n"), (None, "plain text"));
-    assert_eq!(split_frontmatter("---\nunterminated"), (None, "---\nunterminated"));
+    assert_eq!(
+        split_frontmatter("---\nunterminated"),
+        (None, "---\nunterminated")
+    );
 }
 
 #[test]
@@ -17,7 +20,11 @@ fn legacy_keyword_skill_with_relative_name() {
     let sub = d.path().join("tools");
     fs::create_dir_all(&sub).unwrap();
     let p = sub.join("k8s.md");
-    fs::write(&p, "---\ntriggers:\n- kubernetes\n- k8s\n---\nUse kubectl.\n").unwrap();
+    fs::write(
+        &p,
+        "---\ntriggers:\n- kubernetes\n- k8s\n---\nUse kubectl.\n",
+    )
+    .unwrap();
     let s = load_skill_file(&p, Some(d.path())).unwrap();
     assert_eq!(s.name, "tools/k8s");
     assert_eq!(s.content, "Use kubectl.");
@@ -70,7 +77,10 @@ fn agentskill_with_resources_and_name_rule() {
     let s = load_skill_file(&root.join("SKILL.md"), Some(d.path())).unwrap();
     assert!(s.is_agentskills_format && s.is_listed());
     assert_eq!(s.description.as_deref(), Some("Extract text from PDFs."));
-    assert_eq!(s.allowed_tools.as_deref().unwrap(), ["terminal", "file_editor"]);
+    assert_eq!(
+        s.allowed_tools.as_deref().unwrap(),
+        ["terminal", "file_editor"]
+    );
     assert_eq!(s.resources.as_ref().unwrap().scripts, ["extract.py"]);
 
     let bad = d.path().join("Bad_Name");
@@ -96,7 +106,11 @@ fn malformed_frontmatter_names_the_file() {
 fn paths_make_a_rule_that_is_never_listed() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("api.md");
-    fs::write(&p, "---\npaths: \"src/api/**, *.route.ts\"\ntriggers: [api]\n---\nValidate.").unwrap();
+    fs::write(
+        &p,
+        "---\npaths: \"src/api/**, *.route.ts\"\ntriggers: [api]\n---\nValidate.",
+    )
+    .unwrap();
     let s = load_skill_file(&p, None).unwrap();
     assert_eq!(
         s.trigger,

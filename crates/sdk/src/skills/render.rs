@@ -39,7 +39,12 @@ pub fn repo_context(skills: &[Skill], model: &str) -> Option<String> {
     let blocks: String = skills
         .iter()
         .filter(|s| s.is_repo_context() && applies_to_model(s, model))
-        .map(|s| format!("\n[BEGIN context from [{}]]\n{}\n[END Context]\n", s.name, s.content))
+        .map(|s| {
+            format!(
+                "\n[BEGIN context from [{}]]\n{}\n[END Context]\n",
+                s.name, s.content
+            )
+        })
         .collect();
     if blocks.is_empty() {
         return None;
@@ -56,7 +61,9 @@ pub fn repo_context(skills: &[Skill], model: &str) -> Option<String> {
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The `<available_skills>` list: name and description of each listed
@@ -152,6 +159,48 @@ pub fn knowledge_blocks(triggered: &[Triggered<'_>]) -> String {
     out
 }
 
+/// What a user message adds to its turn: the `<EXTRA_INFO>` blocks of the
+/// knowledge skills whose keywords it contains (skills in `already_active`
+/// are skipped: each activates once per conversation) followed by the
+/// context's `user_message_suffix`. Returns the text and the names of the
+/// skills activated; `None` when there is nothing to add.
+pub fn user_turn_extension(
+    agent_context: &serde_json::Value,
+    message_text: &str,
+    already_active: &[String],
+) -> Option<(String, Vec<String>)> {
+    let suffix = agent_context
+        .get("user_message_suffix")
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let query = message_text.trim();
+    if query.is_empty() {
+        return suffix.map(|s| (s.to_string(), Vec::new()));
+    }
+    let skills = super::skills_of(Some(agent_context));
+    let triggered: Vec<Triggered<'_>> = skills
+        .iter()
+        .filter(|s| !already_active.contains(&s.name))
+        .filter_map(|s| {
+            s.match_trigger(query)
+                .map(|keyword| Triggered { skill: s, keyword })
+        })
+        .collect();
+    if triggered.is_empty() {
+        return suffix.map(|s| (s.to_string(), Vec::new()));
+    }
+    let mut text = knowledge_blocks(&triggered);
+    if let Some(s) = suffix {
+        text.push('\n');
+        text.push_str(s);
+    }
+    Some((
+        text,
+        triggered.iter().map(|t| t.skill.name.clone()).collect(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,7 +208,11 @@ mod tests {
 
     #[test]
     fn repo_context_filters_vendor_files_by_model() {
-        let skills = vec![Skill::new("agents", "A"), Skill::new("claude", "C"), Skill::new("gemini", "G")];
+        let skills = vec![
+            Skill::new("agents", "A"),
+            Skill::new("claude", "C"),
+            Skill::new("gemini", "G"),
+        ];
         let gpt = repo_context(&skills, "openai/gpt-5").unwrap();
         assert!(gpt.contains("[BEGIN context from [agents]]\nA\n[END Context]"));
         assert!(!gpt.contains("[claude]") && !gpt.contains("[gemini]"));
@@ -171,15 +224,38 @@ mod tests {
     }
 
     #[test]
+    fn user_turn_activates_each_skill_once() {
+        let ctx = serde_json::json!({
+            "skills": [{"name": "enc", "content": "Use rot13.", "trigger": {"type": "keyword", "keywords": ["encrypt"]}}],
+            "user_message_suffix": " be brief "
+        });
+        let (text, names) = user_turn_extension(&ctx, "Please ENCRYPT this", &[]).unwrap();
+        assert_eq!(names, ["enc"]);
+        assert!(text.contains("\"encrypt\"") && text.contains("Use rot13.\n</EXTRA_INFO>"));
+        assert!(text.ends_with("\nbe brief"));
+        let (again, none) = user_turn_extension(&ctx, "encrypt more", &names).unwrap();
+        assert!(none.is_empty());
+        assert_eq!(again, "be brief");
+        assert!(user_turn_extension(&serde_json::json!({}), "encrypt", &[]).is_none());
+    }
+
+    #[test]
     fn available_list_escapes_and_truncates() {
         let mut a = Skill::new("a&b", "# Title\n\nFirst line <x>\nmore text");
-        a.trigger = Some(Trigger::Keyword { keywords: vec!["k".into()] });
+        a.trigger = Some(Trigger::Keyword {
+            keywords: vec!["k".into()],
+        });
         let out = available_skills(&[&a], 1024);
         assert!(out.contains("<name>a&amp;b</name>"));
-        assert!(out.contains("First line &lt;x&gt;... [10 characters truncated."), "{out}");
+        assert!(
+            out.contains("First line &lt;x&gt;... [10 characters truncated."),
+            "{out}"
+        );
         let mut b = Skill::new("b", "x");
         b.description = Some("abcdef".into());
-        assert!(available_skills(&[&b], 3).contains("<description>abc... [3 characters truncated."));
+        assert!(
+            available_skills(&[&b], 3).contains("<description>abc... [3 characters truncated.")
+        );
         assert!(skills_section(&[Skill::new("repo", "x")]).is_none());
     }
 }
