@@ -12,6 +12,7 @@ pub mod builtins;
 pub mod condenser;
 pub mod conversation;
 pub mod fsutil;
+pub mod hooks;
 pub mod profiles;
 pub mod secrets;
 pub mod skills;
