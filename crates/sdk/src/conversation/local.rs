@@ -77,6 +77,8 @@ pub struct ConversationOptions {
     /// Where `load_user_skills` and `load_public_skills` read skills from
     /// (default: `$HOME` and `$EXTENSIONS_PATH`).
     pub skill_sources: crate::skills::context::SkillSources,
+    /// Hooks run by this conversation (`hook_config`).
+    pub hook_config: Option<crate::hooks::HookConfig>,
 }
 
 impl Default for ConversationOptions {
@@ -98,6 +100,7 @@ impl Default for ConversationOptions {
             tool_registry: crate::tool::ToolRegistry::new(),
             exec_policy: openhands_workspace::exec::ExecPolicy::default(),
             skill_sources: crate::skills::context::SkillSources::from_env(),
+            hook_config: None,
         }
     }
 }
@@ -117,6 +120,8 @@ pub(crate) struct Inner {
     pub closed: AtomicBool,
     pub skill_sources: crate::skills::context::SkillSources,
     pub context_resolved: AtomicBool,
+    pub hooks: Option<Arc<crate::hooks::HookRunner>>,
+    pub session_started: AtomicBool,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -308,6 +313,18 @@ impl LocalConversation {
         working_dir: PathBuf,
         options: &ConversationOptions,
     ) -> Self {
+        let hooks = options
+            .hook_config
+            .clone()
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                Arc::new(crate::hooks::HookRunner::new(
+                    c,
+                    working_dir.clone(),
+                    id.to_string(),
+                    options.exec_policy.clone(),
+                ))
+            });
         let env = ToolEnv {
             working_dir,
             conversation_dir: core.dir().map(Path::to_path_buf),
@@ -330,6 +347,8 @@ impl LocalConversation {
                 closed: AtomicBool::new(false),
                 skill_sources: options.skill_sources.clone(),
                 context_resolved: AtomicBool::new(false),
+                hooks,
+                session_started: AtomicBool::new(false),
             }),
         }
     }
@@ -541,6 +560,7 @@ impl LocalConversation {
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
         let ready = self.inner.context_resolved.load(Ordering::SeqCst)
+            && (self.inner.hooks.is_none() || self.inner.session_started.load(Ordering::SeqCst))
             && self.inner.runtime.lock().is_some()
             && self
                 .inner
@@ -606,7 +626,7 @@ impl LocalConversation {
             .iter()
             .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
         if has_prompt {
-            return Ok(());
+            return self.session_start_hooks();
         }
         let spec = self.inner.agent.read().spec().clone();
         let dynamic = render_dynamic_context(
@@ -633,7 +653,7 @@ impl LocalConversation {
                 .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
             if already { Vec::new() } else { vec![ev] }
         })?;
-        Ok(())
+        self.session_start_hooks()
     }
 
     // ----- user operations --------------------------------------------------
@@ -647,20 +667,44 @@ impl LocalConversation {
     /// running loop at its next LLM call, or by the next `run`.
     pub fn send(&self, message: Message) -> Result<Event, ConversationError> {
         self.ensure_initialized()?;
-        let (extended_content, activated) = self.user_turn_extension(&message);
-        let ev = Event::with_source(
+        let (mut extended_content, activated) = self.user_turn_extension(&message);
+        let text = message_text(&message);
+        let mut ev = Event::with_source(
             SourceType::User,
             EventBody::Message(MessageEvent {
                 llm_message: message,
                 llm_response_id: None,
                 activated_skills: activated.clone(),
-                extended_content,
+                extended_content: Vec::new(),
                 sender: None,
                 critic_result: None,
             }),
         );
+        let verdict = if ev.source == SourceType::User
+            && matches!(&ev.body, EventBody::Message(m) if m.llm_message.role == Role::User)
+        {
+            self.user_prompt_hooks(&ev.id, &text)
+        } else {
+            super::hooks::PromptVerdict::default()
+        };
+        if let Some(context) = verdict.context {
+            extended_content.push(TextContent::new(context));
+        }
+        if let EventBody::Message(m) = &mut ev.body {
+            m.extended_content = extended_content;
+        }
+        let hook_events = verdict.events;
+        let blocked = verdict.blocked;
+        let message_id = ev.id.clone();
         let events = self.commit(true, move |c| {
-            let mut out = vec![ev.clone()];
+            let mut out = hook_events;
+            out.push(ev.clone());
+            if let Some(reason) = blocked {
+                tracing::warn!(message = %ev.id, %reason, "hook blocked a user message");
+                c.state_mut()
+                    .blocked_messages
+                    .insert(ev.id.clone(), Value::String(reason));
+            }
             c.state_mut().activated_knowledge_skills.extend(activated);
             c.state_mut().last_user_message_id = Some(ev.id.clone());
             out.push(state_update("last_user_message_id", json!(ev.id)));
@@ -676,7 +720,7 @@ impl LocalConversation {
         self.inner.user_messages.fetch_add(1, Ordering::SeqCst);
         events
             .into_iter()
-            .next()
+            .find(|e| e.id == message_id)
             .ok_or_else(|| ConversationError::Invalid("message not appended".into()))
     }
 
@@ -956,6 +1000,10 @@ impl LocalConversation {
             {
                 // A message arrived while the agent was finishing: keep going.
                 self.set_status(ExecutionStatus::Running).await?;
+                continue;
+            }
+            if status == ExecutionStatus::Finished && !self.stop_hooks().await? {
+                // A Stop hook sent the agent back to work.
                 continue;
             }
             if status == ExecutionStatus::WaitingForConfirmation {
@@ -1241,6 +1289,11 @@ impl LocalConversation {
     /// Stops any run, closes the tools (terminal sessions) and marks the
     /// conversation closed.
     pub async fn close(&self) {
+        if !self.inner.closed.load(Ordering::SeqCst)
+            && let Err(e) = self.session_end_hooks().await
+        {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "SessionEnd hooks not recorded");
+        }
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.cancel.lock().cancel();
         let rt = self.inner.runtime.lock().take();
@@ -1265,6 +1318,20 @@ where
     T: Send + 'static,
 {
     super::writer::run(f).await
+}
+
+/// The text parts of a message joined by newlines (what skill triggers and
+/// hooks look at).
+fn message_text(message: &Message) -> String {
+    message
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            openhands_wire::content::Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn absolute(p: &Path) -> PathBuf {

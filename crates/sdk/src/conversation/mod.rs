@@ -10,6 +10,7 @@
 
 mod core;
 pub mod event_store;
+mod hooks;
 mod local;
 mod step;
 pub mod stuck;

@@ -136,6 +136,9 @@ impl LocalConversation {
         if !pending.is_empty() {
             return self.execute_actions(&runtime, pending, cancel).await;
         }
+        if self.finish_if_message_blocked().await? {
+            return Ok(());
+        }
         if let Some(condenser) = runtime.condenser()
             && self.maybe_condense(condenser).await?
         {
@@ -352,6 +355,7 @@ impl LocalConversation {
         if actions.is_empty() {
             return Ok(());
         }
+        self.pre_tool_hooks(&actions).await?;
         let policy = self.inner.core.lock().state.confirmation_policy.clone();
         if actions
             .iter()
@@ -377,10 +381,20 @@ impl LocalConversation {
         let ctx = ToolCallContext {
             cancel: cancel.child_token(),
         };
+        let mut blocked: std::collections::HashMap<String, String> = Default::default();
+        for (id, _) in &actions {
+            if let Some(reason) = self.take_blocked_action(id).await? {
+                blocked.insert(id.clone(), reason);
+            }
+        }
         let mut results = futures::stream::iter(actions.into_iter().map(|(id, a)| {
             let tool = runtime.tool(&a.tool_name).cloned();
             let ctx = ctx.clone();
+            let hook_block = blocked.remove(&id);
             async move {
+                if let Some(reason) = hook_block {
+                    return (id, a, Outcome::Blocked(reason));
+                }
                 let outcome = match (tool, a.action.clone()) {
                     (Some(t), Some(action)) => {
                         t.execute(action, &ctx).await.map_err(|e| e.to_string())
@@ -388,12 +402,31 @@ impl LocalConversation {
                     (None, _) => Err(format!("Tool '{}' is not available.", a.tool_name)),
                     (_, None) => Err("The action could not be parsed.".to_string()),
                 };
-                (id, a, outcome)
+                (id, a, Outcome::Ran(outcome))
             }
         }))
         .buffered(limit);
         let secrets = self.secrets();
         while let Some((id, a, outcome)) = results.next().await {
+            let outcome = match outcome {
+                Outcome::Ran(o) => o,
+                Outcome::Blocked(reason) => {
+                    tracing::info!(tool = %a.tool_name, %reason, "action blocked by hook");
+                    let mut ev = Event::with_source(
+                        SourceType::Environment,
+                        EventBody::UserReject(openhands_wire::event::UserRejectObservation {
+                            tool_name: a.tool_name.clone(),
+                            tool_call_id: a.tool_call_id.clone(),
+                            rejection_reason: reason,
+                            rejection_source: "hook".into(),
+                            action_id: id.clone(),
+                        }),
+                    );
+                    ev.parent_id = None;
+                    self.emit_async(ev).await?;
+                    continue;
+                }
+            };
             // Whatever a tool reports, no secret value leaves as an observation.
             let outcome = match outcome {
                 Ok(mut observation) => {
@@ -402,6 +435,7 @@ impl LocalConversation {
                 }
                 Err(text) => Err(secrets.mask(&text)),
             };
+            let post_hook = outcome.as_ref().ok().cloned();
             let mut ev = match outcome {
                 Ok(observation) => Event::with_source(
                     SourceType::Environment,
@@ -452,6 +486,9 @@ impl LocalConversation {
                     self.emit_async(ev).await?;
                 }
             }
+            if let Some(observation) = post_hook {
+                self.post_tool_hooks(&id, &a, &observation).await?;
+            }
         }
         if cancel.is_cancelled() {
             return Err(ConversationError::Interrupted);
@@ -461,6 +498,14 @@ impl LocalConversation {
         }
         Ok(())
     }
+}
+
+/// What became of one action.
+enum Outcome {
+    /// It ran: the observation or the error text.
+    Ran(Result<Value, String>),
+    /// A PreToolUse hook blocked it, with this reason.
+    Blocked(String),
 }
 
 struct ParsedCall {

@@ -130,7 +130,11 @@ impl HookMatcher {
         let Some(tool) = tool_name else {
             return false;
         };
-        let full = |p: &str| Regex::new(&format!("^(?:{p})$")).ok().map(|r| r.is_match(tool));
+        let full = |p: &str| {
+            Regex::new(&format!("^(?:{p})$"))
+                .ok()
+                .map(|r| r.is_match(tool))
+        };
         if m.len() > 2 && m.starts_with('/') && m.ends_with('/') {
             return full(&m[1..m.len() - 1]).unwrap_or(false);
         }
@@ -246,7 +250,9 @@ impl HookConfig {
                             )));
                         }
                         other => {
-                            return Err(HookConfigError(format!("{at}: unknown hook type '{other}'")));
+                            return Err(HookConfigError(format!(
+                                "{at}: unknown hook type '{other}'"
+                            )));
                         }
                     }
                     if h.is_async {
@@ -283,7 +289,9 @@ impl HookConfig {
 
     /// Whether nothing is configured.
     pub fn is_empty(&self) -> bool {
-        HookEventType::ALL.iter().all(|t| self.matchers(*t).is_empty())
+        HookEventType::ALL
+            .iter()
+            .all(|t| self.matchers(*t).is_empty())
     }
 }
 
@@ -307,18 +315,30 @@ mod tests {
     fn refuses_unknown_events_and_unsupported_kinds() {
         let e = HookConfig::from_value(&json!({"BeforeThing": []})).unwrap_err();
         assert!(e.0.contains("BeforeThing"));
-        let e = HookConfig::from_value(&json!({"pre_tool_use": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}))
-            .unwrap_err();
+        let e = HookConfig::from_value(
+            &json!({"pre_tool_use": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}),
+        )
+        .unwrap_err();
         assert!(e.0.contains("'prompt'"), "{e}");
         assert!(HookConfig::from_value(&json!({"stop": [{"hooks": [{"command": ""}]}]})).is_err());
-        assert!(HookConfig::from_value(&json!({"stop": [{"hooks": [{"command": "x", "async": true}]}]})).is_err());
+        assert!(
+            HookConfig::from_value(
+                &json!({"stop": [{"hooks": [{"command": "x", "async": true}]}]})
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn matcher_rules() {
-        let m = |p: &str| HookMatcher { matcher: p.into(), hooks: vec![] };
+        let m = |p: &str| HookMatcher {
+            matcher: p.into(),
+            hooks: vec![],
+        };
         assert!(m("*").matches(Some("terminal")) && m("").matches(None));
-        assert!(m("terminal").matches(Some("terminal")) && !m("terminal").matches(Some("terminal2")));
+        assert!(
+            m("terminal").matches(Some("terminal")) && !m("terminal").matches(Some("terminal2"))
+        );
         assert!(m("term.*").matches(Some("terminal")) && !m("term.*").matches(Some("xterminal")));
         assert!(m("/file_.*|terminal/").matches(Some("terminal")));
         assert!(!m("terminal").matches(None));

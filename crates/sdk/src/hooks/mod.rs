@@ -19,7 +19,9 @@ use std::sync::OnceLock;
 /// tokio worker): on a small runtime of its own, so no runtime is ever
 /// entered twice. Used for the hooks of synchronous operations
 /// (`send`, the first initialisation).
-pub(crate) fn block_on<T: Send + 'static>(fut: impl Future<Output = T> + Send + 'static) -> Option<T> {
+pub(crate) fn block_on<T: Send + 'static>(
+    fut: impl Future<Output = T> + Send + 'static,
+) -> Option<T> {
     static RT: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
     let rt = RT
         .get_or_init(|| {

@@ -76,7 +76,12 @@ pub struct HookRun {
 
 impl HookRunner {
     /// Hooks of `config` for the conversation `session_id` in `working_dir`.
-    pub fn new(config: HookConfig, working_dir: PathBuf, session_id: String, exec: ExecPolicy) -> Self {
+    pub fn new(
+        config: HookConfig,
+        working_dir: PathBuf,
+        session_id: String,
+        exec: ExecPolicy,
+    ) -> Self {
         Self {
             config,
             working_dir,
@@ -97,7 +102,12 @@ impl HookRunner {
 
     /// Runs the hooks of `t` matching the input's tool, in order; with
     /// `stop_on_block` the first blocking hook ends the series.
-    pub async fn run(&self, t: HookEventType, input: &HookInput, stop_on_block: bool) -> Vec<HookRun> {
+    pub async fn run(
+        &self,
+        t: HookEventType,
+        input: &HookInput,
+        stop_on_block: bool,
+    ) -> Vec<HookRun> {
         let hooks = self.config.hooks_for(t, input.tool_name.as_deref());
         let mut out = Vec::new();
         if hooks.is_empty() {
@@ -128,9 +138,18 @@ impl HookRunner {
         out
     }
 
-    async fn run_one(&self, t: HookEventType, hook: &HookDefinition, input: &HookInput, payload: &str) -> HookResult {
+    async fn run_one(
+        &self,
+        t: HookEventType,
+        hook: &HookDefinition,
+        input: &HookInput,
+        payload: &str,
+    ) -> HookResult {
         let mut extra = vec![
-            ("OPENHANDS_PROJECT_DIR".to_string(), self.working_dir.to_string_lossy().into_owned()),
+            (
+                "OPENHANDS_PROJECT_DIR".to_string(),
+                self.working_dir.to_string_lossy().into_owned(),
+            ),
             ("OPENHANDS_SESSION_ID".to_string(), self.session_id.clone()),
             ("OPENHANDS_EVENT_TYPE".to_string(), t.as_str().to_string()),
         ];
@@ -153,13 +172,16 @@ impl HookRunner {
             linger_after_exit: Some(Duration::from_millis(500)),
             ..RunLimits::default()
         };
-        let out = match run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_HOOK_OUTPUT).await {
-            Ok(o) => o,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return failed(format!("Hook command not found: {e}"));
-            }
-            Err(e) => return failed(format!("Hook execution failed: {e}")),
-        };
+        let out =
+            match run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_HOOK_OUTPUT)
+                .await
+            {
+                Ok(o) => o,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return failed(format!("Hook command not found: {e}"));
+                }
+                Err(e) => return failed(format!("Hook execution failed: {e}")),
+            };
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let code = match out.end {
@@ -180,7 +202,12 @@ impl HookRunner {
             ..HookResult::default()
         };
         if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(r.stdout.trim()) {
-            match o.get("decision").and_then(Value::as_str).map(str::to_lowercase).as_deref() {
+            match o
+                .get("decision")
+                .and_then(Value::as_str)
+                .map(str::to_lowercase)
+                .as_deref()
+            {
                 Some("allow") => r.decision = Some("allow".into()),
                 Some("deny") => {
                     r.decision = Some("deny".into());
@@ -188,7 +215,11 @@ impl HookRunner {
                 }
                 _ => {}
             }
-            let text = |v: &Value| v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+            let text = |v: &Value| {
+                v.as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| v.to_string())
+            };
             r.reason = o.get("reason").map(text);
             r.additional_context = o.get("additionalContext").map(text);
             if o.get("continue").is_some_and(|c| !truthy(c)) {
