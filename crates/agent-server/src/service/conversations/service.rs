@@ -237,12 +237,14 @@ impl ConversationService {
         id: Uuid,
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
+        let hook_config = stored_hooks(&meta.lock().hook_config);
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
         let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
         let exec_policy = self.inner.config.exec_policy.clone();
+        let skill_sources = self.inner.config.skill_sources.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
@@ -254,6 +256,8 @@ impl ConversationService {
                 callbacks: vec![callback],
                 cipher,
                 exec_policy,
+                skill_sources,
+                hook_config,
                 ..ConversationOptions::default()
             };
             LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
@@ -277,6 +281,33 @@ impl ConversationService {
             return Err(ServiceError::Invalid(
                 "This server only runs local conversations".into(),
             ));
+        }
+        if let Some(ctx) = &agent_spec.agent_context
+            && let Err(e) =
+                openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)
+        {
+            let field = match e {
+                openhands_sdk::skills::context::ContextError::NoPublicSkills => {
+                    "load_public_skills"
+                }
+                openhands_sdk::skills::context::ContextError::NoHome => "load_user_skills",
+            };
+            let message = e.to_string();
+            return Err(openhands_protocol::validation::ValidationError::new(vec![
+                openhands_protocol::validation::ValidationIssue::new(
+                    "value_error",
+                    openhands_protocol::conversations::loc(&[
+                        "body",
+                        "agent",
+                        "agent_context",
+                        field,
+                    ]),
+                    format!("Value error, {message}"),
+                    json!(true),
+                )
+                .with_ctx(json!({ "error": message })),
+            ])
+            .into());
         }
         let id = request.conversation_id.unwrap_or_else(Uuid::new_v4);
         let lock = self.lock_for(id);
@@ -424,6 +455,8 @@ impl ConversationService {
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
             exec_policy: self.inner.config.exec_policy.clone(),
+            skill_sources: self.inner.config.skill_sources.clone(),
+            hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -804,6 +837,8 @@ impl ConversationService {
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
             exec_policy: self.inner.config.exec_policy.clone(),
+            skill_sources: self.inner.config.skill_sources.clone(),
+            hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1033,5 +1068,19 @@ fn absolute(p: &Path) -> PathBuf {
         std::env::current_dir()
             .map(|d| d.join(p))
             .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// The hooks stored with a conversation (`meta.json`'s `hook_config`,
+/// validated when the conversation was created); an unusable stored value
+/// is logged and runs no hooks.
+fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
+    match openhands_sdk::hooks::HookConfig::from_value(value) {
+        Ok(c) if !c.is_empty() => Some(c),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "stored hook_config ignored");
+            None
+        }
     }
 }

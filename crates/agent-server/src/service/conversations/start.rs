@@ -62,6 +62,7 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
             ));
         }
     }
+    issues.extend(extension_issues(&request, &raw));
     let agent = match parse_agent(&request, &raw) {
         Ok(a) => Some(a),
         Err(AgentProblem::Issue(i)) => {
@@ -78,6 +79,69 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
         }),
         _ => Err(ValidationError::new(issues).into()),
     }
+}
+
+fn refused(at: &[&str], message: String, input: Value) -> ValidationIssue {
+    ValidationIssue::new(
+        "value_error",
+        loc(at),
+        format!("Value error, {message}"),
+        redact_value(input),
+    )
+    .with_ctx(json!({ "error": message }))
+}
+
+/// What of the agent's extensions cannot be honoured, each an issue naming
+/// its field: an invalid `hook_config`, plugins, agent definitions, and the
+/// agent context's persistent memory and marketplaces (not implemented).
+fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<ValidationIssue> {
+    let mut issues = Vec::new();
+    if let Some(h) = &request.hook_config
+        && let Err(e) = openhands_sdk::hooks::HookConfig::from_value(h)
+    {
+        issues.push(refused(&["body", "hook_config"], e.to_string(), h.clone()));
+    }
+    if let Some(p) = &request.plugins
+        && !p.is_null()
+        && p.as_array().is_none_or(|a| !a.is_empty())
+    {
+        issues.push(refused(
+            &["body", "plugins"],
+            "plugins are not supported by this server".into(),
+            p.clone(),
+        ));
+    }
+    if !request.agent_definitions.is_empty() {
+        issues.push(refused(
+            &["body", "agent_definitions"],
+            "agent_definitions are not supported by this server".into(),
+            Value::Array(request.agent_definitions.clone()),
+        ));
+    }
+    if let Some(ctx) = raw
+        .pointer("/agent/agent_context")
+        .filter(|c| c.is_object())
+    {
+        if ctx.get("load_memory").and_then(Value::as_bool) == Some(true) {
+            issues.push(refused(
+                &["body", "agent", "agent_context", "load_memory"],
+                "persistent memory (load_memory) is not supported by this server".into(),
+                json!(true),
+            ));
+        }
+        if let Some(m) = ctx
+            .get("registered_marketplaces")
+            .and_then(Value::as_array)
+            .filter(|m| !m.is_empty())
+        {
+            issues.push(refused(
+                &["body", "agent", "agent_context", "registered_marketplaces"],
+                "marketplace registrations are not supported by this server".into(),
+                Value::Array(m.clone()),
+            ));
+        }
+    }
+    issues
 }
 
 enum AgentProblem {
