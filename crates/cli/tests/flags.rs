@@ -318,9 +318,9 @@ fn unsupported_settings_are_refused_not_ignored() {
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
     assert_usage_error(&out, "MCP servers are not supported yet");
 
-    write(json!({"agent_settings": {"agent_context": {"load_user_skills": true}}}));
+    write(json!({"agent_settings": {"agent_context": {"load_public_skills": true}}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
-    assert_usage_error(&out, "load_user_skills is true");
+    assert_usage_error(&out, "load_public_skills is true");
 
     write(json!({"agent_settings": {"verification": {"critic_enabled": true}}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
@@ -405,7 +405,7 @@ fn max_iterations_flag_limits_the_run() {
 }
 
 #[test]
-fn repository_skills_and_the_reference_mcp_file_are_announced_as_unused() {
+fn repository_skills_are_loaded_and_the_reference_mcp_file_is_announced_as_unused() {
     let rt = runtime();
     let sb = Sandbox::new();
     let dir = sb.home.path().join(".openhands");
@@ -424,14 +424,21 @@ fn repository_skills_and_the_reference_mcp_file_are_announced_as_unused() {
         .unwrap();
     let (_, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
+    let prompt = common::request_text(&server.completion_requests()[0].body);
     assert!(
-        stderr.contains(
-            "note: repository skills are not loaded yet: the agent does not see AGENTS.md"
-        ),
-        "{stderr}"
+        prompt.contains("[BEGIN context from [agents]]\nUse tabs.\n[END Context]"),
+        "{prompt}"
     );
     assert!(
         stderr.contains("mcp.json defines MCP servers (fetch)"),
         "{stderr}"
     );
+    // --no-skills leaves the repository out
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args(["run", "--no-skills", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    let prompt = common::request_text(&server.completion_requests()[1].body);
+    assert!(!prompt.contains("Use tabs."), "{prompt}");
 }
