@@ -214,3 +214,67 @@ async fn unsupported_extensions_are_refused_naming_the_field() {
         .await;
     assert_eq!(status, 201, "{body}");
 }
+
+#[tokio::test]
+async fn skills_and_hooks_routes_read_the_project() {
+    let env = Env::start(|_| Script::from_turns([Turn::text("x")])).await;
+    let ws = env.workspace();
+    std::fs::write(ws.join("CLAUDE.md"), "Prefer small commits.").unwrap();
+    std::fs::create_dir_all(ws.join(".agents/skills/lint-fix")).unwrap();
+    std::fs::write(
+        ws.join(".agents/skills/lint-fix/SKILL.md"),
+        "---\nname: lint-fix\ndescription: Fix lint errors.\ntriggers: [lint]\n---\nRun the linter.",
+    )
+    .unwrap();
+    let dir = ws.to_string_lossy().to_string();
+    let (status, body) = env
+        .post(
+            "/api/skills",
+            json!({"load_public": false, "load_user": false, "project_dir": dir}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["skills"],
+        json!([
+            {"name": "claude", "type": "repo", "content": "Prefer small commits.", "triggers": [],
+             "source": ws.join("CLAUDE.md").to_string_lossy(), "description": null,
+             "is_agentskills_format": false, "disable_model_invocation": false},
+            {"name": "lint-fix", "type": "agentskills", "content": "Run the linter.", "triggers": ["lint"],
+             "source": ws.join(".agents/skills/lint-fix/SKILL.md").to_string_lossy(),
+             "description": "Fix lint errors.", "is_agentskills_format": true, "disable_model_invocation": false}
+        ])
+    );
+    assert_eq!(body["sources"]["project"], 2);
+    // public skills need a local copy: refused, naming the field
+    let (status, body) = env.post("/api/skills", json!({"project_dir": dir})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["detail"][0]["loc"].to_string().contains("load_public"),
+        "{body}"
+    );
+
+    let (status, body) = env.post("/api/hooks", json!({"project_dir": dir})).await;
+    assert_eq!((status, body), (200, json!({"hook_config": null})));
+    std::fs::create_dir_all(ws.join(".openhands")).unwrap();
+    std::fs::write(
+        ws.join(".openhands/hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "terminal", "hooks": [{"command": "check.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let (status, body) = env.post("/api/hooks", json!({"project_dir": dir})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["hook_config"]["pre_tool_use"][0]["matcher"],
+        "terminal"
+    );
+    assert_eq!(
+        body["hook_config"]["pre_tool_use"][0]["hooks"][0]["command"],
+        "check.sh"
+    );
+    assert_eq!(
+        body["hook_config"]["pre_tool_use"][0]["hooks"][0]["timeout"],
+        60
+    );
+    assert_eq!(body["hook_config"]["stop"], json!([]));
+}

@@ -192,8 +192,17 @@ fn pascal_to_snake(key: &str) -> String {
 }
 
 impl HookConfig {
-    /// Parses a configuration value (`null` = no hooks).
+    /// Parses a configuration value (`null` = no hooks) and refuses what
+    /// this implementation cannot run.
     pub fn from_value(value: &Value) -> Result<Self, HookConfigError> {
+        let config = Self::parse(value)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses a configuration value (`null` = no hooks) without checking
+    /// that every hook can run here.
+    pub fn parse(value: &Value) -> Result<Self, HookConfigError> {
         let obj = match value {
             Value::Null => return Ok(Self::default()),
             Value::Object(o) => o,
@@ -223,10 +232,26 @@ impl HookConfig {
                 )));
             }
         }
-        let config: Self = serde_json::from_value(Value::Object(normalized))
-            .map_err(|e| HookConfigError(format!("invalid hook_config: {e}")))?;
-        config.validate()?;
-        Ok(config)
+        serde_json::from_value(Value::Object(normalized))
+            .map_err(|e| HookConfigError(format!("invalid hook_config: {e}")))
+    }
+
+    /// The project hooks of `project_dir` (`.openhands/hooks.json`): `None`
+    /// when absent, empty or unreadable (logged).
+    pub fn load_project(project_dir: &std::path::Path) -> Option<Self> {
+        let path = project_dir.join(".openhands").join("hooks.json");
+        let text = std::fs::read_to_string(&path).ok()?;
+        let parsed = serde_json::from_str::<Value>(&text)
+            .map_err(|e| HookConfigError(e.to_string()))
+            .and_then(|v| Self::parse(&v));
+        match parsed {
+            Ok(c) if !c.is_empty() => Some(c),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "hooks.json not loaded");
+                None
+            }
+        }
     }
 
     /// Refuses what cannot run: an empty command, and the hook kinds not

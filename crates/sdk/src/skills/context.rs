@@ -155,6 +155,69 @@ pub fn resolve(
     })
 }
 
+/// Which sources a skills listing (`POST /api/skills`) reads.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// Public skills (from the configured local copy).
+    pub public: bool,
+    /// The user's skills.
+    pub user: bool,
+    /// The project's skills, from this directory.
+    pub project: Option<PathBuf>,
+    /// Marketplace file of the public repository (`None`: every skill).
+    pub marketplace_path: Option<String>,
+}
+
+/// Loads the skills of `listing`, merged with the reference's precedence
+/// (public < user < project; a later source replaces a same-named skill
+/// where it stands). Returns the skills and the count per source
+/// (`sdk_base` = public + user, `project`). Blocking.
+pub fn list(
+    listing: &Listing,
+    sources: &SkillSources,
+) -> Result<(Vec<Skill>, Vec<(&'static str, usize)>), ContextError> {
+    if listing.public && sources.public_skills_dir.is_none() {
+        return Err(ContextError::NoPublicSkills);
+    }
+    if listing.user && sources.home.is_none() {
+        return Err(ContextError::NoHome);
+    }
+    let mut merged: Vec<Skill> = Vec::new();
+    let mut put = |s: Skill| match merged.iter_mut().find(|m| m.name == s.name) {
+        Some(slot) => *slot = s,
+        None => merged.push(s),
+    };
+    let mut base: Vec<Skill> = Vec::new();
+    if let Some(dir) = sources
+        .public_skills_dir
+        .as_ref()
+        .filter(|_| listing.public)
+    {
+        base.extend(load_public_skills(dir, listing.marketplace_path.as_deref()).skills);
+    }
+    if let Some(home) = sources.home.as_ref().filter(|_| listing.user) {
+        for s in load_user_skills(home).skills {
+            match base.iter_mut().find(|b| b.name == s.name) {
+                Some(slot) => *slot = s,
+                None => base.push(s),
+            }
+        }
+    }
+    let base_count = base.len();
+    base.into_iter().for_each(&mut put);
+    let project = listing
+        .project
+        .as_deref()
+        .map(|d| load_project_skills(d).skills)
+        .unwrap_or_default();
+    let project_count = project.len();
+    project.into_iter().for_each(&mut put);
+    Ok((
+        merged,
+        vec![("sdk_base", base_count), ("project", project_count)],
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

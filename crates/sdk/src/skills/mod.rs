@@ -166,6 +166,17 @@ impl Skill {
             .map(String::as_str)
     }
 
+    /// `agentskills`, `repo` (always on) or `knowledge` (triggered).
+    pub fn skill_type(&self) -> &'static str {
+        if self.is_agentskills_format {
+            "agentskills"
+        } else if self.trigger.is_none() {
+            "repo"
+        } else {
+            "knowledge"
+        }
+    }
+
     /// Whether this skill's full content goes into the repository context
     /// (legacy format without trigger).
     pub fn is_repo_context(&self) -> bool {

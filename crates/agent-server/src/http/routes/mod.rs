@@ -10,6 +10,7 @@ pub mod browse;
 pub mod conversations;
 pub mod docs;
 pub mod events;
+pub mod extensions;
 pub mod files;
 pub mod git;
 pub mod profiles;
@@ -106,6 +107,8 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(browse::search_subdirs))
         .routes(routes!(trajectory::download_trajectory))
         .routes(routes!(trajectory::runtime_download_trajectory))
+        .routes(routes!(extensions::get_skills))
+        .routes(routes!(extensions::get_hooks))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
