@@ -155,6 +155,9 @@ pub fn resolve(
     })
 }
 
+/// How many skills each source of a listing gave.
+pub type SourceCounts = Vec<(&'static str, usize)>;
+
 /// Which sources a skills listing (`POST /api/skills`) reads.
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
@@ -175,7 +178,7 @@ pub struct Listing {
 pub fn list(
     listing: &Listing,
     sources: &SkillSources,
-) -> Result<(Vec<Skill>, Vec<(&'static str, usize)>), ContextError> {
+) -> Result<(Vec<Skill>, SourceCounts), ContextError> {
     if listing.public && sources.public_skills_dir.is_none() {
         return Err(ContextError::NoPublicSkills);
     }
