@@ -62,7 +62,13 @@ async fn project_skills_and_keyword_triggers_through_the_server() {
     )
     .unwrap();
     let mut agent = env.agent(&["file_editor"]);
-    agent["agent_context"] = json!({"load_project_skills": true});
+    agent["agent_context"] = json!({"load_project_skills": true, "load_memory": true});
+    std::fs::create_dir_all(ws.join(".openhands/memory")).unwrap();
+    std::fs::write(
+        ws.join(".openhands/memory/MEMORY.md"),
+        "- staging needs VPN",
+    )
+    .unwrap();
     let info = env
         .create(json!({
             "agent": agent,
@@ -80,6 +86,7 @@ async fn project_skills_and_keyword_triggers_through_the_server() {
         "{system}"
     );
     assert!(system.contains("<name>deploy</name>"));
+    assert!(system.contains("# Project memory (.openhands/memory/MEMORY.md)\n- staging needs VPN"));
     let user = message(body, "user", true);
     assert!(
         user.contains("please deploy it") && user.contains("Deploy with ./ship.sh only."),
@@ -193,7 +200,7 @@ async fn unsupported_extensions_are_refused_naming_the_field() {
             .collect();
         assert!(locs.iter().any(|l| l.contains(field)), "{field}: {body}");
     }
-    for flag in ["load_memory", "load_public_skills"] {
+    for flag in ["load_public_skills"] {
         let mut agent = env.agent(&["file_editor"]);
         agent["agent_context"] = json!({ flag: true });
         let (status, body) = env

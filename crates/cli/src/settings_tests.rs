@@ -163,12 +163,15 @@ fn reads_the_reference_shape_and_reports_what_it_cannot_do() {
         "agent_kind is 'acp'",
         "critic",
         "max_tokens",
-        "load_memory",
         "secrets",
         "default_runtime is 'docker'",
     ] {
         assert!(problems.contains(needle), "{needle} missing in {problems}");
     }
+    assert!(
+        !problems.contains("load_memory"),
+        "persistent memory is supported"
+    );
     assert_eq!(s.mcp_servers(), vec!["a"]);
     assert_eq!(s.skill_loading(), vec!["load_public_skills"]);
     let bad = settings(json!({"agent_settings": {"condenser": {"condenser_kind": "fancy"}}}));

@@ -13,6 +13,7 @@ pub mod condenser;
 pub mod conversation;
 pub mod fsutil;
 pub mod hooks;
+pub mod memory;
 pub mod profiles;
 pub mod secrets;
 pub mod skills;

@@ -247,3 +247,55 @@ async fn user_and_public_skills_come_from_configured_places() {
     let err = c.send_message("hi").unwrap_err().to_string();
     assert!(err.contains("load_public_skills"), "{err}");
 }
+
+#[tokio::test]
+async fn persistent_memory_is_opt_in_and_reaches_the_prompt() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join(".openhands/memory")).unwrap();
+    fs::write(
+        home.path().join(".openhands/memory/MEMORY.md"),
+        "- user prefers uv",
+    )
+    .unwrap();
+    fs::create_dir_all(work.path().join(".openhands/memory")).unwrap();
+    fs::write(
+        work.path().join(".openhands/memory/MEMORY.md"),
+        "- tests need PGHOST",
+    )
+    .unwrap();
+    let run = |ctx: serde_json::Value| {
+        let root = tempfile::tempdir().unwrap();
+        let (agent, backend) = agent(Script::from_turns(vec![Turn::text("ok")]));
+        let mut spec = agent.spec().clone();
+        spec.agent_context = Some(ctx);
+        let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+        let mut options = persisted(root.path());
+        options.skill_sources = SkillSources {
+            home: Some(home.path().into()),
+            public_skills_dir: None,
+        };
+        let c = LocalConversation::new(agent, work.path(), options).unwrap();
+        (c, backend, root)
+    };
+    let (c, backend, _r) = run(json!({"load_memory": true}));
+    c.send_message("hi").unwrap();
+    c.run().await.unwrap();
+    let system = system_text(&backend.requests()[0]);
+    assert!(
+        system.contains("<MEMORY>\n"),
+        "the maintenance guidance is in the prompt"
+    );
+    assert!(
+        system.contains(
+            "# User memory (~/.openhands/memory/MEMORY.md)\n- user prefers uv\n\n\
+         # Project memory (.openhands/memory/MEMORY.md)\n- tests need PGHOST\n</MEMORY_CONTEXT>"
+        ),
+        "{system}"
+    );
+    let (c, backend, _r) = run(json!({}));
+    c.send_message("hi").unwrap();
+    c.run().await.unwrap();
+    let system = system_text(&backend.requests()[0]);
+    assert!(!system.contains("<MEMORY>") && !system.contains("PGHOST"));
+}

@@ -635,7 +635,19 @@ impl LocalConversation {
                 working_dir: self.inner.env.working_dir.to_string_lossy().into_owned(),
                 secret_names: self.secrets().names(),
                 date: chrono::Local::now().format("%Y-%m-%d").to_string(),
-                memory: None,
+                memory: spec
+                    .agent_context
+                    .as_ref()
+                    .and_then(|c| c.get("load_memory"))
+                    .and_then(Value::as_bool)
+                    .filter(|on| *on)
+                    .and_then(|_| {
+                        crate::memory::load(
+                            self.inner.skill_sources.home.as_deref(),
+                            &self.inner.env.working_dir,
+                            crate::memory::CHAR_BUDGET,
+                        )
+                    }),
             },
         );
         let ev = Event::with_source(

@@ -93,7 +93,7 @@ fn refused(at: &[&str], message: String, input: Value) -> ValidationIssue {
 
 /// What of the agent's extensions cannot be honoured, each an issue naming
 /// its field: an invalid `hook_config`, plugins, agent definitions, and the
-/// agent context's persistent memory and marketplaces (not implemented).
+/// agent context's marketplace registrations (not implemented).
 fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<ValidationIssue> {
     let mut issues = Vec::new();
     if let Some(h) = &request.hook_config
@@ -118,28 +118,16 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
             Value::Array(request.agent_definitions.clone()),
         ));
     }
-    if let Some(ctx) = raw
-        .pointer("/agent/agent_context")
-        .filter(|c| c.is_object())
+    if let Some(m) = raw
+        .pointer("/agent/agent_context/registered_marketplaces")
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
     {
-        if ctx.get("load_memory").and_then(Value::as_bool) == Some(true) {
-            issues.push(refused(
-                &["body", "agent", "agent_context", "load_memory"],
-                "persistent memory (load_memory) is not supported by this server".into(),
-                json!(true),
-            ));
-        }
-        if let Some(m) = ctx
-            .get("registered_marketplaces")
-            .and_then(Value::as_array)
-            .filter(|m| !m.is_empty())
-        {
-            issues.push(refused(
-                &["body", "agent", "agent_context", "registered_marketplaces"],
-                "marketplace registrations are not supported by this server".into(),
-                Value::Array(m.clone()),
-            ));
-        }
+        issues.push(refused(
+            &["body", "agent", "agent_context", "registered_marketplaces"],
+            "marketplace registrations are not supported by this server".into(),
+            Value::Array(m.clone()),
+        ));
     }
     issues
 }
