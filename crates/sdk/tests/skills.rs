@@ -299,3 +299,36 @@ async fn persistent_memory_is_opt_in_and_reaches_the_prompt() {
     let system = system_text(&backend.requests()[0]);
     assert!(!system.contains("<MEMORY>") && !system.contains("PGHOST"));
 }
+
+#[tokio::test]
+async fn a_task_skill_is_invoked_by_its_slash_name_with_its_inputs() {
+    let work = tempfile::tempdir().unwrap();
+    fs::create_dir_all(work.path().join(".openhands/skills")).unwrap();
+    fs::write(
+        work.path().join(".openhands/skills/bug_fix.md"),
+        "---\nname: bug_fix\ninputs:\n  - name: BUG\n    description: what goes wrong\n---\nReproduce ${BUG}, then fix it.\n",
+    )
+    .unwrap();
+    let (c, backend, _root) = conversation_in(
+        work.path(),
+        vec![Turn::text("on it")],
+        json!({"load_project_skills": true}),
+    );
+    c.send_message("/bug_fix the login page crashes").unwrap();
+    c.run().await.unwrap();
+    let text = backend.requests()[0].messages.last().unwrap().text();
+    assert!(text.contains("\"/bug_fix\""), "{text}");
+    assert!(text.contains("Reproduce ${BUG}, then fix it."));
+    assert!(text.contains("If any of these inputs is missing, ask the user"));
+    assert_eq!(c.state().activated_knowledge_skills, ["bug_fix"]);
+    let state = c.state_json();
+    let skill = &state["agent"]["agent_context"]["skills"][0];
+    assert_eq!(
+        skill["trigger"],
+        json!({"type": "task", "triggers": ["/bug_fix"]})
+    );
+    assert_eq!(
+        skill["inputs"],
+        json!([{"name": "BUG", "description": "what goes wrong"}])
+    );
+}
