@@ -285,3 +285,68 @@ async fn skills_and_hooks_routes_read_the_project() {
     );
     assert_eq!(body["hook_config"]["stop"], json!([]));
 }
+
+#[tokio::test]
+async fn a_path_rule_is_added_to_the_first_matching_tool_result() {
+    let env = Env::start(|ws| {
+        let create = |name: &str| {
+            Turn::tool_call(
+                "file_editor",
+                json!({"command": "create", "path": ws.join(name).to_string_lossy(), "file_text": "x\n"}),
+            )
+        };
+        Script::from_turns([
+            create("docs/readme.md"),
+            create("src/api/users.ts"),
+            create("src/api/orders.ts"),
+            Turn::tool_call("finish", json!({"message": "done"})),
+        ])
+    })
+    .await;
+    let ws = env.workspace();
+    std::fs::create_dir_all(ws.join(".agents/skills")).unwrap();
+    std::fs::write(
+        ws.join(".agents/skills/api-validation.md"),
+        "---\npaths:\n  - \"src/api/**/*.ts\"\n---\nValidate every request body.\n",
+    )
+    .unwrap();
+    let mut agent = env.agent(&["file_editor"]);
+    agent["agent_context"] = json!({"load_project_skills": true});
+    let info = env
+        .create(json!({
+            "agent": agent,
+            "initial_message": {"role": "user", "content": [{"type": "text", "text": "write the api"}], "run": true}
+        }))
+        .await;
+    let id = info["id"].as_str().unwrap();
+    env.wait_status(id, &["finished"]).await;
+    let events = env.events(id).await;
+    let extended: Vec<usize> = events
+        .iter()
+        .filter(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "file_editor")
+        .map(|e| e["extended_content"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(
+        extended,
+        [0, 1, 0],
+        "only the first matching file brings the rule"
+    );
+    let reqs = agent_requests(&env);
+    let system = message(&reqs[0], "system", false);
+    assert!(
+        !system.contains("Validate every request body."),
+        "rules stay out of the prompt"
+    );
+    assert!(!system.contains("api-validation"));
+    assert!(request_text(&reqs[2]).contains("Validate every request body."));
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(
+            env.conversations_dir()
+                .join(id.replace('-', ""))
+                .join("base_state.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["activated_path_rules"], json!(["api-validation"]));
+}

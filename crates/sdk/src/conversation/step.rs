@@ -436,6 +436,10 @@ impl LocalConversation {
                 Err(text) => Err(secrets.mask(&text)),
             };
             let post_hook = outcome.as_ref().ok().cloned();
+            let rules = match &outcome {
+                Ok(_) => self.path_rules(&a).await?,
+                Err(_) => Vec::new(),
+            };
             let mut ev = match outcome {
                 Ok(observation) => Event::with_source(
                     SourceType::Environment,
@@ -444,7 +448,7 @@ impl LocalConversation {
                         tool_call_id: a.tool_call_id.clone(),
                         observation,
                         action_id: id.clone(),
-                        extended_content: Vec::new(),
+                        extended_content: rules,
                     }),
                 ),
                 Err(text) => Event::with_source(
@@ -497,6 +501,82 @@ impl LocalConversation {
             self.set_status(ExecutionStatus::Finished).await?;
         }
         Ok(())
+    }
+}
+
+impl LocalConversation {
+    /// The path rules (`paths:` skills) a file-touching action activates,
+    /// each once per conversation (recorded in `activated_path_rules`):
+    /// the action's `path`, relative to the workspace; files outside it
+    /// activate nothing.
+    async fn path_rules(
+        &self,
+        action: &ActionEvent,
+    ) -> Result<Vec<openhands_wire::content::TextContent>, ConversationError> {
+        let Some(raw) = action
+            .action
+            .as_ref()
+            .and_then(|a| a.get("path"))
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(ctx) = self.inner.agent.read().spec().agent_context.clone() else {
+            return Ok(Vec::new());
+        };
+        let path = std::path::Path::new(raw);
+        let rel = if path.is_absolute() {
+            let root = &self.inner.env.working_dir;
+            match path.strip_prefix(root) {
+                Ok(r) => r.to_path_buf(),
+                Err(_) => {
+                    let (Ok(p), Ok(r)) = (
+                        std::fs::canonicalize(path.parent().unwrap_or(path)),
+                        std::fs::canonicalize(root),
+                    ) else {
+                        return Ok(Vec::new());
+                    };
+                    match p.strip_prefix(&r) {
+                        Ok(dir) => dir.join(path.file_name().unwrap_or_default()),
+                        Err(_) => return Ok(Vec::new()),
+                    }
+                }
+            }
+        } else {
+            path.to_path_buf()
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let active: Vec<String> = self
+            .inner
+            .core
+            .lock()
+            .state
+            .extra
+            .get("activated_path_rules")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some((text, names)) = crate::skills::render::path_rules_for(&ctx, &rel, &active) else {
+            return Ok(Vec::new());
+        };
+        self.commit_async(true, move |c| {
+            let list = c
+                .state_mut()
+                .extra
+                .entry("activated_path_rules")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(items) = list {
+                items.extend(names.into_iter().map(Value::String));
+            }
+            Vec::new()
+        })
+        .await?;
+        Ok(vec![openhands_wire::content::TextContent::new(text)])
     }
 }
 

@@ -201,6 +201,83 @@ pub fn user_turn_extension(
     ))
 }
 
+/// Whether `path` (workspace-relative, POSIX) matches the gitignore-style
+/// `pattern`: `**/` any leading directories, `**` anything, `*` within one
+/// segment, `?` one non-`/` character; a pattern without `/` matches the
+/// file name at any depth. Case-sensitive.
+pub fn path_matches(path: &str, pattern: &str) -> bool {
+    if pattern.is_empty() {
+        return false;
+    }
+    let pattern = if pattern.contains('/') {
+        pattern.to_string()
+    } else {
+        format!("**/{pattern}")
+    };
+    let mut re = String::from("^(?s:");
+    let mut rest = pattern.as_str();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("**/") {
+            re.push_str("(?:.*/)?");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("**") {
+            re.push_str(".*");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('*') {
+            re.push_str("[^/]*");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('?') {
+            re.push_str("[^/]");
+            rest = r;
+        } else {
+            let end = rest.find(['*', '?']).unwrap_or(rest.len());
+            re.push_str(&regex::escape(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    re.push_str(")$");
+    regex::Regex::new(&re).is_ok_and(|r| r.is_match(path))
+}
+
+/// The rule blocks for a tool that touched `path` (workspace-relative):
+/// every path-triggered skill of the context matching it and not in
+/// `already_active`, with the names activated. `None` when none applies.
+pub fn path_rules_for(
+    agent_context: &serde_json::Value,
+    path: &str,
+    already_active: &[String],
+) -> Option<(String, Vec<String>)> {
+    if path.is_empty() {
+        return None;
+    }
+    let skills = super::skills_of(Some(agent_context));
+    let mut blocks = Vec::new();
+    let mut names = Vec::new();
+    for s in &skills {
+        let Some(super::Trigger::Path { paths }) = &s.trigger else {
+            continue;
+        };
+        if already_active.contains(&s.name) {
+            continue;
+        }
+        let Some(pattern) = paths.iter().find(|p| path_matches(path, p)) else {
+            continue;
+        };
+        let location = s
+            .source
+            .as_ref()
+            .map(|l| format!("Rule location: {l}\n"))
+            .unwrap_or_default();
+        blocks.push(format!(
+            "<EXTRA_INFO>\nThis rule applies because a file you touched matches \"{pattern}\"; \
+             follow it for every matching file.\n{location}\n{}\n</EXTRA_INFO>",
+            s.content
+        ));
+        names.push(s.name.clone());
+    }
+    (!names.is_empty()).then(|| (blocks.join("\n"), names))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +314,30 @@ mod tests {
         assert!(none.is_empty());
         assert_eq!(again, "be brief");
         assert!(user_turn_extension(&serde_json::json!({}), "encrypt", &[]).is_none());
+    }
+
+    #[test]
+    fn path_globs_follow_gitignore_rules() {
+        assert!(path_matches("src/api/users.ts", "src/api/**/*.ts"));
+        assert!(path_matches("src/api/v1/users.ts", "src/api/**/*.ts"));
+        assert!(path_matches("a/b/x.route.ts", "*.route.ts"));
+        assert!(path_matches("x.route.ts", "**/*.route.ts"));
+        assert!(!path_matches("src/api/users.js", "src/api/**/*.ts"));
+        assert!(!path_matches("src/api/users.ts", "src/*.ts"));
+        assert!(path_matches("server/main.go", "server/**"));
+        assert!(!path_matches("Src/a.ts", "src/**"));
+        let ctx = serde_json::json!({"skills": [
+            {"name": "api", "content": "Validate inputs.", "source": "/r/.agents/skills/api.md",
+             "trigger": {"type": "path", "paths": ["src/api/**"]}, "disable_model_invocation": true}
+        ]});
+        let (text, names) = path_rules_for(&ctx, "src/api/a.ts", &[]).unwrap();
+        assert_eq!(names, ["api"]);
+        assert!(
+            text.contains("\"src/api/**\"")
+                && text.contains("Rule location: /r/.agents/skills/api.md")
+        );
+        assert!(path_rules_for(&ctx, "src/api/a.ts", &names).is_none());
+        assert!(path_rules_for(&ctx, "docs/a.md", &[]).is_none());
     }
 
     #[test]
