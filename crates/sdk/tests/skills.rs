@@ -24,7 +24,7 @@ fn repo() -> tempfile::TempDir {
     fs::create_dir_all(p.join(".agents/skills/pdf-tools/scripts")).unwrap();
     fs::write(
         p.join(".agents/skills/pdf-tools/SKILL.md"),
-        "---\nname: pdf-tools\ndescription: Extract text from PDF files.\n---\nRun scripts/extract.sh FILE.\n",
+        "---\nname: pdf-tools\ndescription: Extract text from PDF files.\n---\nRun scripts/extract.sh FILE.\nTool: !`ls scripts/ 2>/dev/null || echo extract.sh-missing` (`!`not run``)\n",
     )
     .unwrap();
     fs::write(
@@ -182,6 +182,11 @@ async fn the_model_invokes_a_skill_and_sees_its_content() {
     );
     assert!(
         tool_result.contains(".agents/skills/pdf-tools"),
+        "{tool_result}"
+    );
+    // inline commands run in the workspace; code spans do not
+    assert!(
+        tool_result.contains("Tool: extract.sh-missing (`!`not run``)"),
         "{tool_result}"
     );
     let obs = c

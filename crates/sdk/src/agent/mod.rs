@@ -143,10 +143,10 @@ impl Agent {
         }
         for class in &defaults {
             if class == INVOKE_SKILL_CLASS || class == "invoke_skill" {
-                tools.push(Arc::new(InvokeSkillTool::new(
-                    skills.clone(),
-                    env.working_dir.clone(),
-                )));
+                tools.push(Arc::new(
+                    InvokeSkillTool::new(skills.clone(), env.working_dir.clone())
+                        .with_exec(env.exec.clone()),
+                ));
                 continue;
             }
             match builtin_by_class(class) {

@@ -6,6 +6,7 @@ use super::Skill;
 use crate::tool::{ToolCallContext, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
+use openhands_workspace::exec::ExecPolicy;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use std::sync::Arc;
 pub struct InvokeSkillTool {
     skills: Arc<Vec<Skill>>,
     working_dir: PathBuf,
+    exec: ExecPolicy,
 }
 
 impl InvokeSkillTool {
@@ -24,7 +26,14 @@ impl InvokeSkillTool {
         Self {
             skills: Arc::new(skills),
             working_dir: working_dir.into(),
+            exec: ExecPolicy::default(),
         }
+    }
+
+    /// Runs the skills' ``!`command` `` spans under `exec`.
+    pub fn with_exec(mut self, exec: ExecPolicy) -> Self {
+        self.exec = exec;
+        self
     }
 }
 
@@ -140,7 +149,11 @@ impl TypedTool for InvokeSkillTool {
                 true,
             ));
         }
-        let mut text = skill.content.clone();
+        let mut text = if super::execute::has_commands(&skill.content) {
+            super::execute::render(&skill.content, &self.working_dir, &self.exec).await
+        } else {
+            skill.content.clone()
+        };
         if let Some(note) = location_note(skill.source.as_deref(), &self.working_dir) {
             text.push_str(&note);
         }

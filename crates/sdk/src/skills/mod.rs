@@ -10,10 +10,12 @@
 //!   its `skills` list;
 //! * [`render`] turns skills into prompt text (repository context, the list
 //!   of available skills, knowledge blocks for triggered skills);
-//! * [`invoke`] is the `invoke_skill` tool.
+//! * [`invoke`] is the `invoke_skill` tool, which renders a skill's
+//!   ``!`command` `` spans with [`execute`].
 
 pub mod context;
 pub mod discover;
+pub mod execute;
 pub mod invoke;
 pub mod parse;
 pub mod render;
