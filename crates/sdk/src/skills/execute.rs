@@ -43,8 +43,8 @@ fn split<'a>(content: &'a str) -> Vec<Piece<'a>> {
     };
     while i < content.len() {
         let rest = &content[i..];
-        if rest.starts_with("```") {
-            let end = rest[3..]
+        if let Some(after) = rest.strip_prefix("```") {
+            let end = after
                 .find("```")
                 .map(|e| i + 3 + e + 3)
                 .unwrap_or(content.len());
