@@ -103,12 +103,17 @@ impl LocalConversation {
         Ok(())
     }
 
-    /// Runs the UserPromptSubmit hooks for the message `message_id`.
-    /// Blocking.
-    pub(crate) fn user_prompt_hooks(&self, message_id: &str, text: &str) -> PromptVerdict {
+    /// Runs the UserPromptSubmit hooks for the message `message_id` (only
+    /// for messages `from_user`). Blocking.
+    pub(crate) fn user_prompt_hooks(
+        &self,
+        message_id: &str,
+        text: &str,
+        from_user: bool,
+    ) -> PromptVerdict {
         let Some(runner) = self
             .hook_runner()
-            .filter(|r| r.has(HookEventType::UserPromptSubmit))
+            .filter(|r| from_user && r.has(HookEventType::UserPromptSubmit))
         else {
             return PromptVerdict::default();
         };

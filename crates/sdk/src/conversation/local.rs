@@ -692,13 +692,9 @@ impl LocalConversation {
                 critic_result: None,
             }),
         );
-        let verdict = if ev.source == SourceType::User
-            && matches!(&ev.body, EventBody::Message(m) if m.llm_message.role == Role::User)
-        {
-            self.user_prompt_hooks(&ev.id, &text)
-        } else {
-            super::hooks::PromptVerdict::default()
-        };
+        let from_user = ev.source == SourceType::User
+            && matches!(&ev.body, EventBody::Message(m) if m.llm_message.role == Role::User);
+        let verdict = self.user_prompt_hooks(&ev.id, &text, from_user);
         if let Some(context) = verdict.context {
             extended_content.push(TextContent::new(context));
         }

@@ -10,8 +10,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// The marketplace file of the public skills repository used by default.
-pub const DEFAULT_MARKETPLACE_PATH: &str = "marketplaces/default.json";
+pub use super::discover::DEFAULT_MARKETPLACE_PATH;
 
 /// The environment variable naming a local copy of the public skills
 /// repository (the reference's name).

@@ -9,6 +9,9 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// The marketplace file of the public skills repository used by default.
+pub const DEFAULT_MARKETPLACE_PATH: &str = "marketplaces/default.json";
+
 /// Skills found, and the files that failed.
 #[derive(Debug, Default)]
 pub struct Loaded {
@@ -240,7 +243,7 @@ pub fn load_public_skills(repo: &Path, marketplace_path: Option<&str>) -> Loaded
         )
     });
     let Some(names) = names else {
-        if marketplace_path.is_some_and(|m| m != super::context::DEFAULT_MARKETPLACE_PATH) {
+        if marketplace_path.is_some_and(|m| m != DEFAULT_MARKETPLACE_PATH) {
             tracing::warn!(
                 ?marketplace_path,
                 "marketplace not found; no public skills loaded"
