@@ -110,6 +110,23 @@ async fn project_skills_and_keyword_triggers_through_the_server() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["agents", "deploy"]);
+    // the API leaves skills out unless asked for them
+    let (_, plain) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(plain["agent"]["agent_context"]["skills"], json!([]));
+    let (_, with) = env
+        .get(&format!("/api/conversations/{id}?include_skills=true"))
+        .await;
+    assert_eq!(
+        with["agent"]["agent_context"]["skills"][0]["name"],
+        "agents"
+    );
+    let (_, batch) = env
+        .get(&format!("/api/conversations?ids={id}&include_skills=true"))
+        .await;
+    assert_eq!(
+        batch[0]["agent"]["agent_context"]["skills"][1]["name"],
+        "deploy"
+    );
     let events = env.events(id).await;
     let msg = events
         .iter()

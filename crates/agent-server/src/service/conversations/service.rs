@@ -579,7 +579,19 @@ impl ConversationService {
         with_runtime_info: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let subs = self.children_of(id);
-        self.info_with(id, with_runtime_info, subs).await
+        self.info_with(id, with_runtime_info, subs, false).await
+    }
+
+    /// [`ConversationService::info`] for the API, with the agent context's
+    /// skills when `include_skills` (they are left out otherwise, as the
+    /// reference does).
+    pub async fn info_for_api(
+        &self,
+        id: Uuid,
+        include_skills: bool,
+    ) -> Result<Option<Value>, ServiceError> {
+        let subs = self.children_of(id);
+        self.info_with(id, true, subs, include_skills).await
     }
 
     async fn info_with(
@@ -587,6 +599,7 @@ impl ConversationService {
         id: Uuid,
         with_runtime_info: bool,
         subs: Vec<Uuid>,
+        include_skills: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let (meta, live) = {
             let catalog = self.inner.catalog.read();
@@ -617,12 +630,16 @@ impl ConversationService {
                 }
             }
         };
-        Ok(Some(conversation_info(
-            state,
-            &meta,
-            &subs,
-            with_runtime_info,
-        )))
+        let skills = include_skills
+            .then(|| state.pointer("/agent/agent_context/skills").cloned())
+            .flatten();
+        let mut info = conversation_info(state, &meta, &subs, with_runtime_info);
+        if let Some(skills) = skills
+            && let Some(slot) = info.pointer_mut("/agent/agent_context/skills")
+        {
+            *slot = skills;
+        }
+        Ok(Some(info))
     }
 
     /// Parent id → child ids, over the whole catalog.
@@ -700,7 +717,7 @@ impl ConversationService {
                 break;
             }
             let subs = children.get(&id).cloned().unwrap_or_default();
-            if let Some(info) = self.info_with(id, true, subs).await? {
+            if let Some(info) = self.info_with(id, true, subs, false).await? {
                 items.push(info);
             }
         }
