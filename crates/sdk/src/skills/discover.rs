@@ -151,6 +151,69 @@ fn git_root(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Instruction files (`AGENTS.md`, ...) in subdirectories of `work_dir`,
+/// each a rule for the files of its directory: named `<skill>:<dir>`,
+/// triggered by `<dir>/**`. Files git ignores are skipped (`.gitignore`
+/// rules, without running git).
+pub fn nested_instruction_rules(work_dir: &Path) -> Loaded {
+    let mut found: Vec<(String, PathBuf, &'static str)> = Vec::new();
+    let mut reals = HashSet::new();
+    let walk = ignore::WalkBuilder::new(work_dir)
+        .hidden(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+        .build();
+    for entry in walk.flatten() {
+        let p = entry.path();
+        let Some(name) = p
+            .file_name()
+            .and_then(|n| super::parse::third_party_name(&n.to_string_lossy()))
+        else {
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Some(rel_dir) = p.parent().and_then(|d| d.strip_prefix(work_dir).ok()) else {
+            continue;
+        };
+        if rel_dir.as_os_str().is_empty() {
+            continue;
+        }
+        let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if reals.insert(real) {
+            found.push((
+                rel_dir.to_string_lossy().replace('\\', "/"),
+                p.to_path_buf(),
+                name,
+            ));
+        }
+    }
+    found.sort();
+    let mut out = Loaded::default();
+    for (rel, path, name) in found {
+        match std::fs::read_to_string(&path) {
+            Ok(content) => {
+                let mut s = Skill::new(format!("{name}:{rel}"), content);
+                s.source = Some(path.display().to_string());
+                s.trigger = Some(super::Trigger::Path {
+                    paths: vec![format!("{rel}/**")],
+                });
+                s.disable_model_invocation = true;
+                out.skills.push(s);
+            }
+            Err(source) => out.errors.push(SkillFileError::Read {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+    out
+}
+
 /// Project skills of `work_dir` (and of its git root when different; the
 /// working directory wins): repository instruction files first, then
 /// `.agents/skills`, `.openhands/skills`, `.openhands/microagents`.
@@ -171,6 +234,7 @@ pub fn load_project_skills(work_dir: &Path) -> Loaded {
             }
         }
     }
+    out.absorb(nested_instruction_rules(work_dir), &mut seen);
     for root in &roots {
         for sub in [
             ".agents/skills",

@@ -71,3 +71,39 @@ fn user_skills_and_installed_enabled_flag() {
     let names: Vec<&str> = l.skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["mine", "on-skill"]);
 }
+
+#[test]
+fn nested_instruction_files_become_directory_rules() {
+    let repo = tempfile::tempdir().unwrap();
+    let p = repo.path();
+    fs::write(p.join("AGENTS.md"), "top").unwrap();
+    fs::create_dir_all(p.join("server/api")).unwrap();
+    fs::write(p.join("server/AGENTS.md"), "server rules").unwrap();
+    fs::write(p.join("server/api/CLAUDE.md"), "api rules").unwrap();
+    fs::create_dir_all(p.join("build")).unwrap();
+    fs::write(p.join("build/AGENTS.md"), "generated").unwrap();
+    fs::write(p.join(".gitignore"), "build/\n").unwrap();
+    let l = nested_instruction_rules(p);
+    let got: Vec<(&str, &str)> = l
+        .skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.content.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("agents:server", "server rules"),
+            ("claude:server/api", "api rules")
+        ]
+    );
+    assert_eq!(
+        l.skills[0].trigger,
+        Some(crate::skills::Trigger::Path {
+            paths: vec!["server/**".into()]
+        })
+    );
+    assert!(!l.skills[0].is_listed());
+    let all = load_project_skills(p);
+    let names: Vec<&str> = all.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["agents", "agents:server", "claude:server/api"]);
+}
