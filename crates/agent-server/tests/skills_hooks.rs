@@ -127,6 +127,18 @@ async fn project_skills_and_keyword_triggers_through_the_server() {
         batch[0]["agent"]["agent_context"]["skills"][1]["name"],
         "deploy"
     );
+    let (_, page) = env
+        .get("/api/conversations/search?include_skills=true")
+        .await;
+    assert_eq!(
+        page["items"][0]["agent"]["agent_context"]["skills"][0]["name"],
+        "agents"
+    );
+    let (_, page) = env.get("/api/conversations/search").await;
+    assert_eq!(
+        page["items"][0]["agent"]["agent_context"]["skills"],
+        json!([])
+    );
     let events = env.events(id).await;
     let msg = events
         .iter()

@@ -153,7 +153,6 @@ struct SearchQuery {
     #[serde(default)]
     sort_order: ConversationSortOrder,
     #[serde(default)]
-    #[allow(dead_code)]
     include_skills: Option<bool>,
 }
 
@@ -180,6 +179,7 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
             p.limit as usize,
             p.status,
             p.sort_order,
+            p.include_skills.unwrap_or(false),
         )
         .await?;
     Ok(ok(

@@ -670,13 +670,15 @@ impl ConversationService {
         }
     }
 
-    /// Conversations matching `status`, sorted, one page from `page_id`.
+    /// Conversations matching `status`, sorted, one page from `page_id`
+    /// (with the agent context's skills when `include_skills`).
     pub async fn search(
         &self,
         page_id: Option<&str>,
         limit: usize,
         status: Option<ExecutionStatus>,
         sort: ConversationSortOrder,
+        include_skills: bool,
     ) -> Result<ConversationPage, ServiceError> {
         let mut rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
             let catalog = self.inner.catalog.read();
@@ -717,7 +719,7 @@ impl ConversationService {
                 break;
             }
             let subs = children.get(&id).cloned().unwrap_or_default();
-            if let Some(info) = self.info_with(id, true, subs, false).await? {
+            if let Some(info) = self.info_with(id, true, subs, include_skills).await? {
                 items.push(info);
             }
         }
