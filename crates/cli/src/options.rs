@@ -86,14 +86,6 @@ pub struct SessionConfig {
     pub notices: Vec<String>,
 }
 
-/// Files that hold repository skills in the reference's layout.
-const REPOSITORY_SKILL_PATHS: [&str; 4] = [
-    "AGENTS.md",
-    ".agents/skills",
-    ".openhands/skills",
-    ".openhands/microagents",
-];
-
 fn nonempty(v: &Option<String>) -> Option<String> {
     v.as_ref()
         .map(|s| s.trim().to_string())
@@ -106,7 +98,7 @@ fn nonempty(v: &Option<String>) -> Option<String> {
 pub fn resolve(
     args: &AgentArgs,
     settings: &Settings,
-    workspace: &Path,
+    _workspace: &Path,
     interactive: bool,
 ) -> anyhow::Result<SessionConfig> {
     let settings_name = settings.path().display().to_string();
@@ -138,26 +130,19 @@ pub fn resolve(
     if let Some(problem) = settings.unsupported().into_iter().next() {
         return Err(usage(format!("{settings_name}: {problem}")));
     }
-    let mut notices = Vec::new();
+    let notices: Vec<String> = Vec::new();
     let use_skills = !args.no_skills;
-    if use_skills {
-        if let Some(key) = settings.skill_loading().first() {
-            return Err(usage(format!(
-                "{settings_name}: agent_settings.agent_context.{key} is true, but loading user and \
-                 public skills is not supported yet; set it to false or pass --no-skills"
-            )));
-        }
-        let found: Vec<&str> = REPOSITORY_SKILL_PATHS
-            .iter()
-            .copied()
-            .filter(|p| workspace.join(p).exists())
-            .collect();
-        if !found.is_empty() {
-            notices.push(format!(
-                "repository skills are not loaded yet: the agent does not see {}",
-                found.join(", ")
-            ));
-        }
+    if use_skills
+        && settings.skill_loading().contains(&"load_public_skills")
+        && std::env::var_os(openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV)
+            .is_none_or(|v| v.is_empty())
+    {
+        return Err(usage(format!(
+            "{settings_name}: agent_settings.agent_context.load_public_skills is true, but public \
+             skills are read from a local copy only: set {} to a checkout of the public skills \
+             repository, set it to false, or pass --no-skills",
+            openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV
+        )));
     }
 
     let Some(model) = nonempty(&args.model).or(settings.model()?) else {
@@ -230,8 +215,26 @@ pub fn resolve(
     } else {
         None
     };
-    if let Some(mut ctx) = settings.agent_context() {
+    let mut ctx = settings
+        .agent_context()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    {
         if let Some(obj) = ctx.as_object_mut() {
+            // Repository skills (AGENTS.md, .agents/skills, ...) are loaded
+            // unless the settings turn them off; --no-skills turns every
+            // source off.
+            if use_skills {
+                obj.entry("load_project_skills")
+                    .or_insert(Value::Bool(true));
+            } else {
+                for key in [
+                    "load_project_skills",
+                    "load_user_skills",
+                    "load_public_skills",
+                ] {
+                    obj.remove(key);
+                }
+            }
             let disabled: Vec<String> = obj
                 .get("disabled_skills")
                 .and_then(Value::as_array)

@@ -126,10 +126,9 @@ fn skills_inline_disabled_and_repository_notice() {
     let ctx = c.spec.agent_context.unwrap();
     assert_eq!(ctx["skills"], json!([{"name": "a", "content": "A"}]));
     assert_eq!(ctx["system_message_suffix"], "suffix");
-    assert!(
-        c.notices.iter().any(|n| n.contains("AGENTS.md")),
-        "{:?}",
-        c.notices
+    assert_eq!(
+        ctx["load_project_skills"], true,
+        "repository skills are loaded"
     );
     let none = AgentArgs {
         no_skills: true,
@@ -138,7 +137,7 @@ fn skills_inline_disabled_and_repository_notice() {
     let c = resolve(&none, &s, ws.path(), false).unwrap();
     let ctx = c.spec.agent_context.unwrap();
     assert!(ctx.get("skills").is_none());
-    assert!(!c.notices.iter().any(|n| n.contains("AGENTS.md")));
+    assert!(ctx.get("load_project_skills").is_none());
 }
 
 #[test]

@@ -548,9 +548,6 @@ impl Settings {
         if on(&["agent_settings", "verification", "critic_enabled"]) {
             out.push("agent_settings.verification.critic_enabled is true; the critic is not supported yet".into());
         }
-        if on(&["agent_settings", "agent_context", "load_memory"]) {
-            out.push("agent_settings.agent_context.load_memory is true; memory files are not supported yet".into());
-        }
         if self
             .get(&["agent_settings", "agent_context", "secrets"])
             .and_then(Value::as_object)

@@ -319,9 +319,9 @@ fn unsupported_settings_are_refused_not_ignored() {
     assert_usage_error(&out, "MCP server 'gh'");
     assert!(text(&out).1.contains("not supported"));
 
-    write(json!({"agent_settings": {"agent_context": {"load_user_skills": true}}}));
+    write(json!({"agent_settings": {"agent_context": {"load_public_skills": true}}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
-    assert_usage_error(&out, "load_user_skills is true");
+    assert_usage_error(&out, "load_public_skills is true");
 
     write(json!({"agent_settings": {"verification": {"critic_enabled": true}}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
@@ -406,7 +406,7 @@ fn max_iterations_flag_limits_the_run() {
 }
 
 #[test]
-fn repository_skills_are_announced_as_unused() {
+fn repository_skills_are_loaded_unless_no_skills() {
     let rt = runtime();
     let sb = Sandbox::new();
     std::fs::write(sb.workspace.path().join("AGENTS.md"), "Use tabs.").unwrap();
@@ -418,12 +418,19 @@ fn repository_skills_are_announced_as_unused() {
         .unwrap();
     let (_, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
+    let prompt = common::request_text(&server.completion_requests()[0].body);
     assert!(
-        stderr.contains(
-            "note: repository skills are not loaded yet: the agent does not see AGENTS.md"
-        ),
-        "{stderr}"
+        prompt.contains("[BEGIN context from [agents]]\nUse tabs.\n[END Context]"),
+        "{prompt}"
     );
+    // --no-skills leaves the repository out
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args(["run", "--no-skills", "hi"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    let prompt = common::request_text(&server.completion_requests()[1].body);
+    assert!(!prompt.contains("Use tabs."), "{prompt}");
 }
 
 /// `run --mcp-config` with the reference MCP server (server-everything,

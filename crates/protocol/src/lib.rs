@@ -8,6 +8,7 @@
 
 pub mod bash;
 pub mod conversations;
+pub mod extensions;
 pub mod files;
 pub mod git;
 pub mod openai;

@@ -12,10 +12,13 @@ pub mod builtins;
 pub mod condenser;
 pub mod conversation;
 pub mod fsutil;
+pub mod hooks;
 pub mod mcp;
+pub mod memory;
 pub mod profiles;
 pub mod secrets;
 pub mod security;
+pub mod skills;
 pub mod tool;
 pub mod visualizer;
 

@@ -11,6 +11,7 @@ pub mod schema;
 
 use crate::builtins::builtin_by_class;
 use crate::condenser::Condenser;
+use crate::skills::invoke::InvokeSkillTool;
 use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
 use openhands_llm::{Llm, LlmError, ToolSchema};
 use openhands_wire::agent::AgentSpec;
@@ -18,6 +19,10 @@ use openhands_wire::tool::ToolDefinition;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Class name of the `invoke_skill` tool in `include_default_tools`; added
+/// automatically when an AgentSkills skill may be invoked.
+pub const INVOKE_SKILL_CLASS: &str = "InvokeSkillTool";
 
 /// Errors while setting up an agent.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +107,14 @@ impl Agent {
         &self.registry
     }
 
+    /// A copy of this agent with another agent context (skills resolved for
+    /// a conversation); same LLM and tools.
+    pub fn with_agent_context(&self, agent_context: Option<serde_json::Value>) -> Self {
+        let mut a = self.clone();
+        a.spec.agent_context = agent_context;
+        a
+    }
+
     /// A copy of this agent using another LLM (same tools and settings).
     pub fn with_swapped_llm(&self, llm: Llm) -> Self {
         let mut spec = self.spec.clone();
@@ -140,7 +153,23 @@ impl Agent {
         }
         tools.extend(self.extra_tools.iter().cloned());
         tools.retain(keep);
-        for class in &self.spec.include_default_tools {
+        let skills = crate::skills::skills_of(self.spec.agent_context.as_ref());
+        let mut defaults = self.spec.include_default_tools.clone();
+        if skills
+            .iter()
+            .any(|s| s.is_agentskills_format && !s.disable_model_invocation)
+            && !defaults.iter().any(|d| d == INVOKE_SKILL_CLASS)
+        {
+            defaults.push(INVOKE_SKILL_CLASS.to_string());
+        }
+        for class in &defaults {
+            if class == INVOKE_SKILL_CLASS || class == "invoke_skill" {
+                tools.push(Arc::new(
+                    InvokeSkillTool::new(skills.clone(), env.working_dir.clone())
+                        .with_exec(env.exec.clone()),
+                ));
+                continue;
+            }
             match builtin_by_class(class) {
                 Some(t) => tools.push(t),
                 None => tracing::warn!(tool = %class, "unknown default tool ignored"),

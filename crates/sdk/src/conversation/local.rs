@@ -78,6 +78,11 @@ pub struct ConversationOptions {
     /// How the tools start processes for the agent (environment policy,
     /// shell snapshots); passed to them in `ToolEnv::exec`.
     pub exec_policy: openhands_workspace::exec::ExecPolicy,
+    /// Where `load_user_skills` and `load_public_skills` read skills from
+    /// (default: `$HOME` and `$EXTENSIONS_PATH`).
+    pub skill_sources: crate::skills::context::SkillSources,
+    /// Hooks run by this conversation (`hook_config`).
+    pub hook_config: Option<crate::hooks::HookConfig>,
 }
 
 impl Default for ConversationOptions {
@@ -98,6 +103,8 @@ impl Default for ConversationOptions {
             security_analyzer: None,
             tool_registry: crate::tool::ToolRegistry::new(),
             exec_policy: openhands_workspace::exec::ExecPolicy::default(),
+            skill_sources: crate::skills::context::SkillSources::from_env(),
+            hook_config: None,
         }
     }
 }
@@ -120,6 +127,10 @@ pub(crate) struct Inner {
     pub user_messages: AtomicU64,
     pub emit_lock: Mutex<()>,
     pub closed: AtomicBool,
+    pub skill_sources: crate::skills::context::SkillSources,
+    pub context_resolved: AtomicBool,
+    pub hooks: Option<Arc<crate::hooks::HookRunner>>,
+    pub session_started: AtomicBool,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -314,6 +325,18 @@ impl LocalConversation {
         working_dir: PathBuf,
         options: &ConversationOptions,
     ) -> Self {
+        let hooks = options
+            .hook_config
+            .clone()
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                Arc::new(crate::hooks::HookRunner::new(
+                    c,
+                    working_dir.clone(),
+                    id.to_string(),
+                    options.exec_policy.clone(),
+                ))
+            });
         let env = ToolEnv {
             working_dir,
             conversation_dir: core.dir().map(Path::to_path_buf),
@@ -336,6 +359,10 @@ impl LocalConversation {
                 user_messages: AtomicU64::new(0),
                 emit_lock: Mutex::new(()),
                 closed: AtomicBool::new(false),
+                skill_sources: options.skill_sources.clone(),
+                context_resolved: AtomicBool::new(false),
+                hooks,
+                session_started: AtomicBool::new(false),
             }),
         }
     }
@@ -601,7 +628,9 @@ impl LocalConversation {
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
-        let ready = self.inner.runtime.lock().is_some()
+        let ready = self.inner.context_resolved.load(Ordering::SeqCst)
+            && (self.inner.hooks.is_none() || self.inner.session_started.load(Ordering::SeqCst))
+            && self.inner.runtime.lock().is_some()
             && self
                 .inner
                 .core
@@ -617,9 +646,47 @@ impl LocalConversation {
         off_runtime(move || this.ensure_initialized()).await
     }
 
+    /// Resolves the agent context's skill switches once per conversation
+    /// object (project skills need the workspace, so this happens on first
+    /// use, as in the reference); a changed context replaces the agent and
+    /// is recorded in the state. Skill files that fail are logged and left out.
+    fn resolve_agent_context(&self) -> Result<(), ConversationError> {
+        if self.inner.context_resolved.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let agent = self.inner.agent.read().clone();
+        let Some(ctx) = agent.spec().agent_context.clone().filter(|c| c.is_object()) else {
+            self.inner.context_resolved.store(true, Ordering::SeqCst);
+            return Ok(());
+        };
+        let resolved = crate::skills::context::resolve(
+            &ctx,
+            &self.inner.env.working_dir,
+            &self.inner.skill_sources,
+        )
+        .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        for e in &resolved.errors {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "skill left out");
+        }
+        if resolved.changed {
+            let new_agent = agent.with_agent_context(Some(resolved.agent_context));
+            let spec = new_agent.spec().clone();
+            *self.inner.agent.write() = new_agent;
+            *self.inner.runtime.lock() = None;
+            let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
+            self.commit(true, move |c| {
+                c.set_agent_spec(spec);
+                vec![state_update("agent", value)]
+            })?;
+        }
+        self.inner.context_resolved.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Emits the `SystemPromptEvent` if the log does not have one yet.
-    /// Blocking (builds the tools, writes the event).
+    /// Blocking (resolves skills, builds the tools, writes the event).
     pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
+        self.resolve_agent_context()?;
         let rt = self.runtime()?;
         let has_prompt = self
             .inner
@@ -629,7 +696,8 @@ impl LocalConversation {
             .iter()
             .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
         if has_prompt {
-            return self.report_mcp_failures();
+            self.report_mcp_failures()?;
+            return self.session_start_hooks();
         }
         let spec = self.inner.agent.read().spec().clone();
         let dynamic = render_dynamic_context(
@@ -638,6 +706,19 @@ impl LocalConversation {
                 working_dir: self.inner.env.working_dir.to_string_lossy().into_owned(),
                 secret_names: self.secrets().names(),
                 date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+                memory: spec
+                    .agent_context
+                    .as_ref()
+                    .and_then(|c| c.get("load_memory"))
+                    .and_then(Value::as_bool)
+                    .filter(|on| *on)
+                    .and_then(|_| {
+                        crate::memory::load(
+                            self.inner.skill_sources.home.as_deref(),
+                            &self.inner.env.working_dir,
+                            crate::memory::CHAR_BUDGET,
+                        )
+                    }),
             },
         );
         // The model hears about MCP servers whose tools are missing.
@@ -660,7 +741,8 @@ impl LocalConversation {
                 .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
             if already { Vec::new() } else { vec![ev] }
         })?;
-        self.report_mcp_failures()
+        self.report_mcp_failures()?;
+        self.session_start_hooks()
     }
 
     /// Records MCP servers that did not start as `ConversationErrorEvent`s
@@ -698,30 +780,41 @@ impl LocalConversation {
     /// running loop at its next LLM call, or by the next `run`.
     pub fn send(&self, message: Message) -> Result<Event, ConversationError> {
         self.ensure_initialized()?;
-        let suffix = self
-            .inner
-            .agent
-            .read()
-            .spec()
-            .agent_context
-            .as_ref()
-            .and_then(|c| c.get("user_message_suffix"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty() && message.role == Role::User)
-            .map(TextContent::new);
-        let ev = Event::with_source(
+        let (mut extended_content, activated) = self.user_turn_extension(&message);
+        let text = message_text(&message);
+        let mut ev = Event::with_source(
             SourceType::User,
             EventBody::Message(MessageEvent {
                 llm_message: message,
                 llm_response_id: None,
-                activated_skills: Vec::new(),
-                extended_content: suffix.into_iter().collect(),
+                activated_skills: activated.clone(),
+                extended_content: Vec::new(),
                 sender: None,
                 critic_result: None,
             }),
         );
+        let from_user = ev.source == SourceType::User
+            && matches!(&ev.body, EventBody::Message(m) if m.llm_message.role == Role::User);
+        let verdict = self.user_prompt_hooks(&ev.id, &text, from_user);
+        if let Some(context) = verdict.context {
+            extended_content.push(TextContent::new(context));
+        }
+        if let EventBody::Message(m) = &mut ev.body {
+            m.extended_content = extended_content;
+        }
+        let hook_events = verdict.events;
+        let blocked = verdict.blocked;
+        let message_id = ev.id.clone();
         let events = self.commit(true, move |c| {
-            let mut out = vec![ev.clone()];
+            let mut out = hook_events;
+            out.push(ev.clone());
+            if let Some(reason) = blocked {
+                tracing::warn!(message = %ev.id, %reason, "hook blocked a user message");
+                c.state_mut()
+                    .blocked_messages
+                    .insert(ev.id.clone(), Value::String(reason));
+            }
+            c.state_mut().activated_knowledge_skills.extend(activated);
             c.state_mut().last_user_message_id = Some(ev.id.clone());
             out.push(state_update("last_user_message_id", json!(ev.id)));
             if matches!(
@@ -736,8 +829,38 @@ impl LocalConversation {
         self.inner.user_messages.fetch_add(1, Ordering::SeqCst);
         events
             .into_iter()
-            .next()
+            .find(|e| e.id == message_id)
             .ok_or_else(|| ConversationError::Invalid("message not appended".into()))
+    }
+
+    /// The knowledge skills a user message activates (each once per
+    /// conversation) and the context's user suffix, as `extended_content`.
+    fn user_turn_extension(&self, message: &Message) -> (Vec<TextContent>, Vec<String>) {
+        if message.role != Role::User {
+            return (Vec::new(), Vec::new());
+        }
+        let Some(ctx) = self.inner.agent.read().spec().agent_context.clone() else {
+            return (Vec::new(), Vec::new());
+        };
+        let text: Vec<&str> = message
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                openhands_wire::content::Content::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let already = self
+            .inner
+            .core
+            .lock()
+            .state
+            .activated_knowledge_skills
+            .clone();
+        match crate::skills::render::user_turn_extension(&ctx, &text.join("\n"), &already) {
+            Some((text, names)) => (vec![TextContent::new(text)], names),
+            None => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Pauses: status `paused` and a `PauseEvent` now; a running loop stops
@@ -999,6 +1122,10 @@ impl LocalConversation {
             {
                 // A message arrived while the agent was finishing: keep going.
                 self.set_status(ExecutionStatus::Running).await?;
+                continue;
+            }
+            if status == ExecutionStatus::Finished && !self.stop_hooks().await? {
+                // A Stop hook sent the agent back to work.
                 continue;
             }
             if status == ExecutionStatus::WaitingForConfirmation {
@@ -1312,6 +1439,11 @@ impl LocalConversation {
     /// Stops any run, closes the tools (terminal sessions) and marks the
     /// conversation closed.
     pub async fn close(&self) {
+        if !self.inner.closed.load(Ordering::SeqCst)
+            && let Err(e) = self.session_end_hooks().await
+        {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "SessionEnd hooks not recorded");
+        }
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.cancel.lock().cancel();
         let rt = self.inner.runtime.lock().take();
@@ -1340,6 +1472,20 @@ where
     T: Send + 'static,
 {
     super::writer::run(f).await
+}
+
+/// The text parts of a message joined by newlines (what skill triggers and
+/// hooks look at).
+fn message_text(message: &Message) -> String {
+    message
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            openhands_wire::content::Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `p` made absolute against the current directory (unchanged when that

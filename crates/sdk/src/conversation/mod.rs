@@ -12,6 +12,7 @@ mod analysis;
 mod core;
 mod error;
 pub mod event_store;
+mod hooks;
 mod local;
 mod pending;
 mod step;

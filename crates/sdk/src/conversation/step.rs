@@ -106,6 +106,9 @@ impl LocalConversation {
         if !pending.is_empty() {
             return self.execute_actions(&runtime, pending, cancel).await;
         }
+        if self.finish_if_message_blocked().await? {
+            return Ok(());
+        }
         if let Some(condenser) = runtime.condenser()
             && self.maybe_condense(condenser).await?
         {
@@ -333,6 +336,7 @@ impl LocalConversation {
         if actions.is_empty() {
             return Ok(());
         }
+        self.pre_tool_hooks(&actions).await?;
         let policy = self.inner.core.lock().state.confirmation_policy.clone();
         let risks = self
             .analyze_actions(analyzer_config.as_ref(), &policy, &actions)
@@ -376,11 +380,21 @@ impl LocalConversation {
         let ctx = ToolCallContext {
             cancel: cancel.child_token(),
         };
+        let mut blocked: std::collections::HashMap<String, String> = Default::default();
+        for (id, _) in &actions {
+            if let Some(reason) = self.take_blocked_action(id).await? {
+                blocked.insert(id.clone(), reason);
+            }
+        }
         let mut results = futures::stream::iter(actions.into_iter().map(|(id, a)| {
             let tool = runtime.tool(&a.tool_name).cloned();
             let ctx = ctx.clone();
             let lookup_error = lookup_errors.get(&id).cloned();
+            let hook_block = blocked.remove(&id);
             async move {
+                if let Some(reason) = hook_block {
+                    return (id, a, Outcome::Blocked(reason));
+                }
                 let outcome = match (tool, a.action.clone()) {
                     _ if lookup_error.is_some() => Err(lookup_error.unwrap_or_default()),
                     (Some(t), Some(action)) => {
@@ -389,12 +403,31 @@ impl LocalConversation {
                     (None, _) => Err(format!("Tool '{}' is not available.", a.tool_name)),
                     (_, None) => Err("The action could not be parsed.".to_string()),
                 };
-                (id, a, outcome)
+                (id, a, Outcome::Ran(outcome))
             }
         }))
         .buffered(limit);
         let secrets = self.secrets();
         while let Some((id, a, outcome)) = results.next().await {
+            let outcome = match outcome {
+                Outcome::Ran(o) => o,
+                Outcome::Blocked(reason) => {
+                    tracing::info!(tool = %a.tool_name, %reason, "action blocked by hook");
+                    let mut ev = Event::with_source(
+                        SourceType::Environment,
+                        EventBody::UserReject(openhands_wire::event::UserRejectObservation {
+                            tool_name: a.tool_name.clone(),
+                            tool_call_id: a.tool_call_id.clone(),
+                            rejection_reason: reason,
+                            rejection_source: "hook".into(),
+                            action_id: id.clone(),
+                        }),
+                    );
+                    ev.parent_id = None;
+                    self.emit_async(ev).await?;
+                    continue;
+                }
+            };
             // Whatever a tool reports, no secret value leaves as an observation.
             let outcome = match outcome {
                 Ok(mut observation) => {
@@ -402,6 +435,11 @@ impl LocalConversation {
                     Ok(observation)
                 }
                 Err(text) => Err(secrets.mask(&text)),
+            };
+            let post_hook = outcome.as_ref().ok().cloned();
+            let rules = match &outcome {
+                Ok(_) => self.path_rules(&a).await?,
+                Err(_) => Vec::new(),
             };
             let mut ev = match outcome {
                 Ok(observation) => Event::with_source(
@@ -411,7 +449,7 @@ impl LocalConversation {
                         tool_call_id: a.tool_call_id.clone(),
                         observation,
                         action_id: id.clone(),
-                        extended_content: Vec::new(),
+                        extended_content: rules,
                     }),
                 ),
                 Err(text) => Event::with_source(
@@ -429,7 +467,33 @@ impl LocalConversation {
                 ),
             };
             ev.parent_id = None;
-            self.emit_async(ev).await?;
+            let invoked = match &ev.body {
+                EventBody::Observation(o)
+                    if o.tool_name == "invoke_skill"
+                        && !o.observation["is_error"].as_bool().unwrap_or(false) =>
+                {
+                    o.observation["skill_name"].as_str().map(String::from)
+                }
+                _ => None,
+            };
+            match invoked {
+                Some(name) => {
+                    self.commit_async(true, move |c| {
+                        let list = &mut c.state_mut().invoked_skills;
+                        if !list.contains(&name) {
+                            list.push(name);
+                        }
+                        vec![ev]
+                    })
+                    .await?;
+                }
+                None => {
+                    self.emit_async(ev).await?;
+                }
+            }
+            if let Some(observation) = post_hook {
+                self.post_tool_hooks(&id, &a, &observation).await?;
+            }
         }
         if cancel.is_cancelled() {
             return Err(ConversationError::Interrupted);
@@ -439,6 +503,90 @@ impl LocalConversation {
         }
         Ok(())
     }
+}
+
+impl LocalConversation {
+    /// The path rules (`paths:` skills) a file-touching action activates,
+    /// each once per conversation (recorded in `activated_path_rules`):
+    /// the action's `path`, relative to the workspace; files outside it
+    /// activate nothing.
+    async fn path_rules(
+        &self,
+        action: &ActionEvent,
+    ) -> Result<Vec<openhands_wire::content::TextContent>, ConversationError> {
+        let Some(raw) = action
+            .action
+            .as_ref()
+            .and_then(|a| a.get("path"))
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(ctx) = self.inner.agent.read().spec().agent_context.clone() else {
+            return Ok(Vec::new());
+        };
+        let path = std::path::Path::new(raw);
+        let rel = if path.is_absolute() {
+            let root = &self.inner.env.working_dir;
+            match path.strip_prefix(root) {
+                Ok(r) => r.to_path_buf(),
+                Err(_) => {
+                    let (Ok(p), Ok(r)) = (
+                        std::fs::canonicalize(path.parent().unwrap_or(path)),
+                        std::fs::canonicalize(root),
+                    ) else {
+                        return Ok(Vec::new());
+                    };
+                    match p.strip_prefix(&r) {
+                        Ok(dir) => dir.join(path.file_name().unwrap_or_default()),
+                        Err(_) => return Ok(Vec::new()),
+                    }
+                }
+            }
+        } else {
+            path.to_path_buf()
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let active: Vec<String> = self
+            .inner
+            .core
+            .lock()
+            .state
+            .extra
+            .get("activated_path_rules")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some((text, names)) = crate::skills::render::path_rules_for(&ctx, &rel, &active) else {
+            return Ok(Vec::new());
+        };
+        self.commit_async(true, move |c| {
+            let list = c
+                .state_mut()
+                .extra
+                .entry("activated_path_rules")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(items) = list {
+                items.extend(names.into_iter().map(Value::String));
+            }
+            Vec::new()
+        })
+        .await?;
+        Ok(vec![openhands_wire::content::TextContent::new(text)])
+    }
+}
+
+/// What became of one action.
+enum Outcome {
+    /// It ran: the observation or the error text.
+    Ran(Result<Value, String>),
+    /// A PreToolUse hook blocked it, with this reason.
+    Blocked(String),
 }
 
 struct ParsedCall {

@@ -61,7 +61,8 @@ pub enum OutputStream {
 
 /// Runs `spec` and sends its output to `chunks` as it arrives (waiting
 /// when the receiver is behind; a dropped receiver discards the rest).
-/// Standard input is `/dev/null` unless the spec asks for a pipe.
+/// Standard input is `/dev/null` unless the spec asks for a pipe; the
+/// spec's [`ProcessSpec::input`] is written to it.
 pub async fn run_streaming(
     spec: &ProcessSpec,
     limits: &RunLimits,
@@ -73,6 +74,16 @@ pub async fn run_streaming(
         let _ = child.terminate(limits.grace).await;
         return Err(std::io::Error::other("the child has no output pipes"));
     };
+    if let (Some(data), Some(mut pipe)) = (spec.input_bytes(), child.take_stdin()) {
+        let data = data.to_vec();
+        // Written beside the reads (a large input must not wait for the
+        // child to drain its output); dropped pipe = EOF for the child.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = pipe.write_all(&data).await;
+            let _ = pipe.shutdown().await;
+        });
+    }
     let code = |s: Option<ExitStatus>| s.map(exit_code).unwrap_or(-1);
     if cancel.is_cancelled() {
         let s = child.terminate(limits.grace).await;

@@ -94,6 +94,29 @@ async fn stdin_is_null_unless_asked() {
 }
 
 #[tokio::test]
+async fn input_reaches_stdin_even_when_large_or_unread() {
+    let big = "x".repeat(300_000);
+    let out = run_to_completion(
+        &spec("wc -c").input(big.clone()),
+        &limits(Duration::from_secs(10)),
+        &CancellationToken::new(),
+        1024,
+    )
+    .await
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "300000");
+    let out = run_to_completion(
+        &spec("exit 2").input(big),
+        &limits(Duration::from_secs(10)),
+        &CancellationToken::new(),
+        1024,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.end, RunEnd::Exited(2));
+}
+
+#[tokio::test]
 async fn timeout_stops_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("pid");

@@ -21,6 +21,7 @@ pub struct ProcessSpec {
     cwd: Option<PathBuf>,
     env: ChildEnv,
     stdin: bool,
+    input: Option<std::sync::Arc<[u8]>>,
 }
 
 impl ProcessSpec {
@@ -32,6 +33,7 @@ impl ProcessSpec {
             cwd: None,
             env,
             stdin: false,
+            input: None,
         }
     }
 
@@ -66,6 +68,21 @@ impl ProcessSpec {
     pub fn piped_stdin(mut self) -> Self {
         self.stdin = true;
         self
+    }
+
+    /// Writes `data` to the child's standard input (a pipe), then closes
+    /// it; used by [`run_streaming`](super::run::run_streaming) and
+    /// [`run_to_completion`](super::run::run_to_completion). A child that
+    /// exits without reading it is not an error.
+    pub fn input(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.stdin = true;
+        self.input = Some(data.into().into());
+        self
+    }
+
+    /// The bytes given with [`ProcessSpec::input`].
+    pub fn input_bytes(&self) -> Option<&[u8]> {
+        self.input.as_deref()
     }
 
     /// The program.

@@ -153,7 +153,6 @@ struct SearchQuery {
     #[serde(default)]
     sort_order: ConversationSortOrder,
     #[serde(default)]
-    #[allow(dead_code)]
     include_skills: Option<bool>,
 }
 
@@ -180,6 +179,7 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
             p.limit as usize,
             p.status,
             p.sort_order,
+            p.include_skills.unwrap_or(false),
         )
         .await?;
     Ok(ok(
@@ -189,6 +189,13 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
 
 fn parse<T: serde::de::DeserializeOwned>(query: &str) -> Result<ApiQuery<T>, ApiError> {
     Ok(ApiQuery(crate::http::extract::parse_query(query)?))
+}
+
+/// `include_skills` of the conversation reads (default false).
+#[derive(Debug, Default, Deserialize)]
+struct SkillsQuery {
+    #[serde(default)]
+    include_skills: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -216,9 +223,14 @@ async fn count(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiEr
     responses((status = 200, description = "Successful Response", body = Value),
               (status = 404, description = "Item not found", body = ErrorDetail),
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
-async fn get_one(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
+async fn get_one(
+    State(svc): Svc,
+    path: IdPath,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
-    match svc.info(id, true).await? {
+    let ApiQuery(p) = parse::<SkillsQuery>(&q.unwrap_or_default())?;
+    match svc.info_for_api(id, p.include_skills).await? {
         Some(info) => Ok(ok(&info)),
         None => Err(ApiError::not_found()),
     }
@@ -233,6 +245,14 @@ async fn get_one(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let query = q.unwrap_or_default();
+    let include_skills = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "include_skills")
+        .is_some_and(|(_, v)| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes" | "on" | "t" | "y"
+            )
+        });
     let raw_ids: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
         .filter(|(k, _)| k == "ids")
         .map(|(_, v)| v.into_owned())
@@ -273,7 +293,11 @@ async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, A
     }
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        out.push(svc.info(id, true).await?.unwrap_or(Value::Null));
+        out.push(
+            svc.info_for_api(id, include_skills)
+                .await?
+                .unwrap_or(Value::Null),
+        );
     }
     Ok(ok(&Value::Array(out)))
 }

@@ -10,6 +10,7 @@ pub mod browse;
 pub mod conversations;
 pub mod docs;
 pub mod events;
+pub mod extensions;
 pub mod files;
 pub mod git;
 pub mod mcp;
@@ -111,6 +112,8 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(mcp::start_mcp_oauth))
         .routes(routes!(mcp::get_mcp_oauth_status))
         .routes(routes!(mcp::submit_mcp_oauth_callback))
+        .routes(routes!(extensions::get_skills))
+        .routes(routes!(extensions::get_hooks))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).

@@ -2,6 +2,7 @@
 
 use crate::config::{Config, WebhookSpec};
 use openhands_sdk::secrets::Cipher;
+use openhands_sdk::skills::context::SkillSources;
 use openhands_sdk::tool::ToolRegistry;
 use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ pub struct ServiceConfig {
     /// How the agent's processes start: the environment policy (no server
     /// credential reaches them) and shell snapshots.
     pub exec_policy: ExecPolicy,
+    /// Where `load_user_skills` and `load_public_skills` read skills from
+    /// (`$HOME`, and `$EXTENSIONS_PATH` for a local copy of the public
+    /// skills repository; nothing is downloaded).
+    pub skill_sources: SkillSources,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -65,6 +70,7 @@ impl ServiceConfig {
             session_api_keys: Vec::new(),
             profiles: None,
             exec_policy: ExecPolicy::default(),
+            skill_sources: SkillSources::from_env(),
         }
     }
 
@@ -92,6 +98,7 @@ impl ServiceConfig {
                 shell_snapshot: config.shell_snapshot,
                 ..ExecPolicy::default()
             },
+            skill_sources: SkillSources::from_env(),
         }
     }
 

@@ -237,12 +237,14 @@ impl ConversationService {
         id: Uuid,
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
+        let hook_config = stored_hooks(&meta.lock().hook_config);
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
         let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
         let exec_policy = self.inner.config.exec_policy.clone();
+        let skill_sources = self.inner.config.skill_sources.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
@@ -254,6 +256,8 @@ impl ConversationService {
                 callbacks: vec![callback],
                 cipher,
                 exec_policy,
+                skill_sources,
+                hook_config,
                 ..ConversationOptions::default()
             };
             LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
@@ -277,6 +281,33 @@ impl ConversationService {
             return Err(ServiceError::Invalid(
                 "This server only runs local conversations".into(),
             ));
+        }
+        if let Some(ctx) = &agent_spec.agent_context
+            && let Err(e) =
+                openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)
+        {
+            let field = match e {
+                openhands_sdk::skills::context::ContextError::NoPublicSkills => {
+                    "load_public_skills"
+                }
+                openhands_sdk::skills::context::ContextError::NoHome => "load_user_skills",
+            };
+            let message = e.to_string();
+            return Err(openhands_protocol::validation::ValidationError::new(vec![
+                openhands_protocol::validation::ValidationIssue::new(
+                    "value_error",
+                    openhands_protocol::conversations::loc(&[
+                        "body",
+                        "agent",
+                        "agent_context",
+                        field,
+                    ]),
+                    format!("Value error, {message}"),
+                    json!(true),
+                )
+                .with_ctx(json!({ "error": message })),
+            ])
+            .into());
         }
         let id = request.conversation_id.unwrap_or_else(Uuid::new_v4);
         let lock = self.lock_for(id);
@@ -424,6 +455,8 @@ impl ConversationService {
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
             exec_policy: self.inner.config.exec_policy.clone(),
+            skill_sources: self.inner.config.skill_sources.clone(),
+            hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -553,7 +586,19 @@ impl ConversationService {
         with_runtime_info: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let subs = self.children_of(id);
-        self.info_with(id, with_runtime_info, subs).await
+        self.info_with(id, with_runtime_info, subs, false).await
+    }
+
+    /// [`ConversationService::info`] for the API, with the agent context's
+    /// skills when `include_skills` (they are left out otherwise, as the
+    /// reference does).
+    pub async fn info_for_api(
+        &self,
+        id: Uuid,
+        include_skills: bool,
+    ) -> Result<Option<Value>, ServiceError> {
+        let subs = self.children_of(id);
+        self.info_with(id, true, subs, include_skills).await
     }
 
     async fn info_with(
@@ -561,6 +606,7 @@ impl ConversationService {
         id: Uuid,
         with_runtime_info: bool,
         subs: Vec<Uuid>,
+        include_skills: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let (meta, live) = {
             let catalog = self.inner.catalog.read();
@@ -591,12 +637,16 @@ impl ConversationService {
                 }
             }
         };
-        Ok(Some(conversation_info(
-            state,
-            &meta,
-            &subs,
-            with_runtime_info,
-        )))
+        let skills = include_skills
+            .then(|| state.pointer("/agent/agent_context/skills").cloned())
+            .flatten();
+        let mut info = conversation_info(state, &meta, &subs, with_runtime_info);
+        if let Some(skills) = skills
+            && let Some(slot) = info.pointer_mut("/agent/agent_context/skills")
+        {
+            *slot = skills;
+        }
+        Ok(Some(info))
     }
 
     /// Parent id → child ids, over the whole catalog.
@@ -627,13 +677,15 @@ impl ConversationService {
         }
     }
 
-    /// Conversations matching `status`, sorted, one page from `page_id`.
+    /// Conversations matching `status`, sorted, one page from `page_id`
+    /// (with the agent context's skills when `include_skills`).
     pub async fn search(
         &self,
         page_id: Option<&str>,
         limit: usize,
         status: Option<ExecutionStatus>,
         sort: ConversationSortOrder,
+        include_skills: bool,
     ) -> Result<ConversationPage, ServiceError> {
         let mut rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
             let catalog = self.inner.catalog.read();
@@ -674,7 +726,7 @@ impl ConversationService {
                 break;
             }
             let subs = children.get(&id).cloned().unwrap_or_default();
-            if let Some(info) = self.info_with(id, true, subs).await? {
+            if let Some(info) = self.info_with(id, true, subs, include_skills).await? {
                 items.push(info);
             }
         }
@@ -811,6 +863,8 @@ impl ConversationService {
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
             exec_policy: self.inner.config.exec_policy.clone(),
+            skill_sources: self.inner.config.skill_sources.clone(),
+            hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1040,4 +1094,18 @@ fn save_new_meta(
 /// cannot be read).
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The hooks stored with a conversation (`meta.json`'s `hook_config`,
+/// validated when the conversation was created); an unusable stored value
+/// is logged and runs no hooks.
+fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
+    match openhands_sdk::hooks::HookConfig::from_value(value) {
+        Ok(c) if !c.is_empty() => Some(c),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "stored hook_config ignored");
+            None
+        }
+    }
 }

@@ -73,6 +73,7 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
     ) {
         issues.push(issue);
     }
+    issues.extend(extension_issues(&request, &raw));
     let agent = match parse_agent(&request, &raw).and_then(check_mcp_config) {
         Ok(a) => Some(a),
         Err(AgentProblem::Issue(i)) => {
@@ -133,6 +134,58 @@ pub fn policy_issue(
         }
         _ => None,
     }
+}
+
+/// A validation issue refusing the value at `at` with `message`.
+fn refused(at: &[&str], message: String, input: Value) -> ValidationIssue {
+    ValidationIssue::new(
+        "value_error",
+        loc(at),
+        format!("Value error, {message}"),
+        redact_value(input),
+    )
+    .with_ctx(json!({ "error": message }))
+}
+
+/// What of the agent's extensions cannot be honoured, each an issue naming
+/// its field: an invalid `hook_config`, plugins, agent definitions, and the
+/// agent context's marketplace registrations (not implemented).
+fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<ValidationIssue> {
+    let mut issues = Vec::new();
+    if let Some(h) = &request.hook_config
+        && let Err(e) = openhands_sdk::hooks::HookConfig::from_value(h)
+    {
+        issues.push(refused(&["body", "hook_config"], e.to_string(), h.clone()));
+    }
+    if let Some(p) = &request.plugins
+        && !p.is_null()
+        && p.as_array().is_none_or(|a| !a.is_empty())
+    {
+        issues.push(refused(
+            &["body", "plugins"],
+            "plugins are not supported by this server".into(),
+            p.clone(),
+        ));
+    }
+    if !request.agent_definitions.is_empty() {
+        issues.push(refused(
+            &["body", "agent_definitions"],
+            "agent_definitions are not supported by this server".into(),
+            Value::Array(request.agent_definitions.clone()),
+        ));
+    }
+    if let Some(m) = raw
+        .pointer("/agent/agent_context/registered_marketplaces")
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
+    {
+        issues.push(refused(
+            &["body", "agent", "agent_context", "registered_marketplaces"],
+            "marketplace registrations are not supported by this server".into(),
+            Value::Array(m.clone()),
+        ));
+    }
+    issues
 }
 
 enum AgentProblem {
