@@ -321,7 +321,7 @@ async fn fork_copies_events_and_rejects_a_taken_id() {
     let id = info["id"].as_str().unwrap();
     env.send(id, "Please create x.txt, then finish.", true)
         .await;
-    env.wait_status(id, &["finished"]).await;
+    env.wait_finished_and_settled(id).await;
     let source_events = env.events(id).await;
 
     let (s, fork) = env

@@ -15,7 +15,7 @@ async fn finished_conversation(env: &Env) -> String {
     let id = info["id"].as_str().unwrap().to_string();
     env.send(&id, "Please create x.txt, then finish.", true)
         .await;
-    env.wait_status(&id, &["finished"]).await;
+    env.wait_finished_and_settled(&id).await;
     id
 }
 

@@ -11,42 +11,10 @@
 mod conversations_support;
 
 use conversations_support::*;
+use openhands_testkit::fixtures::{mcp_everything, pids_with_env};
 use openhands_testkit::{Script, Turn};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn everything() -> Option<String> {
-    match std::env::var("OPENHANDS_TEST_MCP_EVERYTHING") {
-        Ok(p) if std::path::Path::new(&p).is_file() => Some(p),
-        _ => {
-            eprintln!(
-                "SKIPPED: OPENHANDS_TEST_MCP_EVERYTHING does not name server-everything's \
-                 dist/index.js (scripts/test.sh installs it)"
-            );
-            None
-        }
-    }
-}
-
-/// Live processes whose environment holds `marker`.
-fn pids_with(marker: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.is_empty() || stat.contains(") Z ") {
-            continue;
-        }
-        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
-            && env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes())
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
 
 fn script(_: &std::path::Path) -> Script {
     Script::from_turns([
@@ -58,7 +26,9 @@ fn script(_: &std::path::Path) -> Script {
 
 #[tokio::test]
 async fn a_conversation_uses_the_mcp_server_and_deleting_it_ends_the_server() {
-    let Some(index) = everything() else { return };
+    let Some(index) = mcp_everything() else {
+        return;
+    };
     let env = Env::start(script).await;
     let mark = uuid::Uuid::new_v4().simple().to_string();
     let marker = format!("OH_MCP_API_MARK={mark}");
@@ -114,17 +84,20 @@ async fn a_conversation_uses_the_mcp_server_and_deleting_it_ends_the_server() {
     );
     assert!(reqs[1].body.to_string().contains("Echo: over http"));
 
-    assert!(!pids_with(&marker).is_empty(), "the server is not running");
+    assert!(
+        !pids_with_env(&marker).is_empty(),
+        "the server is not running"
+    );
     let (s, _) = env
         .call("DELETE", &format!("/api/conversations/{id}"), None)
         .await;
     assert_eq!(s, 200);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !pids_with(&marker).is_empty() && Instant::now() < deadline {
+    while !pids_with_env(&marker).is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(
-        pids_with(&marker).is_empty(),
+        pids_with_env(&marker).is_empty(),
         "the server outlived the conversation"
     );
     env.stop().await;
@@ -211,7 +184,7 @@ async fn the_test_route_answers_success_and_failure() {
         .await;
     assert_eq!(s, 404);
 
-    let Some(index) = everything() else {
+    let Some(index) = mcp_everything() else {
         env.stop().await;
         return;
     };

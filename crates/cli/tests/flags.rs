@@ -439,11 +439,7 @@ fn repository_skills_are_loaded_unless_no_skills() {
 /// an error event, not a failed run.
 #[test]
 fn run_with_an_mcp_config_uses_the_servers_tools() {
-    let Ok(index) = std::env::var("OPENHANDS_TEST_MCP_EVERYTHING") else {
-        eprintln!(
-            "SKIPPED: OPENHANDS_TEST_MCP_EVERYTHING does not name server-everything's \
-             dist/index.js (scripts/test.sh installs it)"
-        );
+    let Some(index) = openhands_testkit::fixtures::mcp_everything() else {
         return;
     };
     let rt = runtime();

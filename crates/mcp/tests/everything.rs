@@ -9,24 +9,9 @@
 use openhands_mcp::{
     McpClient, McpConfig, McpContent, McpError, McpSession, StartOptions, UnknownFields,
 };
+use openhands_testkit::fixtures::{KillOnDrop, free_port, mcp_everything};
 use serde_json::{Map, Value, json};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// The server's entry point, or `None` (and a loud note) when it is not
-/// installed.
-fn everything() -> Option<String> {
-    match std::env::var("OPENHANDS_TEST_MCP_EVERYTHING") {
-        Ok(p) if PathBuf::from(&p).is_file() => Some(p),
-        _ => {
-            eprintln!(
-                "SKIPPED: OPENHANDS_TEST_MCP_EVERYTHING does not name server-everything's \
-                 dist/index.js (scripts/test.sh installs it)"
-            );
-            None
-        }
-    }
-}
 
 fn config(v: Value) -> McpConfig {
     McpConfig::parse(&v, UnknownFields::Refuse).unwrap()
@@ -60,7 +45,9 @@ fn alive(pid: u32) -> bool {
 
 #[tokio::test]
 async fn stdio_calls_tools_restarts_after_a_kill_and_ends_the_child_on_close() {
-    let Some(index) = everything() else { return };
+    let Some(index) = mcp_everything() else {
+        return;
+    };
     let cfg = config(json!({"everything": {"command": "node", "args": [index, "stdio"]}}));
     let started = McpSession::start(&cfg, opts()).await;
     assert!(started.failures.is_empty(), "{:?}", started.failures);
@@ -130,7 +117,9 @@ async fn stdio_calls_tools_restarts_after_a_kill_and_ends_the_child_on_close() {
 
 #[tokio::test]
 async fn two_servers_prefix_their_tools_and_a_broken_one_is_reported() {
-    let Some(index) = everything() else { return };
+    let Some(index) = mcp_everything() else {
+        return;
+    };
     let cfg = config(json!({"mcpServers": {
         "a": {"command": "node", "args": [index, "stdio"]},
         "b": {"command": "definitely-not-a-program-xyz"}
@@ -158,25 +147,11 @@ async fn two_servers_prefix_their_tools_and_a_broken_one_is_reported() {
     s.close().await;
 }
 
-struct Killed(std::process::Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test]
 async fn streamable_http_lists_and_calls() {
-    let Some(index) = everything() else { return };
+    let Some(index) = mcp_everything() else {
+        return;
+    };
     let port = free_port();
     let child = std::process::Command::new("node")
         .args([index.as_str(), "streamableHttp"])
@@ -185,7 +160,7 @@ async fn streamable_http_lists_and_calls() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = Killed(child);
+    let _guard = KillOnDrop(child);
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the HTTP server did not start");

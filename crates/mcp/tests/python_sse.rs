@@ -6,31 +6,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_mcp::{McpClient, McpConfig, McpContent, McpSession, StartOptions, UnknownFields};
+use openhands_testkit::fixtures::{KillOnDrop, free_port, mcp_python};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-struct Killed(std::process::Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn python_sse_server_lists_calls_with_the_bearer_token_and_announces_new_tools() {
-    let Ok(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON") else {
-        eprintln!(
-            "SKIPPED: OPENHANDS_TEST_MCP_PYTHON does not name a Python with the `mcp` package \
-             (scripts/test.sh sets it)"
-        );
+    let Some(python) = mcp_python() else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sse_server.py");
     let child = std::process::Command::new(python)
         .arg(script)
@@ -39,7 +24,7 @@ async fn python_sse_server_lists_calls_with_the_bearer_token_and_announces_new_t
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = Killed(child);
+    let _guard = KillOnDrop(child);
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the SSE server did not start");

@@ -11,45 +11,14 @@ mod common;
 
 use common::*;
 use openhands_sdk::LocalConversation;
+use openhands_testkit::fixtures::{
+    KillOnDrop, free_port, mcp_everything, mcp_python, pids_with_env,
+};
 use openhands_testkit::{Script, Turn};
 use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn everything() -> Option<String> {
-    match std::env::var("OPENHANDS_TEST_MCP_EVERYTHING") {
-        Ok(p) if std::path::Path::new(&p).is_file() => Some(p),
-        _ => {
-            eprintln!(
-                "SKIPPED: OPENHANDS_TEST_MCP_EVERYTHING does not name server-everything's \
-                 dist/index.js (scripts/test.sh installs it)"
-            );
-            None
-        }
-    }
-}
-
-/// Processes whose environment holds `marker` (the servers this test started).
-fn pids_with(marker: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.contains(") Z ") {
-            continue;
-        }
-        if env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) {
-            out.push(pid);
-        }
-    }
-    out
-}
 
 async fn wait_until(mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -74,7 +43,9 @@ fn observations(c: &LocalConversation) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
-    let Some(index) = everything() else { return };
+    let Some(index) = mcp_everything() else {
+        return;
+    };
     let marker = format!("OH_MCP_TEST_MARK={}", uuid::Uuid::new_v4().simple());
     let (mark_name, mark_value) = marker.split_once('=').unwrap();
     let workspace = tempfile::tempdir().unwrap();
@@ -107,10 +78,10 @@ async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
     .unwrap();
     c.send_message("use echo").unwrap();
     assert!(
-        wait_until(|| !pids_with(&marker).is_empty()).await,
+        wait_until(|| !pids_with_env(&marker).is_empty()).await,
         "server not started"
     );
-    let first_pids = pids_with(&marker);
+    let first_pids = pids_with_env(&marker);
 
     // The first call runs; before the second, the server is killed.
     let c2 = c.clone();
@@ -120,7 +91,7 @@ async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
             if let EventBody::Observation(o) = &e.body
                 && o.observation["content"][1]["text"] == "Echo: first"
             {
-                for pid in pids_with(&marker2) {
+                for pid in pids_with_env(&marker2) {
                     let _ = std::process::Command::new("kill")
                         .args(["-KILL", &pid.to_string()])
                         .status();
@@ -198,14 +169,14 @@ async fn the_model_calls_an_mcp_tool_and_survives_a_killed_server() {
     assert!(seen(3).contains("Echo: third"), "{}", seen(3));
 
     // A new server process served the third call; closing ends it.
-    let now = pids_with(&marker);
+    let now = pids_with_env(&marker);
     assert!(!now.is_empty());
     assert!(now.iter().all(|p| !first_pids.contains(p)));
     c.close().await;
     assert!(
-        wait_until(|| pids_with(&marker).is_empty()).await,
+        wait_until(|| pids_with_env(&marker).is_empty()).await,
         "server outlived close: {:?}",
-        pids_with(&marker)
+        pids_with_env(&marker)
     );
 }
 
@@ -214,11 +185,7 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
     let workspace = tempfile::tempdir().unwrap();
     let (agent, backend) = agent(Script::from_turns(vec![Turn::text("ok")]));
     let mut spec = agent.spec().clone();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     spec.mcp_config = json!({"mcpServers": {"down": {
         "url": format!("http://127.0.0.1:{port}/mcp"),
         "headers": {"X-Key": "sk-mcp-secret"}
@@ -281,32 +248,16 @@ fn a_malformed_mcp_config_fails_agent_setup_naming_the_server() {
     assert!(e.to_string().contains("MCP server 'fs'"), "{e}");
 }
 
-struct Killed(std::process::Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A server announcing a new tool (`notifications/tools/list_changed`):
 /// the next LLM request offers it and the model can call it. The server is
 /// the Python SSE fixture of crates/mcp (the `mcp` package from PyPI, run
 /// by `OPENHANDS_TEST_MCP_PYTHON`).
 #[tokio::test]
 async fn tools_announced_by_list_changed_reach_the_model() {
-    let Ok(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON") else {
-        eprintln!(
-            "SKIPPED: OPENHANDS_TEST_MCP_PYTHON does not name a Python with the `mcp` package \
-             (scripts/test.sh sets it)"
-        );
+    let Some(python) = mcp_python() else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../mcp/tests/fixtures/sse_server.py"
@@ -318,7 +269,7 @@ async fn tools_announced_by_list_changed_reach_the_model() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = Killed(child);
+    let _guard = KillOnDrop(child);
     assert!(
         wait_until(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await,
         "the SSE server did not start"

@@ -91,6 +91,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod fixtures;
 pub mod reply;
 pub mod script;
 pub mod scripted_llm;

@@ -222,6 +222,28 @@ impl Env {
         .await
     }
 
+    /// Waits for `finished` and for the stats update the run commits after
+    /// it (the stats of its last LLM call), so later reads of the event log
+    /// all see the same events.
+    pub async fn wait_finished_and_settled(&self, id: &str) {
+        self.wait_status(id, &["finished"]).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let events = self.events(id).await;
+            let finished = events
+                .iter()
+                .position(|e| e["key"] == "execution_status" && e["value"] == "finished");
+            if finished.is_some_and(|f| events[f..].iter().any(|e| e["key"] == "stats")) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no stats after finished"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Polls the conversation until its status is one of `want`.
     pub async fn wait_status(&self, id: &str, want: &[&str]) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -1,0 +1,80 @@
+//! Helpers for tests that run real external servers (the MCP test servers
+//! `scripts/test.sh` installs) and watch the processes they start.
+
+use std::path::Path;
+
+/// Environment variable naming server-everything's `dist/index.js`.
+pub const MCP_EVERYTHING_ENV: &str = "OPENHANDS_TEST_MCP_EVERYTHING";
+/// Environment variable naming a Python interpreter with the `mcp` package.
+pub const MCP_PYTHON_ENV: &str = "OPENHANDS_TEST_MCP_PYTHON";
+
+/// The path of the npm MCP server `@modelcontextprotocol/server-everything`
+/// (`dist/index.js`), or `None` after saying loudly why the test skips.
+pub fn mcp_everything() -> Option<String> {
+    match std::env::var(MCP_EVERYTHING_ENV) {
+        Ok(p) if Path::new(&p).is_file() => Some(p),
+        _ => {
+            eprintln!(
+                "SKIPPED: {MCP_EVERYTHING_ENV} does not name server-everything's dist/index.js \
+                 (scripts/test.sh installs it)"
+            );
+            None
+        }
+    }
+}
+
+/// A Python interpreter that has the `mcp` package, or `None` after saying
+/// loudly why the test skips.
+pub fn mcp_python() -> Option<String> {
+    match std::env::var(MCP_PYTHON_ENV) {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            eprintln!(
+                "SKIPPED: {MCP_PYTHON_ENV} does not name a Python with the `mcp` package \
+                 (scripts/test.sh sets it)"
+            );
+            None
+        }
+    }
+}
+
+/// Live (not zombie) processes whose environment holds the entry `marker`
+/// (`NAME=value`): the processes a test started with that marker.
+pub fn pids_with_env(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
+            && env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes())
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A child process killed and reaped when dropped (a server a test runs).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port that was free a moment ago (0 when none could be bound).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or(0, |a| a.port())
+}
