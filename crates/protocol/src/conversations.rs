@@ -589,4 +589,24 @@ mod tests {
             .is_ok()
         );
     }
+
+    #[test]
+    fn client_requests_serialize_to_what_the_server_parses() {
+        let req = StartConversationRequest::new(json!({"kind": "Agent"}), "/w");
+        let v = serde_json::to_value(&req).unwrap();
+        assert_eq!(
+            v["workspace"],
+            json!({"working_dir": "/w", "kind": "LocalWorkspace"})
+        );
+        assert!(v.get("conversation_id").is_none(), "no nulls: {v}");
+        assert!(v.get("agent_settings").is_none());
+        assert_eq!(v["max_iterations"], 500);
+        let back: StartConversationRequest = serde_json::from_value(v).unwrap();
+        assert_eq!(back.agent, Some(json!({"kind": "Agent"})));
+        assert!(back.autotitle && back.stuck_detection);
+        let msg = serde_json::to_value(SendMessageRequest::user_text("hi", true)).unwrap();
+        assert_eq!(msg["role"], "user");
+        assert_eq!(msg["content"][0]["text"], "hi");
+        assert_eq!(msg["run"], true);
+    }
 }

@@ -6,6 +6,7 @@ use super::error::RemoteError;
 use super::http::ApiClient;
 use super::hub::Hub;
 use super::socket::{EventSocket, SocketState};
+use super::sync::sync_events;
 use futures::Stream;
 use openhands_protocol::conversations::{
     AskAgentRequest, ConfirmationResponseRequest, ForkConversationRequest, SendMessageRequest,
@@ -15,7 +16,6 @@ use openhands_wire::event::{Event, EventBody};
 use openhands_wire::message::Message;
 use openhands_wire::state::ExecutionStatus;
 use reqwest::Method;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,8 +23,6 @@ use uuid::Uuid;
 
 /// Route prefix of the conversation API.
 const CONVERSATIONS: &str = "/api/conversations";
-/// Page size of event syncs.
-const PAGE: usize = 100;
 
 /// Timeouts and waits of a remote conversation (the reference's defaults).
 #[derive(Debug, Clone)]
@@ -57,13 +55,6 @@ impl Default for RemoteOptions {
     }
 }
 
-#[derive(Deserialize)]
-struct EventPage {
-    items: Vec<Value>,
-    #[serde(default)]
-    next_page_id: Option<String>,
-}
-
 struct Inner {
     id: Uuid,
     api: ApiClient,
@@ -85,36 +76,6 @@ impl std::fmt::Debug for RemoteConversation {
             .field("id", &self.inner.id)
             .field("host", &self.inner.api.base())
             .finish_non_exhaustive()
-    }
-}
-
-/// Fetches every stored event of `id` into the hub (deduplicated).
-pub(crate) async fn sync_events(api: &ApiClient, id: Uuid, hub: &Hub) -> Result<(), RemoteError> {
-    let mut page_id: Option<String> = None;
-    loop {
-        let mut path = format!("{CONVERSATIONS}/{id}/events/search?limit={PAGE}");
-        if let Some(p) = &page_id {
-            path.push_str(&format!("&page_id={p}"));
-        }
-        let (_, body) = api
-            .call::<Value>(Method::GET, &path, None, &[], Some(id))
-            .await?;
-        let page: EventPage = serde_json::from_value(body).map_err(|e| RemoteError::Protocol {
-            what: path.clone(),
-            detail: e.to_string(),
-        })?;
-        for item in page.items {
-            match serde_json::from_value::<Event>(item) {
-                Ok(e) => hub.accept(e),
-                Err(e) => {
-                    tracing::warn!(conversation = %id, error = %e, "undecodable event skipped")
-                }
-            }
-        }
-        match page.next_page_id {
-            Some(p) if !p.is_empty() => page_id = Some(p),
-            _ => return Ok(()),
-        }
     }
 }
 

@@ -7,6 +7,7 @@ mod error;
 mod http;
 mod hub;
 mod socket;
+mod sync;
 
 pub use conversation::{RemoteConversation, RemoteOptions};
 pub use error::RemoteError;

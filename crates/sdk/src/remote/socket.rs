@@ -223,7 +223,7 @@ async fn connect_once(
         if first_snapshot && *connections > 0 {
             // Anything the resend missed (equal timestamps, a restarted
             // server) comes over REST before live events continue.
-            if let Err(e) = super::conversation::sync_events(api, id, hub).await {
+            if let Err(e) = super::sync::sync_events(api, id, hub).await {
                 tracing::debug!(conversation = %id, error = %e, "event socket: reconcile failed");
             }
         }
