@@ -85,6 +85,7 @@ fn quick() -> RemoteOptions {
         run_timeout: Duration::from_secs(90),
         poll_interval: Duration::from_millis(500),
         terminal_fallback: Duration::from_secs(30),
+        unreachable_timeout: Duration::from_secs(3),
         delete_on_close: false,
     }
 }
@@ -458,4 +459,33 @@ async fn the_entry_point_picks_remote_from_the_workspace() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("persistence_dir"), "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_goes_away_mid_run_ends_run_with_an_error() {
+    let e = env(vec![
+        Turn::tool_call("terminal", json!({"command": "echo one"})).with_delay_ms(30_000),
+    ])
+    .await;
+    let relay = Relay::start(e.server.addr).await;
+    let conv = RemoteConversation::create(&relay.url, Some(KEY), &request(&e), quick())
+        .await
+        .unwrap();
+    conv.send_message("go").await.unwrap();
+    let runner = tokio::spawn({
+        let c = conv.clone();
+        async move { c.run().await }
+    });
+    wait_for("running", 20, || conv.status() == ExecutionStatus::Running).await;
+    let t = Instant::now();
+    relay.cut(true);
+    let err = tokio::time::timeout(Duration::from_secs(20), runner)
+        .await
+        .expect("run() must not hang when the server is gone")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, RemoteError::Run { .. }), "{err}");
+    assert!(err.to_string().contains("unreachable"), "{err}");
+    assert!(t.elapsed() >= Duration::from_secs(3));
+    assert_eq!(conv.socket_state(), SocketState::Connecting);
 }

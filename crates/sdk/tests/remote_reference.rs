@@ -106,6 +106,7 @@ fn options() -> RemoteOptions {
         run_timeout: Duration::from_secs(180),
         poll_interval: Duration::from_millis(500),
         terminal_fallback: Duration::from_secs(30),
+        unreachable_timeout: Duration::from_secs(60),
         delete_on_close: false,
     }
 }

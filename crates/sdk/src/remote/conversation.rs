@@ -38,6 +38,9 @@ pub struct RemoteOptions {
     /// How long polls must report a finished run without the socket's
     /// post-run snapshot before `run` accepts it (socket lost).
     pub terminal_fallback: Duration,
+    /// How long `run` keeps waiting while the server does not answer at
+    /// all (connection refused or reset, timeouts) before giving up.
+    pub unreachable_timeout: Duration,
     /// Delete the conversation on the server in [`RemoteConversation::close`].
     pub delete_on_close: bool,
 }
@@ -50,6 +53,7 @@ impl Default for RemoteOptions {
             run_timeout: Duration::from_secs(3600),
             poll_interval: Duration::from_secs(1),
             terminal_fallback: Duration::from_secs(30),
+            unreachable_timeout: Duration::from_secs(120),
             delete_on_close: false,
         }
     }
@@ -253,6 +257,7 @@ impl RemoteConversation {
         let hub = &self.inner.hub;
         let deadline = Instant::now() + o.run_timeout;
         let mut terminal_since: Option<Instant> = None;
+        let mut unreachable_since: Option<Instant> = None;
         let mut next_poll = Instant::now() + o.poll_interval;
         loop {
             let changed = hub.changed();
@@ -273,7 +278,11 @@ impl RemoteConversation {
             }
             if now >= next_poll {
                 next_poll = now + o.poll_interval;
-                match self.poll_status().await {
+                let polled = self.poll_status().await;
+                if polled.is_ok() {
+                    unreachable_since = None;
+                }
+                match polled {
                     Ok(Some(s @ (ExecutionStatus::Error | ExecutionStatus::Stuck))) => {
                         return self.outcome(s, since);
                     }
@@ -297,8 +306,20 @@ impl RemoteConversation {
                         });
                     }
                     Err(e) => {
-                        tracing::warn!(conversation = %self.inner.id, error = %e, "status poll failed; retrying");
                         terminal_since = None;
+                        if matches!(e, RemoteError::Unreachable { .. }) {
+                            let first = *unreachable_since.get_or_insert(now);
+                            if now.duration_since(first) >= o.unreachable_timeout {
+                                return Err(RemoteError::Run {
+                                    id: self.inner.id,
+                                    detail: format!(
+                                        "agent server unreachable for {} s: {e}",
+                                        o.unreachable_timeout.as_secs()
+                                    ),
+                                });
+                            }
+                        }
+                        tracing::warn!(conversation = %self.inner.id, error = %e, "status poll failed; retrying");
                     }
                 }
             }
