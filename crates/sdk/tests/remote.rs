@@ -311,12 +311,27 @@ async fn confirmation_fork_secrets_and_ask_agent_work_remotely() {
     assert!(fork.events().len() >= conv.events().len() - 1);
     assert_eq!(fork.events()[0].body.kind(), conv.events()[0].body.kind());
 
+    conv.set_title("remote title").await.unwrap();
+    assert_eq!(conv.info().await.unwrap()["title"], "remote title");
+    let err = conv.condense().await.unwrap_err();
+    assert!(
+        err.status().is_some_and(|s| s >= 400),
+        "no condenser: {err}"
+    );
+
     // ask_agent reaches the model and records nothing.
     let (llm_calls, events) = (e.mock.requests().len(), conv.events().len());
     conv.ask_agent("what did you do?").await.unwrap();
     assert_eq!(e.mock.requests().len(), llm_calls + 1);
     conv.reconcile().await.unwrap();
     assert_eq!(conv.events().len(), events);
+
+    let id = fork.id();
+    fork.delete().await.unwrap();
+    let err = RemoteConversation::attach(&e.server.url(), Some(KEY), id, quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RemoteError::NotFound(_)), "{err}");
 }
 
 /// A TCP relay to the server whose connections can be cut and new ones refused.

@@ -497,6 +497,51 @@ impl RemoteConversation {
         Self::connect(self.inner.api.clone(), id, info, self.inner.options.clone()).await
     }
 
+    /// Sets the security analyzer (`{"kind": "LLMSecurityAnalyzer"}`, …) or
+    /// removes it (`None`).
+    pub async fn set_security_analyzer(&self, analyzer: Option<Value>) -> Result<(), RemoteError> {
+        let body = serde_json::json!({ "security_analyzer": analyzer });
+        self.post("/security_analyzer", Some(&body)).await.map(drop)
+    }
+
+    /// Sets the display title without running the agent.
+    pub async fn set_title(&self, title: &str) -> Result<(), RemoteError> {
+        let body = serde_json::json!({ "title": title });
+        self.inner
+            .api
+            .call(
+                Method::PATCH,
+                &self.path(""),
+                Some(&body),
+                &[],
+                Some(self.inner.id),
+            )
+            .await
+            .map(drop)
+    }
+
+    /// Asks the server to condense the history now (an error when the
+    /// agent has no condenser that handles requests).
+    pub async fn condense(&self) -> Result<(), RemoteError> {
+        self.post::<Value>("/condense", None).await.map(drop)
+    }
+
+    /// Deletes the conversation on the server and stops the event socket.
+    pub async fn delete(&self) -> Result<(), RemoteError> {
+        self.inner.socket.stop();
+        self.inner
+            .api
+            .call::<Value>(
+                Method::DELETE,
+                &self.path(""),
+                None,
+                &[],
+                Some(self.inner.id),
+            )
+            .await
+            .map(drop)
+    }
+
     /// Stops the event socket; with `delete_on_close` also deletes the
     /// conversation on the server.
     pub async fn close(&self) -> Result<(), RemoteError> {
