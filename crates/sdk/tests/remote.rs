@@ -445,6 +445,10 @@ async fn bad_hosts_keys_and_ids_are_typed_errors() {
         .await
         .unwrap_err();
     assert!(matches!(err, RemoteError::InvalidUrl(_)), "{err}");
+    let err = RemoteConversation::create("https://127.0.0.1:9", None, &request(&e), quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RemoteError::Unsupported { .. }), "{err}");
 }
 
 #[tokio::test]

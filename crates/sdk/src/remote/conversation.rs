@@ -83,6 +83,19 @@ impl std::fmt::Debug for RemoteConversation {
     }
 }
 
+/// The client of `host`; `https://` is refused before anything is sent:
+/// the event socket is built without TLS, so it could never connect.
+fn client(host: &str, key: Option<&str>, o: &RemoteOptions) -> Result<ApiClient, RemoteError> {
+    let api = ApiClient::new(host, key, o.request_timeout)?;
+    if api.base().starts_with("https://") {
+        return Err(RemoteError::Unsupported {
+            kind: "remote",
+            what: "https:// agent servers (the event socket has no TLS support yet)",
+        });
+    }
+    Ok(api)
+}
+
 fn parse_id(info: &Value, what: &str) -> Result<Uuid, RemoteError> {
     info.get("id")
         .and_then(Value::as_str)
@@ -103,7 +116,7 @@ impl RemoteConversation {
         request: &StartConversationRequest,
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
-        let api = ApiClient::new(host, api_key, options.request_timeout)?;
+        let api = client(host, api_key, &options)?;
         let (_, info) = api
             .call(Method::POST, CONVERSATIONS, Some(request), &[], None)
             .await?;
@@ -118,7 +131,7 @@ impl RemoteConversation {
         id: Uuid,
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
-        let api = ApiClient::new(host, api_key, options.request_timeout)?;
+        let api = client(host, api_key, &options)?;
         let (_, info) = api
             .call::<Value>(
                 Method::GET,
