@@ -83,6 +83,11 @@ if [ -x "$MCP_PYTHON" ] && "$MCP_PYTHON" -c 'import mcp.server.fastmcp' 2>/dev/n
 else
     echo "warning: no Python with the mcp package; the MCP SSE test will skip"
 fi
+if [ -x "$MCP_PYTHON" ] && "$MCP_PYTHON" -c 'import openhands.agent_server' 2>/dev/null; then
+    export OPENHANDS_TEST_REFERENCE_PYTHON="$MCP_PYTHON"
+else
+    echo "warning: no reference agent server; the RemoteConversation compat test will skip"
+fi
 
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then

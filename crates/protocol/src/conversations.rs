@@ -6,7 +6,7 @@ use openhands_wire::LlmConfig;
 use openhands_wire::content::Content;
 use openhands_wire::message::{Message, Role};
 use openhands_wire::state::{ConfirmationPolicy, StuckDetectionThresholds};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -38,18 +38,18 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 /// The workspace of a start request (`LocalWorkspace`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WorkspaceIn {
     /// Working directory of the agent.
     pub working_dir: String,
     /// `LocalWorkspace` (other kinds are accepted and treated as local).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
 /// `POST /api/conversations` body (`StartConversationRequest`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StartConversationRequest {
     /// Where the agent works.
@@ -58,23 +58,23 @@ pub struct StartConversationRequest {
     #[serde(default)]
     pub worktree: bool,
     /// Worktree options (stored).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree_options: Option<Value>,
     /// Id to create (or to return when it exists).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<Uuid>,
     /// Owning conversation.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_conversation_id: Option<Uuid>,
     /// Confirmation policy.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub confirmation_policy: ConfirmationPolicy,
     /// Security analyzer configuration.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_analyzer: Option<Value>,
     /// First message (sent before the response; `run` starts the agent).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_message: Option<SendMessageRequest>,
     /// Iteration limit per run (≥ 1).
     #[serde(
@@ -86,7 +86,7 @@ pub struct StartConversationRequest {
     #[serde(default = "d_true")]
     pub stuck_detection: bool,
     /// Stuck detection thresholds (sent by the SDK client).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub stuck_detection_thresholds: Option<StuckDetectionThresholds>,
     /// Secrets: name → value or secret source.
@@ -104,23 +104,23 @@ pub struct StartConversationRequest {
     #[serde(default)]
     pub client_tools: Vec<Value>,
     /// Launch additions.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_launch_additions: Option<Value>,
     /// Sub-agent definitions.
     #[serde(default)]
     pub agent_definitions: Vec<Value>,
     /// Plugins.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Value>,
     /// Hooks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_config: Option<Value>,
     /// Tags.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub tags: Option<Map<String, Value>>,
     /// User id.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
     /// Observability metadata.
     #[serde(default)]
@@ -133,36 +133,82 @@ pub struct StartConversationRequest {
     #[serde(default = "d_span_name")]
     pub observability_span_name: String,
     /// Observability parent span context.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observability_parent_span_context: Option<String>,
     /// Generate a title after the first user message.
     #[serde(default = "d_true")]
     pub autotitle: bool,
     /// LLM profile for titles.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_llm_profile: Option<String>,
     /// Extra prompt (≤ 2000 characters).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     /// Agent settings (alternative agent source; not supported here).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_settings: Option<Value>,
     /// Stored agent profile (alternative agent source; not supported here).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_profile_id: Option<Uuid>,
     /// The agent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<Value>,
     /// `local` or `docker`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_runtime: Option<String>,
     /// Container options (docker runtime only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<Value>,
 }
 
+impl StartConversationRequest {
+    /// A request for `agent` (the agent JSON, its LLM key exposed) working
+    /// in `working_dir` on the server, every other field at the reference's
+    /// default.
+    pub fn new(agent: Value, working_dir: impl Into<String>) -> Self {
+        Self {
+            workspace: WorkspaceIn {
+                working_dir: working_dir.into(),
+                kind: Some("LocalWorkspace".into()),
+            },
+            worktree: false,
+            worktree_options: None,
+            conversation_id: None,
+            parent_conversation_id: None,
+            confirmation_policy: ConfirmationPolicy::default(),
+            security_analyzer: None,
+            initial_message: None,
+            max_iterations: d_max_iterations(),
+            stuck_detection: true,
+            stuck_detection_thresholds: None,
+            secrets: Map::new(),
+            secrets_encrypted: false,
+            tool_module_qualnames: Map::new(),
+            client_tools: Vec::new(),
+            agent_launch_additions: None,
+            agent_definitions: Vec::new(),
+            plugins: None,
+            hook_config: None,
+            tags: None,
+            user_id: None,
+            observability_metadata: Map::new(),
+            observability_tags: Vec::new(),
+            observability_span_name: d_span_name(),
+            observability_parent_span_context: None,
+            autotitle: true,
+            title_llm_profile: None,
+            prompt: None,
+            agent_settings: None,
+            agent_profile_id: None,
+            agent: Some(agent),
+            conversation_runtime: None,
+            container: None,
+        }
+    }
+}
+
 /// `POST …/events` and `initial_message` (`SendMessageRequest`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SendMessageRequest {
     /// Speaker (default `user`).
@@ -179,6 +225,15 @@ pub struct SendMessageRequest {
 }
 
 impl SendMessageRequest {
+    /// A user message with one text part.
+    pub fn user_text(text: impl Into<String>, run: bool) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![Content::text(text)],
+            run,
+        }
+    }
+
     /// The LLM message.
     pub fn message(&self) -> Message {
         Message::new(self.role, self.content.clone())
@@ -186,7 +241,7 @@ impl SendMessageRequest {
 }
 
 /// `POST …/events/respond_to_confirmation`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConfirmationResponseRequest {
     /// Accept (run the pending actions) or reject them.
@@ -197,24 +252,24 @@ pub struct ConfirmationResponseRequest {
 }
 
 /// `POST …/fork`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ForkConversationRequest {
     /// Id of the fork (random when absent).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Uuid>,
     /// Title of the fork (≤ 200 characters).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Tags of the fork.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub tags: Option<Map<String, Value>>,
     /// Start the fork's metrics from zero.
     #[serde(default = "d_true")]
     pub reset_metrics: bool,
     /// Copy the events up to and including this one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_event_id: Option<String>,
 }
 
@@ -297,7 +352,7 @@ impl UpdateConversationRequest {
 }
 
 /// `POST …/ask_agent`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AskAgentRequest {
     /// The question.
@@ -305,7 +360,7 @@ pub struct AskAgentRequest {
 }
 
 /// `POST …/secrets`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UpdateSecretsRequest {
     /// Name → value (`"v"`, `{"value": "v"}`, `StaticSecret`, `LookupSecret`).
@@ -533,5 +588,25 @@ mod tests {
             .validate()
             .is_ok()
         );
+    }
+
+    #[test]
+    fn client_requests_serialize_to_what_the_server_parses() {
+        let req = StartConversationRequest::new(json!({"kind": "Agent"}), "/w");
+        let v = serde_json::to_value(&req).unwrap();
+        assert_eq!(
+            v["workspace"],
+            json!({"working_dir": "/w", "kind": "LocalWorkspace"})
+        );
+        assert!(v.get("conversation_id").is_none(), "no nulls: {v}");
+        assert!(v.get("agent_settings").is_none());
+        assert_eq!(v["max_iterations"], 500);
+        let back: StartConversationRequest = serde_json::from_value(v).unwrap();
+        assert_eq!(back.agent, Some(json!({"kind": "Agent"})));
+        assert!(back.autotitle && back.stuck_detection);
+        let msg = serde_json::to_value(SendMessageRequest::user_text("hi", true)).unwrap();
+        assert_eq!(msg["role"], "user");
+        assert_eq!(msg["content"][0]["text"], "hi");
+        assert_eq!(msg["run"], true);
     }
 }

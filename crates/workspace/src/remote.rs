@@ -70,6 +70,11 @@ impl RemoteWorkspace {
         &self.host
     }
 
+    /// The session API key.
+    pub fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
     fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         let mut r = self.client.request(method, format!("{}{path}", self.host));
         if let Some(k) = &self.api_key {

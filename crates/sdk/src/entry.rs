@@ -1,0 +1,211 @@
+//! [`Conversation`]: one entry point for local and remote conversations,
+//! chosen from the workspace as the reference's `Conversation(agent,
+//! workspace=...)` does — a [`Workspace::Local`] runs the agent in this
+//! process, a [`Workspace::Remote`] creates the conversation on its server.
+
+use crate::agent::Agent;
+use crate::conversation::{ConversationError, ConversationOptions, LocalConversation};
+use crate::remote::{RemoteConversation, RemoteError, RemoteOptions};
+use crate::secrets::SecretSource;
+use openhands_protocol::conversations::StartConversationRequest;
+use openhands_wire::event::Event;
+use openhands_wire::state::ExecutionStatus;
+use openhands_workspace::Workspace;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// An error of either kind of conversation.
+#[derive(Debug, thiserror::Error)]
+pub enum AnyConversationError {
+    /// From the local conversation.
+    #[error(transparent)]
+    Local(#[from] ConversationError),
+    /// From the agent server.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// A local-only option was set for a remote conversation.
+    #[error("option '{0}' is not supported for a remote conversation")]
+    UnsupportedOption(&'static str),
+}
+
+/// A local or remote conversation.
+#[derive(Debug, Clone)]
+pub enum Conversation {
+    /// Runs in this process.
+    Local(LocalConversation),
+    /// Runs on an agent server.
+    Remote(RemoteConversation),
+}
+
+/// The agent as the server's start request carries it (LLM key exposed).
+pub fn agent_json(agent: &Agent) -> Result<Value, serde_json::Error> {
+    let spec = agent.spec();
+    let mut v = serde_json::to_value(spec)?;
+    if let Value::Object(m) = &mut v {
+        m.insert("llm".into(), spec.llm.to_value_exposing_secrets()?);
+        m.entry("kind")
+            .or_insert_with(|| Value::String("Agent".into()));
+    }
+    Ok(v)
+}
+
+/// The start request of a remote conversation from local options; options
+/// that only make sense in this process are refused by name.
+pub fn start_request(
+    agent: &Agent,
+    working_dir: &str,
+    options: &ConversationOptions,
+) -> Result<StartConversationRequest, AnyConversationError> {
+    if options.persistence_dir.is_some() {
+        return Err(AnyConversationError::UnsupportedOption("persistence_dir"));
+    }
+    if !options.callbacks.is_empty() || !options.token_callbacks.is_empty() {
+        return Err(AnyConversationError::UnsupportedOption(
+            "callbacks (use RemoteConversation::subscribe)",
+        ));
+    }
+    if options.cipher.is_some() {
+        return Err(AnyConversationError::UnsupportedOption("cipher"));
+    }
+    if options.hook_config.is_some() {
+        return Err(AnyConversationError::UnsupportedOption("hook_config"));
+    }
+    let agent = agent_json(agent).map_err(|e| {
+        AnyConversationError::Remote(RemoteError::Protocol {
+            what: "agent".into(),
+            detail: e.to_string(),
+        })
+    })?;
+    let mut req = StartConversationRequest::new(agent, working_dir);
+    req.conversation_id = options.conversation_id;
+    req.max_iterations = i64::from(options.max_iteration_per_run);
+    req.stuck_detection = options.stuck_detection;
+    req.stuck_detection_thresholds = Some(options.stuck_detection_thresholds);
+    req.confirmation_policy = options.confirmation_policy.clone();
+    req.security_analyzer = options.security_analyzer.clone();
+    req.tags = options.tags.clone();
+    let mut secrets = Map::new();
+    for (name, source) in &options.secrets {
+        let value = match source {
+            SecretSource::Static { value, .. } => Value::String(value.clone()),
+            SecretSource::Lookup { url, headers, .. } => serde_json::json!({
+                "kind": "LookupSecret", "url": url, "headers": headers,
+            }),
+        };
+        secrets.insert(name.clone(), value);
+    }
+    req.secrets = secrets;
+    Ok(req)
+}
+
+impl Conversation {
+    /// A conversation for `agent` in `workspace`: local in this process, or
+    /// created on the remote workspace's server (`remote` sets its
+    /// timeouts and is unused for a local one).
+    pub async fn new(
+        agent: Agent,
+        workspace: &Workspace,
+        options: ConversationOptions,
+        remote: RemoteOptions,
+    ) -> Result<Self, AnyConversationError> {
+        match workspace {
+            Workspace::Local(w) => Ok(Conversation::Local(LocalConversation::new(
+                agent,
+                w.working_dir(),
+                options,
+            )?)),
+            Workspace::Remote(w) => {
+                let req = start_request(&agent, w.working_dir(), &options)?;
+                Ok(Conversation::Remote(
+                    RemoteConversation::create(w.host(), w.api_key(), &req, remote).await?,
+                ))
+            }
+        }
+    }
+
+    /// The conversation id.
+    pub fn id(&self) -> Uuid {
+        match self {
+            Conversation::Local(c) => c.id(),
+            Conversation::Remote(c) => c.id(),
+        }
+    }
+
+    /// Whether it runs on an agent server.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Conversation::Remote(_))
+    }
+
+    /// Sends a user text message.
+    pub async fn send_message(&self, text: &str) -> Result<(), AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.send_message(text).map(drop).map_err(Into::into),
+            Conversation::Remote(c) => c.send_message(text).await.map_err(Into::into),
+        }
+    }
+
+    /// Runs until the agent stops; answers the final status.
+    pub async fn run(&self) -> Result<ExecutionStatus, AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.run().await.map_err(Into::into),
+            Conversation::Remote(c) => c.run().await.map_err(Into::into),
+        }
+    }
+
+    /// Pauses the run.
+    pub async fn pause(&self) -> Result<(), AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.pause().map_err(Into::into),
+            Conversation::Remote(c) => c.pause().await.map_err(Into::into),
+        }
+    }
+
+    /// Interrupts the run.
+    pub async fn interrupt(&self) -> Result<(), AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.interrupt().map_err(Into::into),
+            Conversation::Remote(c) => c.interrupt().await.map_err(Into::into),
+        }
+    }
+
+    /// Accepts or rejects actions waiting for confirmation.
+    pub async fn respond_to_confirmation(
+        &self,
+        accept: bool,
+        reason: Option<String>,
+    ) -> Result<(), AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c
+                .respond_to_confirmation(accept, reason)
+                .map_err(Into::into),
+            Conversation::Remote(c) => c
+                .respond_to_confirmation(accept, reason)
+                .await
+                .map_err(Into::into),
+        }
+    }
+
+    /// Asks the agent's LLM a question outside the conversation.
+    pub async fn ask_agent(&self, question: &str) -> Result<String, AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.ask_agent(question).await.map_err(Into::into),
+            Conversation::Remote(c) => c.ask_agent(question).await.map_err(Into::into),
+        }
+    }
+
+    /// The events so far.
+    pub fn events(&self) -> Vec<Event> {
+        match self {
+            Conversation::Local(c) => c.events(),
+            Conversation::Remote(c) => c.events(),
+        }
+    }
+
+    /// The (last known) execution status.
+    pub fn status(&self) -> ExecutionStatus {
+        match self {
+            Conversation::Local(c) => c.status(),
+            Conversation::Remote(c) => c.status(),
+        }
+    }
+}
