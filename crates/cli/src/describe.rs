@@ -72,7 +72,33 @@ pub fn action_details(tool: &str, action: &Value) -> Vec<DetailLine> {
                 }
             }
         }
-        "file_editor" => {
+        "write_file" => {
+            let path = s(action, "file_path").unwrap_or("?");
+            out.push(DetailLine::new(LineKind::Plain, format!("write {path}")));
+            lines_of(
+                LineKind::Added,
+                "+ ",
+                s(action, "content").unwrap_or(""),
+                &mut out,
+            );
+        }
+        "edit" => {
+            let path = s(action, "file_path").unwrap_or("?");
+            out.push(DetailLine::new(LineKind::Plain, format!("edit {path}")));
+            lines_of(
+                LineKind::Removed,
+                "- ",
+                s(action, "old_string").unwrap_or(""),
+                &mut out,
+            );
+            lines_of(
+                LineKind::Added,
+                "+ ",
+                s(action, "new_string").unwrap_or(""),
+                &mut out,
+            );
+        }
+        "file_editor" | "planning_file_editor" => {
             let command = s(action, "command").unwrap_or("edit");
             let path = s(action, "path").unwrap_or("?");
             out.push(DetailLine::new(
@@ -263,5 +289,27 @@ mod tests {
         let d = action_details("grep", &json!({"pattern": "TODO", "path": "src"}));
         assert_eq!(d[0].text, "grep TODO  in src");
         assert_eq!(risk_label(SecurityRisk::High), "HIGH");
+    }
+
+    #[test]
+    fn gemini_edit_details() {
+        let d = action_details(
+            "edit",
+            &json!({"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}),
+        );
+        let got: Vec<(LineKind, &str)> = d.iter().map(|l| (l.kind, l.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (LineKind::Plain, "edit a.py"),
+                (LineKind::Removed, "- x = 1"),
+                (LineKind::Added, "+ x = 2")
+            ]
+        );
+        let d = action_details("write_file", &json!({"file_path": "b", "content": "hi"}));
+        assert_eq!(
+            (d[0].text.as_str(), d[1].text.as_str()),
+            ("write b", "+ hi")
+        );
     }
 }

@@ -5,13 +5,18 @@ use crate::error::UsageError;
 use openhands_wire::tool::ToolSpec;
 
 /// Registered name and reference class name of every built-in tool.
-pub const BUILT_IN: [(&str, &str); 6] = [
+pub const BUILT_IN: [(&str, &str); 11] = [
     ("terminal", "TerminalTool"),
     ("file_editor", "FileEditorTool"),
     ("task_tracker", "TaskTrackerTool"),
     ("grep", "GrepTool"),
     ("glob", "GlobTool"),
     ("apply_patch", "ApplyPatchTool"),
+    ("read_file", "ReadFileTool"),
+    ("write_file", "WriteFileTool"),
+    ("edit", "EditTool"),
+    ("list_directory", "ListDirectoryTool"),
+    ("planning_file_editor", "PlanningFileEditorTool"),
 ];
 
 /// Tools every agent has whether listed or not.
@@ -83,6 +88,24 @@ mod tests {
         .unwrap();
         let got: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(got, vec!["grep", "glob", "terminal"]);
+        let specs = specs_for(
+            &names(&["ReadFileTool", "edit", "list_directory"]),
+            "--tools",
+        )
+        .unwrap();
+        let got: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(got, vec!["read_file", "edit", "list_directory"]);
+    }
+
+    #[test]
+    fn every_built_in_is_registered() {
+        let registry = openhands_tools::presets::default_registry();
+        for (name, _) in BUILT_IN {
+            assert!(
+                registry.contains(name),
+                "{name} is not in the default registry"
+            );
+        }
     }
 
     #[test]

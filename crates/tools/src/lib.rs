@@ -1,10 +1,13 @@
-//! Built-in tools: terminal, file editor, task tracker, grep, glob, apply_patch; default presets.
+//! Built-in tools: terminal, file editor, task tracker, grep, glob, apply_patch, the Gemini-style
+//! file tools and the planning file editor; presets.
 
 pub mod apply_patch;
 pub mod common;
 pub mod file_editor;
+pub mod gemini;
 pub mod glob;
 pub mod grep;
+pub mod planning_file_editor;
 pub mod presets;
 pub mod search;
 pub mod task_tracker;
@@ -12,6 +15,8 @@ pub mod terminal;
 
 pub use apply_patch::ApplyPatchTool;
 pub use file_editor::FileEditorTool;
+pub use gemini::{EditTool, ListDirectoryTool, ReadFileTool, WriteFileTool};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use planning_file_editor::PlanningFileEditorTool;
 pub use task_tracker::TaskTrackerTool;

@@ -1,11 +1,20 @@
 //! Ready-made tool registries and agent configurations: the default preset
-//! (terminal, file editor, task tracker) and the GPT-5 preset (terminal,
-//! apply_patch, task tracker).
+//! (terminal, file editor, task tracker), the GPT-5 preset (terminal,
+//! apply_patch, task tracker), the Gemini preset (terminal, the Gemini-style
+//! file tools, task tracker) and the planning preset (glob, grep, planning
+//! file editor).
 
 use crate::apply_patch::{APPLY_PATCH_NAME, ApplyPatchTool};
 use crate::file_editor::{FILE_EDITOR_NAME, FileEditorTool};
+use crate::gemini::{
+    EDIT_NAME, EditTool, LIST_DIRECTORY_NAME, ListDirectoryTool, READ_FILE_NAME, ReadFileTool,
+    WRITE_FILE_NAME, WriteFileTool,
+};
 use crate::glob::{GLOB_NAME, GlobTool};
 use crate::grep::{GREP_NAME, GrepTool};
+use crate::planning_file_editor::{
+    PLAN_SECTIONS, PLANNING_FILE_EDITOR_NAME, PlanningFileEditorTool,
+};
 use crate::task_tracker::{TASK_TRACKER_NAME, TaskTrackerTool};
 use crate::terminal::TerminalTool;
 use openhands_sdk::tool::ToolRegistry;
@@ -18,7 +27,8 @@ use serde_json::{Map, Value, json};
 pub const TERMINAL_NAME: &str = "terminal";
 
 /// Registers factories for every built-in tool: `terminal`, `file_editor`,
-/// `task_tracker`, `grep`, `glob` and `apply_patch`. Each conversation gets
+/// `task_tracker`, `grep`, `glob`, `apply_patch`, `read_file`, `write_file`,
+/// `edit`, `list_directory` and `planning_file_editor`. Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
     // The terminal honours the reference's parameters (`no_change_timeout_seconds`,
@@ -37,6 +47,20 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
     registry.register_fn(GREP_NAME, GrepTool::new);
     registry.register_fn(GLOB_NAME, GlobTool::new);
     registry.register_fn(APPLY_PATCH_NAME, ApplyPatchTool::new);
+    registry.register_fn(READ_FILE_NAME, ReadFileTool::new);
+    registry.register_fn(WRITE_FILE_NAME, WriteFileTool::new);
+    registry.register_fn(EDIT_NAME, EditTool::new);
+    registry.register_fn(LIST_DIRECTORY_NAME, ListDirectoryTool::new);
+    // `plan_path` (absolute) may be given in the tool spec's params.
+    registry.register_factory(
+        PLANNING_FILE_EDITOR_NAME,
+        std::sync::Arc::new(|params, env| {
+            let tool = PlanningFileEditorTool::from_params(params, env)?;
+            Ok(vec![
+                std::sync::Arc::new(tool) as std::sync::Arc<dyn openhands_sdk::tool::Tool>
+            ])
+        }),
+    );
 }
 
 /// A registry holding every built-in tool (see [`register_default_tools`]).
@@ -114,4 +138,91 @@ pub fn get_default_agent(llm: LlmConfig, cli_mode: bool) -> AgentSpec {
 /// files with `apply_patch` instead of `file_editor`.
 pub fn get_gpt5_agent(llm: LlmConfig) -> AgentSpec {
     preset_agent(llm, get_gpt5_tools(true), false)
+}
+
+/// The Gemini preset's tool specs: `terminal`, `read_file`, `write_file`,
+/// `edit`, `list_directory`, `task_tracker` (`enable_browser` as in
+/// [`get_default_tools`]).
+pub fn get_gemini_tools(enable_browser: bool) -> Vec<ToolSpec> {
+    let _ = enable_browser;
+    vec![
+        ToolSpec::named(TERMINAL_NAME),
+        ToolSpec::named(READ_FILE_NAME),
+        ToolSpec::named(WRITE_FILE_NAME),
+        ToolSpec::named(EDIT_NAME),
+        ToolSpec::named(LIST_DIRECTORY_NAME),
+        ToolSpec::named(TASK_TRACKER_NAME),
+    ]
+}
+
+/// The Gemini agent: like [`get_default_agent`] but editing files with the
+/// Gemini-style tools ([`get_gemini_tools`]).
+pub fn get_gemini_agent(llm: LlmConfig, cli_mode: bool) -> AgentSpec {
+    preset_agent(llm, get_gemini_tools(!cli_mode), cli_mode)
+}
+
+/// What each plan section must say, in the order of [`PLAN_SECTIONS`].
+const PLAN_SECTION_GUIDE: [&str; 5] = [
+    "* State in one or two sentences what the work must achieve.\n* Phrase the problem so that success can be checked.",
+    "* Name the parts of the system, files and data the work touches.\n* Note dependencies and constraints, technical or otherwise.",
+    "* Describe the chosen approach at a high level.\n* If there were alternatives, say briefly why this one won.",
+    "* List the steps in the order they will be done.\n* For each step give:\n  - its **goal** (what it achieves),\n  - its **method** (how, in short),\n  - and, where useful, a **reference** (the file, module or function it changes).",
+    "* Explain how the result will be checked.\n* Describe what success looks like: outputs, behaviour or conditions that must hold.",
+];
+
+/// The plan structure put into the planning agent's system prompt
+/// (`system_prompt_kwargs.plan_structure`): every section of
+/// [`PLAN_SECTIONS`] numbered, with what it must contain.
+pub fn format_plan_structure() -> String {
+    let sections: Vec<String> = PLAN_SECTIONS
+        .iter()
+        .zip(PLAN_SECTION_GUIDE)
+        .enumerate()
+        .map(|(i, (title, guide))| {
+            format!("{}. {title}\n   {}", i + 1, guide.replace('\n', "\n   "))
+        })
+        .collect();
+    format!(
+        "The plan must follow this structure exactly:\n\n{}",
+        sections.join("\n\n")
+    )
+}
+
+/// The planning preset's tool specs: `glob`, `grep` and
+/// `planning_file_editor` (with `plan_path` in its params when given).
+pub fn get_planning_tools(plan_path: Option<&str>) -> Vec<ToolSpec> {
+    let mut editor = ToolSpec::named(PLANNING_FILE_EDITOR_NAME);
+    if let Some(p) = plan_path {
+        editor
+            .params
+            .insert("plan_path".to_string(), Value::String(p.to_string()));
+    }
+    vec![
+        ToolSpec::named(GLOB_NAME),
+        ToolSpec::named(GREP_NAME),
+        editor,
+    ]
+}
+
+/// The planning agent: [`get_planning_tools`], the planning system prompt
+/// (`system_prompt_planning.j2` with `plan_structure`) and a condenser
+/// keeping more context (`usage_id` `"planning_condenser"`, at most 100
+/// events, always the first 6).
+pub fn get_planning_agent(llm: LlmConfig) -> AgentSpec {
+    let mut condenser = default_condenser(&llm);
+    if let Some(c) = condenser.as_object_mut() {
+        c.insert("max_size".into(), json!(100));
+        c.insert("keep_first".into(), json!(6));
+        if let Some(l) = c.get_mut("llm").and_then(Value::as_object_mut) {
+            l.insert("usage_id".into(), json!("planning_condenser"));
+        }
+    }
+    let mut agent = AgentSpec::new(llm, get_planning_tools(None));
+    agent.system_prompt_filename = "system_prompt_planning.j2".to_string();
+    agent.system_prompt_kwargs.insert(
+        "plan_structure".to_string(),
+        Value::String(format_plan_structure()),
+    );
+    agent.condenser = Some(condenser);
+    agent
 }

@@ -5,7 +5,9 @@
 
 use openhands_sdk::tool::{ToolCallContext, ToolEnv};
 use openhands_tools::presets::{
-    default_registry, get_default_agent, get_default_tools, get_gpt5_agent, get_gpt5_tools,
+    default_registry, format_plan_structure, get_default_agent, get_default_tools,
+    get_gemini_agent, get_gemini_tools, get_gpt5_agent, get_gpt5_tools, get_planning_agent,
+    get_planning_tools,
 };
 use openhands_wire::LlmConfig;
 use serde_json::{Map, Value, json};
@@ -29,6 +31,11 @@ async fn registry_has_every_builtin_tool() {
         "grep",
         "glob",
         "apply_patch",
+        "read_file",
+        "write_file",
+        "edit",
+        "list_directory",
+        "planning_file_editor",
     ] {
         assert!(reg.contains(name), "{name} missing");
     }
@@ -141,4 +148,78 @@ fn gpt5_agent_uses_apply_patch() {
     assert_eq!(tools, ["terminal", "apply_patch", "task_tracker"]);
     assert!(!tools.contains(&"file_editor"));
     assert_eq!(v["condenser"]["llm"]["usage_id"], "condenser");
+}
+
+#[test]
+fn gemini_preset_swaps_the_file_editor_for_gemini_tools() {
+    let names: Vec<String> = get_gemini_tools(true).into_iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "terminal",
+            "read_file",
+            "write_file",
+            "edit",
+            "list_directory",
+            "task_tracker"
+        ]
+    );
+    let v = serde_json::to_value(get_gemini_agent(llm(), true)).unwrap();
+    assert_eq!(v["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(v["system_prompt_kwargs"], json!({"cli_mode": true}));
+    assert_eq!(v["condenser"]["max_size"], 80);
+    assert_eq!(v["condenser"]["keep_first"], 4);
+    assert_eq!(v["condenser"]["llm"]["usage_id"], "condenser");
+    // Every preset tool resolves in the default registry.
+    let reg = default_registry();
+    for t in get_gemini_tools(false) {
+        assert!(reg.contains(&t.name), "{} not registered", t.name);
+    }
+}
+
+#[test]
+fn planning_preset_has_the_references_shape() {
+    let tools = serde_json::to_value(get_planning_tools(Some("/abs/PLAN.md"))).unwrap();
+    assert_eq!(
+        tools,
+        json!([
+            {"name":"glob","params":{}},
+            {"name":"grep","params":{}},
+            {"name":"planning_file_editor","params":{"plan_path":"/abs/PLAN.md"}}
+        ])
+    );
+    let v = serde_json::to_value(get_planning_agent(llm())).unwrap();
+    assert_eq!(
+        v["tools"][2],
+        json!({"name":"planning_file_editor","params":{}})
+    );
+    assert_eq!(v["system_prompt_filename"], "system_prompt_planning.j2");
+    let structure = v["system_prompt_kwargs"]["plan_structure"]
+        .as_str()
+        .unwrap();
+    assert_eq!(structure, format_plan_structure());
+    assert!(
+        structure
+            .starts_with("The plan must follow this structure exactly:\n\n1. OBJECTIVE\n   * ")
+    );
+    for (i, title) in [
+        "CONTEXT SUMMARY",
+        "APPROACH OVERVIEW",
+        "IMPLEMENTATION STEPS",
+        "TESTING AND VALIDATION",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            structure.contains(&format!("\n\n{}. {title}\n   * ", i + 2)),
+            "{title}"
+        );
+    }
+    let c = &v["condenser"];
+    assert_eq!(
+        (c["max_size"].as_i64(), c["keep_first"].as_i64()),
+        (Some(100), Some(6))
+    );
+    assert_eq!(c["llm"]["usage_id"], "planning_condenser");
 }

@@ -11,6 +11,13 @@ use std::path::Path;
 /// other built-in template names.
 pub const DEFAULT_TEMPLATE: &str = include_str!("templates/system_prompt.j2");
 
+/// The planning agent's template, selected by the reference's built-in name
+/// `system_prompt_planning.j2`; renders `plan_structure`.
+pub const PLANNING_TEMPLATE: &str = include_str!("templates/system_prompt_planning.j2");
+
+/// The reference's built-in name of the planning prompt.
+pub const PLANNING_TEMPLATE_NAME: &str = "system_prompt_planning.j2";
+
 /// Errors while building the prompt.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -52,6 +59,8 @@ pub fn render_system_prompt(spec: &AgentSpec) -> Result<String, PromptError> {
             path: name.clone(),
             source,
         })?
+    } else if name == PLANNING_TEMPLATE_NAME {
+        PLANNING_TEMPLATE.to_string()
     } else {
         DEFAULT_TEMPLATE.to_string()
     };
@@ -187,6 +196,22 @@ mod tests {
             render_system_prompt(&spec),
             Err(PromptError::Read { .. })
         ));
+    }
+
+    #[test]
+    fn planning_name_selects_the_planning_prompt() {
+        let mut spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        spec.system_prompt_filename = PLANNING_TEMPLATE_NAME.into();
+        spec.system_prompt_kwargs.insert(
+            "plan_structure".into(),
+            Value::String("1. OBJECTIVE\n   * say it".into()),
+        );
+        let text = render_system_prompt(&spec).unwrap();
+        assert!(text.contains("planning agent"), "{text}");
+        assert!(text.contains("1. OBJECTIVE\n   * say it"));
+        assert!(!text.contains("SECURITY_RISK_ASSESSMENT"));
+        spec.system_prompt_kwargs.remove("plan_structure");
+        assert!(render_system_prompt(&spec).unwrap().ends_with("</PLAN>"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Name the model calls.
 pub const FILE_EDITOR_NAME: &str = "file_editor";
 
-const DESCRIPTION: &str = "\
+pub(crate) const DESCRIPTION: &str = "\
 View, create and edit plain-text files.
 
 Commands:
@@ -41,6 +41,46 @@ Rules:
 * Binary files, files that are not UTF-8 and files over 10 MB are refused; use the terminal \
 for those.
 * Prefer several small, precise edits over one large one, and `view` the result when unsure.";
+
+/// The file editor's parameter schema (shared with the planning file editor).
+pub(crate) fn parameters_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The command to run: `view`, `create`, `str_replace`, `insert` or `undo_edit`.",
+                "enum": ["view", "create", "str_replace", "insert", "undo_edit"]
+            },
+            "path": {
+                "type": "string",
+                "description": "Absolute path of the file or directory, e.g. `/workspace/repo/app.py`."
+            },
+            "file_text": {
+                "type": "string",
+                "description": "For `create` (required): the full content of the new file."
+            },
+            "old_str": {
+                "type": "string",
+                "description": "For `str_replace` (required): the exact text to replace; it must occur exactly once in the file."
+            },
+            "new_str": {
+                "type": "string",
+                "description": "For `str_replace`: the replacement text (empty when omitted). For `insert` (required): the text to insert."
+            },
+            "insert_line": {
+                "type": "integer",
+                "description": "For `insert` (required): `new_str` goes after this line; 0 inserts at the top of the file."
+            },
+            "view_range": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "description": "For `view` of a file (optional): [start_line, end_line], 1-based and inclusive; `[start_line, -1]` shows everything from start_line to the end."
+            }
+        },
+        "required": ["command", "path"]
+    })
+}
 
 /// The file editor tool: one instance per conversation (it owns the undo
 /// history).
@@ -76,42 +116,7 @@ impl TypedTool for FileEditorTool {
     }
 
     fn parameters_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "string",
-                    "description": "The command to run: `view`, `create`, `str_replace`, `insert` or `undo_edit`.",
-                    "enum": ["view", "create", "str_replace", "insert", "undo_edit"]
-                },
-                "path": {
-                    "type": "string",
-                    "description": "Absolute path of the file or directory, e.g. `/workspace/repo/app.py`."
-                },
-                "file_text": {
-                    "type": "string",
-                    "description": "For `create` (required): the full content of the new file."
-                },
-                "old_str": {
-                    "type": "string",
-                    "description": "For `str_replace` (required): the exact text to replace; it must occur exactly once in the file."
-                },
-                "new_str": {
-                    "type": "string",
-                    "description": "For `str_replace`: the replacement text (empty when omitted). For `insert` (required): the text to insert."
-                },
-                "insert_line": {
-                    "type": "integer",
-                    "description": "For `insert` (required): `new_str` goes after this line; 0 inserts at the top of the file."
-                },
-                "view_range": {
-                    "type": "array",
-                    "items": {"type": "integer"},
-                    "description": "For `view` of a file (optional): [start_line, end_line], 1-based and inclusive; `[start_line, -1]` shows everything from start_line to the end."
-                }
-            },
-            "required": ["command", "path"]
-        })
+        parameters_schema()
     }
 
     fn annotations(&self) -> ToolAnnotations {

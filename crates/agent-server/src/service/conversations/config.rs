@@ -103,12 +103,18 @@ impl ServiceConfig {
     }
 
     /// The module qualname reported for a tool name: the configured one,
-    /// else the reference's `openhands.tools.<name>.definition`.
+    /// else where the reference defines it: `openhands.tools.<name>.definition`,
+    /// `openhands.tools.gemini.<name>.definition` for the Gemini file tools.
     pub fn tool_module(&self, name: &str) -> String {
         self.tool_modules
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, m)| m.clone())
-            .unwrap_or_else(|| format!("openhands.tools.{name}.definition"))
+            .unwrap_or_else(|| match name {
+                "read_file" | "write_file" | "edit" | "list_directory" => {
+                    format!("openhands.tools.gemini.{name}.definition")
+                }
+                _ => format!("openhands.tools.{name}.definition"),
+            })
     }
 }
