@@ -162,15 +162,19 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
     }
 }
 
-/// `/sockets/events/{conversation_id}`, when the conversation service is
-/// plugged in.
+/// `/sockets/events/{conversation_id}` and `/sockets/session/{conversation_id}`,
+/// when the conversation service is plugged in.
 fn conversation_socket(state: &SharedState) -> Router<SharedState> {
     match &state.conversations {
-        Some(svc) => sockets::events::router(sockets::events::EventSocketState {
-            service: svc.clone(),
-            keys: state.session_keys.clone(),
-            auth_timeout: state.limits.ws_auth_timeout,
-        }),
+        Some(svc) => {
+            let socket_state = sockets::events::EventSocketState {
+                service: svc.clone(),
+                keys: state.session_keys.clone(),
+                auth_timeout: state.limits.ws_auth_timeout,
+            };
+            sockets::events::router(socket_state.clone())
+                .merge(sockets::session::router(socket_state))
+        }
         None => Router::new(),
     }
 }
