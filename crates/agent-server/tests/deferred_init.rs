@@ -82,17 +82,36 @@ async fn a_dormant_server_comes_alive_with_the_delivered_configuration() {
     assert_eq!(s, 422, "{body}");
     // Still dormant after refused attempts.
     assert_eq!(env.get("/api/init").await.1["state"], "dormant");
+    // Services that cannot start: 500, back to dormant with the error.
+    let not_a_dir = env.dir.path().join("a-file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let (s, body) = init(
+        &env,
+        Some(BOOT_SECRET),
+        json!({"conversations_path": not_a_dir.join("conversations")}),
+    )
+    .await;
+    assert_eq!(s, 500, "{body}");
+    let (_, status) = env.get("/api/init").await;
+    assert_eq!(status["state"], "dormant");
+    assert!(
+        status["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{status}"
+    );
 
     let conversations = env.dir.path().join("delivered-conversations");
     let (s, body) = init(
         &env,
         Some(BOOT_SECRET),
-        json!({"session_api_keys": [KEY], "conversations_path": conversations}),
+        json!({"session_api_keys": [KEY], "conversations_path": conversations,
+               "secret_key": "delivered-secret"}),
     )
     .await;
     assert_eq!((s, body), (200, json!({"state": "ready", "error": null})));
     assert_eq!(env.get("/api/init").await.1["state"], "ready");
-    let (s, body) = init(&env, Some(BOOT_SECRET), json!({})).await;
+    // The init key is now the delivered secret.
+    assert_eq!(init(&env, Some(BOOT_SECRET), json!({})).await.0, 401);
+    let (s, body) = init(&env, Some("delivered-secret"), json!({})).await;
     assert_eq!(s, 400);
     assert_eq!(body["detail"], "server already in state: ready");
 

@@ -144,19 +144,21 @@ impl DeferredInit {
     }
 }
 
-/// Outermost layer of a dormant server: `/api/init` is served here; once
-/// ready every other request goes to the live application; before that the
-/// gated paths are refused.
+/// Outermost layer of a dormant server: once ready every request goes to
+/// the live application; before that `/api/init` and the open routes are
+/// served here and the gated paths are refused.
 pub async fn gate(State(init): State<Arc<DeferredInit>>, req: Request, next: Next) -> Response {
-    let path = req.uri().path();
-    if path == "/api/init" {
-        return next.run(req).await;
-    }
+    // Once ready, everything (`/api/init` included: its key is now the
+    // delivered secret) is the live application's.
     if let Some(app) = init.ready_router() {
         return match app.oneshot(req).await {
             Ok(r) => r,
             Err(never) => match never {},
         };
+    }
+    let path = req.uri().path();
+    if path == "/api/init" {
+        return next.run(req).await;
     }
     let gated = ["/api/", "/v1/", "/sockets/"]
         .iter()
