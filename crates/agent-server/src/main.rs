@@ -94,9 +94,6 @@ async fn run() -> anyhow::Result<()> {
         tracing::warn!("{warning}");
     }
     let config = loaded.config;
-    if config.deferred_init {
-        tracing::warn!("OH_DEFERRED_INIT is not supported; the server starts ready");
-    }
     let host = args.host.clone().unwrap_or_else(|| {
         if config.auth_required() {
             "0.0.0.0".into()
@@ -120,10 +117,15 @@ async fn run() -> anyhow::Result<()> {
         "OpenHands Agent Server listening on http://{}",
         listener.local_addr()?
     );
-    let state = openhands_agent_server::http::setup::attach_default(AppState::new(config))
-        .await
-        .context("starting the conversation service")?
-        .shared();
+    let state = if config.deferred_init {
+        tracing::info!("deferred-init mode: waiting for POST /api/init");
+        openhands_agent_server::http::setup::dormant(config).shared()
+    } else {
+        openhands_agent_server::http::setup::attach_default(AppState::new(config))
+            .await
+            .context("starting the conversation service")?
+            .shared()
+    };
     server::warm_up(&state);
     serve_with_state(state, listener, server::shutdown_signal())
         .await

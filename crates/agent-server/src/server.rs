@@ -17,10 +17,14 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `config` on `listener` until SIGINT or SIGTERM.
 pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()> {
-    let state = crate::http::setup::attach_default(AppState::new(config))
-        .await
-        .map_err(std::io::Error::other)?
-        .shared();
+    let state = if config.deferred_init {
+        crate::http::setup::dormant(config).shared()
+    } else {
+        crate::http::setup::attach_default(AppState::new(config))
+            .await
+            .map_err(std::io::Error::other)?
+            .shared()
+    };
     warm_up(&state);
     serve_with_state(state, listener, shutdown_signal()).await
 }

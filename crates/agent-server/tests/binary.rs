@@ -131,3 +131,71 @@ fn serves_and_stops_on_sigterm() {
     };
     assert!(status.success(), "exit status {status}");
 }
+
+/// A child process killed and reaped when dropped (also when a test panics).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the binary and returns it with its address.
+fn spawn_listening(mut cmd: Command) -> (Server, String) {
+    let mut server = Server(
+        cmd.args(["--host", "127.0.0.1", "--port", "0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = server.0.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("server did not start");
+        if let Some(pos) = line.find("listening on http://") {
+            let url = line[pos + "listening on ".len()..].trim().to_string();
+            return (server, url.trim_start_matches("http://").to_string());
+        }
+    }
+}
+
+/// One raw HTTP/1.1 GET; the whole response.
+fn raw_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+#[test]
+fn oh_deferred_init_starts_a_dormant_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(dir.path());
+    cmd.env("OH_DEFERRED_INIT", "true");
+    let (_server, addr) = spawn_listening(cmd);
+    let status = raw_get(&addr, "/api/init");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(
+        status.ends_with(r#"{"state":"dormant","error":null}"#),
+        "{status}"
+    );
+    let gated = raw_get(&addr, "/api/conversations/search");
+    assert!(gated.starts_with("HTTP/1.1 503"), "{gated}");
+    assert!(raw_get(&addr, "/health").starts_with("HTTP/1.1 200"));
+}

@@ -3,6 +3,7 @@
 //! It calls [`crate::service`]; nothing there imports from here.
 
 pub mod auth;
+pub mod deferred;
 pub mod error;
 pub mod extract;
 pub mod gateway;

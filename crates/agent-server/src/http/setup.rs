@@ -1,8 +1,11 @@
 //! Plugging the conversation service into the server state.
 
+use super::deferred::{DeferredInit, ReadyApp};
 use super::state::AppState;
+use crate::config::Config;
 use crate::service::conversations::{ConversationService, ServiceConfig, ServiceError};
 use openhands_sdk::tool::ToolRegistry;
+use std::sync::Arc;
 
 /// Starts the conversation service for the state's configuration with
 /// `tools`, registers it (routes, event socket, conversation-scoped
@@ -20,4 +23,32 @@ pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, Se
 /// tracker, grep, glob, apply_patch, ...).
 pub async fn attach_default(state: AppState) -> Result<AppState, ServiceError> {
     attach(state, openhands_tools::presets::default_registry()).await
+}
+
+/// A dormant server (`OH_DEFERRED_INIT`): only the open routes and
+/// `/api/init` answer until `POST /api/init` delivers the configuration;
+/// the ready application then gets the default tool set.
+pub fn dormant(config: Config) -> AppState {
+    let init = DeferredInit::new(
+        config.clone(),
+        Arc::new(|config, init| {
+            Box::pin(async move {
+                let state = attach_default(AppState::new(config).with_deferred_init(init))
+                    .await
+                    .map_err(|e| format!("ServiceError: {e}"))?
+                    .shared();
+                if let Some(conversations) = &state.conversations {
+                    let _capture = openhands_tools::terminal::warm_shell_snapshot(
+                        &conversations.config().exec_policy,
+                    );
+                }
+                let router = super::routes::build_router(state.clone());
+                Ok(ReadyApp {
+                    router,
+                    close: Box::new(move || Box::pin(async move { state.close().await })),
+                })
+            })
+        }),
+    );
+    AppState::new(config).with_deferred_init(init)
 }

@@ -120,6 +120,11 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Bash services of the conversation-scoped routes.
     pub runtime_bash: RuntimeBash,
+    /// The user's custom secrets (`/api/settings/secrets`).
+    pub secrets: crate::service::secrets_store::SecretsStore,
+    /// The deferred-init machinery (`/api/init`), when started with
+    /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
+    pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -138,6 +143,10 @@ impl AppState {
         let session_keys = SessionKeys::new(config.session_api_keys.clone());
         let no_tools: ToolNames = Arc::new(Vec::new);
         let profiles = ProfileService::from_config(&config);
+        let secrets = crate::service::secrets_store::SecretsStore::new(
+            config.persistence_dir.clone(),
+            crate::service::profiles::cipher_of(&config),
+        );
         Self {
             config: Arc::new(config),
             session_keys,
@@ -153,7 +162,15 @@ impl AppState {
             activity: Activity::default(),
             shutdown: CancellationToken::new(),
             runtime_bash: RuntimeBash::default(),
+            init: None,
+            secrets,
         }
+    }
+
+    /// Attaches the deferred-init machinery.
+    pub fn with_deferred_init(mut self, init: Arc<crate::http::deferred::DeferredInit>) -> Self {
+        self.init = Some(init);
+        self
     }
 
     /// Sets the source of tool names (e.g. `move || registry.names()`).
@@ -208,6 +225,11 @@ impl AppState {
         }
         self.runtime_bash.close_all().await;
         self.bash.close().await;
+        if self.config.deferred_init
+            && let Some(init) = &self.init
+        {
+            init.close().await;
+        }
     }
 }
 

@@ -7,14 +7,18 @@
 //! * [`bash`] — commands run outside the agent's terminal, their events;
 //! * [`profiles`] — saved LLM profiles and the settings file;
 //! * [`gateway`] — OpenAI requests run as conversations;
+//! * [`init`] — deferred initialization: the `/api/init` request and its merge;
 //! * [`mcp`] — trying a candidate MCP server (`/api/mcp/test`);
+//! * [`secrets_store`] — the user's custom secrets (`secrets.json`, encrypted);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers.
 
 pub mod bash;
 pub mod conversations;
 pub mod gateway;
+pub mod init;
 pub mod mcp;
 pub mod profiles;
 pub mod runtime;
+pub mod secrets_store;
 pub mod webhooks;

@@ -87,10 +87,14 @@ impl Env {
     }
 
     async fn boot(&mut self) {
-        let state =
-            openhands_agent_server::http::setup::attach_default(AppState::new(self.config()))
+        let config = self.config();
+        let state = if config.deferred_init {
+            openhands_agent_server::http::setup::dormant(config)
+        } else {
+            openhands_agent_server::http::setup::attach_default(AppState::new(config))
                 .await
-                .unwrap();
+                .unwrap()
+        };
         let handle = openhands_agent_server::spawn(state.shared(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();

@@ -13,10 +13,12 @@ pub mod events;
 pub mod extensions;
 pub mod files;
 pub mod git;
+pub mod init;
 pub mod mcp;
 pub mod profiles;
 pub mod profiles_docs;
 pub mod runtime;
+pub mod secrets;
 pub mod server;
 pub mod tools;
 pub mod trajectory;
@@ -71,6 +73,7 @@ fn open_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(server::ready))
         .routes(routes!(server::get_server_info))
         .routes(routes!(server::root))
+        .routes(routes!(init::get_init_status, init::initialize_server))
 }
 
 /// `/api` routes taking JSON (or no) bodies; paths are relative to `/api`.
@@ -114,6 +117,8 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(mcp::submit_mcp_oauth_callback))
         .routes(routes!(extensions::get_skills))
         .routes(routes!(extensions::get_hooks))
+        .routes(routes!(secrets::list_secrets, secrets::create_secret))
+        .routes(routes!(secrets::get_secret_value, secrets::delete_secret))
 }
 
 /// `/api` routes receiving file uploads (larger body limit).
@@ -162,15 +167,19 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
     }
 }
 
-/// `/sockets/events/{conversation_id}`, when the conversation service is
-/// plugged in.
+/// `/sockets/events/{conversation_id}` and `/sockets/session/{conversation_id}`,
+/// when the conversation service is plugged in.
 fn conversation_socket(state: &SharedState) -> Router<SharedState> {
     match &state.conversations {
-        Some(svc) => sockets::events::router(sockets::events::EventSocketState {
-            service: svc.clone(),
-            keys: state.session_keys.clone(),
-            auth_timeout: state.limits.ws_auth_timeout,
-        }),
+        Some(svc) => {
+            let socket_state = sockets::events::EventSocketState {
+                service: svc.clone(),
+                keys: state.session_keys.clone(),
+                auth_timeout: state.limits.ws_auth_timeout,
+            };
+            sockets::events::router(socket_state.clone())
+                .merge(sockets::session::router(socket_state))
+        }
         None => Router::new(),
     }
 }
@@ -206,11 +215,20 @@ pub fn build_router(state: SharedState) -> Router {
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
     }
-    router
+    let dormant = state.init.clone().filter(|_| state.config.deferred_init);
+    let router = router
         .fallback(errors::not_found)
         .layer(CatchPanicLayer::custom(errors::panic_response))
         .layer(axum::middleware::from_fn(errors::json_errors))
         .layer(cors::layer(&state.config))
         .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .with_state(state);
+    match dormant {
+        // Outermost: once initialized, the live application takes over.
+        Some(init) => router.layer(axum::middleware::from_fn_with_state(
+            init,
+            crate::http::deferred::gate,
+        )),
+        None => router,
+    }
 }

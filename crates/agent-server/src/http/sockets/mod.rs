@@ -11,6 +11,8 @@
 
 pub mod bash_events;
 pub mod events;
+pub mod session;
+pub mod session_writer;
 
 use crate::http::auth::{SESSION_KEY_HEADER, SessionKeys};
 use axum::extract::ws::{CloseFrame, Message, WebSocket};

@@ -22,6 +22,9 @@ pub struct Frame {
     /// Index in the event log for persisted events; `None` for transient
     /// ones (state snapshots, streaming deltas).
     pub seq: Option<u64>,
+    /// A token-streaming delta (`StreamingDeltaEvent`): never persisted and
+    /// not part of the session socket's durable channel.
+    pub streaming: bool,
     /// The event JSON exactly as persisted.
     pub json: Arc<str>,
 }
@@ -65,6 +68,10 @@ impl EventHub {
         };
         let frame = Arc::new(Frame {
             seq,
+            streaming: matches!(
+                event.body,
+                openhands_wire::event::EventBody::StreamingDelta(_)
+            ),
             json: Arc::from(json),
         });
         // No receivers is fine: nobody is listening.
