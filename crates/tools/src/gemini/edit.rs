@@ -210,10 +210,7 @@ impl TypedTool for EditTool {
     const OBSERVATION_KIND: &'static str = "EditObservation";
 
     fn description(&self) -> String {
-        format!(
-            "{DESCRIPTION}\n\nThe working directory is {}; relative paths start there.",
-            self.paths.working_dir().display()
-        )
+        self.paths.describe(DESCRIPTION)
     }
 
     fn parameters_schema(&self) -> Value {

@@ -273,10 +273,7 @@ impl TypedTool for ListDirectoryTool {
     const OBSERVATION_KIND: &'static str = "ListDirectoryObservation";
 
     fn description(&self) -> String {
-        format!(
-            "{DESCRIPTION}\n\nThe working directory is {}; relative paths start there.",
-            self.paths.working_dir().display()
-        )
+        self.paths.describe(DESCRIPTION)
     }
 
     fn parameters_schema(&self) -> Value {

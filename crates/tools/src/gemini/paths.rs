@@ -31,6 +31,14 @@ impl WorkspacePaths {
         &self.working_dir
     }
 
+    /// A tool description followed by where relative paths start.
+    pub(crate) fn describe(&self, description: &str) -> String {
+        format!(
+            "{description}\n\nThe working directory is {}; relative paths start there.",
+            self.working_dir().display()
+        )
+    }
+
     /// `requested` as given when absolute, else joined to the working
     /// directory; `.` segments and repeated slashes are dropped, `..` is
     /// kept (like Python's `pathlib`).

@@ -127,10 +127,7 @@ impl TypedTool for WriteFileTool {
     const OBSERVATION_KIND: &'static str = "WriteFileObservation";
 
     fn description(&self) -> String {
-        format!(
-            "{DESCRIPTION}\n\nThe working directory is {}; relative paths start there.",
-            self.paths.working_dir().display()
-        )
+        self.paths.describe(DESCRIPTION)
     }
 
     fn parameters_schema(&self) -> Value {

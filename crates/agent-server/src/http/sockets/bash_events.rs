@@ -3,9 +3,7 @@
 //! are `ExecuteBashRequest`s that start commands; a bad frame is answered
 //! with a `BashError` frame.
 
-use super::{
-    CLOSE_TRY_AGAIN_LATER, HandshakeAuth, close, first_frame_auth, handshake_auth, is_auth_frame,
-};
+use super::{CLOSE_TRY_AGAIN_LATER, authorize_upgrade, close, first_frame_auth, is_auth_frame};
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiQuery, deserialize_body};
 use crate::http::state::SharedState;
@@ -46,23 +44,16 @@ pub async fn bash_events_socket(
         Some("all") => true,
         Some(_) => return ApiError::forbidden("Invalid resend_mode").into_response(),
     };
-    let auth = handshake_auth(
+    let needs_first_frame = match authorize_upgrade(
         &state.session_keys,
         query.session_api_key.as_deref(),
         &headers,
-    );
-    if auth == HandshakeAuth::Rejected {
-        tracing::warn!("WebSocket authentication failed: invalid API key");
-        return ApiError::forbidden("Authentication failed").into_response();
-    }
+    ) {
+        Ok(needs) => needs,
+        Err(refused) => return refused.into_response(),
+    };
     upgrade.on_upgrade(move |socket| async move {
-        serve(
-            socket,
-            state,
-            auth == HandshakeAuth::NeedsFirstFrame,
-            resend_all,
-        )
-        .await;
+        serve(socket, state, needs_first_frame, resend_all).await;
     })
 }
 

@@ -14,9 +14,7 @@
 //! reconnect with `resend_mode=since`), 1001 when the conversation is
 //! deleted or leaves memory.
 
-use super::{
-    CLOSE_TRY_AGAIN_LATER, HandshakeAuth, first_frame_auth, handshake_auth, is_auth_frame,
-};
+use super::{CLOSE_TRY_AGAIN_LATER, authorize_upgrade, first_frame_auth, is_auth_frame};
 use crate::http::auth::SessionKeys;
 use crate::http::error::ApiError;
 use crate::service::conversations::hub::Frame;
@@ -130,20 +128,12 @@ async fn events_socket(
         Err(e) => return e.into_response(),
     };
     let query_key = crate::http::extract::query_value(&query, "session_api_key");
-    let auth = handshake_auth(&state.keys, query_key.as_deref(), &headers);
-    if auth == HandshakeAuth::Rejected {
-        tracing::warn!("WebSocket authentication failed: invalid API key");
-        return ApiError::forbidden("Authentication failed").into_response();
-    }
+    let needs_first_frame = match authorize_upgrade(&state.keys, query_key.as_deref(), &headers) {
+        Ok(needs) => needs,
+        Err(refused) => return refused.into_response(),
+    };
     upgrade.on_upgrade(move |socket| async move {
-        serve(
-            socket,
-            state,
-            id,
-            auth == HandshakeAuth::NeedsFirstFrame,
-            resend,
-        )
-        .await;
+        serve(socket, state, id, needs_first_frame, resend).await;
     })
 }
 

@@ -36,6 +36,25 @@ pub enum HandshakeAuth {
     NeedsFirstFrame,
 }
 
+/// Decides a socket's upgrade from the query-parameter / header key:
+/// `Ok(true)` when the first frame must authenticate, `Ok(false)` when the
+/// socket is already authorized, or the 403 to answer instead.
+pub fn authorize_upgrade(
+    keys: &SessionKeys,
+    query_key: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<bool, crate::http::error::ApiError> {
+    match handshake_auth(keys, query_key, headers) {
+        HandshakeAuth::Rejected => {
+            tracing::warn!("WebSocket authentication failed: invalid API key");
+            Err(crate::http::error::ApiError::forbidden(
+                "Authentication failed",
+            ))
+        }
+        auth => Ok(auth == HandshakeAuth::NeedsFirstFrame),
+    }
+}
+
 /// Checks the query-parameter / header key (the deprecated paths).
 pub fn handshake_auth(
     keys: &SessionKeys,

@@ -19,9 +19,7 @@
 //! (`frame_too_large`), 1001 when the conversation leaves memory.
 
 use super::session_writer::{ConnectionWriter, DropReason};
-use super::{
-    CLOSE_TRY_AGAIN_LATER, HandshakeAuth, first_frame_auth, handshake_auth, is_auth_frame,
-};
+use super::{CLOSE_TRY_AGAIN_LATER, authorize_upgrade, first_frame_auth, is_auth_frame};
 use crate::http::error::ApiError;
 use crate::http::sockets::events::{
     CLOSE_GOING_AWAY, CLOSE_NOT_FOUND, EventSocketState, MAX_SUBSCRIBERS,
@@ -91,20 +89,12 @@ async fn session_socket(
         Err(e) => return e.into_response(),
     };
     let query_key = crate::http::extract::query_value(&query, "session_api_key");
-    let auth = handshake_auth(&state.keys, query_key.as_deref(), &headers);
-    if auth == HandshakeAuth::Rejected {
-        tracing::warn!("WebSocket authentication failed: invalid API key");
-        return ApiError::forbidden("Authentication failed").into_response();
-    }
+    let needs_first_frame = match authorize_upgrade(&state.keys, query_key.as_deref(), &headers) {
+        Ok(needs) => needs,
+        Err(refused) => return refused.into_response(),
+    };
     upgrade.on_upgrade(move |socket| async move {
-        serve(
-            socket,
-            state,
-            id,
-            auth == HandshakeAuth::NeedsFirstFrame,
-            after_seq,
-        )
-        .await;
+        serve(socket, state, id, needs_first_frame, after_seq).await;
     })
 }
 
