@@ -110,6 +110,8 @@ async fn run() -> anyhow::Result<()> {
             "no session API key is configured and the server listens on {addr}: anyone who can reach it can run commands"
         );
     }
+    // Before the server can be seen: a SIGTERM from then on shuts it down.
+    let shutdown = server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -127,7 +129,7 @@ async fn run() -> anyhow::Result<()> {
             .shared()
     };
     server::warm_up(&state);
-    serve_with_state(state, listener, server::shutdown_signal())
+    serve_with_state(state, listener, shutdown)
         .await
         .context("serving")?;
     Ok(())

@@ -17,6 +17,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `config` on `listener` until SIGINT or SIGTERM.
 pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()> {
+    let shutdown = shutdown_signal();
     let state = if config.deferred_init {
         crate::http::setup::dormant(config).shared()
     } else {
@@ -26,7 +27,7 @@ pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()>
             .shared()
     };
     warm_up(&state);
-    serve_with_state(state, listener, shutdown_signal()).await
+    serve_with_state(state, listener, shutdown).await
 }
 
 /// Work a long-running server does ahead of its first conversation: the
@@ -106,24 +107,27 @@ fn spawn_retention(state: &SharedState) -> Option<JoinHandle<()>> {
     }))
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// A future that completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are
+/// installed when this is called, not when the future is first polled: a
+/// signal that arrives between the two (the server already answering
+/// requests) must stop it gracefully rather than kill it.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    let terminate = signal(SignalKind::terminate()).ok();
+    async move {
+        let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            () = wait(interrupt) => {}
+            () = wait(terminate) => {}
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 
