@@ -306,6 +306,18 @@ fn processes_under(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// The sandboxes' agent servers among [`processes_under`] (the shells
+/// they start, a shell-snapshot capture among them, come and go).
+fn agent_servers_under(dir: &std::path::Path) -> Vec<String> {
+    processes_under(dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim_end().starts_with("openhands-agent"))
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_sandboxes_are_isolated_and_reaped() {
     let script = Script::from_turns([
@@ -377,11 +389,11 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     // A control plane killed without its shutdown leaves its sandboxes'
     // agent servers behind; the next start on the same data directory
     // stops them and relaunches the sandboxes, which keep working.
-    let before = processes_under(&root);
-    assert!(!before.is_empty(), "the sandboxes run");
+    let before = agent_servers_under(&root);
+    assert_eq!(before.len(), 2, "the two sandboxes' agent servers run");
     c.kill();
     assert_eq!(
-        processes_under(&root),
+        agent_servers_under(&root),
         before,
         "SIGKILL leaves them running"
     );
@@ -393,7 +405,7 @@ async fn local_sandboxes_are_isolated_and_reaped() {
             ..Options::default()
         },
     );
-    let now = processes_under(&root);
+    let now = agent_servers_under(&root);
     assert!(
         now.iter().all(|p| !before.contains(p)),
         "left-over processes were stopped"
