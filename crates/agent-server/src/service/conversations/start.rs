@@ -371,8 +371,8 @@ fn redact_mcp_server(mut v: Value) -> Value {
 }
 
 /// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
-/// `llm`, its `tools` (default: terminal, file editor, task tracker) and the
-/// default condenser.
+/// `llm`, its `tools` (default: terminal, file editor, task tracker), its
+/// MCP servers, then the rest through [`super::agent_settings::apply`].
 fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
     let issue = |i: ValidationIssue| AgentProblem::Issue(Box::new(i));
     let Some(obj) = settings.as_object() else {
@@ -434,6 +434,7 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
             )));
         }
     }
+    super::agent_settings::apply(obj, &mut spec).map_err(AgentProblem::Issue)?;
     Ok(spec)
 }
 
