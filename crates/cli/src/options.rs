@@ -82,8 +82,6 @@ pub struct SessionConfig {
     /// Whether `max_iterations` was asked for (flag or settings); a resumed
     /// conversation keeps its own limit otherwise.
     pub max_iterations_explicit: bool,
-    /// Things the user should know (shown once at the start).
-    pub notices: Vec<String>,
 }
 
 fn nonempty(v: &Option<String>) -> Option<String> {
@@ -130,7 +128,6 @@ pub fn resolve(
     if let Some(problem) = settings.unsupported().into_iter().next() {
         return Err(usage(format!("{settings_name}: {problem}")));
     }
-    let notices: Vec<String> = Vec::new();
     let use_skills = !args.no_skills;
     if use_skills
         && settings.skill_loading().contains(&"load_public_skills")
@@ -277,7 +274,6 @@ pub fn resolve(
         confirm_explicit: confirm.is_some(),
         max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
         max_iterations_explicit: max_iterations.is_some(),
-        notices,
     })
 }
 

@@ -240,12 +240,6 @@ fn load_settings() -> anyhow::Result<Settings> {
     Settings::load(&crate::paths::settings_file())
 }
 
-fn print_notices(session: &Session) {
-    for n in &session.config.notices {
-        eprintln!("note: {n}");
-    }
-}
-
 fn read_task(task: String) -> anyhow::Result<String> {
     let task = if task == "-" {
         let mut text = String::new();
@@ -279,7 +273,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     check_can_confirm(&session)?;
     let task = read_task(args.task)?;
-    print_notices(&session);
     let mode = Mode::from_flags(args.json);
     let stream = session.config.spec.llm.stream;
     let conversation = session.start(None, vec![printer(mode, stream)])?;
@@ -315,7 +308,6 @@ pub async fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         root,
     };
     check_can_confirm(&session)?;
-    print_notices(&session);
     let mode = Mode::from_flags(args.json);
     let stream = session.config.spec.llm.stream;
     let conversation = session.resume(id, vec![printer(mode, stream)])?;

@@ -178,9 +178,6 @@ impl App {
             self.model(),
             self.session.workspace.display()
         ));
-        for n in self.session.config.notices.clone() {
-            self.transcript.info(format!("note: {n}"));
-        }
     }
 
     fn callbacks(&self, id: Uuid) -> Vec<EventCallback> {
