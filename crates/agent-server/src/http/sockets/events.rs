@@ -14,7 +14,9 @@
 //! reconnect with `resend_mode=since`), 1001 when the conversation is
 //! deleted or leaves memory.
 
-use super::{CLOSE_TRY_AGAIN_LATER, authorize_upgrade, first_frame_auth, is_auth_frame};
+use super::{
+    CLOSE_TRY_AGAIN_LATER, authorize_upgrade, conversation_id, first_frame_auth, is_auth_frame,
+};
 use crate::http::auth::SessionKeys;
 use crate::http::error::ApiError;
 use crate::service::conversations::hub::Frame;
@@ -117,11 +119,9 @@ async fn events_socket(
         return ApiError::not_found().into_response();
     };
     let query = query.unwrap_or_default();
-    let Ok(Path(raw_id)) = path else {
-        return ApiError::forbidden("Invalid conversation id").into_response();
-    };
-    let Ok(id) = Uuid::try_parse(raw_id.trim()) else {
-        return ApiError::forbidden("Invalid conversation id").into_response();
+    let id = match conversation_id(path) {
+        Ok(id) => id,
+        Err(e) => return e.into_response(),
     };
     let resend = match resend_mode(&query) {
         Ok(r) => r,

@@ -55,6 +55,16 @@ pub fn authorize_upgrade(
     }
 }
 
+/// The conversation id of a socket's path; a missing or malformed one is
+/// the reference's 403 "Invalid conversation id".
+pub fn conversation_id(
+    path: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<uuid::Uuid, crate::http::error::ApiError> {
+    path.ok()
+        .and_then(|axum::extract::Path(raw)| uuid::Uuid::try_parse(raw.trim()).ok())
+        .ok_or_else(|| crate::http::error::ApiError::forbidden("Invalid conversation id"))
+}
+
 /// Checks the query-parameter / header key (the deprecated paths).
 pub fn handshake_auth(
     keys: &SessionKeys,

@@ -19,7 +19,9 @@
 //! (`frame_too_large`), 1001 when the conversation leaves memory.
 
 use super::session_writer::{ConnectionWriter, DropReason};
-use super::{CLOSE_TRY_AGAIN_LATER, authorize_upgrade, first_frame_auth, is_auth_frame};
+use super::{
+    CLOSE_TRY_AGAIN_LATER, authorize_upgrade, conversation_id, first_frame_auth, is_auth_frame,
+};
 use crate::http::error::ApiError;
 use crate::http::sockets::events::{
     CLOSE_GOING_AWAY, CLOSE_NOT_FOUND, EventSocketState, MAX_SUBSCRIBERS,
@@ -78,11 +80,9 @@ async fn session_socket(
         return ApiError::not_found().into_response();
     };
     let query = query.unwrap_or_default();
-    let Some(id) = path
-        .ok()
-        .and_then(|Path(raw)| Uuid::try_parse(raw.trim()).ok())
-    else {
-        return ApiError::forbidden("Invalid conversation id").into_response();
+    let id = match conversation_id(path) {
+        Ok(id) => id,
+        Err(e) => return e.into_response(),
     };
     let after_seq = match parse_after_seq(&query) {
         Ok(a) => a,
