@@ -99,10 +99,26 @@ pub fn start_request(
 }
 
 impl Conversation {
+    /// A conversation for `agent` in `workspace` (a directory path or a
+    /// [`Workspace`]) with default options: local in this process, or
+    /// created on the remote workspace's server.
+    pub async fn new(
+        agent: Agent,
+        workspace: impl Into<Workspace>,
+    ) -> Result<Self, AnyConversationError> {
+        Self::with_options(
+            agent,
+            &workspace.into(),
+            ConversationOptions::default(),
+            RemoteOptions::default(),
+        )
+        .await
+    }
+
     /// A conversation for `agent` in `workspace`: local in this process, or
     /// created on the remote workspace's server (`remote` sets its
     /// timeouts and is unused for a local one).
-    pub async fn new(
+    pub async fn with_options(
         agent: Agent,
         workspace: &Workspace,
         options: ConversationOptions,
@@ -128,6 +144,15 @@ impl Conversation {
         match self {
             Conversation::Local(c) => c.id(),
             Conversation::Remote(c) => c.id(),
+        }
+    }
+
+    /// The local conversation, for what only it offers (forks, statistics,
+    /// LLM switches); `None` for a remote one.
+    pub fn as_local(&self) -> Option<&LocalConversation> {
+        match self {
+            Conversation::Local(c) => Some(c),
+            Conversation::Remote(_) => None,
         }
     }
 

@@ -262,8 +262,11 @@ pub trait TypedTool: Send + Sync {
     /// JSON schema of the arguments, without the `summary`/`security_risk`
     /// fields the agent adds.
     fn parameters_schema(&self) -> Value;
-    /// Behaviour hints.
-    fn annotations(&self) -> ToolAnnotations;
+    /// Behaviour hints; none by default (not read-only, not destructive,
+    /// not idempotent, closed world).
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::default()
+    }
 
     /// Checks a parsed action beyond what its type expresses; an error is
     /// reported to the model like an argument error. Accepts everything by

@@ -457,9 +457,10 @@ async fn the_entry_point_picks_remote_from_the_workspace() {
     let spec = serde_json::from_value(agent_json(&e.mock.base_url())).unwrap();
     let agent = Agent::new(spec, openhands_sdk::tool::ToolRegistry::new()).unwrap();
     let ws = Workspace::new(e.work.to_string_lossy(), Some(&e.server.url()), Some(KEY)).unwrap();
-    let conv = Conversation::new(agent.clone(), &ws, ConversationOptions::default(), quick())
-        .await
-        .unwrap();
+    let conv =
+        Conversation::with_options(agent.clone(), &ws, ConversationOptions::default(), quick())
+            .await
+            .unwrap();
     assert!(conv.is_remote());
     conv.send_message("write it").await.unwrap();
     assert_eq!(conv.run().await.unwrap(), ExecutionStatus::Finished);
@@ -474,7 +475,7 @@ async fn the_entry_point_picks_remote_from_the_workspace() {
         persistence_dir: Some(Path::new("/tmp/x").to_path_buf()),
         ..ConversationOptions::default()
     };
-    let err = Conversation::new(agent, &ws, opts, quick())
+    let err = Conversation::with_options(agent, &ws, opts, quick())
         .await
         .unwrap_err();
     assert!(err.to_string().contains("persistence_dir"), "{err}");

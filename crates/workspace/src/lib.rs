@@ -113,3 +113,46 @@ impl Workspace {
         }
     }
 }
+
+impl From<LocalWorkspace> for Workspace {
+    fn from(workspace: LocalWorkspace) -> Self {
+        Workspace::Local(workspace)
+    }
+}
+
+impl From<RemoteWorkspace> for Workspace {
+    fn from(workspace: RemoteWorkspace) -> Self {
+        Workspace::Remote(workspace)
+    }
+}
+
+/// A local workspace at this directory.
+impl From<&str> for Workspace {
+    fn from(working_dir: &str) -> Self {
+        Workspace::Local(LocalWorkspace::new(working_dir.to_string()))
+    }
+}
+
+/// A local workspace at this directory.
+impl From<String> for Workspace {
+    fn from(working_dir: String) -> Self {
+        Workspace::Local(LocalWorkspace::new(working_dir))
+    }
+}
+
+/// A local workspace at this directory (a non-UTF-8 path is converted
+/// lossily).
+impl From<&Path> for Workspace {
+    fn from(working_dir: &Path) -> Self {
+        Workspace::Local(LocalWorkspace::new(
+            working_dir.to_string_lossy().into_owned(),
+        ))
+    }
+}
+
+/// A local workspace at this directory.
+impl From<std::path::PathBuf> for Workspace {
+    fn from(working_dir: std::path::PathBuf) -> Self {
+        Workspace::from(working_dir.as_path())
+    }
+}

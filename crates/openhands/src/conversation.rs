@@ -1,0 +1,158 @@
+//! [`ConversationBuilder`]: a local or remote [`Conversation`] with the
+//! options the reference's `Conversation(...)` takes as keyword arguments.
+
+use openhands_sdk::conversation::EventCallback;
+use openhands_sdk::secrets::SecretSource;
+use openhands_sdk::{
+    Agent, AnyConversationError, Conversation, ConversationError, ConversationOptions,
+    LocalConversation, RemoteOptions,
+};
+use openhands_wire::event::Event;
+use openhands_wire::state::ConfirmationPolicy;
+use openhands_workspace::Workspace;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Builds a [`Conversation`]: local when the workspace is a directory on
+/// this machine, on an agent server when it is a
+/// [`RemoteWorkspace`](openhands_workspace::RemoteWorkspace).
+///
+/// ```no_run
+/// # async fn demo(agent: openhands::Agent) -> Result<(), Box<dyn std::error::Error>> {
+/// use openhands::ConversationBuilder;
+///
+/// let conversation = ConversationBuilder::new(agent, std::env::current_dir()?)
+///     .persistence_dir("./.conversations")
+///     .max_iterations(50)
+///     .on_event(|event| println!("{}", event.kind()))
+///     .build()
+///     .await?;
+/// conversation.send_message("Write 3 facts about this project into FACTS.txt.").await?;
+/// conversation.run().await?;
+/// # Ok(()) }
+/// ```
+#[must_use]
+pub struct ConversationBuilder {
+    agent: Agent,
+    workspace: Workspace,
+    options: ConversationOptions,
+    remote: RemoteOptions,
+}
+
+impl ConversationBuilder {
+    /// A conversation of `agent` in `workspace` (a path, a
+    /// [`Workspace`]); every other option at the reference's default.
+    pub fn new(agent: Agent, workspace: impl Into<Workspace>) -> Self {
+        Self {
+            agent,
+            workspace: workspace.into(),
+            options: ConversationOptions::default(),
+            remote: RemoteOptions::default(),
+        }
+    }
+
+    /// Persists the conversation under this directory (one sub-directory
+    /// per conversation, the reference's layout), so it can be resumed.
+    pub fn persistence_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.options.persistence_dir = Some(dir.into());
+        self
+    }
+
+    /// Resumes (or creates) the conversation with this id.
+    pub fn conversation_id(mut self, id: uuid::Uuid) -> Self {
+        self.options.conversation_id = Some(id);
+        self
+    }
+
+    /// Calls `callback` with every event, after it is persisted.
+    pub fn on_event(mut self, callback: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        let callback: EventCallback = Arc::new(callback);
+        self.options.callbacks.push(callback);
+        self
+    }
+
+    /// Calls `callback` with every streamed piece of the LLM's answer (set
+    /// `stream` on the LLM).
+    pub fn on_token(
+        mut self,
+        callback: impl Fn(openhands_llm::StreamDelta) + Send + Sync + 'static,
+    ) -> Self {
+        self.options.token_callbacks.push(Arc::new(callback));
+        self
+    }
+
+    /// Upper bound of agent steps per `run` (default 500).
+    pub fn max_iterations(mut self, iterations: u32) -> Self {
+        self.options.max_iteration_per_run = iterations;
+        self
+    }
+
+    /// Whether the stuck detector may stop loops (default on).
+    pub fn stuck_detection(mut self, on: bool) -> Self {
+        self.options.stuck_detection = on;
+        self
+    }
+
+    /// When the user must confirm actions before they run.
+    pub fn confirmation_policy(mut self, policy: ConfirmationPolicy) -> Self {
+        self.options.confirmation_policy = policy;
+        self
+    }
+
+    /// The security analyzer rating actions (e.g. `{"kind": "PatternSecurityAnalyzer"}`).
+    pub fn security_analyzer(mut self, analyzer: Value) -> Self {
+        self.options.security_analyzer = Some(analyzer);
+        self
+    }
+
+    /// A secret the agent's commands may use as `$NAME`; its value is
+    /// masked in every observation.
+    pub fn secret(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.secrets.push((
+            name.into(),
+            SecretSource::Static {
+                value: value.into(),
+                description: None,
+            },
+        ));
+        self
+    }
+
+    /// Hooks run at the reference's hook events (the `hook_config` JSON).
+    pub fn hook_config(mut self, config: openhands_sdk::hooks::HookConfig) -> Self {
+        self.options.hook_config = Some(config);
+        self
+    }
+
+    /// Any other option, on the options themselves.
+    pub fn configure(mut self, edit: impl FnOnce(&mut ConversationOptions)) -> Self {
+        edit(&mut self.options);
+        self
+    }
+
+    /// Timeouts of a remote conversation (unused for a local one).
+    pub fn remote_options(mut self, remote: RemoteOptions) -> Self {
+        self.remote = remote;
+        self
+    }
+
+    /// A conversation in this process, for what only local conversations
+    /// offer (forks, statistics, LLM switches, resuming from disk). Fails
+    /// with [`ConversationError::Invalid`] for a remote workspace.
+    pub fn build_local(self) -> Result<LocalConversation, ConversationError> {
+        match &self.workspace {
+            Workspace::Local(w) => {
+                LocalConversation::new(self.agent, w.working_dir(), self.options)
+            }
+            Workspace::Remote(_) => Err(ConversationError::Invalid(
+                "build_local needs a local workspace; use build for a remote one".into(),
+            )),
+        }
+    }
+
+    /// The conversation; a remote one is created on its server here.
+    pub async fn build(self) -> Result<Conversation, AnyConversationError> {
+        Conversation::with_options(self.agent, &self.workspace, self.options, self.remote).await
+    }
+}

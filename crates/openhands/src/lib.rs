@@ -1,0 +1,118 @@
+//! # OpenHands for Rust
+//!
+//! Build AI agents that work with code: an [`Llm`], an [`Agent`] with tools,
+//! and a [`Conversation`] that runs the agent's reasoning-action loop on an
+//! append-only event log, in this process or on an OpenHands agent server.
+//! Wire formats, tool names and persisted files are those of the Python
+//! reference SDK, so conversations and servers are interchangeable with it.
+//!
+//! ## Hello world
+//!
+//! ```no_run
+//! use openhands::prelude::*;
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Model, key and endpoint from LLM_MODEL, LLM_API_KEY, LLM_BASE_URL.
+//!     let llm = LlmBuilder::from_env().build()?;
+//!     let agent = AgentBuilder::new(llm)
+//!         .tool(TerminalTool::NAME)
+//!         .tool(FileEditorTool::NAME)
+//!         .tool(TaskTrackerTool::NAME)
+//!         .build()?;
+//!     let conversation = Conversation::new(agent, std::env::current_dir()?).await?;
+//!     conversation
+//!         .send_message("Write 3 facts about the current project into FACTS.txt.")
+//!         .await?;
+//!     conversation.run().await?;
+//!     println!("All done!");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ## From there
+//!
+//! * **Options** of a conversation (persistence, callbacks, confirmation,
+//!   secrets, hooks, iteration limits): [`ConversationBuilder`].
+//! * **Your own tools**: implement [`TypedTool`] with serde types for the
+//!   action and observation; [`parameters_schema`] derives the JSON schema
+//!   the model sees from the action type (see `examples/02_custom_tools.rs`).
+//!   Register it with [`AgentBuilder::custom_tool`].
+//! * **MCP servers**: [`AgentBuilder::mcp_config`] with the reference's
+//!   `mcpServers` JSON; their tools join the agent's.
+//! * **Skills and context**: [`AgentBuilder::agent_context`].
+//! * **Events**: every step is an [`Event`](event::Event) (message, action,
+//!   observation, state update...) persisted before callbacks see it;
+//!   [`LocalConversation::events`] and [`ConversationBuilder::on_event`].
+//! * **Remote**: a [`Workspace::Remote`] (see [`RemoteWorkspace`]) makes
+//!   [`Conversation::new`] create the conversation on an agent server and
+//!   stream its events over the WebSocket; the same calls drive it.
+//! * **The server itself** (feature `server`): `openhands::server` is the agent
+//!   server library behind the `openhands-agent-server` binary.
+//! * **Offline runs and tests** (feature `testing`): `openhands::testing` has the
+//!   scripted LLM, which answers from a JSON script instead of a model.
+//!
+//! The crates underneath stay available for everything the facade does not
+//! re-export: [`sdk`], [`llm`], [`tools`], [`wire`], [`workspace`].
+
+pub mod agent;
+pub mod conversation;
+pub mod llm_builder;
+pub mod schema;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use agent::{AgentBuildError, AgentBuilder};
+pub use conversation::ConversationBuilder;
+pub use llm_builder::LlmBuilder;
+pub use schema::parameters_schema;
+
+pub use openhands_llm::{Llm, LlmError, LlmRegistry};
+pub use openhands_sdk::tool::{
+    TextObservation, Tool, ToolCallContext, ToolEnv, ToolError, ToolRegistry, TypedTool,
+};
+pub use openhands_sdk::{
+    Agent, AnyConversationError, Conversation, ConversationError, ConversationOptions,
+    LocalConversation, RemoteConversation, RemoteError, RemoteOptions,
+};
+pub use openhands_wire::LlmConfig;
+pub use openhands_wire::event::SecurityRisk;
+pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
+pub use openhands_wire::tool::ToolAnnotations;
+pub use openhands_workspace::{LocalWorkspace, RemoteWorkspace, Workspace};
+
+/// Events of a conversation and their parts (the reference's wire types).
+pub mod event {
+    pub use openhands_wire::content::{Content, ImageContent, TextContent};
+    pub use openhands_wire::event::*;
+    pub use openhands_wire::message::{Message, MessageToolCall, Role};
+}
+
+/// The built-in tools and the reference's presets.
+pub mod tools {
+    pub use openhands_tools::presets;
+    pub use openhands_tools::terminal::TerminalTool;
+    pub use openhands_tools::*;
+}
+
+/// The agent server as a library (feature `server`).
+#[cfg(feature = "server")]
+pub use openhands_agent_server as server;
+
+pub use openhands_llm as llm;
+pub use openhands_sdk as sdk;
+pub use openhands_wire as wire;
+pub use openhands_workspace as workspace;
+
+/// What most programs use: `use openhands::prelude::*;`.
+pub mod prelude {
+    pub use crate::event::{Event, EventBody};
+    pub use crate::tools::{
+        ApplyPatchTool, FileEditorTool, GlobTool, GrepTool, TaskTrackerTool, TerminalTool,
+    };
+    pub use crate::{
+        Agent, AgentBuilder, ConfirmationPolicy, Conversation, ConversationBuilder,
+        ConversationOptions, ExecutionStatus, Llm, LlmBuilder, LocalConversation, TextObservation,
+        Tool, ToolAnnotations, ToolCallContext, ToolError, TypedTool, Workspace, parameters_schema,
+    };
+}

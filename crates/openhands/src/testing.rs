@@ -1,0 +1,54 @@
+//! Offline runs: the project's scripted LLM, which answers from a JSON
+//! script instead of a model (see the `openhands-testkit` crate for the
+//! format). Enabled by the `testing` feature.
+
+use crate::llm_builder::{ENV_API_KEY, LlmBuilder};
+use openhands_llm::{Llm, LlmError};
+pub use openhands_testkit::{Script, ScriptLoadError, ScriptedLlm, Turn};
+use std::sync::Arc;
+
+/// Model name the scripted LLM reports.
+pub const SCRIPTED_MODEL: &str = "openai/scripted";
+
+/// Why an LLM for an offline-capable program could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum OfflineLlmError {
+    /// The script is malformed.
+    #[error(transparent)]
+    Script(#[from] ScriptLoadError),
+    /// The real provider's configuration is unusable.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// An LLM answering from `script` (the scripted LLM's JSON format).
+///
+/// ```
+/// let llm = openhands::testing::scripted_llm(r#"[{"text": "Hello!"}]"#).unwrap();
+/// assert_eq!(llm.model(), "openai/scripted");
+/// ```
+pub fn scripted_llm(script: &str) -> Result<Llm, ScriptLoadError> {
+    let backend = ScriptedLlm::from_json_str(script)?;
+    Ok(LlmBuilder::new(SCRIPTED_MODEL)
+        .usage_id("agent")
+        .num_retries(1)
+        .build_with_backend(Arc::new(backend)))
+}
+
+/// A real LLM when `LLM_API_KEY` is set (model and endpoint from
+/// `LLM_MODEL`/`LLM_BASE_URL`, see [`LlmBuilder::from_env`]), otherwise the
+/// scripted LLM answering from `script`: how every example runs both
+/// against a provider and offline.
+pub fn llm_from_env_or_script(script: &str) -> Result<Llm, OfflineLlmError> {
+    let has_key = std::env::var(ENV_API_KEY).is_ok_and(|k| !k.trim().is_empty());
+    if has_key {
+        Ok(LlmBuilder::from_env().usage_id("agent").build()?)
+    } else {
+        Ok(scripted_llm(script)?)
+    }
+}
+
+/// Whether [`llm_from_env_or_script`] would use a real provider.
+pub fn uses_real_llm() -> bool {
+    std::env::var(ENV_API_KEY).is_ok_and(|k| !k.trim().is_empty())
+}

@@ -1,0 +1,422 @@
+//! Runs every example offline (scripted LLM, no `LLM_API_KEY`) in a fresh
+//! directory and checks what it should produce.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one example may run.
+const EXAMPLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The compiled example `name` (`cargo test` builds the examples next to
+/// the test binaries' `deps` directory).
+fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let path = profile_dir.join("examples").join(name);
+    assert!(
+        path.is_file(),
+        "example binary {} is missing: build the examples (`cargo test -p openhands` does)",
+        path.display()
+    );
+    path
+}
+
+/// A finished example run.
+struct Run {
+    output: Output,
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name))
+            .unwrap_or_else(|e| panic!("{name} not written: {e}\nstdout:\n{}", self.stdout()))
+    }
+}
+
+/// Runs example `name` offline in a fresh directory; it must exit 0.
+fn run_example(name: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(example_binary(name))
+        .current_dir(dir.path())
+        .env_remove("LLM_API_KEY")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > EXAMPLE_TIMEOUT {
+            let _ = child.kill();
+            panic!("example {name} did not finish within {EXAMPLE_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let run = Run { output, dir };
+    assert!(
+        run.output.status.success(),
+        "example {name} failed: {}\nstdout:\n{}\nstderr:\n{}",
+        run.output.status,
+        run.stdout(),
+        String::from_utf8_lossy(&run.output.stderr)
+    );
+    run
+}
+
+/// Asserts that the example's output contains every one of `needles`.
+fn assert_prints(run: &Run, needles: &[&str]) {
+    let out = run.stdout();
+    for needle in needles {
+        assert!(
+            out.contains(needle),
+            "expected {needle:?} in the output:\n{out}"
+        );
+    }
+}
+
+/// The number printed after `label` in the output.
+fn printed_number(run: &Run, label: &str) -> u64 {
+    let out = run.stdout();
+    let start = out
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not printed:\n{out}"))
+        + label.len();
+    out[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn hello_world_writes_three_facts() {
+    let run = run_example("01_hello_world");
+    assert_eq!(run.file("FACTS.txt").lines().count(), 3);
+    assert_prints(&run, &["All done!"]);
+}
+
+#[test]
+fn custom_tool_counts_lines() {
+    let run = run_example("02_custom_tools");
+    assert_prints(
+        &run,
+        &["observation from count_lines: \"notes.txt has 3 lines\""],
+    );
+}
+
+#[test]
+fn keyword_skill_activates() {
+    let run = run_example("03_activate_skill");
+    assert_prints(
+        &run,
+        &[
+            "activated skills: flarglebargle",
+            "agent: I see you know the magic word",
+        ],
+    );
+    assert_eq!(run.stdout().matches("activated skills").count(), 1);
+}
+
+#[test]
+fn confirmation_rejects_then_approves() {
+    let run = run_example("04_confirmation_mode");
+    assert_prints(
+        &run,
+        &[
+            "waiting for confirmation: terminal \"echo hi > approved.txt\"",
+            "rejected",
+            "waiting for confirmation: terminal \"touch approved.txt\"",
+            "approved",
+            "run ended: Finished",
+        ],
+    );
+    assert_eq!(
+        run.file("approved.txt"),
+        "",
+        "the rejected command must not have run"
+    );
+}
+
+#[test]
+fn llm_registry_serves_agent_and_plain_completions() {
+    let run = run_example("05_use_llm_registry");
+    assert_prints(
+        &run,
+        &["summary: The agent greeted the user.", "agent calls: 1"],
+    );
+    assert!(run.stdout().contains("agent") && run.stdout().contains("summarizer"));
+}
+
+#[test]
+fn pause_stops_and_run_resumes() {
+    let run = run_example("09_pause");
+    assert_prints(
+        &run,
+        &[
+            "paused: status Paused",
+            "resumed: status Finished after 3 action(s)",
+        ],
+    );
+    assert!(
+        printed_number(&run, "Paused after ") < 3,
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn persisted_conversation_resumes_with_history() {
+    let run = run_example("10_persistence");
+    let stored = printed_number(&run, "stored ");
+    assert_eq!(printed_number(&run, "resumed "), stored);
+    assert_prints(&run, &["agent: You asked me to remember 42."]);
+}
+
+#[test]
+fn concurrent_conversations_all_finish() {
+    let run = run_example("11_async");
+    assert_eq!(
+        run.stdout()
+            .matches("-> Finished: Created the file.")
+            .count(),
+        3
+    );
+    for i in 0..3 {
+        run.file(&format!("task-{i}/created.txt"));
+    }
+}
+
+#[test]
+fn secrets_reach_commands_but_not_observations() {
+    let run = run_example("12_custom_secrets");
+    assert_prints(&run, &["<secret-hidden>"]);
+    assert!(
+        !run.stdout().contains("my-secret-token-value"),
+        "{}",
+        run.stdout()
+    );
+    assert_eq!(run.file("token.txt").trim(), "my-secret-token-value");
+}
+
+#[test]
+fn metrics_count_tokens_and_cost() {
+    let run = run_example("13_get_llm_metrics");
+    assert_prints(
+        &run,
+        &[
+            "agent: 2 calls, prompt tokens 200, completion tokens 20, cost $0.000900",
+            "total cost: $0.000900",
+        ],
+    );
+}
+
+#[test]
+fn condenser_summarizes_long_history() {
+    let run = run_example("14_context_condenser");
+    assert_eq!(
+        printed_number(&run, "condensations: "),
+        1,
+        "{}",
+        run.stdout()
+    );
+    assert_prints(
+        &run,
+        &[
+            "events: The user asked for four files",
+            "agent: I created one.txt to four.txt.",
+            "condenser: 1 call(s)",
+        ],
+    );
+    run.file("four.txt");
+}
+
+#[test]
+fn high_risk_action_is_held_and_rejected() {
+    let run = run_example("16_llm_security_analyzer");
+    assert_prints(
+        &run,
+        &[
+            "\"ls\" rated Low",
+            "\"rm -rf ./*\" rated High",
+            "held for confirmation",
+            "final status: Finished",
+        ],
+    );
+}
+
+#[test]
+fn message_sent_while_running_is_taken_into_account() {
+    let run = run_example("18_send_message_while_processing");
+    assert_prints(&run, &["status Finished; user messages: 2", "THE END"]);
+}
+
+#[test]
+fn repeated_actions_end_stuck() {
+    let run = run_example("20_stuck_detector");
+    assert_prints(&run, &["Stuck"]);
+    assert!(
+        printed_number(&run, "status after ") < 8,
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn reasoning_is_kept_on_events() {
+    let run = run_example("22_anthropic_thinking");
+    assert_prints(
+        &run,
+        &[
+            "thinking before terminal: I should count the entries",
+            "thinking before answering: The command printed the count",
+        ],
+    );
+}
+
+#[test]
+fn plan_then_execute() {
+    let run = run_example("24_planning_agent_workflow");
+    assert!(
+        run.file(".agents_tmp/PLAN.md")
+            .contains("A script hello.sh")
+    );
+    assert_prints(&run, &["hello.sh prints: hello world"]);
+}
+
+#[test]
+fn custom_visualizer_renders_each_step() {
+    let run = run_example("26_custom_visualizer");
+    assert_prints(
+        &run,
+        &[
+            "[User] Say hello from the shell.",
+            "[action] terminal",
+            "[observation] terminal: hello from the shell",
+        ],
+    );
+}
+
+#[test]
+fn ask_agent_answers_without_changing_the_log() {
+    let run = run_example("28_ask_agent");
+    assert_prints(&run, &["answer: I created hello.txt with the text hi."]);
+    let before = printed_number(&run, "events before ");
+    assert_eq!(printed_number(&run, ", after "), before);
+}
+
+#[test]
+fn streaming_delivers_pieces() {
+    let run = run_example("29_llm_streaming");
+    assert!(
+        printed_number(&run, "streamed pieces: ") > 1,
+        "{}",
+        run.stdout()
+    );
+    assert_prints(
+        &run,
+        &["A robot learned to paint. Its first picture was a self-portrait."],
+    );
+}
+
+#[test]
+fn events_convert_to_openai_messages() {
+    let run = run_example("36_event_json_to_openai_messages");
+    let messages: serde_json::Value = serde_json::from_str(&run.file("messages.json")).unwrap();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant"]);
+}
+
+#[test]
+fn switching_models_keeps_history_and_separate_metrics() {
+    let run = run_example("44_model_switching_in_convo");
+    assert_prints(
+        &run,
+        &[
+            "first answer (fast): Hi!",
+            "second answer (strong): Solved",
+            "fast: 1 call(s)",
+            "strong: 1 call(s)",
+        ],
+    );
+}
+
+#[test]
+fn parallel_calls_all_observed_in_order() {
+    let run = run_example("45_parallel_tool_execution");
+    let out = run.stdout();
+    let glob = out.find("observation glob").unwrap();
+    let grep = out.find("observation grep").unwrap();
+    let terminal = out.find("observation terminal: Linux").unwrap();
+    assert!(glob < grep && grep < terminal, "{out}");
+}
+
+#[test]
+fn ensemble_overrides_a_low_self_rating() {
+    let run = run_example("47_defense_in_depth_security");
+    assert_prints(
+        &run,
+        &[
+            "model rates \"sudo rm -rf /\" Low",
+            "ensemble verdict: HIGH",
+            "held for confirmation",
+        ],
+    );
+    assert_eq!(
+        run.stdout().matches("ensemble verdict: HIGH").count(),
+        1,
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn fork_continues_separately() {
+    let run = run_example("48_conversation_fork");
+    assert_prints(
+        &run,
+        &[
+            "original: How about Oslo?",
+            "fork: Then Lisbon",
+            "ids differ: true",
+        ],
+    );
+}
+
+#[test]
+fn memory_reaches_the_next_session() {
+    let run = run_example("55_persistent_memory");
+    assert_prints(&run, &["memory in the second session's prompt: true"]);
+}
+
+#[test]
+fn gpt5_preset_applies_patches() {
+    let run = run_example("llm_tools_01_gpt5_apply_patch_preset");
+    assert_prints(
+        &run,
+        &[
+            "tools: terminal, apply_patch, task_tracker",
+            "greeting.txt: hello, world",
+        ],
+    );
+}
+
+#[test]
+fn project_skill_files_are_discovered() {
+    let run = run_example("skills_01_loading_agentskills");
+    assert_prints(&run, &["activated skills: release-notes"]);
+}
