@@ -22,6 +22,7 @@ pub mod secrets;
 pub mod server;
 pub mod tools;
 pub mod trajectory;
+pub mod workspace_site;
 
 use crate::http::auth::require_session_key;
 use crate::http::error::{ErrorDetail, HttpValidationError, ValidationIssue};
@@ -79,6 +80,7 @@ fn open_routes() -> OpenApiRouter<SharedState> {
 /// `/api` routes taking JSON (or no) bodies; paths are relative to `/api`.
 pub fn api_routes() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
+        .merge(workspace_site::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))
@@ -142,7 +144,9 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         .into_openapi()
         .nest(
             "/api",
-            conversations::openapi().merge_from(events::openapi()),
+            conversations::openapi()
+                .merge_from(events::openapi())
+                .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
         )
 }
 
@@ -211,7 +215,9 @@ pub fn build_router(state: SharedState) -> Router {
             get(sockets::bash_events::bash_events_socket),
         )
         .merge(conversation_socket(&state))
-        .merge(docs::router(doc));
+        .merge(docs::router(
+            doc.nest("/api", workspace_site::WorkspaceSiteDoc::openapi()),
+        ));
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
     }
