@@ -104,6 +104,8 @@ if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     bash compat/setup.sh
     bash compat/run.sh
     "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/cross_resume.py
+    # The same requests to both servers; answers compared (archives, workspace site).
+    OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/side_by_side.py
     # The reference's analyzer verdicts our table test compares against are current.
     OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/security_table.py --check
 fi

@@ -66,9 +66,9 @@ async fn serves_files_and_directory_index_pages() {
     assert_eq!(r.text().await.unwrap(), "body{}");
     let r = get(&s, &format!("{base}/data.json")).await;
     assert_eq!(r.headers()["content-type"], "application/json");
-    // A name without extension is served as plain text, as Python guesses.
+    // A name without extension is served as bytes, as the reference does.
     let r = get(&s, &format!("{base}/notes")).await;
-    assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(r.headers()["content-type"], "application/octet-stream");
 
     // Ranges are honoured.
     let r = s

@@ -9,6 +9,10 @@
 //! a timeout and its process is killed when it expires.
 
 use crate::exec::{EnvPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
+
+#[path = "git_delta.rs"]
+mod delta;
+pub use delta::RepositoryMetadata;
 pub use openhands_protocol::git::{GitChange, GitChangeStatus, GitCommit, GitCommitsPage, GitDiff};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

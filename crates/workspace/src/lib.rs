@@ -15,6 +15,7 @@
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
 
+pub mod archive;
 pub mod confine;
 pub mod exec;
 pub mod git;

@@ -55,7 +55,10 @@ fn must_be_absolute(path: &str) -> Result<(), ApiError> {
 
 /// The target path: confined and resolved in a conversation, else as given
 /// (which must be absolute).
-async fn target_path(confinement: Option<&Confinement>, path: &str) -> Result<PathBuf, ApiError> {
+pub(super) async fn target_path(
+    confinement: Option<&Confinement>,
+    path: &str,
+) -> Result<PathBuf, ApiError> {
     if confinement.is_none() {
         must_be_absolute(path)?;
     }
@@ -172,7 +175,7 @@ async fn upload_core(
 }
 
 /// `attachment; filename="..."` the way Starlette writes it.
-fn content_disposition(name: &str) -> HeaderValue {
+pub(super) fn content_disposition(name: &str) -> HeaderValue {
     let safe = name
         .chars()
         .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ');

@@ -5,6 +5,7 @@
 //! in [`api_routes`] (JSON bodies) — they are then served under `/api`,
 //! behind the session-key check, and described in `/openapi.json`.
 
+pub mod archive;
 pub mod bash;
 pub mod browse;
 pub mod conversations;
@@ -98,6 +99,8 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(bash::runtime_clear_all_bash_events))
         .routes(routes!(bash::runtime_stop_bash_command))
         .routes(routes!(files::download_file))
+        .routes(routes!(archive::archive_directory))
+        .routes(routes!(archive::runtime_archive_directory))
         .routes(routes!(files::create_directory))
         .routes(routes!(files::runtime_download_file))
         .routes(routes!(files::runtime_create_directory))

@@ -61,11 +61,11 @@ async fn target_file(root: PathBuf, file_path: String) -> Result<PathBuf, ApiErr
 }
 
 /// The content type Python's `mimetypes` would give (`text/*` with UTF-8,
-/// unknown names as plain text), as the reference's `FileResponse` sends.
+/// unknown names as bytes), as the reference's `FileResponse` sends.
 fn content_type(path: &Path) -> HeaderValue {
     let mime = mime_guess::from_path(path)
         .first_raw()
-        .unwrap_or("text/plain");
+        .unwrap_or("application/octet-stream");
     let value = if mime.starts_with("text/") {
         format!("{mime}; charset=utf-8")
     } else {
