@@ -13,6 +13,7 @@ pub mod anthropic;
 pub mod classify;
 pub mod common;
 pub mod error;
+pub mod fallback;
 pub mod http;
 pub mod llm;
 pub mod model_info;
@@ -26,7 +27,7 @@ pub mod types;
 
 pub use error::LlmError;
 pub use http::HttpBackend;
-pub use llm::Llm;
+pub use llm::{FallbackLoader, Llm};
 pub use model_info::ModelFeatures;
 pub use registry::{LlmRegistry, RegistryError};
 pub use retry::{RetryEvent, RetryListener};

@@ -2,6 +2,7 @@
 //! non-native tool calling and metrics.
 
 use crate::error::LlmError;
+use crate::fallback::{is_budget_exceeded, metrics_since, should_fallback};
 use crate::http::{HttpBackend, secs};
 use crate::model_info::{self, ModelFeatures};
 use crate::non_native;
@@ -9,6 +10,7 @@ use crate::retry::{self, RetryEvent, RetryListener};
 use crate::routing::{self, ApiKind};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
 use openhands_wire::LlmConfig;
+use openhands_wire::llm_config::FallbackStrategy;
 use openhands_wire::metrics::{Metrics, ResponseLatency};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
@@ -17,11 +19,27 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Turns a profile name of a [`FallbackStrategy`] into an LLM (installed
+/// with [`Llm::set_fallback_loader`]).
+pub trait FallbackLoader: Send + Sync {
+    /// The LLM of profile `name` (looked up in `strategy.profile_store_dir`
+    /// or the default profile directory); an error says why not.
+    fn load(&self, name: &str, strategy: &FallbackStrategy) -> Result<Llm, String>;
+}
+
 struct Inner {
     config: LlmConfig,
     backend: Arc<dyn LlmBackend>,
     metrics: Mutex<Metrics>,
     retry_listener: RwLock<Option<RetryListener>>,
+    fallback: Mutex<FallbackState>,
+}
+
+/// The loader of the configuration's fallback LLMs and those loaded so far.
+#[derive(Default)]
+struct FallbackState {
+    loader: Option<Arc<dyn FallbackLoader>>,
+    loaded: Vec<(String, Llm)>,
 }
 
 /// A language model ready to be called: configuration, backend (HTTP
@@ -66,6 +84,7 @@ impl Llm {
                 backend,
                 metrics: Mutex::new(metrics),
                 retry_listener: RwLock::new(None),
+                fallback: Mutex::new(FallbackState::default()),
             }),
         }
     }
@@ -75,7 +94,17 @@ impl Llm {
     pub fn with_usage_id(&self, usage_id: impl Into<String>) -> Self {
         let mut config = self.inner.config.clone();
         config.usage_id = usage_id.into();
-        Self::with_backend(config, self.inner.backend.clone())
+        let copy = Self::with_backend(config, self.inner.backend.clone());
+        copy.set_fallback_loader(self.inner.fallback.lock().loader.clone());
+        copy
+    }
+
+    /// Installs what loads the configuration's fallback LLMs (see
+    /// [`crate::fallback`]); `None` turns fallback off.
+    pub fn set_fallback_loader(&self, loader: Option<Arc<dyn FallbackLoader>>) {
+        let mut state = self.inner.fallback.lock();
+        state.loader = loader;
+        state.loaded.clear();
     }
 
     /// The configuration.
@@ -143,6 +172,104 @@ impl Llm {
     /// to `on_token` when the config enables streaming, and records usage,
     /// cost and latency in the metrics.
     pub async fn completion(
+        &self,
+        request: &LlmRequest,
+        on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        match self
+            .completion_with_retries(request, on_token.clone())
+            .await
+        {
+            Ok(resp) => Ok(resp),
+            Err(e) => self.fall_back(request, on_token, e).await,
+        }
+    }
+
+    /// The fallback LLM `name` of the strategy, loaded (on a blocking
+    /// thread: profiles are files) on first use and kept.
+    async fn fallback_llm(&self, name: &str, strategy: &FallbackStrategy) -> Option<Llm> {
+        let loader = {
+            let state = self.inner.fallback.lock();
+            if let Some((_, llm)) = state.loaded.iter().find(|(n, _)| n == name) {
+                return Some(llm.clone());
+            }
+            state.loader.clone()?
+        };
+        let (profile, strat) = (name.to_string(), strategy.clone());
+        let loaded = tokio::task::spawn_blocking(move || loader.load(&profile, &strat))
+            .await
+            .unwrap_or_else(|e| Err(format!("profile loader failed: {e}")));
+        match loaded {
+            Ok(llm) => {
+                let mut state = self.inner.fallback.lock();
+                if !state.loaded.iter().any(|(n, _)| n == name) {
+                    state.loaded.push((name.to_string(), llm.clone()));
+                }
+                Some(llm)
+            }
+            Err(e) => {
+                tracing::error!(profile = name, error = %e, "fallback LLM profile not loaded");
+                None
+            }
+        }
+    }
+
+    /// Whether a fallback loader is installed.
+    pub fn has_fallback_loader(&self) -> bool {
+        self.inner.fallback.lock().loader.is_some()
+    }
+
+    /// After the primary failed with `error`: the strategy's LLMs in order
+    /// (each with its own retries, none falling back further); the first
+    /// answer is returned and its cost recorded here too. `error` again
+    /// when none answers.
+    async fn fall_back(
+        &self,
+        request: &LlmRequest,
+        on_token: Option<TokenCallback>,
+        error: LlmError,
+    ) -> Result<LlmResponse, LlmError> {
+        let Some(strategy) = self.inner.config.fallback_strategy.clone() else {
+            return Err(error);
+        };
+        if !should_fallback(&error) || self.inner.fallback.lock().loader.is_none() {
+            return Err(error);
+        }
+        let total = strategy.fallback_llms.len();
+        for (i, name) in strategy.fallback_llms.iter().enumerate() {
+            let Some(fallback) = self.fallback_llm(name, &strategy).await else {
+                continue;
+            };
+            tracing::warn!(
+                primary = %self.inner.config.model,
+                error = %error,
+                fallback = %fallback.model(),
+                "primary LLM failed; trying fallback {}/{total}",
+                i + 1
+            );
+            let before = fallback.metrics();
+            match fallback
+                .completion_with_retries(request, on_token.clone())
+                .await
+            {
+                Ok(resp) => {
+                    let diff = metrics_since(&before, &fallback.metrics());
+                    self.inner.metrics.lock().merge(&diff);
+                    tracing::info!(fallback = %fallback.model(), "fallback LLM answered");
+                    return Ok(resp);
+                }
+                Err(e) if is_budget_exceeded(&e) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(fallback = %fallback.model(), error = %e, "fallback LLM failed");
+                }
+            }
+        }
+        tracing::error!(primary = %self.inner.config.model, "every fallback LLM failed");
+        Err(error)
+    }
+
+    /// One call with the retry policy, no fallback.
+    async fn completion_with_retries(
         &self,
         request: &LlmRequest,
         on_token: Option<TokenCallback>,

@@ -267,3 +267,130 @@ fn new_rejects_unroutable_configs_and_accepts_routable_ones() {
     );
     assert!(format!("{llm:?}").contains("claude"));
 }
+
+/// Loads fallback LLMs from a fixed table; counts loads.
+struct Table {
+    llms: Vec<(String, Llm)>,
+    loads: AtomicU32,
+}
+
+impl FallbackLoader for Table {
+    fn load(&self, name: &str, _strategy: &FallbackStrategy) -> Result<Llm, String> {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        self.llms
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| l.clone())
+            .ok_or_else(|| format!("profile '{name}' not found"))
+    }
+}
+
+fn with_fallbacks(names: &[&str]) -> LlmConfig {
+    let mut c = fast_config();
+    c.num_retries = 1;
+    c.fallback_strategy = Some(FallbackStrategy {
+        fallback_llms: names.iter().map(|s| s.to_string()).collect(),
+        profile_store_dir: None,
+    });
+    c
+}
+
+fn priced(model: &str) -> LlmConfig {
+    let mut c = fast_config();
+    c.model = model.into();
+    c.num_retries = 0;
+    c.input_cost_per_token = Some(0.01);
+    c.output_cost_per_token = Some(0.0);
+    c
+}
+
+#[tokio::test]
+async fn transient_failures_fall_back_in_order_and_costs_roll_up() {
+    let primary = Flaky::new(
+        u32::MAX,
+        LlmError::ServiceUnavailable("500".into()),
+        "never",
+    );
+    let broken = Flaky::new(u32::MAX, LlmError::Timeout("slow".into()), "never");
+    let good = Flaky::new(0, LlmError::Timeout("x".into()), "from the fallback");
+    let llm = Llm::with_backend(
+        with_fallbacks(&["missing", "broken", "good"]),
+        primary.clone(),
+    );
+    let table = Arc::new(Table {
+        llms: vec![
+            (
+                "broken".into(),
+                Llm::with_backend(priced("openai/broken"), broken.clone()),
+            ),
+            (
+                "good".into(),
+                Llm::with_backend(priced("openai/good"), good.clone()),
+            ),
+        ],
+        loads: AtomicU32::new(0),
+    });
+    llm.set_fallback_loader(Some(table.clone()));
+
+    let resp = llm.completion(&req(), None).await.unwrap();
+    assert_eq!(resp.message.text(), "from the fallback");
+    // The primary had its attempts (num_retries = 1: one); the missing
+    // profile was skipped.
+    assert_eq!(primary.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(broken.calls.load(Ordering::SeqCst), 1);
+    // The fallback's cost (100 prompt tokens at 0.01, completions free) is
+    // on the primary's metrics.
+    let m = llm.metrics();
+    assert_eq!(m.response_latencies.len(), 1);
+    assert!(
+        (m.accumulated_cost - 1.0).abs() < 1e-9,
+        "{}",
+        m.accumulated_cost
+    );
+
+    // The next call starts with the primary again; loaded profiles are kept.
+    let loads = table.loads.load(Ordering::SeqCst);
+    llm.completion(&req(), None).await.unwrap();
+    assert_eq!(primary.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        table.loads.load(Ordering::SeqCst),
+        loads + 1,
+        "only the missing one is retried"
+    );
+}
+
+#[tokio::test]
+async fn errors_a_fallback_cannot_fix_are_returned_at_once() {
+    let primary = Flaky::new(
+        u32::MAX,
+        LlmError::Authentication("bad key".into()),
+        "never",
+    );
+    let good = Flaky::new(0, LlmError::Timeout("x".into()), "ok");
+    let llm = Llm::with_backend(with_fallbacks(&["good"]), primary.clone());
+    llm.set_fallback_loader(Some(Arc::new(Table {
+        llms: vec![(
+            "good".into(),
+            Llm::with_backend(priced("openai/good"), good.clone()),
+        )],
+        loads: AtomicU32::new(0),
+    })));
+    let err = llm.completion(&req(), None).await.unwrap_err();
+    assert!(matches!(err, LlmError::Authentication(_)));
+    assert_eq!(good.calls.load(Ordering::SeqCst), 0);
+
+    // Every fallback failing: the primary's error comes back.
+    let primary = Flaky::new(
+        u32::MAX,
+        LlmError::ServiceUnavailable("503".into()),
+        "never",
+    );
+    let bad = Flaky::new(u32::MAX, LlmError::Timeout("slow".into()), "never");
+    let llm = Llm::with_backend(with_fallbacks(&["bad"]), primary);
+    llm.set_fallback_loader(Some(Arc::new(Table {
+        llms: vec![("bad".into(), Llm::with_backend(priced("openai/bad"), bad))],
+        loads: AtomicU32::new(0),
+    })));
+    let err = llm.completion(&req(), None).await.unwrap_err();
+    assert!(matches!(err, LlmError::ServiceUnavailable(_)), "{err}");
+}

@@ -58,6 +58,18 @@ fn d_auth_type() -> String {
     "api_key".into()
 }
 
+/// The reference's `FallbackStrategy`: LLM profiles tried in order when
+/// the primary LLM fails with a transient error (after its retries). Each
+/// call starts with the primary again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FallbackStrategy {
+    /// Profile names, in the order they are tried.
+    pub fallback_llms: Vec<String>,
+    /// Directory of the profiles (default: the user's profile directory).
+    #[serde(default)]
+    pub profile_store_dir: Option<String>,
+}
+
 /// LLM configuration (`LLM` in the reference). Model names follow the
 /// LiteLLM convention `provider/model` (`openai/gpt-5`, `anthropic/claude-...`,
 /// `litellm_proxy/...`) or a bare name (`gpt-...`, `claude-...`).
@@ -166,6 +178,10 @@ pub struct LlmConfig {
     /// Extra body fields merged into every request.
     #[serde(default)]
     pub litellm_extra_body: Map<String, Value>,
+    /// Other LLMs (profiles) tried in order when a call fails with a
+    /// transient error after its retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_strategy: Option<FallbackStrategy>,
     /// Every other field the reference defines (aws_*, openrouter_*, ...),
     /// kept verbatim.
     #[serde(flatten)]
@@ -209,6 +225,7 @@ impl Default for LlmConfig {
             seed: None,
             usage_id: d_usage_id(),
             litellm_extra_body: Map::new(),
+            fallback_strategy: None,
             extra: Map::new(),
         }
     }

@@ -76,8 +76,12 @@ impl Agent {
         Ok(Self::with_llm(spec, llm, registry))
     }
 
-    /// An agent using an existing LLM client (e.g. one with a scripted backend).
+    /// An agent using an existing LLM client (e.g. one with a scripted
+    /// backend). A `fallback_strategy` in its configuration loads its
+    /// profiles from the user's profile directory unless the LLM already
+    /// has a loader.
     pub fn with_llm(spec: AgentSpec, llm: Llm, registry: ToolRegistry) -> Self {
+        crate::profiles::fallback::install_default_loader(&llm);
         Self {
             spec,
             llm,

@@ -10,6 +10,7 @@
 //! is the SDK-level store on top of both. The agent server's profile
 //! service uses the same pieces. Every method does blocking file I/O.
 
+pub mod fallback;
 pub mod files;
 pub mod llm_json;
 

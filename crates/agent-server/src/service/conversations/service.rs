@@ -245,11 +245,13 @@ impl ConversationService {
         let tools = self.inner.config.tools.clone();
         let exec_policy = self.inner.config.exec_policy.clone();
         let skill_sources = self.inner.config.skill_sources.clone();
+        let profiles = self.inner.config.profiles.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
             let agent = Agent::new(spec, tools)
                 .map_err(|e| ServiceError::Internal(format!("cannot rebuild the agent: {e}")))?;
+            use_server_profiles(&agent, profiles.as_ref());
             let options = ConversationOptions {
                 conversation_id: Some(id),
                 persistence_dir: Some(root.clone()),
@@ -462,6 +464,7 @@ impl ConversationService {
         let meta_for_disk = meta.clone();
         let workspace_dir = l.workspace;
         let agent_spec = l.agent;
+        let profiles = self.inner.config.profiles.clone();
         let conv = blocking(move || {
             std::fs::create_dir_all(&workspace_dir).map_err(|e| {
                 ServiceError::Invalid(format!(
@@ -471,6 +474,7 @@ impl ConversationService {
             })?;
             let agent = Agent::new(agent_spec, tools)
                 .map_err(|e| ServiceError::Invalid(format!("invalid agent: {e}")))?;
+            use_server_profiles(&agent, profiles.as_ref());
             let conv = LocalConversation::new(agent, &workspace_dir, options)?;
             save_new_meta(&root, id, &meta_for_disk)?;
             Ok(conv)
@@ -1107,5 +1111,17 @@ fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
             tracing::warn!(error = %e, "stored hook_config ignored");
             None
         }
+    }
+}
+
+/// An agent's fallback LLMs come from the server's profiles (with its
+/// secret key), not the user's home.
+fn use_server_profiles(agent: &Agent, profiles: Option<&crate::service::profiles::ProfileService>) {
+    if let Some(p) = profiles
+        && agent.llm().config().fallback_strategy.is_some()
+    {
+        agent
+            .llm()
+            .set_fallback_loader(Some(std::sync::Arc::new(p.fallback_loader())));
     }
 }

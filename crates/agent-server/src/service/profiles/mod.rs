@@ -153,6 +153,15 @@ impl ProfileService {
         }
     }
 
+    /// Loads an agent's fallback LLMs (`fallback_strategy`) from these
+    /// profiles unless the strategy names another directory.
+    pub fn fallback_loader(&self) -> openhands_sdk::profiles::fallback::ProfileFallbackLoader {
+        openhands_sdk::profiles::fallback::ProfileFallbackLoader::new(
+            self.files.dir(),
+            self.cipher.clone(),
+        )
+    }
+
     /// The service for a server configuration.
     pub fn from_config(config: &Config) -> Self {
         Self::new(config.persistence_dir.clone(), cipher_of(config))
