@@ -10,7 +10,9 @@ pub mod prompt;
 pub mod schema;
 
 use crate::builtins::builtin_by_class;
+use crate::client_tool::{ClientTool, ClientToolError, ClientToolSpec, add_client_tools};
 use crate::condenser::Condenser;
+use crate::response_schema::{ResponseSchema, WithResponseSchema};
 use crate::skills::invoke::InvokeSkillTool;
 use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
 use openhands_llm::{Llm, LlmError, ToolSchema};
@@ -45,6 +47,12 @@ pub enum AgentError {
     /// Two tools share a name.
     #[error("duplicate tool name '{0}'")]
     DuplicateTool(String),
+    /// A tool's `response_schema` is unusable.
+    #[error("invalid response_schema: {0}")]
+    ResponseSchema(String),
+    /// Client tools cannot be registered.
+    #[error(transparent)]
+    ClientTool(#[from] ClientToolError),
     /// `mcp_config` is malformed.
     #[error(transparent)]
     Mcp(#[from] openhands_mcp::ConfigError),
@@ -149,7 +157,7 @@ impl Agent {
         let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for spec in &self.spec.tools {
-            tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
+            tools.extend(self.resolve_spec(spec, env)?);
         }
         tools.extend(self.extra_tools.iter().cloned());
         tools.retain(keep);
@@ -195,6 +203,57 @@ impl Agent {
             close_detached(m.client.clone());
         }
         assembled
+    }
+
+    /// The tools of one `ToolSpec`: a registered factory, else a client
+    /// tool carried in `params.spec`, else a built-in named by class
+    /// (`FinishTool`, which takes no parameters). A `response_schema`
+    /// parameter wraps the one resulting tool for structured output.
+    fn resolve_spec(
+        &self,
+        spec: &openhands_wire::tool::ToolSpec,
+        env: &ToolEnv,
+    ) -> Result<Vec<Arc<dyn Tool>>, AgentError> {
+        let mut params = spec.params.clone();
+        let response = params.remove(crate::response_schema::PARAM);
+        let tools = if self.registry.contains(&spec.name) {
+            self.registry.resolve(&spec.name, &params, env)?
+        } else if let Some(client) = ClientToolSpec::from_tool_spec(spec) {
+            let tool =
+                ClientTool::new(client).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            vec![Arc::new(tool) as Arc<dyn Tool>]
+        } else if let Some(builtin) = builtin_by_class(&spec.name) {
+            if !params.is_empty() {
+                return Err(ToolError::InvalidArguments(format!(
+                    "Tool '{}' does not accept parameters",
+                    spec.name
+                ))
+                .into());
+            }
+            vec![builtin]
+        } else {
+            self.registry.resolve(&spec.name, &params, env)?
+        };
+        let Some(schema) = response.filter(|v| !v.is_null()) else {
+            return Ok(tools);
+        };
+        let [tool] = <[Arc<dyn Tool>; 1]>::try_from(tools).map_err(|_| {
+            AgentError::ResponseSchema(
+                "response_schema requires a spec that resolves to exactly one tool".into(),
+            )
+        })?;
+        let wrapped = ResponseSchema::new(schema)
+            .and_then(|s| WithResponseSchema::new(tool, s))
+            .map_err(|e| AgentError::ResponseSchema(e.0))?;
+        Ok(vec![Arc::new(wrapped)])
+    }
+
+    /// A copy of this agent offering `specs` as client tools (appended to
+    /// its tool list; see [`crate::client_tool::add_client_tools`]).
+    pub fn with_client_tools(&self, specs: &[ClientToolSpec]) -> Result<Self, ClientToolError> {
+        let mut a = self.clone();
+        add_client_tools(&mut a.spec.tools, specs, &self.registry)?;
+        Ok(a)
     }
 
     /// `filter_tools_regex`, matching from the start of a name (Python's

@@ -83,6 +83,10 @@ pub struct ConversationOptions {
     pub skill_sources: crate::skills::context::SkillSources,
     /// Hooks run by this conversation (`hook_config`).
     pub hook_config: Option<crate::hooks::HookConfig>,
+    /// Client-defined tools added to the agent of a new conversation (or
+    /// of a resumed one given an agent); the model may call them, the
+    /// caller's event callback carries them out.
+    pub client_tools: Vec<crate::client_tool::ClientToolSpec>,
 }
 
 impl Default for ConversationOptions {
@@ -105,6 +109,7 @@ impl Default for ConversationOptions {
             exec_policy: openhands_workspace::exec::ExecPolicy::default(),
             skill_sources: crate::skills::context::SkillSources::from_env(),
             hook_config: None,
+            client_tools: Vec::new(),
         }
     }
 }
@@ -156,6 +161,7 @@ impl LocalConversation {
         options: ConversationOptions,
     ) -> Result<Self, ConversationError> {
         let id = options.conversation_id.unwrap_or_else(Uuid::new_v4);
+        let agent = with_client_tools(agent, &options.client_tools)?;
         if let Some(root) = &options.persistence_dir {
             let dir = root.join(hex_id(&id));
             if dir.join(super::core::BASE_STATE_FILE).exists() {
@@ -245,7 +251,7 @@ impl LocalConversation {
         }
         let cipher = options.cipher.clone();
         let agent = match agent {
-            Some(a) => a,
+            Some(a) => with_client_tools(a, &options.client_tools)?,
             None => {
                 let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
                     ConversationError::Invalid(format!("stored agent is invalid: {e}"))
@@ -416,6 +422,39 @@ impl LocalConversation {
     /// A copy of every event.
     pub fn events(&self) -> Vec<Event> {
         self.inner.core.lock().events.clone()
+    }
+
+    /// The validated structured output (`response_schema` fields) of the
+    /// last accepted call of `tool_name`, e.g. `finish`; `None` when it was
+    /// not called. Builds the agent's tools if they are not built yet (may
+    /// block while MCP servers start).
+    pub fn structured_output(&self, tool_name: &str) -> Result<Option<Value>, ConversationError> {
+        let runtime = self.runtime()?;
+        let schema = runtime
+            .tool(tool_name)
+            .and_then(|t| t.response_schema().cloned())
+            .ok_or_else(|| {
+                ConversationError::Invalid(format!(
+                    "Tool '{tool_name}' has no response_schema configured."
+                ))
+            })?;
+        let events = self.events();
+        crate::response_schema::structured_output(&events, tool_name, &schema)
+            .map_err(|e| ConversationError::Invalid(e.0))
+    }
+
+    /// [`LocalConversation::structured_output`] parsed into `T`.
+    pub fn structured_output_as<T: serde::de::DeserializeOwned>(
+        &self,
+        tool_name: &str,
+    ) -> Result<Option<T>, ConversationError> {
+        self.structured_output(tool_name)?
+            .map(|v| {
+                serde_json::from_value(v).map_err(|e| {
+                    ConversationError::Invalid(format!("structured output does not parse: {e}"))
+                })
+            })
+            .transpose()
     }
 
     /// Number of events.
@@ -1490,6 +1529,19 @@ fn message_text(message: &Message) -> String {
 
 /// `p` made absolute against the current directory (unchanged when that
 /// cannot be read).
+/// `agent` offering the client tools `specs` too.
+fn with_client_tools(
+    agent: Agent,
+    specs: &[crate::client_tool::ClientToolSpec],
+) -> Result<Agent, ConversationError> {
+    if specs.is_empty() {
+        return Ok(agent);
+    }
+    agent
+        .with_client_tools(specs)
+        .map_err(|e| ConversationError::Agent(e.into()))
+}
+
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
