@@ -1287,6 +1287,19 @@ impl LocalConversation {
     /// Generates a short title (≤ `max_len` characters) from the first user
     /// message with a tool-less LLM call; falls back to the message itself.
     pub async fn generate_title(&self, max_len: usize) -> Result<String, ConversationError> {
+        self.generate_title_with(max_len, None, None).await
+    }
+
+    /// [`LocalConversation::generate_title`] with a custom user prompt (its
+    /// `{conversation_content}` and `{max_length}` placeholders are filled;
+    /// without the first, the message is appended) and another LLM than the
+    /// agent's (a title profile).
+    pub async fn generate_title_with(
+        &self,
+        max_len: usize,
+        prompt: Option<&str>,
+        llm: Option<openhands_llm::Llm>,
+    ) -> Result<String, ConversationError> {
         let first = self.with_events(|events| {
             events.iter().find_map(|e| match &e.body {
                 EventBody::Message(m) if m.llm_message.role == Role::User => {
@@ -1300,14 +1313,19 @@ impl LocalConversation {
                 "no user message to generate a title from".into(),
             ));
         };
-        let llm = self.inner.agent.read().llm().clone();
+        let llm = llm.unwrap_or_else(|| self.inner.agent.read().llm().clone());
+        let message = truncate_chars(&first, 2000);
+        let user = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(template) => title_prompt(template, &message, max_len),
+            None => message,
+        };
         let req = openhands_llm::LlmRequest {
             messages: vec![
                 Message::system(format!(
                     "Write a concise title (at most {max_len} characters, no quotes) for a \
                      conversation that starts with the user's message. Answer with the title only."
                 )),
-                Message::user(truncate_chars(&first, 2000)),
+                Message::user(user),
             ],
             tools: Vec::new(),
             conversation_id: Some(self.id().to_string()),
@@ -1529,6 +1547,21 @@ fn message_text(message: &Message) -> String {
 
 /// `p` made absolute against the current directory (unchanged when that
 /// cannot be read).
+/// A custom title prompt with its placeholders filled, as the reference
+/// fills them: `{conversation_content}` (appended when absent) and
+/// `{max_length}`.
+fn title_prompt(template: &str, message: &str, max_len: usize) -> String {
+    const CONTENT: &str = "{conversation_content}";
+    let filled = template
+        .replace(CONTENT, message)
+        .replace("{max_length}", &max_len.to_string());
+    if template.contains(CONTENT) {
+        filled
+    } else {
+        format!("{filled}\n\nConversation content:\n{message}")
+    }
+}
+
 /// `agent` offering the client tools `specs` too.
 fn with_client_tools(
     agent: Agent,

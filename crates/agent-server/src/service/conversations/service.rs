@@ -127,6 +127,7 @@ impl ConversationService {
             root: root.clone(),
             runs: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             webhooks,
+            profiles: config.profiles.clone(),
         });
         let catalog = found
             .into_iter()
@@ -194,6 +195,27 @@ impl ConversationService {
             .get("working_dir")
             .and_then(Value::as_str)
             .map(str::to_string)
+    }
+
+    /// The reference's checks of `parent_conversation_id`: not the
+    /// conversation itself, an existing conversation, the same workspace.
+    fn check_parent(&self, id: Uuid, parent: Uuid, working_dir: &str) -> Result<(), ServiceError> {
+        if parent == id {
+            return Err(ServiceError::Invalid(
+                "A conversation cannot be its own parent".into(),
+            ));
+        }
+        let Some(parent_dir) = self.workspace_of(parent) else {
+            return Err(ServiceError::Invalid(format!(
+                "Parent conversation {parent} not found"
+            )));
+        };
+        if absolute(Path::new(&parent_dir)) != absolute(Path::new(working_dir)) {
+            return Err(ServiceError::Invalid(format!(
+                "Parent conversation {parent} belongs to a different workspace"
+            )));
+        }
+        Ok(())
     }
 
     /// Whether a conversation with this id exists.
@@ -324,6 +346,9 @@ impl ConversationService {
             drop(_guard);
             let info = self.info(id, false).await?.ok_or(ServiceError::NotFound)?;
             return Ok((info, false));
+        }
+        if let Some(parent) = request.parent_conversation_id {
+            self.check_parent(id, parent, &request.workspace.working_dir)?;
         }
         for tool in &agent_spec.tools {
             let known = self.inner.config.tools.contains(&tool.name)

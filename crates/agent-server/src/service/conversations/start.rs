@@ -78,11 +78,21 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
     }
     issues.extend(extension_issues(&request, &raw));
     let client_tools = client_tool_specs(&request.client_tools, &mut issues);
+    let additions = match super::additions::parse(request.agent_launch_additions.as_ref()) {
+        Ok(a) => a,
+        Err(found) => {
+            issues.extend(found);
+            Default::default()
+        }
+    };
     let agent = match parse_agent(&request, &raw)
         .and_then(check_mcp_config)
         .and_then(check_response_schemas)
     {
-        Ok(a) => Some(a),
+        Ok(mut a) => {
+            additions.apply(&mut a);
+            Some(a)
+        }
         Err(AgentProblem::Issue(i)) => {
             issues.push(*i);
             None
