@@ -147,6 +147,31 @@ impl Llm {
         request: &LlmRequest,
         on_token: Option<TokenCallback>,
     ) -> Result<LlmResponse, LlmError> {
+        use tracing::Instrument;
+        let span = crate::telemetry::llm_span(&self.inner.config, request);
+        let started = Instant::now();
+        let mut attempts = 0;
+        let result = self
+            .completion_with_retries(request, on_token, &mut attempts)
+            .instrument(span.clone())
+            .await;
+        crate::telemetry::record(
+            &span,
+            &self.inner.config,
+            &result,
+            attempts,
+            started.elapsed(),
+        );
+        result
+    }
+
+    /// [`Llm::completion`] without its span; `attempts` counts the calls made.
+    async fn completion_with_retries(
+        &self,
+        request: &LlmRequest,
+        on_token: Option<TokenCallback>,
+        attempts: &mut u32,
+    ) -> Result<LlmResponse, LlmError> {
         let base = &self.inner.config;
         let non_native = !base.native_tool_calling && !request.tools.is_empty();
         let (mut config, prepared): (Cow<'_, LlmConfig>, Cow<'_, LlmRequest>) = if non_native {
@@ -167,6 +192,7 @@ impl Llm {
         let mut cache_fallback_used = false;
         loop {
             attempt += 1;
+            *attempts = attempt;
             let started = Instant::now();
             let call = self
                 .inner

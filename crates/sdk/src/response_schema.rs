@@ -359,9 +359,6 @@ impl Tool for WithResponseSchema {
     fn definition(&self) -> ToolDefinition {
         self.inner.definition()
     }
-    fn response_schema(&self) -> Option<&ResponseSchema> {
-        Some(&self.schema)
-    }
 }
 
 /// The validated response of the last accepted call of `tool_name` in

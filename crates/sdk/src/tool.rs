@@ -154,12 +154,6 @@ pub trait Tool: Send + Sync {
     /// Releases resources (kills sessions). Called when the conversation closes.
     async fn close(&self) {}
 
-    /// The structured-output schema merged into this tool's parameters
-    /// (`response_schema` in its spec), when it has one.
-    fn response_schema(&self) -> Option<&crate::response_schema::ResponseSchema> {
-        None
-    }
-
     /// The definition recorded in `SystemPromptEvent.tools`.
     fn definition(&self) -> ToolDefinition {
         let annotations = self.annotations();

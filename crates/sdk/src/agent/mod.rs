@@ -58,6 +58,10 @@ pub enum AgentError {
     Mcp(#[from] openhands_mcp::ConfigError),
 }
 
+/// The tools of one `ToolSpec` and the `response_schema` wrapped around
+/// them, if any.
+type ResolvedSpec = (Vec<Arc<dyn Tool>>, Option<ResponseSchema>);
+
 /// An agent: configuration plus the LLM client and the tool registry used to
 /// build per-conversation tools.
 #[derive(Clone)]
@@ -156,8 +160,13 @@ impl Agent {
         let filter = self.tool_filter()?;
         let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut response_schemas = BTreeMap::new();
         for spec in &self.spec.tools {
-            tools.extend(self.resolve_spec(spec, env)?);
+            let (resolved, schema) = self.resolve_spec(spec, env)?;
+            if let (Some(schema), [tool]) = (schema, resolved.as_slice()) {
+                response_schemas.insert(tool.name().to_string(), schema);
+            }
+            tools.extend(resolved);
         }
         tools.extend(self.extra_tools.iter().cloned());
         tools.retain(keep);
@@ -196,7 +205,12 @@ impl Agent {
             Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
             _ => None,
         };
-        let assembled = self.assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt);
+        let assembled = self
+            .assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt)
+            .map(|mut rt| {
+                rt.response_schemas = response_schemas;
+                rt
+            });
         if assembled.is_err()
             && let Some(m) = &mcp
         {
@@ -213,7 +227,7 @@ impl Agent {
         &self,
         spec: &openhands_wire::tool::ToolSpec,
         env: &ToolEnv,
-    ) -> Result<Vec<Arc<dyn Tool>>, AgentError> {
+    ) -> Result<ResolvedSpec, AgentError> {
         let mut params = spec.params.clone();
         let response = params.remove(crate::response_schema::PARAM);
         let tools = if self.registry.contains(&spec.name) {
@@ -235,17 +249,17 @@ impl Agent {
             self.registry.resolve(&spec.name, &params, env)?
         };
         let Some(schema) = response.filter(|v| !v.is_null()) else {
-            return Ok(tools);
+            return Ok((tools, None));
         };
         let [tool] = <[Arc<dyn Tool>; 1]>::try_from(tools).map_err(|_| {
             AgentError::ResponseSchema(
                 "response_schema requires a spec that resolves to exactly one tool".into(),
             )
         })?;
-        let wrapped = ResponseSchema::new(schema)
-            .and_then(|s| WithResponseSchema::new(tool, s))
+        let schema = ResponseSchema::new(schema).map_err(|e| AgentError::ResponseSchema(e.0))?;
+        let wrapped = WithResponseSchema::new(tool, schema.clone())
             .map_err(|e| AgentError::ResponseSchema(e.0))?;
-        Ok(vec![Arc::new(wrapped)])
+        Ok((vec![Arc::new(wrapped)], Some(schema)))
     }
 
     /// A copy of this agent offering `specs` as client tools (appended to
@@ -305,6 +319,7 @@ impl Agent {
             schemas,
             definitions,
             system_prompt,
+            response_schemas: BTreeMap::new(),
         })
     }
 
@@ -333,13 +348,15 @@ impl Agent {
                 .into_iter()
                 .filter(|t| filter.as_ref().is_none_or(|re| re.is_match(t.name()))),
         );
-        self.assemble(
+        let mut refreshed = self.assemble(
             tools,
             runtime.mcp.clone(),
             generation,
             runtime.condenser.clone(),
             runtime.system_prompt.clone(),
-        )
+        )?;
+        refreshed.response_schemas = runtime.response_schemas.clone();
+        Ok(refreshed)
     }
 }
 
@@ -355,12 +372,19 @@ pub struct AgentRuntime {
     schemas: Vec<ToolSchema>,
     definitions: Vec<ToolDefinition>,
     system_prompt: String,
+    /// Tool name → its `response_schema` (structured output).
+    response_schemas: BTreeMap<String, ResponseSchema>,
 }
 
 impl AgentRuntime {
     /// A tool by name.
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
+    }
+
+    /// The `response_schema` of the tool `name`, when it has one.
+    pub fn response_schema(&self, name: &str) -> Option<&ResponseSchema> {
+        self.response_schemas.get(name)
     }
 
     /// Tool names in the order offered.

@@ -430,14 +430,11 @@ impl LocalConversation {
     /// block while MCP servers start).
     pub fn structured_output(&self, tool_name: &str) -> Result<Option<Value>, ConversationError> {
         let runtime = self.runtime()?;
-        let schema = runtime
-            .tool(tool_name)
-            .and_then(|t| t.response_schema().cloned())
-            .ok_or_else(|| {
-                ConversationError::Invalid(format!(
-                    "Tool '{tool_name}' has no response_schema configured."
-                ))
-            })?;
+        let schema = runtime.response_schema(tool_name).cloned().ok_or_else(|| {
+            ConversationError::Invalid(format!(
+                "Tool '{tool_name}' has no response_schema configured."
+            ))
+        })?;
         let events = self.events();
         crate::response_schema::structured_output(&events, tool_name, &schema)
             .map_err(|e| ConversationError::Invalid(e.0))
@@ -1082,6 +1079,18 @@ impl LocalConversation {
     /// status. Errors of the run itself are recorded as events and status;
     /// `Err` is returned only when the run could not start.
     pub async fn run(&self) -> Result<ExecutionStatus, ConversationError> {
+        use tracing::Instrument;
+        let span = crate::telemetry::run_span(&self.id());
+        let mut steps = 0;
+        let result = self.run_steps(&mut steps).instrument(span.clone()).await;
+        crate::telemetry::record_run(&span, &result, steps);
+        result
+    }
+
+    /// [`LocalConversation::run`] without its span; `steps` counts the
+    /// agent steps taken.
+    async fn run_steps(&self, steps: &mut u32) -> Result<ExecutionStatus, ConversationError> {
+        use tracing::Instrument;
         let Ok(_guard) = self.inner.run_lock.try_lock() else {
             return Err(ConversationError::AlreadyRunning);
         };
@@ -1134,7 +1143,14 @@ impl LocalConversation {
                 }
             }
             let marker = self.inner.user_messages.load(Ordering::SeqCst);
-            let outcome = self.step(&cancel).await;
+            *steps += 1;
+            let step_span = crate::telemetry::step_span(&self.id(), *steps);
+            let outcome = self.step(&cancel).instrument(step_span.clone()).await;
+            if let Err(e) = &outcome
+                && !matches!(e, ConversationError::Interrupted)
+            {
+                crate::telemetry::record_error(&step_span, &e.to_string());
+            }
             let full = self.stats();
             let stats = full.snapshot_value();
             if stats != last_stats {
