@@ -366,3 +366,51 @@ async fn a_response_schema_violation_is_reported_and_a_valid_call_yields_the_typ
         "think has no response_schema"
     );
 }
+
+#[tokio::test]
+async fn a_resumed_conversation_keeps_its_client_tools() {
+    let f = fixture(vec![Turn::text("noted")], |o| {
+        o.client_tools = vec![chart_spec()];
+    });
+    f.conversation
+        .send_message("remember the chart tool")
+        .unwrap();
+    f.conversation.run().await.unwrap();
+    let id = f.conversation.id();
+    drop(f.conversation);
+    // The caller's agent does not mention the client tool; the stored one did.
+    // The script answers by position in the history, which already holds
+    // one reply.
+    let (agent, backend) = agent_turns(vec![
+        Turn::text("noted"),
+        Turn::tool_call("show_chart", json!({"series": [5]})),
+        finish("shown"),
+    ]);
+    let c = LocalConversation::resume(
+        f.root.path(),
+        id,
+        Some(agent),
+        ConversationOptions::default(),
+    )
+    .unwrap();
+    c.send_message("now chart").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    assert!(
+        backend.requests()[0]
+            .tools
+            .iter()
+            .any(|t| t.name == "show_chart")
+    );
+    let ack = c
+        .events()
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::Observation(o) if o.tool_name == "show_chart" => Some(o.observation.clone()),
+            _ => None,
+        })
+        .expect("the client tool ran after the resume");
+    assert_eq!(
+        serde_json::to_value(&ack).unwrap()["kind"],
+        "ClientToolObservation"
+    );
+}

@@ -251,6 +251,12 @@ impl LocalConversation {
         }
         let cipher = options.cipher.clone();
         let agent = match agent {
+            Some(a) if options.client_tools.is_empty() => {
+                // The caller's agent keeps the client tools the stored one
+                // had (the reference recovers them the same way).
+                let stored = persisted_client_tools(&state.agent);
+                with_client_tools(a, &stored)?
+            }
             Some(a) => with_client_tools(a, &options.client_tools)?,
             None => {
                 let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
@@ -1576,6 +1582,18 @@ fn title_prompt(template: &str, message: &str, max_len: usize) -> String {
     } else {
         format!("{filled}\n\nConversation content:\n{message}")
     }
+}
+
+/// The client tools in a stored agent's tool list.
+fn persisted_client_tools(agent: &Value) -> Vec<crate::client_tool::ClientToolSpec> {
+    agent
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| serde_json::from_value::<openhands_wire::tool::ToolSpec>(t.clone()).ok())
+        .filter_map(|t| crate::client_tool::ClientToolSpec::from_tool_spec(&t))
+        .collect()
 }
 
 /// `agent` offering the client tools `specs` too.
