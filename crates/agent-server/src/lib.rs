@@ -32,6 +32,7 @@ pub mod config;
 pub mod http;
 pub mod server;
 pub mod service;
+pub mod telemetry;
 
 pub use config::Config;
 pub use http::error::{ApiError, ValidationIssue};

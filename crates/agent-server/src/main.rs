@@ -2,9 +2,11 @@
 
 use anyhow::Context;
 use clap::Parser;
+use openhands_agent_server::telemetry::Telemetry;
 use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_state, server};
 use std::net::SocketAddr;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::prelude::*;
 
 /// jemalloc, with background threads that hand freed memory back to the
 /// system about a second after it is freed (`.cargo/config.toml` sets the
@@ -41,7 +43,10 @@ struct Args {
     extra_python_path: Option<String>,
 }
 
-fn init_logging() {
+/// Logging to stderr (`RUST_LOG`/`LOG_LEVEL`, `LOG_JSON`) and, when the
+/// `OTEL_*` variables ask for it, OpenTelemetry trace export (returned, to
+/// be flushed at exit).
+fn init_logging() -> Option<Telemetry> {
     let level = std::env::var("LOG_LEVEL").unwrap_or_else(|_| "info".into());
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(level.to_ascii_lowercase()))
@@ -50,15 +55,25 @@ fn init_logging() {
         .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
         .unwrap_or(false);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let (telemetry, problem) = match Telemetry::from_env() {
+        Ok(t) => (t, None),
+        Err(e) => (None, Some(e)),
+    };
+    let registry = tracing_subscriber::registry().with(telemetry.as_ref().map(Telemetry::layer));
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .with_writer(std::io::stderr);
     if json {
-        builder.json().init();
+        registry.with(fmt.json().with_filter(filter)).init();
     } else {
-        builder.init();
+        registry.with(fmt.with_filter(filter)).init();
     }
+    if let Some(e) = problem {
+        tracing::warn!("OpenTelemetry export is off: {e}");
+    } else if telemetry.is_some() {
+        tracing::info!("exporting traces over OTLP/HTTP");
+    }
+    telemetry
 }
 
 /// How long an idle blocking-pool thread is kept. Disk writes and process
@@ -78,7 +93,7 @@ fn main() -> anyhow::Result<()> {
 async fn run() -> anyhow::Result<()> {
     install_tls_provider();
     let args = Args::parse();
-    init_logging();
+    let telemetry = init_logging();
     if args.check_browser {
         tracing::warn!("--check-browser: this server has no browser tool");
         return Ok(());
@@ -129,8 +144,15 @@ async fn run() -> anyhow::Result<()> {
             .shared()
     };
     server::warm_up(&state);
-    serve_with_state(state, listener, shutdown)
+    let served = serve_with_state(state, listener, shutdown)
         .await
-        .context("serving")?;
+        .context("serving");
+    if let Some(t) = telemetry {
+        let flushed = tokio::task::spawn_blocking(move || t.shutdown()).await;
+        if let Ok(Err(e)) = flushed {
+            tracing::warn!("{e}");
+        }
+    }
+    served?;
     Ok(())
 }

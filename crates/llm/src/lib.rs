@@ -23,6 +23,7 @@ pub mod openai_responses;
 pub mod registry;
 pub mod retry;
 pub mod routing;
+pub mod telemetry;
 pub mod types;
 
 pub use error::LlmError;

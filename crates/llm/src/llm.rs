@@ -176,13 +176,29 @@ impl Llm {
         request: &LlmRequest,
         on_token: Option<TokenCallback>,
     ) -> Result<LlmResponse, LlmError> {
-        match self
-            .completion_with_retries(request, on_token.clone())
-            .await
-        {
-            Ok(resp) => Ok(resp),
-            Err(e) => self.fall_back(request, on_token, e).await,
+        use tracing::Instrument;
+        let span = crate::telemetry::llm_span(&self.inner.config, request);
+        let started = Instant::now();
+        let mut attempts = 0;
+        let result = async {
+            match self
+                .completion_with_retries(request, on_token.clone(), &mut attempts)
+                .await
+            {
+                Ok(resp) => Ok(resp),
+                Err(e) => self.fall_back(request, on_token, e).await,
+            }
         }
+        .instrument(span.clone())
+        .await;
+        crate::telemetry::record(
+            &span,
+            &self.inner.config,
+            &result,
+            attempts,
+            started.elapsed(),
+        );
+        result
     }
 
     /// The fallback LLM `name` of the strategy, loaded (on a blocking
@@ -248,8 +264,9 @@ impl Llm {
                 i + 1
             );
             let before = fallback.metrics();
+            let mut fallback_attempts = 0;
             match fallback
-                .completion_with_retries(request, on_token.clone())
+                .completion_with_retries(request, on_token.clone(), &mut fallback_attempts)
                 .await
             {
                 Ok(resp) => {
@@ -268,11 +285,13 @@ impl Llm {
         Err(error)
     }
 
-    /// One call with the retry policy, no fallback.
+    /// One call with the retry policy, no fallback and no span; `attempts`
+    /// counts the calls made.
     async fn completion_with_retries(
         &self,
         request: &LlmRequest,
         on_token: Option<TokenCallback>,
+        attempts: &mut u32,
     ) -> Result<LlmResponse, LlmError> {
         let base = &self.inner.config;
         let non_native = !base.native_tool_calling && !request.tools.is_empty();
@@ -294,6 +313,7 @@ impl Llm {
         let mut cache_fallback_used = false;
         loop {
             attempt += 1;
+            *attempts = attempt;
             let started = Instant::now();
             let call = self
                 .inner

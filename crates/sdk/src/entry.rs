@@ -84,6 +84,11 @@ pub fn start_request(
     req.confirmation_policy = options.confirmation_policy.clone();
     req.security_analyzer = options.security_analyzer.clone();
     req.tags = options.tags.clone();
+    req.client_tools = options
+        .client_tools
+        .iter()
+        .map(crate::client_tool::ClientToolSpec::to_json)
+        .collect();
     let mut secrets = Map::new();
     for (name, source) in &options.secrets {
         let value = match source {

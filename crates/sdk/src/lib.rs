@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod builtins;
+pub mod client_tool;
 pub mod condenser;
 pub mod conversation;
 pub mod entry;
@@ -18,9 +19,11 @@ pub mod mcp;
 pub mod memory;
 pub mod profiles;
 pub mod remote;
+pub mod response_schema;
 pub mod secrets;
 pub mod security;
 pub mod skills;
+pub mod telemetry;
 pub mod tool;
 pub mod visualizer;
 

@@ -509,3 +509,45 @@ async fn a_server_that_goes_away_mid_run_ends_run_with_an_error() {
     assert!(t.elapsed() >= Duration::from_secs(3));
     assert_eq!(conv.socket_state(), SocketState::Connecting);
 }
+
+#[tokio::test]
+async fn client_tools_travel_to_a_remote_conversation() {
+    let e = env(vec![
+        Turn::tool_call("notify_user", json!({"text": "half way"})),
+        Turn::tool_call("finish", json!({"message": "done"})),
+    ])
+    .await;
+    let spec = serde_json::from_value(agent_json(&e.mock.base_url())).unwrap();
+    let agent = Agent::new(spec, openhands_sdk::tool::ToolRegistry::new()).unwrap();
+    let ws = Workspace::new(e.work.to_string_lossy(), Some(&e.server.url()), Some(KEY)).unwrap();
+    let notify = openhands_sdk::client_tool::ClientToolSpec::new("notify_user", "Show a note.")
+        .with_parameters(
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let opts = ConversationOptions {
+        client_tools: vec![notify],
+        ..ConversationOptions::default()
+    };
+    let conv = Conversation::with_options(agent, &ws, opts, quick())
+        .await
+        .unwrap();
+    conv.send_message("go").await.unwrap();
+    assert_eq!(conv.run().await.unwrap(), ExecutionStatus::Finished);
+    let events = conv.events();
+    let action = events
+        .iter()
+        .find_map(|e| match &e.body {
+            openhands_wire::event::EventBody::Action(a) if a.tool_name == "notify_user" => {
+                a.action.clone()
+            }
+            _ => None,
+        })
+        .expect("the client tool's action arrives");
+    assert_eq!(
+        action,
+        json!({"text": "half way", "kind": "ClientAction_notify_user"})
+    );
+}

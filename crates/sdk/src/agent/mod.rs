@@ -10,7 +10,9 @@ pub mod prompt;
 pub mod schema;
 
 use crate::builtins::builtin_by_class;
+use crate::client_tool::{ClientTool, ClientToolError, ClientToolSpec, add_client_tools};
 use crate::condenser::Condenser;
+use crate::response_schema::{ResponseSchema, WithResponseSchema};
 use crate::skills::invoke::InvokeSkillTool;
 use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
 use openhands_llm::{Llm, LlmError, ToolSchema};
@@ -45,10 +47,20 @@ pub enum AgentError {
     /// Two tools share a name.
     #[error("duplicate tool name '{0}'")]
     DuplicateTool(String),
+    /// A tool's `response_schema` is unusable.
+    #[error("invalid response_schema: {0}")]
+    ResponseSchema(String),
+    /// Client tools cannot be registered.
+    #[error(transparent)]
+    ClientTool(#[from] ClientToolError),
     /// `mcp_config` is malformed.
     #[error(transparent)]
     Mcp(#[from] openhands_mcp::ConfigError),
 }
+
+/// The tools of one `ToolSpec` and the `response_schema` wrapped around
+/// them, if any.
+type ResolvedSpec = (Vec<Arc<dyn Tool>>, Option<ResponseSchema>);
 
 /// An agent: configuration plus the LLM client and the tool registry used to
 /// build per-conversation tools.
@@ -152,8 +164,13 @@ impl Agent {
         let filter = self.tool_filter()?;
         let keep = |t: &Arc<dyn Tool>| filter.as_ref().is_none_or(|re| re.is_match(t.name()));
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut response_schemas = BTreeMap::new();
         for spec in &self.spec.tools {
-            tools.extend(self.registry.resolve(&spec.name, &spec.params, env)?);
+            let (resolved, schema) = self.resolve_spec(spec, env)?;
+            if let (Some(schema), [tool]) = (schema, resolved.as_slice()) {
+                response_schemas.insert(tool.name().to_string(), schema);
+            }
+            tools.extend(resolved);
         }
         tools.extend(self.extra_tools.iter().cloned());
         tools.retain(keep);
@@ -192,13 +209,69 @@ impl Agent {
             Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
             _ => None,
         };
-        let assembled = self.assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt);
+        let assembled = self
+            .assemble(tools, mcp.clone(), mcp_generation, condenser, system_prompt)
+            .map(|mut rt| {
+                rt.response_schemas = response_schemas;
+                rt
+            });
         if assembled.is_err()
             && let Some(m) = &mcp
         {
             close_detached(m.client.clone());
         }
         assembled
+    }
+
+    /// The tools of one `ToolSpec`: a registered factory, else a client
+    /// tool carried in `params.spec`, else a built-in named by class
+    /// (`FinishTool`, which takes no parameters). A `response_schema`
+    /// parameter wraps the one resulting tool for structured output.
+    fn resolve_spec(
+        &self,
+        spec: &openhands_wire::tool::ToolSpec,
+        env: &ToolEnv,
+    ) -> Result<ResolvedSpec, AgentError> {
+        let mut params = spec.params.clone();
+        let response = params.remove(crate::response_schema::PARAM);
+        let tools = if self.registry.contains(&spec.name) {
+            self.registry.resolve(&spec.name, &params, env)?
+        } else if let Some(client) = ClientToolSpec::from_tool_spec(spec) {
+            let tool =
+                ClientTool::new(client).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            vec![Arc::new(tool) as Arc<dyn Tool>]
+        } else if let Some(builtin) = builtin_by_class(&spec.name) {
+            if !params.is_empty() {
+                return Err(ToolError::InvalidArguments(format!(
+                    "Tool '{}' does not accept parameters",
+                    spec.name
+                ))
+                .into());
+            }
+            vec![builtin]
+        } else {
+            self.registry.resolve(&spec.name, &params, env)?
+        };
+        let Some(schema) = response.filter(|v| !v.is_null()) else {
+            return Ok((tools, None));
+        };
+        let [tool] = <[Arc<dyn Tool>; 1]>::try_from(tools).map_err(|_| {
+            AgentError::ResponseSchema(
+                "response_schema requires a spec that resolves to exactly one tool".into(),
+            )
+        })?;
+        let schema = ResponseSchema::new(schema).map_err(|e| AgentError::ResponseSchema(e.0))?;
+        let wrapped = WithResponseSchema::new(tool, schema.clone())
+            .map_err(|e| AgentError::ResponseSchema(e.0))?;
+        Ok((vec![Arc::new(wrapped)], Some(schema)))
+    }
+
+    /// A copy of this agent offering `specs` as client tools (appended to
+    /// its tool list; see [`crate::client_tool::add_client_tools`]).
+    pub fn with_client_tools(&self, specs: &[ClientToolSpec]) -> Result<Self, ClientToolError> {
+        let mut a = self.clone();
+        add_client_tools(&mut a.spec.tools, specs, &self.registry)?;
+        Ok(a)
     }
 
     /// `filter_tools_regex`, matching from the start of a name (Python's
@@ -250,6 +323,7 @@ impl Agent {
             schemas,
             definitions,
             system_prompt,
+            response_schemas: BTreeMap::new(),
         })
     }
 
@@ -278,13 +352,15 @@ impl Agent {
                 .into_iter()
                 .filter(|t| filter.as_ref().is_none_or(|re| re.is_match(t.name()))),
         );
-        self.assemble(
+        let mut refreshed = self.assemble(
             tools,
             runtime.mcp.clone(),
             generation,
             runtime.condenser.clone(),
             runtime.system_prompt.clone(),
-        )
+        )?;
+        refreshed.response_schemas = runtime.response_schemas.clone();
+        Ok(refreshed)
     }
 }
 
@@ -300,12 +376,19 @@ pub struct AgentRuntime {
     schemas: Vec<ToolSchema>,
     definitions: Vec<ToolDefinition>,
     system_prompt: String,
+    /// Tool name → its `response_schema` (structured output).
+    response_schemas: BTreeMap<String, ResponseSchema>,
 }
 
 impl AgentRuntime {
     /// A tool by name.
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
+    }
+
+    /// The `response_schema` of the tool `name`, when it has one.
+    pub fn response_schema(&self, name: &str) -> Option<&ResponseSchema> {
+        self.response_schemas.get(name)
     }
 
     /// Tool names in the order offered.

@@ -83,6 +83,10 @@ pub struct ConversationOptions {
     pub skill_sources: crate::skills::context::SkillSources,
     /// Hooks run by this conversation (`hook_config`).
     pub hook_config: Option<crate::hooks::HookConfig>,
+    /// Client-defined tools added to the agent of a new conversation (or
+    /// of a resumed one given an agent); the model may call them, the
+    /// caller's event callback carries them out.
+    pub client_tools: Vec<crate::client_tool::ClientToolSpec>,
 }
 
 impl Default for ConversationOptions {
@@ -105,6 +109,7 @@ impl Default for ConversationOptions {
             exec_policy: openhands_workspace::exec::ExecPolicy::default(),
             skill_sources: crate::skills::context::SkillSources::from_env(),
             hook_config: None,
+            client_tools: Vec::new(),
         }
     }
 }
@@ -156,6 +161,7 @@ impl LocalConversation {
         options: ConversationOptions,
     ) -> Result<Self, ConversationError> {
         let id = options.conversation_id.unwrap_or_else(Uuid::new_v4);
+        let agent = with_client_tools(agent, &options.client_tools)?;
         if let Some(root) = &options.persistence_dir {
             let dir = root.join(hex_id(&id));
             if dir.join(super::core::BASE_STATE_FILE).exists() {
@@ -245,7 +251,13 @@ impl LocalConversation {
         }
         let cipher = options.cipher.clone();
         let agent = match agent {
-            Some(a) => a,
+            Some(a) if options.client_tools.is_empty() => {
+                // The caller's agent keeps the client tools the stored one
+                // had (the reference recovers them the same way).
+                let stored = persisted_client_tools(&state.agent);
+                with_client_tools(a, &stored)?
+            }
+            Some(a) => with_client_tools(a, &options.client_tools)?,
             None => {
                 let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
                     ConversationError::Invalid(format!("stored agent is invalid: {e}"))
@@ -416,6 +428,36 @@ impl LocalConversation {
     /// A copy of every event.
     pub fn events(&self) -> Vec<Event> {
         self.inner.core.lock().events.clone()
+    }
+
+    /// The validated structured output (`response_schema` fields) of the
+    /// last accepted call of `tool_name`, e.g. `finish`; `None` when it was
+    /// not called. Builds the agent's tools if they are not built yet (may
+    /// block while MCP servers start).
+    pub fn structured_output(&self, tool_name: &str) -> Result<Option<Value>, ConversationError> {
+        let runtime = self.runtime()?;
+        let schema = runtime.response_schema(tool_name).cloned().ok_or_else(|| {
+            ConversationError::Invalid(format!(
+                "Tool '{tool_name}' has no response_schema configured."
+            ))
+        })?;
+        let events = self.events();
+        crate::response_schema::structured_output(&events, tool_name, &schema)
+            .map_err(|e| ConversationError::Invalid(e.0))
+    }
+
+    /// [`LocalConversation::structured_output`] parsed into `T`.
+    pub fn structured_output_as<T: serde::de::DeserializeOwned>(
+        &self,
+        tool_name: &str,
+    ) -> Result<Option<T>, ConversationError> {
+        self.structured_output(tool_name)?
+            .map(|v| {
+                serde_json::from_value(v).map_err(|e| {
+                    ConversationError::Invalid(format!("structured output does not parse: {e}"))
+                })
+            })
+            .transpose()
     }
 
     /// Number of events.
@@ -1043,6 +1085,18 @@ impl LocalConversation {
     /// status. Errors of the run itself are recorded as events and status;
     /// `Err` is returned only when the run could not start.
     pub async fn run(&self) -> Result<ExecutionStatus, ConversationError> {
+        use tracing::Instrument;
+        let span = crate::telemetry::run_span(&self.id());
+        let mut steps = 0;
+        let result = self.run_steps(&mut steps).instrument(span.clone()).await;
+        crate::telemetry::record_run(&span, &result, steps);
+        result
+    }
+
+    /// [`LocalConversation::run`] without its span; `steps` counts the
+    /// agent steps taken.
+    async fn run_steps(&self, steps: &mut u32) -> Result<ExecutionStatus, ConversationError> {
+        use tracing::Instrument;
         let Ok(_guard) = self.inner.run_lock.try_lock() else {
             return Err(ConversationError::AlreadyRunning);
         };
@@ -1095,7 +1149,14 @@ impl LocalConversation {
                 }
             }
             let marker = self.inner.user_messages.load(Ordering::SeqCst);
-            let outcome = self.step(&cancel).await;
+            *steps += 1;
+            let step_span = crate::telemetry::step_span(&self.id(), *steps);
+            let outcome = self.step(&cancel).instrument(step_span.clone()).await;
+            if let Err(e) = &outcome
+                && !matches!(e, ConversationError::Interrupted)
+            {
+                crate::telemetry::record_error(&step_span, &e.to_string());
+            }
             let full = self.stats();
             let stats = full.snapshot_value();
             if stats != last_stats {
@@ -1248,6 +1309,19 @@ impl LocalConversation {
     /// Generates a short title (≤ `max_len` characters) from the first user
     /// message with a tool-less LLM call; falls back to the message itself.
     pub async fn generate_title(&self, max_len: usize) -> Result<String, ConversationError> {
+        self.generate_title_with(max_len, None, None).await
+    }
+
+    /// [`LocalConversation::generate_title`] with a custom user prompt (its
+    /// `{conversation_content}` and `{max_length}` placeholders are filled;
+    /// without the first, the message is appended) and another LLM than the
+    /// agent's (a title profile).
+    pub async fn generate_title_with(
+        &self,
+        max_len: usize,
+        prompt: Option<&str>,
+        llm: Option<openhands_llm::Llm>,
+    ) -> Result<String, ConversationError> {
         let first = self.with_events(|events| {
             events.iter().find_map(|e| match &e.body {
                 EventBody::Message(m) if m.llm_message.role == Role::User => {
@@ -1261,14 +1335,19 @@ impl LocalConversation {
                 "no user message to generate a title from".into(),
             ));
         };
-        let llm = self.inner.agent.read().llm().clone();
+        let llm = llm.unwrap_or_else(|| self.inner.agent.read().llm().clone());
+        let message = truncate_chars(&first, 2000);
+        let user = match prompt.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(template) => title_prompt(template, &message, max_len),
+            None => message,
+        };
         let req = openhands_llm::LlmRequest {
             messages: vec![
                 Message::system(format!(
                     "Write a concise title (at most {max_len} characters, no quotes) for a \
                      conversation that starts with the user's message. Answer with the title only."
                 )),
-                Message::user(truncate_chars(&first, 2000)),
+                Message::user(user),
             ],
             tools: Vec::new(),
             conversation_id: Some(self.id().to_string()),
@@ -1490,6 +1569,46 @@ fn message_text(message: &Message) -> String {
 
 /// `p` made absolute against the current directory (unchanged when that
 /// cannot be read).
+/// A custom title prompt with its placeholders filled, as the reference
+/// fills them: `{conversation_content}` (appended when absent) and
+/// `{max_length}`.
+fn title_prompt(template: &str, message: &str, max_len: usize) -> String {
+    const CONTENT: &str = "{conversation_content}";
+    let filled = template
+        .replace(CONTENT, message)
+        .replace("{max_length}", &max_len.to_string());
+    if template.contains(CONTENT) {
+        filled
+    } else {
+        format!("{filled}\n\nConversation content:\n{message}")
+    }
+}
+
+/// The client tools in a stored agent's tool list.
+fn persisted_client_tools(agent: &Value) -> Vec<crate::client_tool::ClientToolSpec> {
+    agent
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| serde_json::from_value::<openhands_wire::tool::ToolSpec>(t.clone()).ok())
+        .filter_map(|t| crate::client_tool::ClientToolSpec::from_tool_spec(&t))
+        .collect()
+}
+
+/// `agent` offering the client tools `specs` too.
+fn with_client_tools(
+    agent: Agent,
+    specs: &[crate::client_tool::ClientToolSpec],
+) -> Result<Agent, ConversationError> {
+    if specs.is_empty() {
+        return Ok(agent);
+    }
+    agent
+        .with_client_tools(specs)
+        .map_err(|e| ConversationError::Agent(e.into()))
+}
+
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }

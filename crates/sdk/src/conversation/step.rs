@@ -398,7 +398,17 @@ impl LocalConversation {
                 let outcome = match (tool, a.action.clone()) {
                     _ if lookup_error.is_some() => Err(lookup_error.unwrap_or_default()),
                     (Some(t), Some(action)) => {
-                        t.execute(action, &ctx).await.map_err(|e| e.to_string())
+                        use tracing::Instrument;
+                        let span = crate::telemetry::tool_span(&a.tool_name, &a.tool_call_id);
+                        let result = t
+                            .execute(action, &ctx)
+                            .instrument(span.clone())
+                            .await
+                            .map_err(|e| e.to_string());
+                        if let Err(e) = &result {
+                            crate::telemetry::record_error(&span, e);
+                        }
+                        result
                     }
                     (None, _) => Err(format!("Tool '{}' is not available.", a.tool_name)),
                     (_, None) => Err("The action could not be parsed.".to_string()),

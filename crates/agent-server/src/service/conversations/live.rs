@@ -39,6 +39,8 @@ pub(crate) struct Ctx {
     pub runs: Arc<Semaphore>,
     /// Webhook delivery, when configured.
     pub webhooks: Option<WebhookDispatcher>,
+    /// Saved LLM profiles (for `title_llm_profile`).
+    pub profiles: Option<crate::service::profiles::ProfileService>,
 }
 
 /// Parts shared with the SDK event callback (which exists before the
@@ -125,12 +127,14 @@ impl Shared {
     }
 
     fn maybe_start_title(self: &Arc<Self>, handle: Option<&tokio::runtime::Handle>) {
-        {
+        let (prompt, profile) = {
             let meta = self.meta.lock();
             if !meta.autotitle || meta.title.is_some() {
                 return;
             }
-        }
+            let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+            (text(&meta.prompt), text(&meta.title_llm_profile))
+        };
         if self.title_started.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -140,7 +144,15 @@ impl Shared {
             let Some(live) = shared.live.get().and_then(Weak::upgrade) else {
                 return;
             };
-            let title = match live.conv.generate_title(TITLE_MAX_CHARS).await {
+            let llm = match &profile {
+                Some(name) => shared.title_llm(name).await,
+                None => None,
+            };
+            let title = match live
+                .conv
+                .generate_title_with(TITLE_MAX_CHARS, prompt.as_deref(), llm)
+                .await
+            {
                 Ok(t) if !t.trim().is_empty() => t,
                 Ok(_) => return,
                 Err(e) => {
@@ -162,6 +174,26 @@ impl Shared {
                 tracing::warn!(conversation = %shared.id, error = %e, "saving the title failed");
             }
         });
+    }
+}
+
+impl Shared {
+    /// The LLM of the title profile `name`; `None` (the agent's LLM is
+    /// used, as in the reference) when it cannot be loaded.
+    async fn title_llm(&self, name: &str) -> Option<openhands_llm::Llm> {
+        let profiles = self.ctx.profiles.as_ref()?;
+        let loaded = match profiles.load(name, true).await {
+            Ok(p) => openhands_llm::Llm::new(p.config).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match loaded {
+            Ok(llm) => Some(llm),
+            Err(e) => {
+                tracing::warn!(conversation = %self.id, profile = %name, error = %e,
+                    "title LLM profile unusable; using the agent's LLM");
+                None
+            }
+        }
     }
 }
 

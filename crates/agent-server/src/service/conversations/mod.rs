@@ -3,6 +3,7 @@
 //! request bodies of the conversation routes, the event hub feeding the
 //! event WebSocket, and event search.
 
+pub mod additions;
 pub mod agent_settings;
 pub mod config;
 pub mod error;

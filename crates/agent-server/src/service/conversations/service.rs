@@ -16,6 +16,7 @@ use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
 use chrono::Utc;
 use openhands_protocol::conversations::{ForkConversationRequest, UpdateConversationRequest};
+use openhands_sdk::client_tool::ClientToolSpec;
 use openhands_sdk::secrets::{SecretSource, unprotect};
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_wire::agent::AgentSpec;
@@ -126,6 +127,7 @@ impl ConversationService {
             root: root.clone(),
             runs: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             webhooks,
+            profiles: config.profiles.clone(),
         });
         let catalog = found
             .into_iter()
@@ -193,6 +195,27 @@ impl ConversationService {
             .get("working_dir")
             .and_then(Value::as_str)
             .map(str::to_string)
+    }
+
+    /// The reference's checks of `parent_conversation_id`: not the
+    /// conversation itself, an existing conversation, the same workspace.
+    fn check_parent(&self, id: Uuid, parent: Uuid, working_dir: &str) -> Result<(), ServiceError> {
+        if parent == id {
+            return Err(ServiceError::Invalid(
+                "A conversation cannot be its own parent".into(),
+            ));
+        }
+        let Some(parent_dir) = self.workspace_of(parent) else {
+            return Err(ServiceError::Invalid(format!(
+                "Parent conversation {parent} not found"
+            )));
+        };
+        if absolute(Path::new(&parent_dir)) != absolute(Path::new(working_dir)) {
+            return Err(ServiceError::Invalid(format!(
+                "Parent conversation {parent} belongs to a different workspace"
+            )));
+        }
+        Ok(())
     }
 
     /// Whether a conversation with this id exists.
@@ -274,8 +297,9 @@ impl ConversationService {
     pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
         let StartSpec {
             request,
-            agent: agent_spec,
+            agent: mut agent_spec,
             tags,
+            client_tools: spec_client_tools,
         } = spec;
         if let Some(rt) = &request.conversation_runtime
             && rt != "local"
@@ -311,6 +335,12 @@ impl ConversationService {
             ])
             .into());
         }
+        openhands_sdk::client_tool::add_client_tools(
+            &mut agent_spec.tools,
+            &spec_client_tools,
+            &self.inner.config.tools,
+        )
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
         let id = request.conversation_id.unwrap_or_else(Uuid::new_v4);
         let lock = self.lock_for(id);
         let _guard = lock.lock().await;
@@ -319,8 +349,14 @@ impl ConversationService {
             let info = self.info(id, false).await?.ok_or(ServiceError::NotFound)?;
             return Ok((info, false));
         }
+        if let Some(parent) = request.parent_conversation_id {
+            self.check_parent(id, parent, &request.workspace.working_dir)?;
+        }
         for tool in &agent_spec.tools {
-            if !self.inner.config.tools.contains(&tool.name) {
+            let known = self.inner.config.tools.contains(&tool.name)
+                || openhands_sdk::builtins::builtin_by_class(&tool.name).is_some()
+                || ClientToolSpec::from_tool_spec(tool).is_some();
+            if !known {
                 return Err(ServiceError::Invalid(format!(
                     "ToolDefinition '{}' is not registered",
                     tool.name
@@ -380,7 +416,8 @@ impl ConversationService {
         meta.secrets_encrypted = request.secrets_encrypted;
         let mut qualnames = request.tool_module_qualnames.clone();
         for tool in &agent_spec.tools {
-            if !qualnames.contains_key(&tool.name) {
+            if !qualnames.contains_key(&tool.name) && ClientToolSpec::from_tool_spec(tool).is_none()
+            {
                 qualnames.insert(
                     tool.name.clone(),
                     json!(self.inner.config.tool_module(&tool.name)),
@@ -388,7 +425,10 @@ impl ConversationService {
             }
         }
         meta.tool_module_qualnames = qualnames;
-        meta.client_tools = request.client_tools.clone();
+        meta.client_tools = spec_client_tools
+            .iter()
+            .map(ClientToolSpec::to_json)
+            .collect();
         meta.agent_launch_additions = request
             .agent_launch_additions
             .clone()

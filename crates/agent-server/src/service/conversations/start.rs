@@ -6,7 +6,8 @@ use super::error::ServiceError;
 use openhands_protocol::conversations::{
     StartConversationRequest, loc, redact_value, too_long, validate_tags,
 };
-use openhands_protocol::validation::{ValidationError, ValidationIssue, from_body};
+use openhands_protocol::validation::{LocPart, ValidationError, ValidationIssue, from_body};
+use openhands_sdk::client_tool::ClientToolSpec;
 use openhands_wire::LlmConfig;
 use openhands_wire::agent::AgentSpec;
 use serde_json::{Map, Value, json};
@@ -20,6 +21,8 @@ pub struct StartSpec {
     pub agent: AgentSpec,
     /// Tags after validation.
     pub tags: Map<String, Value>,
+    /// The client-defined tools, each validated.
+    pub client_tools: Vec<ClientToolSpec>,
 }
 
 /// Parses and validates a start request body.
@@ -74,8 +77,22 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
         issues.push(issue);
     }
     issues.extend(extension_issues(&request, &raw));
-    let agent = match parse_agent(&request, &raw).and_then(check_mcp_config) {
-        Ok(a) => Some(a),
+    let client_tools = client_tool_specs(&request.client_tools, &mut issues);
+    let additions = match super::additions::parse(request.agent_launch_additions.as_ref()) {
+        Ok(a) => a,
+        Err(found) => {
+            issues.extend(found);
+            Default::default()
+        }
+    };
+    let agent = match parse_agent(&request, &raw)
+        .and_then(check_mcp_config)
+        .and_then(check_response_schemas)
+    {
+        Ok(mut a) => {
+            additions.apply(&mut a);
+            Some(a)
+        }
         Err(AgentProblem::Issue(i)) => {
             issues.push(*i);
             None
@@ -87,9 +104,84 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
             request,
             agent,
             tags,
+            client_tools,
         }),
         _ => Err(ValidationError::new(issues).into()),
     }
+}
+
+/// The `client_tools` of a start request as specs; what does not parse or
+/// has no object schema as `parameters` becomes an issue naming the entry
+/// and field (`["body", "client_tools", i, "parameters"]`).
+fn client_tool_specs(raw: &[Value], issues: &mut Vec<ValidationIssue>) -> Vec<ClientToolSpec> {
+    let mut specs = Vec::new();
+    for (i, value) in raw.iter().enumerate() {
+        let under = |mut issue: ValidationIssue| {
+            let at = usize::from(!issue.loc.is_empty());
+            issue
+                .loc
+                .splice(at..at, [LocPart::from("client_tools"), LocPart::Index(i)]);
+            issue
+        };
+        match from_body::<ClientToolSpec>(value.clone()) {
+            Err(e) => issues.extend(e.issues.into_iter().map(under)),
+            Ok(spec) => match spec.validate() {
+                Err(e) => {
+                    let message = e.to_string();
+                    issues.push(
+                        ValidationIssue::new(
+                            "value_error",
+                            vec![
+                                "body".into(),
+                                "client_tools".into(),
+                                LocPart::Index(i),
+                                "parameters".into(),
+                            ],
+                            format!("Value error, {message}"),
+                            Value::Object(spec.parameters.clone()),
+                        )
+                        .with_ctx(json!({ "error": message })),
+                    );
+                }
+                Ok(()) => specs.push(spec),
+            },
+        }
+    }
+    specs
+}
+
+/// Refuses an agent whose tool specs carry an unusable `response_schema`
+/// (422 naming the tool's entry), before anything starts.
+fn check_response_schemas(agent: AgentSpec) -> Result<AgentSpec, AgentProblem> {
+    for (i, tool) in agent.tools.iter().enumerate() {
+        let Some(schema) = tool
+            .params
+            .get(openhands_sdk::response_schema::PARAM)
+            .filter(|v| !v.is_null())
+        else {
+            continue;
+        };
+        if let Err(e) = openhands_sdk::response_schema::ResponseSchema::new(schema.clone()) {
+            let message = e.to_string();
+            return Err(AgentProblem::Issue(Box::new(
+                ValidationIssue::new(
+                    "value_error",
+                    vec![
+                        "body".into(),
+                        "agent".into(),
+                        "tools".into(),
+                        LocPart::Index(i),
+                        "params".into(),
+                        openhands_sdk::response_schema::PARAM.into(),
+                    ],
+                    format!("Value error, {message}"),
+                    schema.clone(),
+                )
+                .with_ctx(json!({ "error": message })),
+            )));
+        }
+    }
+    Ok(agent)
 }
 
 /// The validation issue of a security analyzer configuration this server
