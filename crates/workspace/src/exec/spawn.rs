@@ -5,6 +5,8 @@
 
 use super::env::ChildEnv;
 use super::procs::signal_group;
+use super::sandbox::Sandbox;
+use super::sandbox::bwrap::{Attach, Bind};
 use nix::sys::signal::Signal;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::ExitStatusExt;
@@ -22,6 +24,8 @@ pub struct ProcessSpec {
     env: ChildEnv,
     stdin: bool,
     input: Option<std::sync::Arc<[u8]>>,
+    sandbox: Option<Sandbox>,
+    binds: Vec<Bind>,
 }
 
 impl ProcessSpec {
@@ -34,6 +38,45 @@ impl ProcessSpec {
             env,
             stdin: false,
             input: None,
+            sandbox: None,
+            binds: Vec::new(),
+        }
+    }
+
+    /// Runs inside `sandbox` when given (see [`super::sandbox`]).
+    pub fn sandbox(mut self, sandbox: Option<&Sandbox>) -> Self {
+        self.sandbox = sandbox.cloned();
+        self
+    }
+
+    /// Makes `path` visible inside the sandbox at the same place
+    /// (writable or read-only); no effect without a sandbox.
+    pub fn sandbox_bind(mut self, path: impl Into<PathBuf>, writable: bool) -> Self {
+        self.binds.push(Bind {
+            path: path.into(),
+            writable,
+        });
+        self
+    }
+
+    /// The sandbox this runs in, if any.
+    pub fn sandboxed(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// What is actually started: the program and its arguments, wrapped
+    /// in the sandbox's command line when there is one.
+    pub(crate) fn launch(&self, attach: Attach) -> (OsString, Vec<OsString>) {
+        let program = self.resolved_program();
+        match &self.sandbox {
+            Some(sb) => sb.command_line(
+                &program,
+                &self.args,
+                self.cwd.as_deref(),
+                &self.binds,
+                attach,
+            ),
+            None => (program, self.args.clone()),
         }
     }
 
@@ -118,8 +161,9 @@ impl ProcessSpec {
     /// replaced, standard input per [`ProcessSpec::piped_stdin`]).
     pub(crate) fn std_command(&self) -> std::process::Command {
         use std::os::unix::process::CommandExt;
-        let mut cmd = std::process::Command::new(self.resolved_program());
-        cmd.args(&self.args);
+        let (program, args) = self.launch(Attach::Pipes);
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
         self.env.apply(&mut cmd);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);

@@ -1,0 +1,179 @@
+//! The command line that runs one process inside a [`Sandbox`]:
+//!
+//! ```text
+//! [sh -c <join control group> sh <cgroup.procs files> --]
+//! bwrap --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts
+//!       [--unshare-net] [--new-session]
+//!       --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp
+//!       (--tmpfs <hidden dir> --remount-ro <hidden dir> | --ro-bind /dev/null <hidden file>)...
+//!       --bind <workspace> <workspace>  (--bind|--ro-bind <extra> <extra>)...
+//!       [--chdir <cwd>] --
+//! [prlimit --nproc=.. --as=.. --fsize=.. --] <program> <args>
+//! ```
+//!
+//! Processes on pipes get `--new-session` (no controlling terminal: none
+//! of the server's terminal is reachable); the terminal's shell keeps the
+//! session `setsid --ctty` made, so its pseudo-terminal stays its
+//! controlling terminal. `--die-with-parent`: when bwrap itself is killed
+//! (the process group's SIGKILL), the whole pid namespace goes with it.
+
+use super::Sandbox;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+/// Joins every control group named before `--`, then runs the rest.
+const JOIN_SCRIPT: &str =
+    r#"while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@""#;
+
+/// How the sandboxed process is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attach {
+    /// Pipes or `/dev/null`: a new session without controlling terminal.
+    Pipes,
+    /// A pseudo-terminal that must stay the controlling terminal.
+    Terminal,
+}
+
+/// A path made visible inside the sandbox at the same place.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Bind {
+    /// The path.
+    pub path: PathBuf,
+    /// Writable (else read-only).
+    pub writable: bool,
+}
+
+impl Sandbox {
+    /// `program args` wrapped to run inside this sandbox in `cwd`: the
+    /// program to start and its arguments.
+    pub fn command_line(
+        &self,
+        program: &OsStr,
+        args: &[OsString],
+        cwd: Option<&Path>,
+        binds: &[Bind],
+        attach: Attach,
+    ) -> (OsString, Vec<OsString>) {
+        let tools = &self.inner.tools;
+        let mut out: Vec<OsString> = Vec::with_capacity(48 + args.len());
+        let launcher = match &self.inner.cgroup {
+            Some(cg) => {
+                out.extend(["-c".into(), JOIN_SCRIPT.into(), "sh".into()]);
+                out.extend(cg.procs_files().into_iter().map(PathBuf::into_os_string));
+                out.push("--".into());
+                out.push(tools.bwrap.clone().into_os_string());
+                tools.sh.clone().into_os_string()
+            }
+            None => tools.bwrap.clone().into_os_string(),
+        };
+        let mut flag = |s: &str| out.push(s.into());
+        for f in [
+            "--die-with-parent",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+        ] {
+            flag(f);
+        }
+        if !self.inner.config.network {
+            flag("--unshare-net");
+        }
+        if attach == Attach::Pipes {
+            flag("--new-session");
+        }
+        for f in [
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+        ] {
+            flag(f);
+        }
+        let workspace = self.workspace();
+        let shown: Vec<&Path> = std::iter::once(workspace)
+            .chain(binds.iter().map(|b| b.path.as_path()))
+            .collect();
+        let hidden = self.hidden_paths();
+        let (inside, outside): (Vec<&PathBuf>, Vec<&PathBuf>) = hidden
+            .iter()
+            .filter(|h| !shown.contains(&h.as_path()))
+            .partition(|h| shown.iter().any(|s| h.starts_with(s)));
+        for h in outside {
+            hide(&mut out, h);
+        }
+        push_bind(&mut out, "--bind", workspace);
+        for b in binds {
+            push_bind(
+                &mut out,
+                if b.writable { "--bind" } else { "--ro-bind" },
+                &b.path,
+            );
+        }
+        for h in inside {
+            hide(&mut out, h);
+        }
+        if let Some(dir) = cwd {
+            out.push("--chdir".into());
+            out.push(dir.as_os_str().to_owned());
+        }
+        out.push("--".into());
+        self.push_rlimits(&mut out);
+        out.push(program.to_owned());
+        out.extend(args.iter().cloned());
+        (launcher, out)
+    }
+
+    /// `prlimit <limits> --` for the limits no control group enforces.
+    fn push_rlimits(&self, out: &mut Vec<OsString>) {
+        let Some(prlimit) = &self.inner.tools.prlimit else {
+            return;
+        };
+        let limits = &self.inner.config.limits;
+        let mut opts = Vec::new();
+        if self.inner.cgroup.is_none() {
+            if let Some(n) = limits.max_processes {
+                opts.push(format!("--nproc={n}"));
+            }
+            if let Some(m) = limits.max_memory_bytes {
+                opts.push(format!("--as={m}"));
+            }
+        }
+        if let Some(f) = limits.max_file_size_bytes {
+            opts.push(format!("--fsize={f}"));
+        }
+        if opts.is_empty() {
+            return;
+        }
+        out.push(prlimit.clone().into_os_string());
+        out.extend(opts.into_iter().map(OsString::from));
+        out.push("--".into());
+    }
+}
+
+fn push_bind(out: &mut Vec<OsString>, how: &str, path: &Path) {
+    if path.exists() {
+        out.push(how.into());
+        out.push(path.as_os_str().to_owned());
+        out.push(path.as_os_str().to_owned());
+    }
+}
+
+/// An existing directory becomes an empty read-only tmpfs, a file an empty
+/// read-only file.
+fn hide(out: &mut Vec<OsString>, path: &Path) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let p = path.as_os_str().to_owned();
+    if meta.is_dir() {
+        out.extend(["--tmpfs".into(), p.clone(), "--remount-ro".into(), p]);
+    } else {
+        out.extend(["--ro-bind".into(), "/dev/null".into(), p]);
+    }
+}
