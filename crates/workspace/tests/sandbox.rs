@@ -42,7 +42,7 @@ fn sandbox(ws: &Path, network: bool, limits: SandboxLimits) -> Sandbox {
 
 #[tokio::test]
 async fn writes_only_inside_the_workspace() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let outside = root.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -80,7 +80,7 @@ async fn writes_only_inside_the_workspace() {
 
 #[tokio::test]
 async fn hidden_paths_are_empty_and_read_only() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let data = root.path().join("data");
     let other = root.path().join("other-ws");
@@ -91,12 +91,13 @@ async fn hidden_paths_are_empty_and_read_only() {
     let key = root.path().join("key.txt");
     std::fs::write(&key, "server-key").unwrap();
     let other_for_later = other.clone();
-    let sb = sandbox(&ws, true, SandboxLimits::default())
-        .hiding(
-            [data.clone(), key.clone()],
-            Some(std::sync::Arc::new(move || vec![other_for_later.clone()])),
-        )
-        .unwrap();
+    let sb = Sandbox::with_hidden(
+        SandboxConfig::default(),
+        &ws,
+        [data.clone(), key.clone()],
+        Some(std::sync::Arc::new(move || vec![other_for_later.clone()])),
+    )
+    .unwrap();
     let script = format!(
         "ls -A {d}; cat {d}/secrets.json; cat {k}; ls -A {o}; cat {o}/theirs.txt; \
          touch {d}/new 2>/dev/null || echo refused-data; pwd",
@@ -135,7 +136,7 @@ async fn network_off_cuts_even_loopback_to_the_host() {
         }
         n
     });
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let script = format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected");
     let off = sandbox(&ws, false, SandboxLimits::default());
@@ -166,7 +167,7 @@ async fn network_off_cuts_even_loopback_to_the_host() {
 
 #[tokio::test]
 async fn process_count_is_bounded() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let limits = SandboxLimits {
         max_processes: Some(32),
@@ -195,7 +196,7 @@ async fn process_count_is_bounded() {
 
 #[tokio::test]
 async fn memory_hog_is_stopped() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let limits = SandboxLimits {
         max_memory_bytes: Some(64 << 20),
@@ -220,7 +221,7 @@ async fn memory_hog_is_stopped() {
 
 #[test]
 fn terminal_shell_has_job_control_inside() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let sb = sandbox(&ws, false, SandboxLimits::default());
     let spec = ProcessSpec::new("bash", EnvPolicy::default().child_env())
@@ -269,4 +270,30 @@ fn probe_is_cached_and_succeeds_here() {
     let b = openhands_workspace::exec::sandbox::probe().expect("bwrap works");
     assert_eq!(a, b);
     assert!(a.bwrap.is_absolute());
+}
+
+/// Processes on the host whose command line contains `needle`.
+fn host_processes_with(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(needle))
+        .count()
+}
+
+#[tokio::test]
+async fn a_timed_out_sandbox_leaves_nothing_behind() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ws = root.path().join("ws");
+    let sb = sandbox(&ws, true, SandboxLimits::default());
+    // A background job in its own process group inside the sandbox.
+    let script = "set -m; sleep 31337 & sleep 31338; echo never";
+    let out = run(Some(&sb), &ws, script, 1).await;
+    assert_eq!(out.end, RunEnd::TimedOut);
+    assert!(!out.stdout.contains("never"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while host_processes_with("3133") > 0 {
+        assert!(Instant::now() < deadline, "sandboxed processes survived");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -26,6 +26,7 @@ pub mod run;
 pub mod sandbox;
 pub mod snapshot;
 pub mod spawn;
+pub mod which;
 
 pub use env::{ChildEnv, EnvError, EnvPolicy, EnvTarget};
 pub use policy::ExecPolicy;

@@ -2,7 +2,7 @@
 //! the SDK user or the server sets (carried in the SDK's `ToolEnv`).
 
 use super::env::EnvPolicy;
-use super::sandbox::Sandbox;
+use super::sandbox::instance::Sandbox;
 
 /// How processes started for the agent get their environment, and whether
 /// terminal sessions start from a shell snapshot, and the sandbox they

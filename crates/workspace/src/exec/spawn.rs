@@ -5,8 +5,9 @@
 
 use super::env::ChildEnv;
 use super::procs::signal_group;
-use super::sandbox::Sandbox;
 use super::sandbox::bwrap::{Attach, Bind};
+use super::sandbox::instance::Sandbox;
+pub use super::which::resolve_program;
 use nix::sys::signal::Signal;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::ExitStatusExt;
@@ -168,32 +169,18 @@ impl ProcessSpec {
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
-        cmd.process_group(0).stdin(if self.stdin {
+        if self.sandbox.is_none() {
+            // Sandboxed, `setsid` makes it a session and group leader (it
+            // would fork if it already led a group).
+            cmd.process_group(0);
+        }
+        cmd.stdin(if self.stdin {
             Stdio::piped()
         } else {
             Stdio::null()
         });
         cmd
     }
-}
-
-/// `program` searched on `path` (colon-separated) when it has no `/`: the
-/// first executable regular file found, else `program` unchanged.
-pub fn resolve_program(program: &OsStr, path: Option<&str>) -> OsString {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
-    if program.as_bytes().contains(&b'/') || program.is_empty() {
-        return program.to_os_string();
-    }
-    for dir in path.unwrap_or("").split(':').filter(|d| !d.is_empty()) {
-        let candidate = Path::new(dir).join(program);
-        if std::fs::metadata(&candidate)
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        {
-            return candidate.into_os_string();
-        }
-    }
-    program.to_os_string()
 }
 
 /// A child leading its own process group, its standard output and error

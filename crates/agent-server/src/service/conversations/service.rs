@@ -11,6 +11,7 @@ use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
 use super::info::conversation_info;
 use super::live::{Ctx, Live, Shared};
+use super::sandboxing;
 use super::start::StartSpec;
 use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
@@ -238,12 +239,19 @@ impl ConversationService {
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
         let hook_config = stored_hooks(&meta.lock().hook_config);
+        let (workspace, sandboxed) = {
+            let m = meta.lock();
+            (stored_workspace(&m), m.sandboxed)
+        };
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
         let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
-        let exec_policy = self.inner.config.exec_policy.clone();
+        let exec_policy = self
+            .exec_policy_for(id, workspace, sandboxed)
+            .await?
+            .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let skill_sources = self.inner.config.skill_sources.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
@@ -267,6 +275,53 @@ impl ConversationService {
         Ok(Live::new(shared, conv))
     }
 
+    /// The execution policy of conversation `id` working in `workspace`
+    /// (sandboxed when it asked for it or the server sandboxes all); the
+    /// outer error when the blocking task failed.
+    async fn exec_policy_for(
+        &self,
+        id: Uuid,
+        workspace: PathBuf,
+        sandboxed: bool,
+    ) -> Result<
+        Result<openhands_workspace::exec::ExecPolicy, openhands_workspace::exec::SandboxError>,
+        ServiceError,
+    > {
+        if !sandboxed && !self.inner.config.sandbox.all {
+            return Ok(Ok(self.inner.config.exec_policy.clone()));
+        }
+        let others = self.other_workspaces(id);
+        let svc = self.clone();
+        blocking(move || {
+            Ok(sandboxing::exec_policy(
+                &svc.inner.config,
+                &workspace,
+                sandboxed,
+                others,
+            ))
+        })
+        .await
+    }
+
+    /// The workspaces of every conversation but `own`, looked up when a
+    /// sandboxed process starts (no lock is held while another is taken).
+    fn other_workspaces(&self, own: Uuid) -> openhands_workspace::exec::sandbox::HiddenPaths {
+        let weak = Arc::downgrade(&self.inner);
+        Arc::new(move || {
+            let Some(inner) = weak.upgrade() else {
+                return Vec::new();
+            };
+            let metas: Vec<_> = inner
+                .catalog
+                .read()
+                .iter()
+                .filter(|(id, _)| **id != own)
+                .map(|(_, e)| e.meta.clone())
+                .collect();
+            metas.iter().map(|m| stored_workspace(&m.lock())).collect()
+        })
+    }
+
     /// Creates a conversation, or returns the existing one with the
     /// requested id. Returns its info and whether it was created.
     pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
@@ -275,13 +330,7 @@ impl ConversationService {
             agent: agent_spec,
             tags,
         } = spec;
-        if let Some(rt) = &request.conversation_runtime
-            && rt != "local"
-        {
-            return Err(ServiceError::Invalid(
-                "This server only runs local conversations".into(),
-            ));
-        }
+        let sandboxed = sandboxing::requested(request.conversation_runtime.as_deref())?;
         if let Some(ctx) = &agent_spec.agent_context
             && let Err(e) =
                 openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)
@@ -358,6 +407,7 @@ impl ConversationService {
             }),
         );
         meta.worktree = request.worktree;
+        meta.sandboxed = sandboxed;
         meta.worktree_options = request.worktree_options.clone().unwrap_or(Value::Null);
         meta.conversation_id = request
             .conversation_id
@@ -438,6 +488,10 @@ impl ConversationService {
     async fn launch(&self, id: Uuid, l: Launch) -> Result<Arc<Live>, ServiceError> {
         let max_iterations = l.meta.max_iterations;
         let stuck_detection = l.meta.stuck_detection;
+        let exec_policy = self
+            .exec_policy_for(id, l.workspace.clone(), l.meta.sandboxed)
+            .await?
+            .map_err(|e| sandboxing::refused(&e, self.inner.config.sandbox.all))?;
         let meta = Arc::new(Mutex::new(l.meta));
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
@@ -454,7 +508,7 @@ impl ConversationService {
             secrets: l.secrets,
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
-            exec_policy: self.inner.config.exec_policy.clone(),
+            exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
@@ -855,6 +909,10 @@ impl ConversationService {
         if req.reset_metrics {
             meta.metrics = Value::Null;
         }
+        let exec_policy = self
+            .exec_policy_for(fork_id, stored_workspace(&meta), meta.sandboxed)
+            .await?
+            .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
         let options = ConversationOptions {
@@ -862,7 +920,7 @@ impl ConversationService {
             callbacks: vec![shared.callback()],
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
-            exec_policy: self.inner.config.exec_policy.clone(),
+            exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
@@ -1108,4 +1166,13 @@ fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
             None
         }
     }
+}
+
+/// The workspace directory a stored conversation works in.
+fn stored_workspace(meta: &StoredConversation) -> PathBuf {
+    meta.workspace
+        .get("working_dir")
+        .and_then(Value::as_str)
+        .map(|w| absolute(Path::new(w)))
+        .unwrap_or_default()
 }

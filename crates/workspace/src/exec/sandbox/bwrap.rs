@@ -1,29 +1,37 @@
 //! The command line that runs one process inside a [`Sandbox`]:
 //!
 //! ```text
-//! [sh -c <join control group> sh <cgroup.procs files> --]
+//! [setsid] sh -c <join control groups, run the rest> sh [<cgroup.procs files>] --
 //! bwrap --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts
-//!       [--unshare-net] [--new-session]
-//!       --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp
+//!       [--unshare-net] --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp
 //!       (--tmpfs <hidden dir> --remount-ro <hidden dir> | --ro-bind /dev/null <hidden file>)...
 //!       --bind <workspace> <workspace>  (--bind|--ro-bind <extra> <extra>)...
 //!       [--chdir <cwd>] --
 //! [prlimit --nproc=.. --as=.. --fsize=.. --] <program> <args>
 //! ```
 //!
-//! Processes on pipes get `--new-session` (no controlling terminal: none
-//! of the server's terminal is reachable); the terminal's shell keeps the
-//! session `setsid --ctty` made, so its pseudo-terminal stays its
-//! controlling terminal. `--die-with-parent`: when bwrap itself is killed
-//! (the process group's SIGKILL), the whole pid namespace goes with it.
+//! Stopping: the shell, bwrap and its init (pid 1 of the new pid
+//! namespace) share one process group, so the group's signals reach them;
+//! once pid 1 dies the kernel kills everything else in the namespace.
+//! `--die-with-parent` ties pid 1 to bwrap and bwrap to the shell: the
+//! parent-death signal fires when the parent *thread* exits, so bwrap's
+//! parent must be a process that lives as long as the sandbox (the shell),
+//! not one of the server's pool threads. No `--new-session` (it would move
+//! the program out of the group): processes on pipes start through
+//! `setsid` instead (a session of their own without controlling terminal:
+//! none of the server's terminal is reachable); the terminal's shell keeps
+//! the session `setsid --ctty` made, so its pseudo-terminal stays its
+//! controlling terminal.
 
-use super::Sandbox;
+use super::instance::Sandbox;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-/// Joins every control group named before `--`, then runs the rest.
-const JOIN_SCRIPT: &str =
-    r#"while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@""#;
+/// Joins every control group named before `--`, then runs the rest as a
+/// child (not `exec`: this shell stays bwrap's parent, see the module
+/// documentation) and exits with its status.
+const PARENT_SCRIPT: &str =
+    r#"while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; "$@""#;
 
 /// How the sandboxed process is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,16 +64,20 @@ impl Sandbox {
     ) -> (OsString, Vec<OsString>) {
         let tools = &self.inner.tools;
         let mut out: Vec<OsString> = Vec::with_capacity(48 + args.len());
-        let launcher = match &self.inner.cgroup {
-            Some(cg) => {
-                out.extend(["-c".into(), JOIN_SCRIPT.into(), "sh".into()]);
-                out.extend(cg.procs_files().into_iter().map(PathBuf::into_os_string));
-                out.push("--".into());
-                out.push(tools.bwrap.clone().into_os_string());
-                tools.sh.clone().into_os_string()
-            }
-            None => tools.bwrap.clone().into_os_string(),
-        };
+        if attach == Attach::Pipes {
+            out.push(tools.setsid.clone().into_os_string());
+        }
+        out.extend([
+            tools.sh.clone().into_os_string(),
+            "-c".into(),
+            PARENT_SCRIPT.into(),
+            "sh".into(),
+        ]);
+        if let Some(cg) = &self.inner.cgroup {
+            out.extend(cg.procs_files().into_iter().map(PathBuf::into_os_string));
+        }
+        out.push("--".into());
+        out.push(tools.bwrap.clone().into_os_string());
         let mut flag = |s: &str| out.push(s.into());
         for f in [
             "--die-with-parent",
@@ -78,9 +90,6 @@ impl Sandbox {
         }
         if !self.inner.config.network {
             flag("--unshare-net");
-        }
-        if attach == Attach::Pipes {
-            flag("--new-session");
         }
         for f in [
             "--ro-bind",
@@ -126,7 +135,8 @@ impl Sandbox {
         self.push_rlimits(&mut out);
         out.push(program.to_owned());
         out.extend(args.iter().cloned());
-        (launcher, out)
+        let program = out.remove(0);
+        (program, out)
     }
 
     /// `prlimit <limits> --` for the limits no control group enforces.

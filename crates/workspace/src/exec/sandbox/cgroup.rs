@@ -9,7 +9,7 @@
 //! inside it. Dropped, the group's remaining processes are killed and its
 //! directories removed.
 
-use super::SandboxLimits;
+use super::config::SandboxLimits;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 

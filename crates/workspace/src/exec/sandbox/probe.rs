@@ -2,8 +2,8 @@
 //! create every namespace a sandbox uses. Checked once per process; the
 //! answer (or the reason) is cached.
 
-use super::SandboxError;
-use crate::exec::spawn::resolve_program;
+use super::config::SandboxError;
+use crate::exec::which::resolve_program;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub struct SandboxTools {
     /// bubblewrap.
     pub bwrap: PathBuf,
+    /// util-linux `setsid`: a new session for processes on pipes.
+    pub setsid: PathBuf,
     /// A POSIX shell: joins the control group before `exec`ing bwrap.
     pub sh: PathBuf,
     /// util-linux `prlimit`: sets rlimits inside the sandbox (rlimit
@@ -51,7 +53,6 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-net",
-            "--die-with-parent",
             "--ro-bind",
             "/",
             "/",
@@ -94,6 +95,7 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
         )));
     }
     Ok(SandboxTools {
+        setsid: find("setsid").unwrap_or_else(|| PathBuf::from("/usr/bin/setsid")),
         bwrap,
         sh,
         prlimit: find("prlimit"),
