@@ -297,3 +297,27 @@ async fn a_timed_out_sandbox_leaves_nothing_behind() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[tokio::test]
+async fn a_workspace_inside_a_hidden_directory_stays_usable() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = root.path().join("data");
+    let ws = data.join("conversations/one/ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(data.join("secret.txt"), "hidden-data").unwrap();
+    let sb = Sandbox::with_hidden(SandboxConfig::default(), &ws, [data.clone()], None).unwrap();
+    let script = format!(
+        "echo ok > f.txt && cat f.txt; cat {d}/secret.txt; touch {d}/new 2>/dev/null || echo refused",
+        d = data.display()
+    );
+    let out = run(Some(&sb), &ws, &script, 20).await;
+    assert!(out.stdout.contains("ok"), "{} {}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("refused"),
+        "{} {}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(!out.stdout.contains("hidden-data"), "{}", out.stdout);
+    assert_eq!(std::fs::read_to_string(ws.join("f.txt")).unwrap(), "ok\n");
+}

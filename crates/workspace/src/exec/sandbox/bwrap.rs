@@ -113,19 +113,22 @@ impl Sandbox {
             .iter()
             .filter(|h| !shown.contains(&h.as_path()))
             .partition(|h| shown.iter().any(|s| h.starts_with(s)));
+        // Hidden directories become read-only only after everything is
+        // mounted: a workspace inside one needs its mount point made first.
+        let mut read_only = Vec::new();
         for h in outside {
-            hide(&mut out, h);
+            hide(&mut out, &mut read_only, h);
         }
         push_bind(&mut out, "--bind", workspace);
         for b in binds {
-            push_bind(
-                &mut out,
-                if b.writable { "--bind" } else { "--ro-bind" },
-                &b.path,
-            );
+            let how = if b.writable { "--bind" } else { "--ro-bind" };
+            push_bind(&mut out, how, &b.path);
         }
         for h in inside {
-            hide(&mut out, h);
+            hide(&mut out, &mut read_only, h);
+        }
+        for dir in read_only {
+            out.extend(["--remount-ro".into(), dir]);
         }
         if let Some(dir) = cwd {
             out.push("--chdir".into());
@@ -174,15 +177,16 @@ fn push_bind(out: &mut Vec<OsString>, how: &str, path: &Path) {
     }
 }
 
-/// An existing directory becomes an empty read-only tmpfs, a file an empty
-/// read-only file.
-fn hide(out: &mut Vec<OsString>, path: &Path) {
+/// An existing directory becomes an empty tmpfs (remounted read-only by
+/// the caller: pushed to `read_only`), a file an empty read-only file.
+fn hide(out: &mut Vec<OsString>, read_only: &mut Vec<OsString>, path: &Path) {
     let Ok(meta) = std::fs::metadata(path) else {
         return;
     };
     let p = path.as_os_str().to_owned();
     if meta.is_dir() {
-        out.extend(["--tmpfs".into(), p.clone(), "--remount-ro".into(), p]);
+        out.extend(["--tmpfs".into(), p.clone()]);
+        read_only.push(p);
     } else {
         out.extend(["--ro-bind".into(), "/dev/null".into(), p]);
     }
