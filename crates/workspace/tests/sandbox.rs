@@ -321,3 +321,29 @@ async fn a_workspace_inside_a_hidden_directory_stays_usable() {
     assert!(!out.stdout.contains("hidden-data"), "{}", out.stdout);
     assert_eq!(std::fs::read_to_string(ws.join("f.txt")).unwrap(), "ok\n");
 }
+
+#[test]
+fn groups_of_dead_servers_are_removed() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let first = sandbox(&root.path().join("a"), true, SandboxLimits::default());
+    assert!(
+        first.has_cgroup(),
+        "this machine has a writable pids/memory hierarchy"
+    );
+    // Our pids group's parent, from /proc/self/cgroup.
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let path = own
+        .lines()
+        .find_map(|l| {
+            let mut p = l.splitn(3, ':');
+            let (_, c, path) = (p.next()?, p.next()?, p.next()?);
+            c.split(',').any(|c| c == "pids").then_some(path)
+        })
+        .unwrap();
+    let base = Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'));
+    // A pid above the kernel's maximum never exists.
+    let stale = base.join("openhands-sandbox-4194305-0");
+    std::fs::create_dir(&stale).unwrap();
+    let _second = sandbox(&root.path().join("b"), true, SandboxLimits::default());
+    assert!(!stale.exists());
+}

@@ -93,6 +93,7 @@ fn create_v1(own: &str, name: &str, limits: &SandboxLimits) -> Option<Cgroup> {
         let base = Path::new(ROOT)
             .join(controller)
             .join(own_path(own, controller)?.trim_start_matches('/'));
+        remove_stale(&base);
         let dir = base.join(name);
         std::fs::create_dir(&dir).ok()?;
         group.dirs.push(dir.clone());
@@ -107,9 +108,9 @@ fn create_v1(own: &str, name: &str, limits: &SandboxLimits) -> Option<Cgroup> {
 
 fn create_v2(own: &str, name: &str, limits: &SandboxLimits) -> Option<Cgroup> {
     let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = Path::new(ROOT)
-        .join(path.trim_start_matches('/'))
-        .join(name);
+    let base = Path::new(ROOT).join(path.trim_start_matches('/'));
+    remove_stale(&base);
+    let dir = base.join(name);
     std::fs::create_dir(&dir).ok()?;
     let group = Cgroup {
         dirs: vec![dir.clone()],
@@ -122,6 +123,30 @@ fn create_v2(own: &str, name: &str, limits: &SandboxLimits) -> Option<Cgroup> {
         let _ = std::fs::write(dir.join("memory.swap.max"), "0");
     }
     Some(group)
+}
+
+/// Removes the empty groups of servers that are gone (killed before their
+/// sandboxes were dropped): `openhands-sandbox-<pid>-<n>` whose process no
+/// longer exists. A group that still has processes is kept.
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("openhands-sandbox-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            // Fails (and is left) while processes remain in it.
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 impl Drop for Cgroup {
