@@ -41,6 +41,9 @@ apt_install() {
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     apt_install postgresql || echo "warning: PostgreSQL is not installed; the control plane's PostgreSQL tests will skip"
 fi
+# The sandbox tests run the agent's processes under bubblewrap (Debian's
+# bubblewrap package); they are not skipped, so it must be there.
+command -v bwrap >/dev/null || apt_install bubblewrap || { echo "error: bubblewrap (bwrap) is needed by the sandbox tests" >&2; exit 1; }
 DOCKERD_PID=""
 if ! docker info >/dev/null 2>&1; then
     command -v dockerd >/dev/null || apt_install docker.io || true

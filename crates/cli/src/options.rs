@@ -65,6 +65,14 @@ pub struct AgentArgs {
     /// Condenser for long histories: llm (summarize) or none.
     #[arg(long, value_enum, value_name = "KIND")]
     pub condenser: Option<CondenserChoice>,
+    /// Run the agent's processes in a bubblewrap sandbox: only the
+    /// workspace is writable, the conversations and settings folders are
+    /// hidden, processes and memory are limited.
+    #[arg(long)]
+    pub sandbox: bool,
+    /// With --sandbox: no network for the agent's processes.
+    #[arg(long, requires = "sandbox")]
+    pub no_network: bool,
 }
 
 /// Everything needed to start or resume conversations.
@@ -82,6 +90,9 @@ pub struct SessionConfig {
     /// Whether `max_iterations` was asked for (flag or settings); a resumed
     /// conversation keeps its own limit otherwise.
     pub max_iterations_explicit: bool,
+    /// Run the agent's processes in a sandbox with these settings
+    /// (`--sandbox`).
+    pub sandbox: Option<openhands_workspace::exec::SandboxConfig>,
 }
 
 fn nonempty(v: &Option<String>) -> Option<String> {
@@ -268,7 +279,18 @@ pub fn resolve(
         Some(n) => Some(n),
         None => settings.max_iterations()?,
     };
+    let sandbox = if args.sandbox {
+        openhands_workspace::exec::sandbox::probe()
+            .map_err(|e| usage(format!("--sandbox: {e}")))?;
+        Some(openhands_workspace::exec::SandboxConfig {
+            network: !args.no_network,
+            ..Default::default()
+        })
+    } else {
+        None
+    };
     Ok(SessionConfig {
+        sandbox,
         spec,
         confirm: confirm.unwrap_or(ConfirmMode::Never),
         confirm_explicit: confirm.is_some(),

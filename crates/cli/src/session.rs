@@ -29,8 +29,28 @@ impl Session {
         .context("cannot set up the agent")
     }
 
-    fn options(&self, id: Option<Uuid>, callbacks: Vec<EventCallback>) -> ConversationOptions {
-        ConversationOptions {
+    fn options(
+        &self,
+        id: Option<Uuid>,
+        callbacks: Vec<EventCallback>,
+    ) -> anyhow::Result<ConversationOptions> {
+        let mut exec_policy = openhands_workspace::exec::ExecPolicy::default();
+        if let Some(config) = self.config.sandbox {
+            // The conversations and the settings (keys, secrets) stay
+            // out of the agent's sight.
+            let hidden = [self.root.clone(), crate::paths::openhands_dir()];
+            exec_policy.sandbox = Some(
+                openhands_workspace::exec::Sandbox::with_hidden(
+                    config,
+                    &self.workspace,
+                    hidden,
+                    None,
+                )
+                .context("--sandbox")?,
+            );
+        }
+        Ok(ConversationOptions {
+            exec_policy,
             conversation_id: id,
             persistence_dir: Some(self.root.clone()),
             max_iteration_per_run: self.config.max_iterations,
@@ -39,7 +59,7 @@ impl Session {
             security_analyzer: self.config.confirm.security_analyzer(),
             tool_registry: openhands_tools::presets::default_registry(),
             ..ConversationOptions::default()
-        }
+        })
     }
 
     /// Starts a new conversation (with `id` when given).
@@ -49,7 +69,7 @@ impl Session {
         callbacks: Vec<EventCallback>,
     ) -> anyhow::Result<LocalConversation> {
         let agent = self.agent()?;
-        LocalConversation::new(agent, &self.workspace, self.options(id, callbacks))
+        LocalConversation::new(agent, &self.workspace, self.options(id, callbacks)?)
             .context("cannot start the conversation")
     }
 
@@ -66,7 +86,7 @@ impl Session {
             &self.root,
             id,
             Some(agent),
-            self.options(Some(id), callbacks),
+            self.options(Some(id), callbacks)?,
         )
         .with_context(|| format!("cannot resume {id} from {}", self.root.display()))?;
         if self.config.max_iterations_explicit {

@@ -495,3 +495,51 @@ fn run_with_an_mcp_config_uses_the_servers_tools() {
             .contains("MCP server 'broken'")
     );
 }
+
+#[test]
+fn sandbox_flag_confines_the_agents_commands() {
+    let rt = runtime();
+    let sb = Sandbox::new();
+    let ws = sb.workspace.path();
+    let home = sb.home.path();
+    let script = Script::from_turns(vec![
+        Turn::tool_call(
+            "terminal",
+            json!({"command": format!(
+                "echo in > inside.txt; echo out > {}/out.txt; touch /usr/oh-cli-sandbox-test 2>&1; \
+                 (echo > /dev/tcp/127.0.0.1/9) 2>/dev/null || echo NO-NETWORK",
+                home.display()
+            )}),
+        ),
+        Turn::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let server = rt.block_on(MockLlmServer::start(script, 0)).unwrap();
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args([
+            "run",
+            "--json",
+            "--tools",
+            "terminal",
+            "--sandbox",
+            "--no-network",
+            "write",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Read-only file system"), "{stdout}");
+    assert!(stdout.contains("NO-NETWORK"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
+        "in\n"
+    );
+    assert!(!home.join("out.txt").exists());
+    assert!(!std::path::Path::new("/usr/oh-cli-sandbox-test").exists());
+    // --no-network alone is a usage error.
+    let out = openhands(&sb, Some(&server.base_url()))
+        .args(["run", "--no-network", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+}

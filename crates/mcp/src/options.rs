@@ -1,7 +1,7 @@
 //! [`StartOptions`]: the limits and environment every server of a session
 //! shares.
 
-use openhands_workspace::exec::EnvPolicy;
+use openhands_workspace::exec::{EnvPolicy, Sandbox};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,6 +10,8 @@ use std::time::Duration;
 pub struct StartOptions {
     /// The environment policy of stdio children.
     pub env: EnvPolicy,
+    /// The sandbox stdio children run in (`None`: on the host).
+    pub sandbox: Option<Sandbox>,
     /// The workspace: stdio servers without `cwd` run here, relative `cwd`s
     /// resolve against it.
     pub working_dir: PathBuf,
@@ -26,6 +28,7 @@ impl StartOptions {
     pub fn new(working_dir: impl Into<PathBuf>) -> Self {
         Self {
             env: EnvPolicy::default(),
+            sandbox: None,
             working_dir: working_dir.into(),
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(300),

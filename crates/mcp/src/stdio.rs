@@ -39,6 +39,7 @@ pub(crate) fn spawn(
     let spec = ProcessSpec::new(command, child_env)
         .args(args.iter().cloned())
         .cwd(dir)
+        .sandbox(opts.sandbox.as_ref())
         .piped_stdin();
     let child = GroupChild::spawn(&spec).map_err(|e| format!("cannot run '{command}': {e}"))?;
     tracing::info!(server = %name, pid = ?child.id(), %command, "MCP server started");

@@ -75,6 +75,7 @@ pub fn config_of(
 pub fn start_options(env: &ToolEnv) -> StartOptions {
     let mut o = StartOptions::new(env.working_dir.clone());
     o.env = env.exec.env.clone();
+    o.sandbox = env.exec.sandbox.clone();
     o
 }
 

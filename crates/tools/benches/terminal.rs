@@ -86,6 +86,56 @@ async fn bench() {
     }
     stats("warm round trip `echo hi`", rt);
 
+    // The same in a sandbox (bubblewrap; skipped where it cannot run).
+    let mut boxed = ToolEnv::new(&dir);
+    match openhands_workspace::exec::Sandbox::new(Default::default(), &dir) {
+        Ok(sb) => {
+            boxed.exec.sandbox = Some(sb);
+            let mut start = Vec::new();
+            for _ in 0..20 {
+                let t = TerminalTool::with_options(&boxed, options(false));
+                let s = Instant::now();
+                if let Err(e) = t.start().await {
+                    println!("sandboxed start failed: {e}");
+                    break;
+                }
+                start.push(s.elapsed());
+                t.close().await;
+            }
+            if !start.is_empty() {
+                stats("session start, eager start() (no rc, sandboxed)", start);
+            }
+            let t = TerminalTool::with_options(&boxed, options(false));
+            let _ = t.run(&TerminalAction::command("true"), &ctx).await;
+            let mut rt = Vec::new();
+            for _ in 0..300 {
+                let s = Instant::now();
+                let o = t.run(&TerminalAction::command("echo hi"), &ctx).await;
+                rt.push(s.elapsed());
+                assert_eq!(o.text(), "hi");
+            }
+            stats("warm round trip `echo hi` (sandboxed)", rt);
+            let mut ext = Vec::new();
+            for _ in 0..100 {
+                let s = Instant::now();
+                let o = t.run(&TerminalAction::command("/bin/true"), &ctx).await;
+                ext.push(s.elapsed());
+                assert_eq!(o.exit_code, Some(0));
+            }
+            stats("warm round trip `/bin/true` (sandboxed)", ext);
+            t.close().await;
+        }
+        Err(e) => println!("no sandbox here: {e}"),
+    }
+    let mut ext = Vec::new();
+    for _ in 0..100 {
+        let s = Instant::now();
+        let o = t.run(&TerminalAction::command("/bin/true"), &ctx).await;
+        ext.push(s.elapsed());
+        assert_eq!(o.exit_code, Some(0));
+    }
+    stats("warm round trip `/bin/true`", ext);
+
     let mut close = Vec::new();
     for _ in 0..10 {
         let t2 = TerminalTool::with_options(&env, options(false));

@@ -584,3 +584,47 @@ fn definition_matches_reference_annotations() {
     assert_eq!(def["observation_type"], "FileEditorObservation");
     assert_eq!(def["title"], "file_editor");
 }
+
+#[tokio::test]
+async fn a_sandboxed_conversations_editor_stays_in_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let mut env = ToolEnv::new(&ws);
+    env.exec.sandbox = Some(
+        openhands_workspace::exec::Sandbox::new(Default::default(), &ws).expect("bwrap works here"),
+    );
+    let tool = FileEditorTool::new(&env);
+    let ws = fs::canonicalize(&ws).unwrap();
+    let inside = call(
+        &tool,
+        json!({"command": "create", "path": p(&ws, "in.txt"), "file_text": "in\n"}),
+    )
+    .await;
+    assert_ne!(inside["is_error"], json!(true), "{inside}");
+    assert_eq!(fs::read_to_string(ws.join("in.txt")).unwrap(), "in\n");
+    let outside = dir.path().join("out.txt");
+    let refused = call(
+        &tool,
+        json!({"command": "create", "path": outside.display().to_string(), "file_text": "x"}),
+    )
+    .await;
+    assert_eq!(refused["is_error"], json!(true), "{refused}");
+    assert!(text(&refused).contains("sandboxed"), "{refused}");
+    assert!(!outside.exists());
+    // `..` and symlinks out of the workspace are resolved first.
+    std::os::unix::fs::symlink(dir.path(), ws.join("up")).unwrap();
+    let via_link = call(
+        &tool,
+        json!({"command": "view", "path": p(&ws, "up/out.txt")}),
+    )
+    .await;
+    assert_eq!(via_link["is_error"], json!(true), "{via_link}");
+    // Unsandboxed, the same path is allowed.
+    let plain = FileEditorTool::new(&ToolEnv::new(&ws));
+    let ok = call(
+        &plain,
+        json!({"command": "create", "path": outside.display().to_string(), "file_text": "x"}),
+    )
+    .await;
+    assert_ne!(ok["is_error"], json!(true), "{ok}");
+}

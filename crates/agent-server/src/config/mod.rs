@@ -252,6 +252,20 @@ pub struct Config {
     /// shell environment instead of running the rc files for each one
     /// (`OH_SHELL_SNAPSHOT`).
     pub shell_snapshot: bool,
+    /// `namespaces`: every conversation's processes run in a bubblewrap
+    /// sandbox; `none` (default): only conversations started with
+    /// `conversation_runtime: "sandbox"` do (`OH_SANDBOX`; ours, the
+    /// reference has no such setting).
+    pub sandbox: String,
+    /// Whether sandboxed processes reach the network (`OH_SANDBOX_NETWORK`).
+    pub sandbox_network: bool,
+    /// Most processes of one sandbox (`OH_SANDBOX_MAX_PROCESSES`; none: unlimited).
+    pub sandbox_max_processes: Option<i64>,
+    /// Most memory of one sandbox in MiB (`OH_SANDBOX_MAX_MEMORY_MB`; none: unlimited).
+    pub sandbox_max_memory_mb: Option<i64>,
+    /// Largest file a sandboxed process writes, in MiB
+    /// (`OH_SANDBOX_MAX_FILE_SIZE_MB`; none: unlimited).
+    pub sandbox_max_file_size_mb: Option<i64>,
     /// Docker host address allowed as a CORS origin (`DOCKER_HOST_ADDR`).
     #[serde(skip)]
     pub docker_host_addr: Option<String>,
@@ -264,6 +278,9 @@ pub struct Config {
     /// Settings, profiles and secrets store (`OH_PERSISTENCE_DIR`, default `~/.openhands`).
     #[serde(skip)]
     pub persistence_dir: PathBuf,
+    /// The configuration file this was read from (hidden from sandboxes).
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -309,10 +326,16 @@ impl Default for Config {
             gateway_timeout_seconds: 120.0,
             runtime_idle_timeout_seconds: None,
             shell_snapshot: true,
+            sandbox: "none".into(),
+            sandbox_network: true,
+            sandbox_max_processes: Some(1024),
+            sandbox_max_memory_mb: Some(4096),
+            sandbox_max_file_size_mb: None,
             docker_host_addr: None,
             build_git_sha: None,
             build_git_ref: None,
             persistence_dir: default_persistence_dir(),
+            config_file: None,
         }
     }
 }
@@ -327,6 +350,21 @@ pub struct Loaded {
 }
 
 impl Config {
+    /// The sandbox settings (network and limits) of this configuration.
+    pub fn sandbox_config(&self) -> openhands_workspace::exec::SandboxConfig {
+        let mib = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).map(|v| v << 20);
+        openhands_workspace::exec::SandboxConfig {
+            network: self.sandbox_network,
+            limits: openhands_workspace::exec::SandboxLimits {
+                max_processes: self
+                    .sandbox_max_processes
+                    .and_then(|v| u64::try_from(v).ok()),
+                max_memory_bytes: mib(self.sandbox_max_memory_mb),
+                max_file_size_bytes: mib(self.sandbox_max_file_size_mb),
+            },
+        }
+    }
+
     /// Loads from the process environment and the config file it names.
     pub fn load() -> Result<Loaded, ConfigError> {
         Self::load_from_env(process_env())
@@ -341,7 +379,9 @@ impl Config {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_PATH));
         let file = read_config_file(&path)?;
-        Self::from_sources(file, &vars)
+        let mut loaded = Self::from_sources(file, &vars)?;
+        loaded.config.config_file = Some(path);
+        Ok(loaded)
     }
 
     /// Builds the configuration from a file's JSON object and environment variables.
@@ -448,6 +488,18 @@ impl Config {
         }
         if !matches!(self.conversation_runtime.as_str(), "local" | "docker") {
             bad("conversation_runtime", "must be 'local' or 'docker'");
+        }
+        if !matches!(self.sandbox.as_str(), "none" | "namespaces") {
+            bad("sandbox", "must be 'none' or 'namespaces'");
+        }
+        for (field, value) in [
+            ("sandbox_max_processes", self.sandbox_max_processes),
+            ("sandbox_max_memory_mb", self.sandbox_max_memory_mb),
+            ("sandbox_max_file_size_mb", self.sandbox_max_file_size_mb),
+        ] {
+            if value.is_some_and(|v| v <= 0) {
+                bad(field, "must be greater than 0");
+            }
         }
         if !matches!(
             self.acp_skill_sourcing.as_str(),

@@ -146,6 +146,11 @@ pub const CONFIG_FIELDS: &[Field] = &[
     Field::new("gateway_timeout_seconds", Kind::Float),
     Field::new("runtime_idle_timeout_seconds", Kind::Optional(&Kind::Float)),
     Field::new("shell_snapshot", Kind::Bool),
+    Field::new("sandbox", Kind::Literal(&["none", "namespaces"])),
+    Field::new("sandbox_network", Kind::Bool),
+    Field::new("sandbox_max_processes", Kind::Optional(&Kind::Int)),
+    Field::new("sandbox_max_memory_mb", Kind::Optional(&Kind::Int)),
+    Field::new("sandbox_max_file_size_mb", Kind::Optional(&Kind::Int)),
 ];
 
 /// `OH_*` variables that are read elsewhere (not configuration fields) and

@@ -248,3 +248,54 @@ fn process_settings_are_read_here_and_bad_values_name_the_variable() {
         );
     }
 }
+
+#[test]
+fn sandbox_settings_from_env_and_file_and_bad_values_name_the_variable() {
+    let c = load(None, &[]).unwrap().config;
+    assert_eq!(c.sandbox, "none");
+    let s = c.sandbox_config();
+    assert!(s.network);
+    assert_eq!(s.limits.max_processes, Some(1024));
+    assert_eq!(s.limits.max_memory_bytes, Some(4096 << 20));
+    assert_eq!(s.limits.max_file_size_bytes, None);
+    let c = load(
+        None,
+        &[
+            ("OH_SANDBOX", "namespaces"),
+            ("OH_SANDBOX_NETWORK", "0"),
+            ("OH_SANDBOX_MAX_PROCESSES", "64"),
+            ("OH_SANDBOX_MAX_MEMORY_MB_IS_NONE", "1"),
+            ("OH_SANDBOX_MAX_FILE_SIZE_MB", "10"),
+        ],
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.sandbox, "namespaces");
+    let s = c.sandbox_config();
+    assert!(!s.network);
+    assert_eq!(s.limits.max_processes, Some(64));
+    assert_eq!(s.limits.max_memory_bytes, None);
+    assert_eq!(s.limits.max_file_size_bytes, Some(10 << 20));
+    let c = load(
+        Some(json!({"sandbox": "namespaces", "sandbox_network": false})),
+        &[],
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.sandbox, "namespaces");
+    assert!(!c.sandbox_network);
+    for (name, value) in [
+        ("OH_SANDBOX", "bubblewrap"),
+        ("OH_SANDBOX_NETWORK", "sometimes"),
+        ("OH_SANDBOX_MAX_PROCESSES", "0"),
+        ("OH_SANDBOX_MAX_MEMORY_MB", "lots"),
+    ] {
+        let e = load(None, &[(name, value)]).unwrap_err();
+        let named = error_vars(e);
+        assert!(
+            named.iter().any(|v| v.contains(name)),
+            "{name}={value}: {named:?}"
+        );
+    }
+    assert!(load(Some(json!({"sandbox": "docker"})), &[]).is_err());
+}

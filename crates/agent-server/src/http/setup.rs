@@ -12,6 +12,14 @@ use std::sync::Arc;
 /// bash/file/git routes) and reports the tool names.
 pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, ServiceError> {
     let mut config = ServiceConfig::from_config(&state.config, tools.clone());
+    if config.sandbox.all {
+        // Never a silent unsandboxed run: a server told to sandboxes
+        // everything does not start where sandboxes do not work.
+        tokio::task::spawn_blocking(openhands_workspace::exec::sandbox::probe)
+            .await
+            .map_err(|e| ServiceError::Internal(format!("sandbox probe failed: {e}")))?
+            .map_err(|e| ServiceError::Internal(format!("OH_SANDBOX=namespaces: {e}")))?;
+    }
     config.profiles = Some(state.profiles.clone());
     let service = ConversationService::start(config).await?;
     Ok(state

@@ -171,6 +171,7 @@ pub async fn probe(
 ) -> Value {
     let mut opts = StartOptions::new(working_dir);
     opts.env = exec.env;
+    opts.sandbox = exec.sandbox;
     opts.startup_timeout = req.timeout;
     opts.call_timeout = req.timeout;
     let started = McpSession::start(&req.config, opts).await;

@@ -166,6 +166,7 @@ impl HookRunner {
             .arg("-c")
             .arg(&hook.command)
             .cwd(&self.working_dir)
+            .sandbox(self.exec.sandbox.as_ref())
             .input(payload.as_bytes().to_vec());
         let limits = RunLimits {
             timeout: Duration::from_secs(hook.timeout.max(1)),

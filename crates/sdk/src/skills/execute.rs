@@ -93,7 +93,8 @@ async fn run(command: &str, working_dir: &Path, policy: &ExecPolicy) -> String {
     let spec = ProcessSpec::new("sh", policy.env.child_env())
         .arg("-c")
         .arg(command)
-        .cwd(working_dir);
+        .cwd(working_dir)
+        .sandbox(policy.sandbox.as_ref());
     let limits = RunLimits {
         timeout: Duration::from_secs(TIMEOUT_SECS),
         linger_after_exit: Some(Duration::from_millis(500)),

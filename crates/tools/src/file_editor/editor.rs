@@ -47,6 +47,7 @@ type Outcome = Result<FileEditorObservation, Refusal>;
 pub struct Editor {
     working_dir: PathBuf,
     max_file_size: u64,
+    confined_to: Option<PathBuf>,
     history: Mutex<HashMap<PathBuf, Vec<String>>>,
 }
 
@@ -56,8 +57,17 @@ impl Editor {
         Self {
             working_dir: working_dir.into(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            confined_to: None,
             history: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same editor refusing paths that resolve outside `root` (a
+    /// sandboxed conversation's workspace: its processes cannot write
+    /// elsewhere, so neither can this in-process tool).
+    pub fn confined_to(mut self, root: impl Into<PathBuf>) -> Self {
+        self.confined_to = Some(root.into());
+        self
     }
 
     /// The same editor refusing files larger than `bytes`.
@@ -150,7 +160,19 @@ impl Editor {
             )
             .into());
         }
-        Ok(normalize_path(raw))
+        let path = normalize_path(raw);
+        if let Some(root) = &self.confined_to
+            && !openhands_workspace::confine::is_within(root, &path)
+        {
+            return Err(format!(
+                "{} is outside the workspace {}; this conversation is sandboxed and \
+                 may only use files inside it.",
+                path.display(),
+                root.display()
+            )
+            .into());
+        }
+        Ok(path)
     }
 
     /// Reads a text file, refusing oversized, binary and non-UTF-8 files.

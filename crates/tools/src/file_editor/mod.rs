@@ -92,7 +92,11 @@ pub struct FileEditorTool {
 impl FileEditorTool {
     /// A file editor for the conversation described by `env`.
     pub fn new(env: &ToolEnv) -> Self {
-        Self::with_editor(Editor::new(env.working_dir.clone()))
+        let editor = Editor::new(env.working_dir.clone());
+        Self::with_editor(match &env.exec.sandbox {
+            Some(sandbox) => editor.confined_to(sandbox.workspace()),
+            None => editor,
+        })
     }
 
     /// A file editor using a configured [`Editor`].

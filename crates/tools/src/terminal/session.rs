@@ -206,11 +206,18 @@ impl Session {
         // Inherited by everything the shell starts: finds daemons at close.
         env.set(SESSION_TAG, id)?;
         let tag = format!("{SESSION_TAG}={id}");
-        let cmd = ProcessSpec::new(&spec.shell.shell, env)
+        let mut cmd = ProcessSpec::new(&spec.shell.shell, env)
             .args(["--noediting", "--rcfile"])
             .arg(&init)
             .arg("-i")
-            .cwd(&spec.working_dir);
+            .cwd(&spec.working_dir)
+            .sandbox(spec.shell.exec.sandbox.as_ref())
+            // In a sandbox: the session's start-up and command files, and
+            // the snapshot it sources.
+            .sandbox_bind(&dir, true);
+        if let Some(snap) = &snapshot {
+            cmd = cmd.sandbox_bind(snap.path(), false);
+        }
         let pty = Pty::open(spec.rows, spec.cols).map_err(|e| spawn_err("pseudo-terminal", &e))?;
         let tty = pty.tty_path();
         if let Some(t) = &tty {

@@ -3,6 +3,7 @@
 //! terminal as its controlling terminal and gets exactly the environment
 //! of its [`ProcessSpec`]. Stopping it is [`super::procs`]' job.
 
+use super::sandbox::bwrap::Attach;
 use super::spawn::{ProcessSpec, resolve_program};
 use portable_pty::{Child, CommandBuilder, MasterPty, PtyPair, PtySize, native_pty_system};
 use std::ffi::OsString;
@@ -79,8 +80,9 @@ impl Pty {
                 Box::new(spawn_with_setsid(&setsid, &tty, spec)?)
             }
             _ => {
-                let mut cmd = CommandBuilder::new(spec.program());
-                cmd.args(spec.arguments());
+                let (program, args) = spec.launch(Attach::Terminal);
+                let mut cmd = CommandBuilder::new(program);
+                cmd.args(args);
                 if let Some(dir) = spec.working_dir() {
                     cmd.cwd(dir);
                 }
@@ -130,10 +132,11 @@ fn spawn_with_setsid(
         .write(true)
         .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
         .open(tty)?;
+    let (launched, args) = spec.launch(Attach::Terminal);
     let mut cmd = std::process::Command::new(setsid);
     cmd.arg("--ctty")
-        .arg(&program)
-        .args(spec.arguments())
+        .arg(&launched)
+        .args(args)
         .stdin(Stdio::from(terminal.try_clone()?))
         .stdout(Stdio::from(terminal.try_clone()?))
         .stderr(Stdio::from(terminal));

@@ -5,6 +5,9 @@
 
 use super::env::ChildEnv;
 use super::procs::signal_group;
+use super::sandbox::bwrap::{Attach, Bind};
+use super::sandbox::instance::Sandbox;
+pub use super::which::resolve_program;
 use nix::sys::signal::Signal;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::ExitStatusExt;
@@ -22,6 +25,8 @@ pub struct ProcessSpec {
     env: ChildEnv,
     stdin: bool,
     input: Option<std::sync::Arc<[u8]>>,
+    sandbox: Option<Sandbox>,
+    binds: Vec<Bind>,
 }
 
 impl ProcessSpec {
@@ -34,6 +39,45 @@ impl ProcessSpec {
             env,
             stdin: false,
             input: None,
+            sandbox: None,
+            binds: Vec::new(),
+        }
+    }
+
+    /// Runs inside `sandbox` when given (see [`super::sandbox`]).
+    pub fn sandbox(mut self, sandbox: Option<&Sandbox>) -> Self {
+        self.sandbox = sandbox.cloned();
+        self
+    }
+
+    /// Makes `path` visible inside the sandbox at the same place
+    /// (writable or read-only); no effect without a sandbox.
+    pub fn sandbox_bind(mut self, path: impl Into<PathBuf>, writable: bool) -> Self {
+        self.binds.push(Bind {
+            path: path.into(),
+            writable,
+        });
+        self
+    }
+
+    /// The sandbox this runs in, if any.
+    pub fn sandboxed(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// What is actually started: the program and its arguments, wrapped
+    /// in the sandbox's command line when there is one.
+    pub(crate) fn launch(&self, attach: Attach) -> (OsString, Vec<OsString>) {
+        let program = self.resolved_program();
+        match &self.sandbox {
+            Some(sb) => sb.command_line(
+                &program,
+                &self.args,
+                self.cwd.as_deref(),
+                &self.binds,
+                attach,
+            ),
+            None => (program, self.args.clone()),
         }
     }
 
@@ -118,38 +162,25 @@ impl ProcessSpec {
     /// replaced, standard input per [`ProcessSpec::piped_stdin`]).
     pub(crate) fn std_command(&self) -> std::process::Command {
         use std::os::unix::process::CommandExt;
-        let mut cmd = std::process::Command::new(self.resolved_program());
-        cmd.args(&self.args);
+        let (program, args) = self.launch(Attach::Pipes);
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
         self.env.apply(&mut cmd);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
-        cmd.process_group(0).stdin(if self.stdin {
+        if self.sandbox.is_none() {
+            // Sandboxed, `setsid` makes it a session and group leader (it
+            // would fork if it already led a group).
+            cmd.process_group(0);
+        }
+        cmd.stdin(if self.stdin {
             Stdio::piped()
         } else {
             Stdio::null()
         });
         cmd
     }
-}
-
-/// `program` searched on `path` (colon-separated) when it has no `/`: the
-/// first executable regular file found, else `program` unchanged.
-pub fn resolve_program(program: &OsStr, path: Option<&str>) -> OsString {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
-    if program.as_bytes().contains(&b'/') || program.is_empty() {
-        return program.to_os_string();
-    }
-    for dir in path.unwrap_or("").split(':').filter(|d| !d.is_empty()) {
-        let candidate = Path::new(dir).join(program);
-        if std::fs::metadata(&candidate)
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        {
-            return candidate.into_os_string();
-        }
-    }
-    program.to_os_string()
 }
 
 /// A child leading its own process group, its standard output and error

@@ -4,7 +4,7 @@ use crate::config::{Config, WebhookSpec};
 use openhands_sdk::secrets::Cipher;
 use openhands_sdk::skills::context::SkillSources;
 use openhands_sdk::tool::ToolRegistry;
-use openhands_workspace::exec::ExecPolicy;
+use openhands_workspace::exec::{ExecPolicy, SandboxConfig};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,6 +40,41 @@ pub struct ServiceConfig {
     /// (`$HOME`, and `$EXTENSIONS_PATH` for a local copy of the public
     /// skills repository; nothing is downloaded).
     pub skill_sources: SkillSources,
+    /// How conversations are sandboxed.
+    pub sandbox: SandboxSettings,
+}
+
+/// Which conversations run sandboxed, and how (see
+/// `openhands_workspace::exec::sandbox`).
+#[derive(Debug, Clone, Default)]
+pub struct SandboxSettings {
+    /// Every conversation (`OH_SANDBOX=namespaces`); else only those
+    /// started with `conversation_runtime: "sandbox"`.
+    pub all: bool,
+    /// Network and resource limits.
+    pub config: SandboxConfig,
+    /// The server's own data (conversations, bash events, settings and
+    /// secrets, worktrees, the config file): hidden from every sandbox,
+    /// besides the other conversations' workspaces.
+    pub hidden: Vec<PathBuf>,
+}
+
+impl SandboxSettings {
+    /// The settings of `config`.
+    pub fn from_config(config: &Config) -> Self {
+        let mut hidden = vec![
+            config.conversations_path.clone(),
+            config.bash_events_dir.clone(),
+            config.persistence_dir.clone(),
+            config.conversation_worktree_root.clone(),
+        ];
+        hidden.extend(config.config_file.clone());
+        Self {
+            all: config.sandbox == "namespaces",
+            config: config.sandbox_config(),
+            hidden,
+        }
+    }
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -71,6 +106,7 @@ impl ServiceConfig {
             profiles: None,
             exec_policy: ExecPolicy::default(),
             skill_sources: SkillSources::from_env(),
+            sandbox: SandboxSettings::default(),
         }
     }
 
@@ -99,6 +135,7 @@ impl ServiceConfig {
                 ..ExecPolicy::default()
             },
             skill_sources: SkillSources::from_env(),
+            sandbox: SandboxSettings::from_config(config),
         }
     }
 

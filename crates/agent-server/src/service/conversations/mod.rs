@@ -10,6 +10,7 @@ pub mod error;
 pub mod hub;
 pub mod info;
 pub mod live;
+pub mod sandboxing;
 pub mod search;
 pub mod service;
 pub mod start;

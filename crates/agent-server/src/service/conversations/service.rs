@@ -11,6 +11,7 @@ use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
 use super::info::conversation_info;
 use super::live::{Ctx, Live, Shared};
+use super::sandboxing;
 use super::start::StartSpec;
 use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
@@ -261,12 +262,19 @@ impl ConversationService {
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
         let hook_config = stored_hooks(&meta.lock().hook_config);
+        let (workspace, sandboxed) = {
+            let m = meta.lock();
+            (stored_workspace(&m), m.sandboxed)
+        };
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
         let cipher = self.inner.config.cipher.clone();
         let tools = self.inner.config.tools.clone();
-        let exec_policy = self.inner.config.exec_policy.clone();
+        let exec_policy = self
+            .exec_policy_for(id, workspace, sandboxed)
+            .await?
+            .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let skill_sources = self.inner.config.skill_sources.clone();
         let profiles = self.inner.config.profiles.clone();
         let conv = blocking(move || {
@@ -292,6 +300,53 @@ impl ConversationService {
         Ok(Live::new(shared, conv))
     }
 
+    /// The execution policy of conversation `id` working in `workspace`
+    /// (sandboxed when it asked for it or the server sandboxes all); the
+    /// outer error when the blocking task failed.
+    async fn exec_policy_for(
+        &self,
+        id: Uuid,
+        workspace: PathBuf,
+        sandboxed: bool,
+    ) -> Result<
+        Result<openhands_workspace::exec::ExecPolicy, openhands_workspace::exec::SandboxError>,
+        ServiceError,
+    > {
+        if !sandboxed && !self.inner.config.sandbox.all {
+            return Ok(Ok(self.inner.config.exec_policy.clone()));
+        }
+        let others = self.other_workspaces(id);
+        let svc = self.clone();
+        blocking(move || {
+            Ok(sandboxing::exec_policy(
+                &svc.inner.config,
+                &workspace,
+                sandboxed,
+                others,
+            ))
+        })
+        .await
+    }
+
+    /// The workspaces of every conversation but `own`, looked up when a
+    /// sandboxed process starts (no lock is held while another is taken).
+    fn other_workspaces(&self, own: Uuid) -> openhands_workspace::exec::sandbox::HiddenPaths {
+        let weak = Arc::downgrade(&self.inner);
+        Arc::new(move || {
+            let Some(inner) = weak.upgrade() else {
+                return Vec::new();
+            };
+            let metas: Vec<_> = inner
+                .catalog
+                .read()
+                .iter()
+                .filter(|(id, _)| **id != own)
+                .map(|(_, e)| e.meta.clone())
+                .collect();
+            metas.iter().map(|m| stored_workspace(&m.lock())).collect()
+        })
+    }
+
     /// Creates a conversation, or returns the existing one with the
     /// requested id. Returns its info and whether it was created.
     pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
@@ -301,13 +356,7 @@ impl ConversationService {
             tags,
             client_tools: spec_client_tools,
         } = spec;
-        if let Some(rt) = &request.conversation_runtime
-            && rt != "local"
-        {
-            return Err(ServiceError::Invalid(
-                "This server only runs local conversations".into(),
-            ));
-        }
+        let sandboxed = sandboxing::requested(request.conversation_runtime.as_deref())?;
         if let Some(ctx) = &agent_spec.agent_context
             && let Err(e) =
                 openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)
@@ -396,6 +445,7 @@ impl ConversationService {
             }),
         );
         meta.worktree = request.worktree;
+        meta.sandboxed = sandboxed;
         meta.worktree_options = request.worktree_options.clone().unwrap_or(Value::Null);
         meta.conversation_id = request
             .conversation_id
@@ -480,6 +530,10 @@ impl ConversationService {
     async fn launch(&self, id: Uuid, l: Launch) -> Result<Arc<Live>, ServiceError> {
         let max_iterations = l.meta.max_iterations;
         let stuck_detection = l.meta.stuck_detection;
+        let exec_policy = self
+            .exec_policy_for(id, l.workspace.clone(), l.meta.sandboxed)
+            .await?
+            .map_err(|e| sandboxing::refused(&e, self.inner.config.sandbox.all))?;
         let meta = Arc::new(Mutex::new(l.meta));
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
@@ -496,7 +550,7 @@ impl ConversationService {
             secrets: l.secrets,
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
-            exec_policy: self.inner.config.exec_policy.clone(),
+            exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
@@ -899,6 +953,10 @@ impl ConversationService {
         if req.reset_metrics {
             meta.metrics = Value::Null;
         }
+        let exec_policy = self
+            .exec_policy_for(fork_id, stored_workspace(&meta), meta.sandboxed)
+            .await?
+            .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
         let options = ConversationOptions {
@@ -906,7 +964,7 @@ impl ConversationService {
             callbacks: vec![shared.callback()],
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
-            exec_policy: self.inner.config.exec_policy.clone(),
+            exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config: stored_hooks(&meta.lock().hook_config),
             ..ConversationOptions::default()
@@ -1164,4 +1222,13 @@ fn use_server_profiles(agent: &Agent, profiles: Option<&crate::service::profiles
             .llm()
             .set_fallback_loader(Some(std::sync::Arc::new(p.fallback_loader())));
     }
+}
+
+/// The workspace directory a stored conversation works in.
+fn stored_workspace(meta: &StoredConversation) -> PathBuf {
+    meta.workspace
+        .get("working_dir")
+        .and_then(Value::as_str)
+        .map(|w| absolute(Path::new(w)))
+        .unwrap_or_default()
 }

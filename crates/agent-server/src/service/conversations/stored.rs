@@ -97,6 +97,10 @@ pub struct StoredConversation {
     /// Whether the conversation runs in a git worktree.
     #[serde(default)]
     pub worktree: bool,
+    /// Whether its processes run in a sandbox (`conversation_runtime:
+    /// "sandbox"`; ours, written only when true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandboxed: bool,
     /// Worktree options.
     #[serde(default)]
     pub worktree_options: Value,
@@ -211,6 +215,7 @@ impl StoredConversation {
         Self {
             workspace,
             worktree: false,
+            sandboxed: false,
             worktree_options: Value::Null,
             conversation_id: Value::Null,
             parent_conversation_id: None,
