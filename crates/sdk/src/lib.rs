@@ -21,6 +21,7 @@ pub mod remote;
 pub mod secrets;
 pub mod security;
 pub mod skills;
+pub mod subagent;
 pub mod tool;
 pub mod visualizer;
 
