@@ -54,10 +54,11 @@ pub struct WorkspaceIn {
 pub struct StartConversationRequest {
     /// Where the agent works.
     pub workspace: WorkspaceIn,
-    /// Run in a git worktree (not supported by this server; stored).
+    /// Run in an own git worktree under `conversation_worktree_root`
+    /// (branch `<prefix><id>`); a workspace outside git runs in place.
     #[serde(default)]
     pub worktree: bool,
-    /// Worktree options (stored).
+    /// Worktree options (`base`, `ref`, `branch_prefix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree_options: Option<Value>,
     /// Id to create (or to return when it exists).

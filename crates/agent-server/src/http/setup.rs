@@ -13,6 +13,7 @@ use std::sync::Arc;
 pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, ServiceError> {
     let mut config = ServiceConfig::from_config(&state.config, tools.clone());
     config.profiles = Some(state.profiles.clone());
+    config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;
     Ok(state
         .with_tool_names(move || tools.names())

@@ -3,6 +3,7 @@
 use crate::config::{Config, WebhookSpec};
 use openhands_sdk::secrets::Cipher;
 use openhands_sdk::skills::context::SkillSources;
+use openhands_sdk::subagent::AgentDefinition;
 use openhands_sdk::tool::ToolRegistry;
 use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
@@ -40,6 +41,11 @@ pub struct ServiceConfig {
     /// (`$HOME`, and `$EXTENSIONS_PATH` for a local copy of the public
     /// skills repository; nothing is downloaded).
     pub skill_sources: SkillSources,
+    /// Sub-agents every conversation may delegate to unless a project,
+    /// user or client definition takes the name.
+    pub builtin_agents: Vec<AgentDefinition>,
+    /// Where `worktree: true` conversations get their git worktrees.
+    pub conversation_worktree_root: PathBuf,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -71,6 +77,8 @@ impl ServiceConfig {
             profiles: None,
             exec_policy: ExecPolicy::default(),
             skill_sources: SkillSources::from_env(),
+            builtin_agents: Vec::new(),
+            conversation_worktree_root: PathBuf::from("/tmp/conversation-worktrees"),
         }
     }
 
@@ -99,6 +107,8 @@ impl ServiceConfig {
                 ..ExecPolicy::default()
             },
             skill_sources: SkillSources::from_env(),
+            builtin_agents: Vec::new(),
+            conversation_worktree_root: config.conversation_worktree_root.clone(),
         }
     }
 
@@ -111,6 +121,7 @@ impl ServiceConfig {
             .find(|(n, _)| n == name)
             .map(|(_, m)| m.clone())
             .unwrap_or_else(|| match name {
+                "task_tool_set" => "openhands.tools.task.definition".into(),
                 "read_file" | "write_file" | "edit" | "list_directory" => {
                     format!("openhands.tools.gemini.{name}.definition")
                 }

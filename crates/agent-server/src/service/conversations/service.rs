@@ -17,10 +17,13 @@ use crate::service::webhooks::WebhookDispatcher;
 use chrono::Utc;
 use openhands_protocol::conversations::{ForkConversationRequest, UpdateConversationRequest};
 use openhands_sdk::secrets::{SecretSource, unprotect};
+use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
+use openhands_workspace::git::Git;
+use openhands_workspace::worktree::{self, WorktreeBase};
 use parking_lot::{Mutex, RwLock};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -238,6 +241,7 @@ impl ConversationService {
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
         let hook_config = stored_hooks(&meta.lock().hook_config);
+        let agent_registry = agent_registry(&self.inner.config, &meta.lock().agent_definitions);
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
@@ -258,6 +262,7 @@ impl ConversationService {
                 exec_policy,
                 skill_sources,
                 hook_config,
+                agent_registry,
                 ..ConversationOptions::default()
             };
             LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
@@ -349,7 +354,32 @@ impl ConversationService {
             .try_acquire_owned()
             .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?;
 
-        let workspace_dir = absolute(Path::new(&request.workspace.working_dir));
+        let mut agent_spec = agent_spec;
+        let mut workspace_dir = absolute(Path::new(&request.workspace.working_dir));
+        if request.worktree {
+            let (base, prefix) = request
+                .worktree_options
+                .as_ref()
+                .map(super::start::worktree_options)
+                .transpose()
+                .map_err(|issue| {
+                    openhands_protocol::validation::ValidationError::new(vec![*issue])
+                })?
+                .unwrap_or((
+                    WorktreeBase::DefaultBranch,
+                    worktree::DEFAULT_BRANCH_PREFIX.into(),
+                ));
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            let root = absolute(&self.inner.config.conversation_worktree_root);
+            if let Some(plan) =
+                worktree::plan(&git, &workspace_dir, &id.to_string(), &root, base, &prefix).await
+            {
+                workspace_dir = worktree::create(&git, &plan).await.map_err(|e| {
+                    ServiceError::Invalid(format!("cannot create the conversation worktree: {e}"))
+                })?;
+                add_system_suffix(&mut agent_spec, &plan.guidance());
+            }
+        }
         let mut meta = StoredConversation::new(
             id,
             json!({
@@ -442,6 +472,13 @@ impl ConversationService {
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
         let tools = self.inner.config.tools.clone();
+        let (hook_config, agent_registry) = {
+            let m = meta.lock();
+            (
+                stored_hooks(&m.hook_config),
+                agent_registry(&self.inner.config, &m.agent_definitions),
+            )
+        };
         let options = ConversationOptions {
             conversation_id: Some(id),
             persistence_dir: Some(root.clone()),
@@ -456,7 +493,8 @@ impl ConversationService {
             security_analyzer: l.security_analyzer,
             exec_policy: self.inner.config.exec_policy.clone(),
             skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config: stored_hooks(&meta.lock().hook_config),
+            hook_config,
+            agent_registry,
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -796,6 +834,8 @@ impl ConversationService {
         if let Some(hook) = hook {
             hook(id).await;
         }
+        let workspace = entry.meta.lock().workspace.clone();
+        self.remove_worktree_of(&workspace).await;
         let dir = self.conversation_dir(id);
         blocking(move || {
             match std::fs::remove_dir_all(&dir) {
@@ -808,6 +848,30 @@ impl ConversationService {
         .await?;
         self.inner.locks.lock().remove(&id);
         Ok(true)
+    }
+
+    /// Removes the worktree directory a deleted conversation worked in,
+    /// unless another conversation (a fork) still works there.
+    async fn remove_worktree_of(&self, workspace: &Value) {
+        let Some(working_dir) = workspace.get("working_dir").and_then(Value::as_str) else {
+            return;
+        };
+        let root = absolute(&self.inner.config.conversation_worktree_root);
+        let Some(dir) = worktree::conversation_dir(&root, Path::new(working_dir)) else {
+            return;
+        };
+        let shared = self.inner.catalog.read().values().any(|e| {
+            e.meta
+                .lock()
+                .workspace
+                .get("working_dir")
+                .and_then(Value::as_str)
+                .is_some_and(|w| Path::new(w).starts_with(&dir))
+        });
+        if !shared {
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            worktree::remove(&git, &dir).await;
+        }
     }
 
     /// Forks `source` into a new conversation with a copy of its events.
@@ -857,6 +921,13 @@ impl ConversationService {
         }
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
+        let (hook_config, agent_registry) = {
+            let m = meta.lock();
+            (
+                stored_hooks(&m.hook_config),
+                agent_registry(&self.inner.config, &m.agent_definitions),
+            )
+        };
         let options = ConversationOptions {
             persistence_dir: Some(self.inner.ctx.root.clone()),
             callbacks: vec![shared.callback()],
@@ -864,7 +935,8 @@ impl ConversationService {
             tags: Some(req.tags.clone().unwrap_or_default()),
             exec_policy: self.inner.config.exec_policy.clone(),
             skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config: stored_hooks(&meta.lock().hook_config),
+            hook_config,
+            agent_registry,
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1099,6 +1171,39 @@ fn absolute(p: &Path) -> PathBuf {
 /// The hooks stored with a conversation (`meta.json`'s `hook_config`,
 /// validated when the conversation was created); an unusable stored value
 /// is logged and runs no hooks.
+/// Longest a git command for a conversation worktree may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Appends `text` to the agent context's `system_message_suffix`.
+fn add_system_suffix(spec: &mut openhands_wire::agent::AgentSpec, text: &str) {
+    let mut ctx = match spec.agent_context.take() {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let suffix = match ctx.get("system_message_suffix").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => format!("{s}\n\n{text}"),
+        _ => text.to_string(),
+    };
+    ctx.insert("system_message_suffix".into(), Value::String(suffix));
+    spec.agent_context = Some(Value::Object(ctx));
+}
+
+/// The agents a conversation may delegate to: its client's definitions
+/// (`agent_definitions`, validated when the conversation was started), then
+/// project and user files (added by the SDK), then the built-ins.
+fn agent_registry(config: &ServiceConfig, definitions: &[Value]) -> AgentRegistry {
+    let registry = AgentRegistry::new().with_builtins(config.builtin_agents.clone());
+    for raw in definitions {
+        match AgentDefinition::from_value(raw) {
+            Ok(def) => {
+                registry.register_definition(def);
+            }
+            Err(e) => tracing::warn!(error = %e, "skipping a stored agent definition"),
+        }
+    }
+    registry
+}
+
 fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
     match openhands_sdk::hooks::HookConfig::from_value(value) {
         Ok(c) if !c.is_empty() => Some(c),
