@@ -43,6 +43,16 @@ async fn worktree_env() -> Env {
                 Turn::tool_call("terminal", json!({"command": "echo changed > README.md"})),
                 Turn::tool_call("finish", json!({"message": "edited"})),
             ])
+            .with_script(
+                "child",
+                vec![
+                    Turn::tool_call(
+                        "terminal",
+                        json!({"command": "echo from child > README.md && git -c user.name=c -c user.email=c@e commit -qam child"}),
+                    ),
+                    Turn::tool_call("finish", json!({"message": "committed"})),
+                ],
+            )
             .with_toolless_reply(Turn::text("A title"))
         },
         |c| {
@@ -149,4 +159,49 @@ async fn worktree_options_are_validated_naming_the_field() {
         assert_eq!(status, 422, "{body}");
         assert_eq!(body["detail"][0]["loc"], loc, "{body}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_in_a_worktree_commits_on_a_branch_the_parent_sees() {
+    let env = worktree_env().await;
+    let ws = env.workspace();
+    let parent = env.create(json!({"agent": env.agent(&["terminal"])})).await;
+    let parent_id = parent["id"].as_str().unwrap();
+    let (status, child) = env
+        .post(
+            &format!("/api/conversations/{parent_id}/children"),
+            json!({"task": "[[mock:script:child]] change the readme", "isolation": "worktree"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{child}");
+    assert_eq!(child["isolation"], "worktree");
+    let child_id = child["conversation_id"].as_str().unwrap().to_string();
+    let expected = env
+        .dir
+        .path()
+        .join("worktrees")
+        .join(&child_id)
+        .join("project");
+    assert_eq!(child["workspace"], json!(expected.to_string_lossy()));
+    env.wait_status(&child_id, &["finished"]).await;
+    // The parent's checkout is untouched; the child's commit is on its branch.
+    assert_eq!(
+        std::fs::read_to_string(ws.join("README.md")).unwrap(),
+        "original\n"
+    );
+    let branch = format!("openhands/{child_id}");
+    assert_eq!(
+        git(&ws, &["show", &format!("{branch}:README.md")]),
+        "from child"
+    );
+    // A shared child works in the parent's workspace.
+    let (status, shared) = env
+        .post(
+            &format!("/api/conversations/{parent_id}/children"),
+            json!({"task": "[[mock:script:child]] again", "isolation": "shared"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{shared}");
+    assert_eq!(shared["isolation"], "shared");
+    assert_eq!(shared["workspace"], parent["workspace"]["working_dir"]);
 }

@@ -391,8 +391,8 @@ pub struct SetSecurityAnalyzerRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
-    /// A git worktree of the parent's workspace (this server shares the
-    /// workspace instead and says so in the answer).
+    /// A git worktree of the parent's workspace (when it is in a git
+    /// repository; otherwise the child shares it and the answer says so).
     #[default]
     Worktree,
     /// The parent's directory.

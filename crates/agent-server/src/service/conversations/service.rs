@@ -540,13 +540,16 @@ impl ConversationService {
 
     /// Starts a child of `parent`: the parent's settings and agent, a fresh
     /// history whose first message is `task` (run at once), linked by
-    /// `parent_conversation_id`. The child shares the parent's workspace.
-    /// `None` when the parent does not exist.
+    /// `parent_conversation_id`. With `worktree` the child works in its own
+    /// git worktree of the parent's workspace when that is in a repository;
+    /// otherwise it shares the parent's workspace. `None` when the parent
+    /// does not exist.
     pub async fn start_child(
         &self,
         parent: Uuid,
         task: String,
         title: Option<String>,
+        worktree: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let Some(p) = self.live(parent).await? else {
             return Ok(None);
@@ -590,11 +593,38 @@ impl ConversationService {
                 })
             })
             .collect();
+        let mut agent = p.conv.agent().spec().clone();
+        let mut workspace = PathBuf::from(&state.workspace.working_dir);
+        let mut isolation = "shared";
+        if worktree {
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            let root = absolute(&self.inner.config.conversation_worktree_root);
+            if let Some(plan) = worktree::plan(
+                &git,
+                &workspace,
+                &id.to_string(),
+                &root,
+                WorktreeBase::DefaultBranch,
+                worktree::DEFAULT_BRANCH_PREFIX,
+            )
+            .await
+            {
+                workspace = worktree::create(&git, &plan).await.map_err(|e| {
+                    ServiceError::Invalid(format!("cannot create the conversation worktree: {e}"))
+                })?;
+                add_system_suffix(&mut agent, &plan.guidance());
+                meta.worktree = true;
+                if let Some(w) = meta.workspace.as_object_mut() {
+                    w.insert("working_dir".into(), json!(workspace.to_string_lossy()));
+                }
+                isolation = "worktree";
+            }
+        }
         let launch = Launch {
-            workspace: PathBuf::from(&state.workspace.working_dir),
+            workspace: workspace.clone(),
             tags: meta.tags.clone(),
             meta,
-            agent: p.conv.agent().spec().clone(),
+            agent,
             stuck_detection_thresholds: state.stuck_detection_thresholds.unwrap_or_default(),
             confirmation_policy: state.confirmation_policy.clone(),
             secrets,
@@ -612,8 +642,8 @@ impl ConversationService {
             "status": live.conv.status().as_str(),
             "title": meta.title,
             "url": null,
-            "workspace": state.workspace.working_dir,
-            "isolation": "shared",
+            "workspace": workspace.to_string_lossy(),
+            "isolation": isolation,
         })))
     }
 
