@@ -91,3 +91,17 @@ fn definitions_round_trip_as_json() {
     assert_eq!(v["model"], "inherit");
     assert_eq!(AgentDefinition::from_value(&v).unwrap(), d);
 }
+
+#[test]
+fn the_reference_clients_dump_is_accepted() {
+    // `AgentDefinition(...).model_dump(mode="json")` of openhands-sdk 1.58.2.
+    let dump = json!({"name": "x", "description": "", "model": "inherit", "color": null,
+        "tools": ["terminal"], "skills": [], "system_prompt": "", "source": null, "level": null,
+        "when_to_use_examples": [], "hooks": {"pre_tool_use": [], "post_tool_use": [],
+        "user_prompt_submit": [], "session_start": [], "session_end": [], "stop": []},
+        "permission_mode": null, "max_iteration_per_run": 3, "max_budget_per_run": null,
+        "mcp_config": null, "profile_store_dir": null, "condenser": null, "metadata": {}});
+    let d = AgentDefinition::from_value(&dump).unwrap();
+    assert_eq!(d.tools, vec!["terminal"]);
+    assert_eq!(d.max_iteration_per_run, Some(3));
+}
