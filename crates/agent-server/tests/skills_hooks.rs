@@ -206,8 +206,8 @@ async fn unsupported_extensions_are_refused_naming_the_field() {
     let cases = [
         (json!({"plugins": [{"source": "./my-plugin"}]}), "plugins"),
         (
-            json!({"agent_definitions": [{"name": "helper"}]}),
-            "agent_definitions",
+            json!({"agent_definitions": [{"name": "helper", "max_iteration_per_run": 0}]}),
+            "max_iteration_per_run",
         ),
         (
             json!({"hook_config": {"BeforeEverything": []}}),

@@ -58,6 +58,8 @@ impl Session {
             confirmation_policy: self.config.confirm.policy(),
             security_analyzer: self.config.confirm.security_analyzer(),
             tool_registry: openhands_tools::presets::default_registry(),
+            agent_registry: openhands_sdk::subagent::AgentRegistry::new()
+                .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
             ..ConversationOptions::default()
         })
     }

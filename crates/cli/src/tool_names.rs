@@ -5,7 +5,7 @@ use crate::error::UsageError;
 use openhands_wire::tool::ToolSpec;
 
 /// Registered name and reference class name of every built-in tool.
-pub const BUILT_IN: [(&str, &str); 11] = [
+pub const BUILT_IN: [(&str, &str); 13] = [
     ("terminal", "TerminalTool"),
     ("file_editor", "FileEditorTool"),
     ("task_tracker", "TaskTrackerTool"),
@@ -17,6 +17,8 @@ pub const BUILT_IN: [(&str, &str); 11] = [
     ("edit", "EditTool"),
     ("list_directory", "ListDirectoryTool"),
     ("planning_file_editor", "PlanningFileEditorTool"),
+    ("task_tool_set", "TaskToolSet"),
+    ("delegate", "DelegateTool"),
 ];
 
 /// Tools every agent has whether listed or not.

@@ -54,10 +54,11 @@ pub struct WorkspaceIn {
 pub struct StartConversationRequest {
     /// Where the agent works.
     pub workspace: WorkspaceIn,
-    /// Run in a git worktree (not supported by this server; stored).
+    /// Run in an own git worktree under `conversation_worktree_root`
+    /// (branch `<prefix><id>`); a workspace outside git runs in place.
     #[serde(default)]
     pub worktree: bool,
-    /// Worktree options (stored).
+    /// Worktree options (`base`, `ref`, `branch_prefix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree_options: Option<Value>,
     /// Id to create (or to return when it exists).
@@ -390,8 +391,8 @@ pub struct SetSecurityAnalyzerRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
-    /// A git worktree of the parent's workspace (this server shares the
-    /// workspace instead and says so in the answer).
+    /// A git worktree of the parent's workspace (when it is in a git
+    /// repository; otherwise the child shares it and the answer says so).
     #[default]
     Worktree,
     /// The parent's directory.

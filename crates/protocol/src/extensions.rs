@@ -1,4 +1,4 @@
-//! `POST /api/skills` and `POST /api/hooks` bodies and answers.
+//! `POST /api/skills`, `POST /api/hooks` and `POST /api/sub-agents` bodies and answers.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -91,4 +91,76 @@ pub struct HooksRequest {
 pub struct HooksResponse {
     /// The configuration, or `null` when there is none (or it is invalid).
     pub hook_config: Option<Value>,
+}
+
+/// `SubAgentsRequest`: which sources to list sub-agents from.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubAgentsRequest {
+    /// The user's agents (`~/.agents/agents`, `~/.openhands/agents`).
+    #[serde(default = "yes")]
+    pub load_user: bool,
+    /// The project's agents (`project_dir`).
+    #[serde(default = "yes")]
+    pub load_project: bool,
+    /// The built-in agents (`general-purpose`, `code-explorer`, ...).
+    #[serde(default = "yes")]
+    pub load_builtin: bool,
+    /// Workspace directory of the project.
+    #[serde(default)]
+    pub project_dir: Option<String>,
+}
+
+/// `SubAgentInfo`: an agent definition as the API lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubAgentInfo {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// `inherit` or an LLM profile name.
+    pub model: String,
+    /// Display color.
+    pub color: Option<String>,
+    /// Tool names.
+    pub tools: Vec<String>,
+    /// Skill names.
+    pub skills: Vec<String>,
+    /// The Markdown body.
+    pub system_prompt: String,
+    /// `<example>` blocks of the description.
+    pub when_to_use_examples: Vec<String>,
+    /// Permission mode (`null`: inherit).
+    pub permission_mode: Option<String>,
+    /// Iteration limit per run.
+    pub max_iteration_per_run: Option<i64>,
+    /// Cost budget per run (USD).
+    pub max_budget_per_run: Option<f64>,
+    /// MCP servers the definition declares.
+    pub mcp_config: Option<Value>,
+    /// Deprecated alias of `mcp_config`.
+    pub mcp_servers: Option<Value>,
+    /// Profile store directory.
+    pub profile_store_dir: Option<String>,
+    /// Hook configuration.
+    pub hooks: Option<Value>,
+    /// Condenser configuration.
+    pub condenser: Option<Value>,
+    /// Other frontmatter keys.
+    pub metadata: Map<String, Value>,
+    /// `project`, `user`, `builtin`, ...
+    pub level: Option<String>,
+    /// Source file.
+    pub source: Option<String>,
+    /// Whether it is a built-in.
+    pub is_builtin: bool,
+}
+
+/// `SubAgentsResponse`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubAgentsResponse {
+    /// The agents, first-wins by name: project, user, built-in.
+    pub agents: Vec<SubAgentInfo>,
 }

@@ -23,6 +23,7 @@ pub mod response_schema;
 pub mod secrets;
 pub mod security;
 pub mod skills;
+pub mod subagent;
 pub mod telemetry;
 pub mod tool;
 pub mod visualizer;

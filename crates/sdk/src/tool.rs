@@ -65,6 +65,9 @@ pub struct ToolEnv {
     /// (which variables are withheld) and whether terminal sessions start
     /// from a shell snapshot.
     pub exec: openhands_workspace::exec::ExecPolicy,
+    /// Delegation to sub-agents (the conversation's agent registry and a
+    /// link to it as their parent); `None` outside a conversation.
+    pub delegation: Option<Arc<dyn crate::subagent::host::SubAgentHost>>,
 }
 
 impl ToolEnv {
@@ -76,6 +79,7 @@ impl ToolEnv {
             conversation_dir: None,
             secrets: Arc::new(NoSecrets),
             exec: openhands_workspace::exec::ExecPolicy::default(),
+            delegation: None,
         }
     }
 }

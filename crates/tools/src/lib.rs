@@ -1,8 +1,10 @@
 //! Built-in tools: terminal, file editor, task tracker, grep, glob, apply_patch, the Gemini-style
-//! file tools and the planning file editor; presets.
+//! file tools and the planning file editor; the delegation tools (`task_tool_set`,
+//! `delegate`) and built-in sub-agents; presets.
 
 pub mod apply_patch;
 pub mod common;
+pub mod delegation;
 pub mod file_editor;
 pub mod gemini;
 pub mod glob;

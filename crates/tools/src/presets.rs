@@ -5,6 +5,7 @@
 //! file editor).
 
 use crate::apply_patch::{APPLY_PATCH_NAME, ApplyPatchTool};
+use crate::delegation::{DELEGATE_NAME, DelegateTool, TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};
 use crate::file_editor::{FILE_EDITOR_NAME, FileEditorTool};
 use crate::gemini::{
     EDIT_NAME, EditTool, LIST_DIRECTORY_NAME, ListDirectoryTool, READ_FILE_NAME, ReadFileTool,
@@ -28,7 +29,8 @@ pub const TERMINAL_NAME: &str = "terminal";
 
 /// Registers factories for every built-in tool: `terminal`, `file_editor`,
 /// `task_tracker`, `grep`, `glob`, `apply_patch`, `read_file`, `write_file`,
-/// `edit`, `list_directory` and `planning_file_editor`. Each conversation gets
+/// `edit`, `list_directory`, `planning_file_editor`, and the delegation tools
+/// `task_tool_set` (alias `task`) and `delegate`. Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
     // The terminal honours the reference's parameters (`no_change_timeout_seconds`,
@@ -51,6 +53,9 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
     registry.register_fn(WRITE_FILE_NAME, WriteFileTool::new);
     registry.register_fn(EDIT_NAME, EditTool::new);
     registry.register_fn(LIST_DIRECTORY_NAME, ListDirectoryTool::new);
+    registry.register_fn(TASK_TOOL_SET_NAME, TaskTool::new);
+    registry.register_fn(TASK_NAME, TaskTool::new);
+    registry.register_fn(DELEGATE_NAME, DelegateTool::new);
     // `plan_path` (absolute) may be given in the tool spec's params.
     registry.register_factory(
         PLANNING_FILE_EDITOR_NAME,

@@ -112,11 +112,16 @@ impl Git {
     }
 
     /// stdout of a successful command (trimmed unless `raw`).
-    async fn run(&self, args: &[&str], cwd: &Path, raw: bool) -> Result<String, GitError> {
+    pub(crate) async fn run(
+        &self,
+        args: &[&str],
+        cwd: &Path,
+        raw: bool,
+    ) -> Result<String, GitError> {
         self.run_with_timeout(args, cwd, raw, self.timeout).await
     }
 
-    async fn run_with_timeout(
+    pub(crate) async fn run_with_timeout(
         &self,
         args: &[&str],
         cwd: &Path,

@@ -22,6 +22,7 @@ pub mod git;
 mod local;
 mod remote;
 mod types;
+pub mod worktree;
 
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;

@@ -131,6 +131,16 @@ impl Agent {
         a
     }
 
+    /// A copy of this agent with another MCP server configuration (a
+    /// sub-agent inherits its parent's).
+    pub fn with_mcp_config(
+        mut self,
+        mcp_config: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        self.spec.mcp_config = mcp_config;
+        self
+    }
+
     /// A copy of this agent using another LLM (same tools and settings).
     pub fn with_swapped_llm(&self, llm: Llm) -> Self {
         let mut spec = self.spec.clone();

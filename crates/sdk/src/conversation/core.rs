@@ -284,6 +284,11 @@ impl Change<'_> {
         self.agent_spec = Some(spec);
     }
 
+    /// The stored statistics (without live LLM metrics).
+    pub fn stats_base(&self) -> &ConversationStats {
+        self.stats_base.as_ref().unwrap_or(&self.core.stats_base)
+    }
+
     /// Replaces the stored statistics (live LLM metrics are added on top).
     pub fn set_stats_base(&mut self, stats: ConversationStats) {
         self.stats_base = Some(stats);

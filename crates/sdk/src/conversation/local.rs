@@ -87,6 +87,10 @@ pub struct ConversationOptions {
     /// of a resumed one given an agent); the model may call them, the
     /// caller's event callback carries them out.
     pub client_tools: Vec<crate::client_tool::ClientToolSpec>,
+    /// Agents the conversation's delegation tools may start; the project's
+    /// and user's file definitions and the registry's built-ins are added
+    /// when the conversation is created or resumed.
+    pub agent_registry: crate::subagent::registry::AgentRegistry,
 }
 
 impl Default for ConversationOptions {
@@ -110,6 +114,7 @@ impl Default for ConversationOptions {
             skill_sources: crate::skills::context::SkillSources::from_env(),
             hook_config: None,
             client_tools: Vec::new(),
+            agent_registry: crate::subagent::registry::AgentRegistry::new(),
         }
     }
 }
@@ -125,6 +130,9 @@ pub(crate) struct Inner {
     /// MCP start failures not yet recorded as events.
     pub mcp_unreported: Mutex<Vec<openhands_mcp::ServerFailure>>,
     pub env: ToolEnv,
+    /// Settings of the sub-agents it starts (its own, without listeners,
+    /// id, tags, secrets and hooks).
+    pub child_options: ConversationOptions,
     pub callbacks: RwLock<Vec<EventCallback>>,
     pub token_callbacks: RwLock<Vec<TokenCallback>>,
     pub run_lock: tokio::sync::Mutex<()>,
@@ -349,21 +357,41 @@ impl LocalConversation {
                     options.exec_policy.clone(),
                 ))
             });
-        let env = ToolEnv {
-            working_dir,
-            conversation_dir: core.dir().map(Path::to_path_buf),
-            secrets: Arc::new(core.secrets.clone()),
-            exec: options.exec_policy.clone(),
+        options
+            .agent_registry
+            .discover(&working_dir, options.skill_sources.home.as_deref());
+        let home = options.skill_sources.home.clone();
+        let conversation_dir = core.dir().map(Path::to_path_buf);
+        let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
+        let child_options = ConversationOptions {
+            conversation_id: None,
+            callbacks: Vec::new(),
+            token_callbacks: Vec::new(),
+            secrets: Vec::new(),
+            tags: None,
+            hook_config: None,
+            ..options.clone()
         };
         Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| Inner {
                 id,
                 core: Mutex::new(core),
                 agent: RwLock::new(agent),
                 runtime: Mutex::new(None),
                 mcp_started: Mutex::new(None),
                 mcp_unreported: Mutex::new(Vec::new()),
-                env,
+                env: ToolEnv {
+                    working_dir,
+                    conversation_dir,
+                    secrets: tool_secrets,
+                    exec: options.exec_policy.clone(),
+                    delegation: Some(Arc::new(crate::subagent::run::Delegation::new(
+                        weak.clone(),
+                        options.agent_registry.clone(),
+                        home,
+                    ))),
+                },
+                child_options,
                 callbacks: RwLock::new(options.callbacks.clone()),
                 token_callbacks: RwLock::new(options.token_callbacks.clone()),
                 run_lock: tokio::sync::Mutex::new(()),
@@ -999,6 +1027,23 @@ impl LocalConversation {
         self.commit(true, move |c| {
             c.state_mut().tags = tags.clone();
             vec![state_update("tags", Value::Object(tags))]
+        })?;
+        Ok(())
+    }
+
+    /// Sets the stored metrics under `key` (a sub-agent's cumulative
+    /// metrics, `task:<id>`), replacing earlier ones; announced with the
+    /// next statistics update.
+    pub fn record_usage(
+        &self,
+        key: String,
+        metrics: openhands_wire::metrics::Metrics,
+    ) -> Result<(), ConversationError> {
+        self.commit(true, move |c| {
+            let mut stats = c.stats_base().clone();
+            stats.usage_to_metrics.insert(key, metrics);
+            c.set_stats_base(stats);
+            Vec::new()
         })?;
         Ok(())
     }

@@ -9,6 +9,7 @@
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
 mod analysis;
+mod child;
 mod core;
 mod error;
 pub mod event_store;

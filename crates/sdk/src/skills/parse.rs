@@ -91,7 +91,10 @@ fn invalid(path: &Path, reason: impl Into<String>) -> SkillFileError {
 
 /// Parses the frontmatter block into a JSON object (empty when absent or
 /// not a mapping, as the reference ignores non-mapping frontmatter).
-fn frontmatter_map(path: &Path, fm: Option<&str>) -> Result<Map<String, Value>, SkillFileError> {
+pub(crate) fn frontmatter_map(
+    path: &Path,
+    fm: Option<&str>,
+) -> Result<Map<String, Value>, SkillFileError> {
     let Some(fm) = fm else {
         return Ok(Map::new());
     };

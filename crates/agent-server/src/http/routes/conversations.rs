@@ -806,7 +806,8 @@ async fn start_child(
     let id = conversation_id(path)?;
     let req: StartChildConversationRequest = body(&headers, &bytes)?;
     req.validate()?;
-    match svc.start_child(id, req.task, req.title).await? {
+    let worktree = req.isolation == openhands_protocol::conversations::Isolation::Worktree;
+    match svc.start_child(id, req.task, req.title, worktree).await? {
         Some(answer) => Ok(json_response(StatusCode::CREATED, &answer)),
         None => Err(ApiError::not_found_msg("Parent conversation not found")),
     }

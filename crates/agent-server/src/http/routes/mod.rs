@@ -21,6 +21,7 @@ pub mod profiles_docs;
 pub mod runtime;
 pub mod secrets;
 pub mod server;
+pub mod sub_agents;
 pub mod tools;
 pub mod trajectory;
 pub mod workspace_site;
@@ -122,6 +123,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(mcp::submit_mcp_oauth_callback))
         .routes(routes!(extensions::get_skills))
         .routes(routes!(extensions::get_hooks))
+        .routes(routes!(sub_agents::get_sub_agents))
         .routes(routes!(secrets::list_secrets, secrets::create_secret))
         .routes(routes!(secrets::get_secret_value, secrets::delete_secret))
 }

@@ -3,6 +3,7 @@
 use crate::config::{Config, WebhookSpec};
 use openhands_sdk::secrets::Cipher;
 use openhands_sdk::skills::context::SkillSources;
+use openhands_sdk::subagent::AgentDefinition;
 use openhands_sdk::tool::ToolRegistry;
 use openhands_workspace::exec::{ExecPolicy, SandboxConfig};
 use std::path::PathBuf;
@@ -42,6 +43,11 @@ pub struct ServiceConfig {
     pub skill_sources: SkillSources,
     /// How conversations are sandboxed.
     pub sandbox: SandboxSettings,
+    /// Sub-agents every conversation may delegate to unless a project,
+    /// user or client definition takes the name.
+    pub builtin_agents: Vec<AgentDefinition>,
+    /// Where `worktree: true` conversations get their git worktrees.
+    pub conversation_worktree_root: PathBuf,
 }
 
 /// Which conversations run sandboxed, and how (see
@@ -107,6 +113,8 @@ impl ServiceConfig {
             exec_policy: ExecPolicy::default(),
             skill_sources: SkillSources::from_env(),
             sandbox: SandboxSettings::default(),
+            builtin_agents: Vec::new(),
+            conversation_worktree_root: PathBuf::from("/tmp/conversation-worktrees"),
         }
     }
 
@@ -136,6 +144,8 @@ impl ServiceConfig {
             },
             skill_sources: SkillSources::from_env(),
             sandbox: SandboxSettings::from_config(config),
+            builtin_agents: Vec::new(),
+            conversation_worktree_root: config.conversation_worktree_root.clone(),
         }
     }
 
@@ -148,6 +158,7 @@ impl ServiceConfig {
             .find(|(n, _)| n == name)
             .map(|(_, m)| m.clone())
             .unwrap_or_else(|| match name {
+                "task_tool_set" => "openhands.tools.task.definition".into(),
                 "read_file" | "write_file" | "edit" | "list_directory" => {
                     format!("openhands.tools.gemini.{name}.definition")
                 }

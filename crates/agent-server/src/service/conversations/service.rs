@@ -19,10 +19,13 @@ use chrono::Utc;
 use openhands_protocol::conversations::{ForkConversationRequest, UpdateConversationRequest};
 use openhands_sdk::client_tool::ClientToolSpec;
 use openhands_sdk::secrets::{SecretSource, unprotect};
+use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
+use openhands_workspace::git::Git;
+use openhands_workspace::worktree::{self, WorktreeBase};
 use parking_lot::{Mutex, RwLock};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -266,6 +269,7 @@ impl ConversationService {
             let m = meta.lock();
             (stored_workspace(&m), m.sandboxed)
         };
+        let agent_registry = agent_registry(&self.inner.config, &meta.lock().agent_definitions);
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
@@ -291,6 +295,7 @@ impl ConversationService {
                 exec_policy,
                 skill_sources,
                 hook_config,
+                agent_registry,
                 ..ConversationOptions::default()
             };
             LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
@@ -436,7 +441,32 @@ impl ConversationService {
             .try_acquire_owned()
             .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?;
 
-        let workspace_dir = absolute(Path::new(&request.workspace.working_dir));
+        let mut agent_spec = agent_spec;
+        let mut workspace_dir = absolute(Path::new(&request.workspace.working_dir));
+        if request.worktree {
+            let (base, prefix) = request
+                .worktree_options
+                .as_ref()
+                .map(super::start::worktree_options)
+                .transpose()
+                .map_err(|issue| {
+                    openhands_protocol::validation::ValidationError::new(vec![*issue])
+                })?
+                .unwrap_or((
+                    WorktreeBase::DefaultBranch,
+                    worktree::DEFAULT_BRANCH_PREFIX.into(),
+                ));
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            let root = absolute(&self.inner.config.conversation_worktree_root);
+            if let Some(plan) =
+                worktree::plan(&git, &workspace_dir, &id.to_string(), &root, base, &prefix).await
+            {
+                workspace_dir = worktree::create(&git, &plan).await.map_err(|e| {
+                    ServiceError::Invalid(format!("cannot create the conversation worktree: {e}"))
+                })?;
+                add_system_suffix(&mut agent_spec, &plan.guidance());
+            }
+        }
         let mut meta = StoredConversation::new(
             id,
             json!({
@@ -538,6 +568,13 @@ impl ConversationService {
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
         let tools = self.inner.config.tools.clone();
+        let (hook_config, agent_registry) = {
+            let m = meta.lock();
+            (
+                stored_hooks(&m.hook_config),
+                agent_registry(&self.inner.config, &m.agent_definitions),
+            )
+        };
         let options = ConversationOptions {
             conversation_id: Some(id),
             persistence_dir: Some(root.clone()),
@@ -552,7 +589,8 @@ impl ConversationService {
             security_analyzer: l.security_analyzer,
             exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config: stored_hooks(&meta.lock().hook_config),
+            hook_config,
+            agent_registry,
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -600,13 +638,16 @@ impl ConversationService {
 
     /// Starts a child of `parent`: the parent's settings and agent, a fresh
     /// history whose first message is `task` (run at once), linked by
-    /// `parent_conversation_id`. The child shares the parent's workspace.
-    /// `None` when the parent does not exist.
+    /// `parent_conversation_id`. With `worktree` the child works in its own
+    /// git worktree of the parent's workspace when that is in a repository;
+    /// otherwise it shares the parent's workspace. `None` when the parent
+    /// does not exist.
     pub async fn start_child(
         &self,
         parent: Uuid,
         task: String,
         title: Option<String>,
+        worktree: bool,
     ) -> Result<Option<Value>, ServiceError> {
         let Some(p) = self.live(parent).await? else {
             return Ok(None);
@@ -650,11 +691,38 @@ impl ConversationService {
                 })
             })
             .collect();
+        let mut agent = p.conv.agent().spec().clone();
+        let mut workspace = PathBuf::from(&state.workspace.working_dir);
+        let mut isolation = "shared";
+        if worktree {
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            let root = absolute(&self.inner.config.conversation_worktree_root);
+            if let Some(plan) = worktree::plan(
+                &git,
+                &workspace,
+                &id.to_string(),
+                &root,
+                WorktreeBase::DefaultBranch,
+                worktree::DEFAULT_BRANCH_PREFIX,
+            )
+            .await
+            {
+                workspace = worktree::create(&git, &plan).await.map_err(|e| {
+                    ServiceError::Invalid(format!("cannot create the conversation worktree: {e}"))
+                })?;
+                add_system_suffix(&mut agent, &plan.guidance());
+                meta.worktree = true;
+                if let Some(w) = meta.workspace.as_object_mut() {
+                    w.insert("working_dir".into(), json!(workspace.to_string_lossy()));
+                }
+                isolation = "worktree";
+            }
+        }
         let launch = Launch {
-            workspace: PathBuf::from(&state.workspace.working_dir),
+            workspace: workspace.clone(),
             tags: meta.tags.clone(),
             meta,
-            agent: p.conv.agent().spec().clone(),
+            agent,
             stuck_detection_thresholds: state.stuck_detection_thresholds.unwrap_or_default(),
             confirmation_policy: state.confirmation_policy.clone(),
             secrets,
@@ -672,8 +740,8 @@ impl ConversationService {
             "status": live.conv.status().as_str(),
             "title": meta.title,
             "url": null,
-            "workspace": state.workspace.working_dir,
-            "isolation": "shared",
+            "workspace": workspace.to_string_lossy(),
+            "isolation": isolation,
         })))
     }
 
@@ -894,6 +962,8 @@ impl ConversationService {
         if let Some(hook) = hook {
             hook(id).await;
         }
+        let workspace = entry.meta.lock().workspace.clone();
+        self.remove_worktree_of(&workspace).await;
         let dir = self.conversation_dir(id);
         blocking(move || {
             match std::fs::remove_dir_all(&dir) {
@@ -906,6 +976,30 @@ impl ConversationService {
         .await?;
         self.inner.locks.lock().remove(&id);
         Ok(true)
+    }
+
+    /// Removes the worktree directory a deleted conversation worked in,
+    /// unless another conversation (a fork) still works there.
+    async fn remove_worktree_of(&self, workspace: &Value) {
+        let Some(working_dir) = workspace.get("working_dir").and_then(Value::as_str) else {
+            return;
+        };
+        let root = absolute(&self.inner.config.conversation_worktree_root);
+        let Some(dir) = worktree::conversation_dir(&root, Path::new(working_dir)) else {
+            return;
+        };
+        let shared = self.inner.catalog.read().values().any(|e| {
+            e.meta
+                .lock()
+                .workspace
+                .get("working_dir")
+                .and_then(Value::as_str)
+                .is_some_and(|w| Path::new(w).starts_with(&dir))
+        });
+        if !shared {
+            let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
+            worktree::remove(&git, &dir).await;
+        }
     }
 
     /// Forks `source` into a new conversation with a copy of its events.
@@ -959,6 +1053,13 @@ impl ConversationService {
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
+        let (hook_config, agent_registry) = {
+            let m = meta.lock();
+            (
+                stored_hooks(&m.hook_config),
+                agent_registry(&self.inner.config, &m.agent_definitions),
+            )
+        };
         let options = ConversationOptions {
             persistence_dir: Some(self.inner.ctx.root.clone()),
             callbacks: vec![shared.callback()],
@@ -966,7 +1067,8 @@ impl ConversationService {
             tags: Some(req.tags.clone().unwrap_or_default()),
             exec_policy,
             skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config: stored_hooks(&meta.lock().hook_config),
+            hook_config,
+            agent_registry,
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1201,6 +1303,39 @@ fn absolute(p: &Path) -> PathBuf {
 /// The hooks stored with a conversation (`meta.json`'s `hook_config`,
 /// validated when the conversation was created); an unusable stored value
 /// is logged and runs no hooks.
+/// Longest a git command for a conversation worktree may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Appends `text` to the agent context's `system_message_suffix`.
+fn add_system_suffix(spec: &mut openhands_wire::agent::AgentSpec, text: &str) {
+    let mut ctx = match spec.agent_context.take() {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let suffix = match ctx.get("system_message_suffix").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => format!("{s}\n\n{text}"),
+        _ => text.to_string(),
+    };
+    ctx.insert("system_message_suffix".into(), Value::String(suffix));
+    spec.agent_context = Some(Value::Object(ctx));
+}
+
+/// The agents a conversation may delegate to: its client's definitions
+/// (`agent_definitions`, validated when the conversation was started), then
+/// project and user files (added by the SDK), then the built-ins.
+fn agent_registry(config: &ServiceConfig, definitions: &[Value]) -> AgentRegistry {
+    let registry = AgentRegistry::new().with_builtins(config.builtin_agents.clone());
+    for raw in definitions {
+        match AgentDefinition::from_value(raw) {
+            Ok(def) => {
+                registry.register_definition(def);
+            }
+            Err(e) => tracing::warn!(error = %e, "skipping a stored agent definition"),
+        }
+    }
+    registry
+}
+
 fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {
     match openhands_sdk::hooks::HookConfig::from_value(value) {
         Ok(c) if !c.is_empty() => Some(c),

@@ -77,6 +77,11 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
         issues.push(issue);
     }
     issues.extend(extension_issues(&request, &raw));
+    if let Some(o) = &request.worktree_options
+        && let Err(issue) = worktree_options(o)
+    {
+        issues.push(*issue);
+    }
     let client_tools = client_tool_specs(&request.client_tools, &mut issues);
     let additions = match super::additions::parse(request.agent_launch_additions.as_ref()) {
         Ok(a) => a,
@@ -240,7 +245,7 @@ fn refused(at: &[&str], message: String, input: Value) -> ValidationIssue {
 }
 
 /// What of the agent's extensions cannot be honoured, each an issue naming
-/// its field: an invalid `hook_config`, plugins, agent definitions, and the
+/// its field: an invalid `hook_config` or agent definition, plugins, and the
 /// agent context's marketplace registrations (not implemented).
 fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<ValidationIssue> {
     let mut issues = Vec::new();
@@ -259,12 +264,25 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
             p.clone(),
         ));
     }
-    if !request.agent_definitions.is_empty() {
-        issues.push(refused(
-            &["body", "agent_definitions"],
-            "agent_definitions are not supported by this server".into(),
-            Value::Array(request.agent_definitions.clone()),
-        ));
+    for (i, raw_def) in request.agent_definitions.iter().enumerate() {
+        if let Err(e) = openhands_sdk::subagent::AgentDefinition::from_value(raw_def) {
+            let mut issue = refused(
+                &["body", "agent_definitions"],
+                e.message.clone(),
+                raw_def.clone(),
+            );
+            issue
+                .loc
+                .push(openhands_protocol::validation::LocPart::Index(i));
+            if !e.field.is_empty() {
+                issue
+                    .loc
+                    .push(openhands_protocol::validation::LocPart::Name(
+                        e.field.clone(),
+                    ));
+            }
+            issues.push(issue);
+        }
     }
     if let Some(m) = raw
         .pointer("/agent/agent_context/registered_marketplaces")
@@ -278,6 +296,80 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
         ));
     }
     issues
+}
+
+/// `worktree_options` (`ConversationWorktreeOptions`): `base`
+/// (`default_branch`, `head`, `ref`), `ref` (needed for `ref`) and
+/// `branch_prefix`; unknown keys are refused.
+pub fn worktree_options(
+    value: &Value,
+) -> Result<(openhands_workspace::worktree::WorktreeBase, String), Box<ValidationIssue>> {
+    use openhands_workspace::worktree::{DEFAULT_BRANCH_PREFIX, WorktreeBase};
+    let bad = |field: &str, message: String, input: Value| {
+        let path: Vec<&str> = ["body", "worktree_options", field]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        Box::new(refused(&path, message, input))
+    };
+    if value.is_null() {
+        return Ok((WorktreeBase::DefaultBranch, DEFAULT_BRANCH_PREFIX.into()));
+    }
+    let Some(map) = value.as_object() else {
+        return Err(bad(
+            "",
+            "worktree_options must be an object".into(),
+            value.clone(),
+        ));
+    };
+    if let Some(k) = map
+        .keys()
+        .find(|k| !["base", "ref", "branch_prefix"].contains(&k.as_str()))
+    {
+        return Err(bad(
+            k,
+            "Extra inputs are not permitted".into(),
+            map[k].clone(),
+        ));
+    }
+    let is_ref = |s: &str| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+    };
+    let reference = match map.get("ref") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if is_ref(s) => Some(s.clone()),
+        Some(v) => return Err(bad("ref", "not a valid git ref".into(), v.clone())),
+    };
+    let prefix = match map.get("branch_prefix") {
+        None => DEFAULT_BRANCH_PREFIX.to_string(),
+        Some(Value::String(s)) if s.is_empty() || is_ref(s) => s.clone(),
+        Some(v) => {
+            return Err(bad(
+                "branch_prefix",
+                "not a valid branch prefix".into(),
+                v.clone(),
+            ));
+        }
+    };
+    let base = match map.get("base").and_then(Value::as_str) {
+        None if map.get("base").is_none_or(Value::is_null) => WorktreeBase::DefaultBranch,
+        Some("default_branch") => WorktreeBase::DefaultBranch,
+        Some("head") => WorktreeBase::Head,
+        Some("ref") => match reference {
+            Some(r) => WorktreeBase::Ref(r),
+            None => return Err(bad("ref", "A `ref` base needs a `ref`".into(), Value::Null)),
+        },
+        _ => {
+            return Err(bad(
+                "base",
+                "Input should be 'default_branch', 'head' or 'ref'".into(),
+                map.get("base").cloned().unwrap_or(Value::Null),
+            ));
+        }
+    };
+    Ok((base, prefix))
 }
 
 enum AgentProblem {

@@ -1,0 +1,22 @@
+//! Sub-agents: agent definitions (Markdown files with YAML frontmatter or
+//! JSON), the [`AgentRegistry`] of agents a conversation may delegate to,
+//! and the runner ([`Delegation`]) that starts a child [`LocalConversation`]
+//! for one of them, runs it to the end and returns its final answer, with
+//! the child's LLM cost recorded in the parent's statistics. Tools reach it
+//! through the [`SubAgentHost`] in their `ToolEnv`.
+//!
+//! [`LocalConversation`]: crate::LocalConversation
+
+pub mod definition;
+pub mod error;
+pub mod host;
+pub mod load;
+pub mod parent;
+pub mod registry;
+pub mod run;
+
+pub use definition::{AgentDefinition, DefinitionError};
+pub use error::SubAgentError;
+pub use host::{SubAgentHandle, SubAgentHost, SubAgentOutcome};
+pub use registry::{AgentFactory, AgentRegistry, DEFAULT_AGENT, FactoryInput, RegisteredAgent};
+pub use run::{Delegation, SubAgent};

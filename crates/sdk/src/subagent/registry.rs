@@ -1,0 +1,299 @@
+//! The registry of agents a conversation can delegate to: programmatic
+//! registrations (`register_agent`, never overwritten), definitions given
+//! by the client, project and user files, then built-ins — each registered
+//! only when its name is still free, so the first source wins.
+
+use super::definition::{AgentDefinition, INHERIT_MODEL};
+use super::error::SubAgentError;
+use crate::agent::Agent;
+use crate::tool::ToolRegistry;
+use openhands_llm::Llm;
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::tool::ToolSpec;
+use parking_lot::RwLock;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Name used when a delegation names no agent type.
+pub const DEFAULT_AGENT: &str = "general-purpose";
+
+/// Old names still accepted, as the reference maps them.
+const DEPRECATED_NAMES: &[(&str, &str)] = &[
+    ("default", DEFAULT_AGENT),
+    ("default cli mode", DEFAULT_AGENT),
+    ("explore", "code-explorer"),
+    ("bash", "bash-runner"),
+];
+
+/// What a factory gets to build a sub-agent.
+#[derive(Clone)]
+pub struct FactoryInput {
+    /// The delegating agent's LLM (same backend, fresh metrics).
+    pub llm: Llm,
+    /// The delegating agent's tool registry.
+    pub tools: ToolRegistry,
+    /// The workspace (for resolving project skills).
+    pub work_dir: PathBuf,
+    /// The user's home (for user skills and profiles).
+    pub home: Option<PathBuf>,
+}
+
+/// Builds the agent of one sub-agent.
+pub type AgentFactory = Arc<dyn Fn(&FactoryInput) -> Result<Agent, SubAgentError> + Send + Sync>;
+
+/// One registered agent: its definition (what the model is told) and its factory.
+#[derive(Clone)]
+pub struct RegisteredAgent {
+    /// The definition.
+    pub definition: AgentDefinition,
+    /// The factory.
+    pub factory: AgentFactory,
+}
+
+#[derive(Default)]
+struct State {
+    agents: BTreeMap<String, RegisteredAgent>,
+    builtins: Vec<AgentDefinition>,
+}
+
+/// Agents available for delegation. Cheap to clone (shared).
+#[derive(Clone, Default)]
+pub struct AgentRegistry {
+    state: Arc<RwLock<State>>,
+    discovered: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for AgentRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.state.read().agents.keys())
+            .finish()
+    }
+}
+
+impl AgentRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Built-in definitions, registered after the files by
+    /// [`AgentRegistry::discover`] (lowest precedence).
+    pub fn with_builtins(self, builtins: Vec<AgentDefinition>) -> Self {
+        self.state.write().builtins = builtins;
+        self
+    }
+
+    /// Registers an agent; fails when the name is taken.
+    pub fn register_agent(
+        &self,
+        name: &str,
+        factory: AgentFactory,
+        definition: AgentDefinition,
+    ) -> Result<(), SubAgentError> {
+        if self.register_agent_if_absent(name, factory, definition) {
+            Ok(())
+        } else {
+            Err(SubAgentError::Invalid(format!(
+                "Agent '{name}' already registered"
+            )))
+        }
+    }
+
+    /// Registers an agent unless the name is taken; returns whether it was.
+    pub fn register_agent_if_absent(
+        &self,
+        name: &str,
+        factory: AgentFactory,
+        definition: AgentDefinition,
+    ) -> bool {
+        let mut s = self.state.write();
+        if s.agents.contains_key(name) {
+            return false;
+        }
+        s.agents.insert(
+            name.to_string(),
+            RegisteredAgent {
+                definition,
+                factory,
+            },
+        );
+        true
+    }
+
+    /// Registers a definition (its factory built by [`definition_factory`])
+    /// unless its name is taken.
+    pub fn register_definition(&self, definition: AgentDefinition) -> bool {
+        let name = definition.name.clone();
+        let factory = definition_factory(definition.clone());
+        self.register_agent_if_absent(&name, factory, definition)
+    }
+
+    /// Once per registry: registers the project's and the user's file
+    /// definitions, then the built-ins, each only where the name is free.
+    pub fn discover(&self, work_dir: &Path, home: Option<&Path>) {
+        if self.discovered.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for def in super::load::discover_agents(Some(work_dir), home, true, true) {
+            self.register_definition(def);
+        }
+        let builtins = self.state.read().builtins.clone();
+        for mut def in builtins {
+            def.level = Some("builtin".into());
+            self.register_definition(def);
+        }
+    }
+
+    /// The agent registered as `name` (empty → `general-purpose`; the
+    /// reference's deprecated names are mapped).
+    pub fn get(&self, name: Option<&str>) -> Result<RegisteredAgent, SubAgentError> {
+        let requested = name.map(str::trim).filter(|n| !n.is_empty());
+        let key = match requested {
+            None => DEFAULT_AGENT,
+            Some(n) => DEPRECATED_NAMES
+                .iter()
+                .find(|(old, _)| *old == n)
+                .map_or(n, |(_, new)| *new),
+        };
+        let s = self.state.read();
+        if let Some(a) = s.agents.get(key) {
+            return Ok(a.clone());
+        }
+        let available = if s.agents.is_empty() {
+            "none registered".to_string()
+        } else {
+            s.agents.keys().cloned().collect::<Vec<_>>().join(", ")
+        };
+        Err(SubAgentError::UnknownAgent(format!(
+            "Unknown agent '{}'. Available types: {available}. \
+             Use register_agent() to add custom agent types.",
+            requested.unwrap_or(DEFAULT_AGENT)
+        )))
+    }
+
+    /// Definitions of every registered agent, by name.
+    pub fn definitions(&self) -> Vec<AgentDefinition> {
+        self.state
+            .read()
+            .agents
+            .values()
+            .map(|a| a.definition.clone())
+            .collect()
+    }
+
+    /// One line per agent (`- **name**: description (tools: ...)`), for
+    /// tool descriptions.
+    pub fn factory_info(&self) -> String {
+        let s = self.state.read();
+        if s.agents.is_empty() {
+            return "- No agents registered yet.".into();
+        }
+        s.agents
+            .iter()
+            .map(|(name, a)| {
+                let tools = if a.definition.tools.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (tools: {})", a.definition.tools.join(", "))
+                };
+                format!("- **{name}**: {}{tools}", a.definition.description)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The factory of a definition: the parent's LLM for `model: inherit`
+/// (else the named LLM profile), the definition's tools (each must be
+/// registered), its body as the system-prompt suffix with its skills, its
+/// condenser.
+pub fn definition_factory(def: AgentDefinition) -> AgentFactory {
+    Arc::new(move |input: &FactoryInput| build_agent(&def, input))
+}
+
+fn build_agent(def: &AgentDefinition, input: &FactoryInput) -> Result<Agent, SubAgentError> {
+    let llm = if def.model.is_empty() || def.model == INHERIT_MODEL {
+        input.llm.clone()
+    } else {
+        profile_llm(def, input)?
+    };
+    let mut tools = Vec::new();
+    for name in &def.tools {
+        if !input.tools.contains(name) {
+            return Err(SubAgentError::Invalid(format!(
+                "Tool '{name}' not registered but was given to agent {}.",
+                def.name
+            )));
+        }
+        tools.push(ToolSpec::named(name.clone()));
+    }
+    let skills = resolve_skills(def, input)?;
+    let mut spec = AgentSpec::new(llm.config().clone(), tools);
+    if !def.system_prompt.is_empty() || !skills.is_empty() {
+        let suffix = if def.system_prompt.is_empty() {
+            Value::Null
+        } else {
+            json!(def.system_prompt)
+        };
+        spec.agent_context = Some(json!({
+            "system_message_suffix": suffix,
+            "skills": skills,
+        }));
+    }
+    spec.condenser = def.condenser.clone().filter(|c| !c.is_null());
+    Ok(Agent::with_llm(spec, llm, input.tools.clone()))
+}
+
+fn profile_llm(def: &AgentDefinition, input: &FactoryInput) -> Result<Llm, SubAgentError> {
+    let dir = match (&def.profile_store_dir, &input.home) {
+        (Some(d), _) => PathBuf::from(d),
+        (None, Some(h)) => crate::profiles::LlmProfileStore::default_dir(h),
+        (None, None) => {
+            return Err(SubAgentError::Invalid(format!(
+                "Profile {} not found: no profile store directory",
+                def.model
+            )));
+        }
+    };
+    let store = crate::profiles::LlmProfileStore::new(dir, None);
+    let name = def.model.trim_end_matches(".json");
+    let config = store.load(name).map_err(|e| {
+        SubAgentError::Invalid(format!(
+            "Profile {} not found in profile store: {e}",
+            def.model
+        ))
+    })?;
+    Llm::new(config).map_err(|e| SubAgentError::Invalid(e.to_string()))
+}
+
+fn resolve_skills(
+    def: &AgentDefinition,
+    input: &FactoryInput,
+) -> Result<Vec<Value>, SubAgentError> {
+    if def.skills.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut available = crate::skills::discover::load_project_skills(&input.work_dir).skills;
+    if let Some(h) = &input.home {
+        available.extend(crate::skills::discover::load_user_skills(h).skills);
+    }
+    def.skills
+        .iter()
+        .map(|name| {
+            available
+                .iter()
+                .find(|s| &s.name == name)
+                .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+                .ok_or_else(|| {
+                    SubAgentError::Invalid(format!(
+                        "Skill '{name}' not found but was given to agent '{}'.",
+                        def.name
+                    ))
+                })
+        })
+        .collect()
+}

@@ -1,0 +1,13 @@
+//! Delegation tools: `task` (registered as `task_tool_set`, the model starts
+//! one sub-agent task and receives its result) and `delegate` (the model
+//! spawns named sub-agents and runs tasks on several of them in parallel),
+//! plus the built-in sub-agent definitions. The sub-agents themselves are
+//! run by `openhands_sdk::subagent`.
+
+pub mod builtins;
+pub mod delegate;
+pub mod task;
+
+pub use builtins::builtin_agent_definitions;
+pub use delegate::{DELEGATE_NAME, DelegateTool};
+pub use task::{TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};
