@@ -76,6 +76,7 @@ pub use openhands_sdk::{
     LocalConversation, RemoteConversation, RemoteError, RemoteOptions,
 };
 pub use openhands_wire::LlmConfig;
+pub use openhands_wire::agent::AgentSpec;
 pub use openhands_wire::event::SecurityRisk;
 pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
 pub use openhands_wire::tool::ToolAnnotations;

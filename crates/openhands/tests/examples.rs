@@ -420,3 +420,129 @@ fn project_skill_files_are_discovered() {
     let run = run_example("skills_01_loading_agentskills");
     assert_prints(&run, &["activated skills: release-notes"]);
 }
+
+#[test]
+fn interactive_program_gets_input() {
+    let run = run_example("06_interactive_terminal_w_reasoning");
+    assert_prints(&run, &["now:", ">>>"]);
+    let out = run.stdout();
+    // the interpreter printed the time in answer to the typed input
+    let typed = out.find("now:").unwrap();
+    assert!(out[typed..].contains("message"), "{out}");
+}
+
+#[test]
+fn mcp_tools_join_the_agents() {
+    if openhands_testkit::fixtures::mcp_everything().is_none() {
+        return;
+    }
+    let run = run_example("07_mcp_integration");
+    assert_prints(
+        &run,
+        &[
+            "get-sum: [Tool 'get-sum' executed.] The sum of 17 and 25 is 42.",
+            "echo: [Tool 'echo' executed.] Echo: the sum is 42",
+            "SUM.txt left: false",
+        ],
+    );
+}
+
+#[test]
+fn image_travels_as_its_own_part() {
+    let run = run_example("17_image_input");
+    assert_prints(
+        &run,
+        &[
+            "description: A hand-drawn raccoon",
+            "first user message parts: text, image",
+        ],
+    );
+    assert!(run.file("image_report.md").contains("Caption:"));
+}
+
+#[test]
+fn extraneous_costs_join_the_conversation_stats() {
+    let run = run_example("21_generate_extraneous_conversation_costs");
+    // agent: 270 prompt + 17 completion; secondary: 30 + 3
+    assert_prints(
+        &run,
+        &[
+            "prompt tokens: 300",
+            "completion tokens: 20",
+            "accumulated cost: $0.001200",
+            "demo-secondary",
+        ],
+    );
+}
+
+#[test]
+fn responses_reasoning_items_round_trip() {
+    let run = run_example("23_responses_reasoning");
+    assert_prints(
+        &run,
+        &[
+            "uses /responses: true",
+            "reasoning before terminal: Write a single fact.",
+            "FACTS.txt exists: true",
+            "reasoning before terminal: Delete the file as asked.",
+            "FACTS.txt exists: false",
+        ],
+    );
+}
+
+#[test]
+fn hooks_block_log_and_keep_the_agent_going() {
+    let run = run_example("33_hooks");
+    assert_prints(
+        &run,
+        &[
+            "action refused: rm -rf is not allowed here",
+            "Stop hook blocked",
+            "status: Finished",
+            "summary.txt: The delete was refused; ls ran.",
+        ],
+    );
+    let log = printed_line(&run, "tool_usage.log: ");
+    assert_eq!(log, "terminal, terminal", "blocked calls are not logged");
+}
+
+#[test]
+fn profiles_save_mask_load_and_delete() {
+    let run = run_example("37_llm_profile_store");
+    assert_prints(
+        &run,
+        &[
+            "seeded profiles: [\"fast\"]",
+            "key stored in clear: false",
+            "stored profiles: [\"creative\", \"fast\"]",
+            "loaded fast: usage fast, model anthropic/claude-haiku-4-5, temperature Some(0.0), key set false",
+            "loaded creative: usage creative",
+            "temperature Some(0.9)",
+            "after deletion: [\"fast\"]",
+        ],
+    );
+}
+
+#[test]
+fn agent_settings_round_trip_and_drive_the_agent() {
+    let run = run_example("46_agent_settings");
+    assert_prints(
+        &run,
+        &[
+            "restored: 2 tools, condenser LLMSummarizingCondenser",
+            "agent tools: terminal, file_editor",
+            "hello_settings.txt: Agent settings work!",
+            "terminal-only agent tools: terminal, condenser: false",
+        ],
+    );
+}
+
+/// The rest of the line after `label`.
+fn printed_line(run: &Run, label: &str) -> String {
+    let out = run.stdout();
+    let start = out
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not printed:\n{out}"))
+        + label.len();
+    out[start..].lines().next().unwrap_or("").to_string()
+}
