@@ -119,6 +119,44 @@ impl ConversationBuilder {
         self
     }
 
+    /// A secret fetched from `url` (with these request headers) the first
+    /// time an action names it, then cached and masked like any secret (the
+    /// reference's `LookupSecret`; e.g. an agent server's
+    /// `/api/settings/secrets/NAME`).
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: openhands::Agent) -> Result<(), Box<dyn std::error::Error>> {
+    /// let conversation = openhands::ConversationBuilder::new(agent, ".")
+    ///     .lookup_secret(
+    ///         "GITHUB_TOKEN",
+    ///         "http://127.0.0.1:8000/api/settings/secrets/GITHUB_TOKEN",
+    ///         [("X-Session-API-Key", "my-session-key")],
+    ///     )
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lookup_secret<'a>(
+        mut self,
+        name: impl Into<String>,
+        url: impl Into<String>,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        let headers = headers
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        self.options.secrets.push((
+            name.into(),
+            SecretSource::Lookup {
+                url: url.into(),
+                headers,
+                description: None,
+            },
+        ));
+        self
+    }
+
     /// Hooks run at the reference's hook events (the `hook_config` JSON).
     pub fn hook_config(mut self, config: openhands_sdk::hooks::HookConfig) -> Self {
         self.options.hook_config = Some(config);

@@ -58,6 +58,8 @@
 pub mod agent;
 pub mod conversation;
 pub mod llm_builder;
+#[cfg(feature = "server")]
+pub mod local_server;
 pub mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -101,6 +103,7 @@ pub mod tools {
 pub use openhands_agent_server as server;
 
 pub use openhands_llm as llm;
+pub use openhands_protocol as protocol;
 pub use openhands_sdk as sdk;
 pub use openhands_wire as wire;
 pub use openhands_workspace as workspace;

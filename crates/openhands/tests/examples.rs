@@ -546,3 +546,90 @@ fn printed_line(run: &Run, label: &str) -> String {
         + label.len();
     out[start..].lines().next().unwrap_or("").to_string()
 }
+
+#[test]
+fn remote_conversation_on_an_in_process_server() {
+    let run = run_example("remote_01_convo_with_local_agent_server");
+    assert_prints(
+        &run,
+        &[
+            "remote: true",
+            "event: ActionEvent",
+            "event: ObservationEvent",
+            "status: Finished",
+            "FACTS.txt on the server:\nIt runs on an agent server.",
+            "files left: 0",
+        ],
+    );
+    assert!(
+        run.stdout().contains("server workspace: ")
+            && run.stdout().contains("agent-server/workspace (exit 0)"),
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn server_side_fork_continues_independently() {
+    let run = run_example("remote_11_conversation_fork");
+    let source = printed_number(&run, "source: ");
+    assert!(source > 0);
+    assert_eq!(printed_number(&run, "starts with "), source);
+    assert_eq!(printed_number(&run, "source still "), source);
+    assert!(printed_number(&run, "after the fork's run: fork ") > source);
+    assert_prints(
+        &run,
+        &[
+            "titled fork: title \"Experiment B\", tags {\"experiment\":\"b\"}",
+            "ids differ: true",
+        ],
+    );
+}
+
+#[test]
+fn stored_secret_is_looked_up_and_masked() {
+    let run = run_example("remote_12_settings_and_secrets_api");
+    assert_prints(
+        &run,
+        &[
+            "stored: {\"name\":\"GITHUB_TOKEN\",\"description\":\"CI token\"}",
+            "observation: token: <secret-hidden>",
+            "token.txt holds the real value: true",
+            "deleted: 200 OK",
+            "left: {\"secrets\":[]}",
+        ],
+    );
+    assert!(!run.stdout().contains("ghp-example"), "{}", run.stdout());
+}
+
+#[test]
+fn openai_clients_drive_agents_through_the_gateway() {
+    let run = run_example("remote_15_openai_compatible_gateway");
+    assert_prints(
+        &run,
+        &[
+            "models: \"openhands_demo\"",
+            "answer: \"It lets OpenAI clients run OpenHands agents as if they were models.\"",
+            "follow-up: \"Agents behind OpenAI.\"",
+        ],
+    );
+    let id = printed_line(&run, "conversation: ");
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
+}
+
+#[test]
+fn dormant_server_comes_alive_with_init() {
+    let run = run_example("remote_16_deferred_init");
+    assert_prints(
+        &run,
+        &[
+            "before init: {\"state\":\"dormant\",\"error\":null}",
+            "conversations before init: 503",
+            "init: 200 {\"state\":\"ready\",\"error\":null}",
+            "a second init: 400",
+            "run: Finished",
+            "ready.txt exists: true",
+            "stored under user-conversations: true",
+        ],
+    );
+}
