@@ -13,6 +13,13 @@ use std::sync::Arc;
 pub const SCRIPTED_MODEL: &str = "openai/scripted";
 
 /// Why an LLM for an offline-capable program could not be made.
+///
+/// ```
+/// use openhands::testing::{OfflineLlmError, scripted_llm};
+///
+/// let err = scripted_llm("not json").unwrap_err();
+/// assert!(matches!(OfflineLlmError::from(err), OfflineLlmError::Script(_)));
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum OfflineLlmError {
     /// The script is malformed.
@@ -44,6 +51,13 @@ pub fn scripted_llm(script: &str) -> Result<Llm, ScriptLoadError> {
 /// `LLM_MODEL`/`LLM_BASE_URL`, see [`LlmBuilder::from_env`]), otherwise the
 /// scripted LLM answering from `script`: how every example runs both
 /// against a provider and offline.
+///
+/// ```
+/// let llm = openhands::testing::llm_from_env_or_script(r#"[{"text": "Hello!"}]"#).unwrap();
+/// if !openhands::testing::uses_real_llm() {
+///     assert_eq!(llm.model(), openhands::testing::SCRIPTED_MODEL);
+/// }
+/// ```
 pub fn llm_from_env_or_script(script: &str) -> Result<Llm, OfflineLlmError> {
     let has_key = std::env::var(ENV_API_KEY).is_ok_and(|k| !k.trim().is_empty());
     if has_key {
