@@ -3,6 +3,7 @@
 //! what the reference's remote examples start as a subprocess.
 
 use openhands_agent_server::{AppState, Config, ServerHandle};
+use openhands_sdk::tool::ToolRegistry;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
@@ -53,13 +54,52 @@ pub fn config_in(root: &Path) -> Config {
 /// ```
 pub async fn start(config: Config) -> Result<ServerHandle, LocalServerError> {
     openhands_agent_server::install_tls_provider();
-    let state = if config.deferred_init {
-        openhands_agent_server::http::setup::dormant(config)
-    } else {
-        openhands_agent_server::http::setup::attach_default(AppState::new(config))
-            .await
-            .map_err(|e| LocalServerError::Setup(e.to_string()))?
-    };
+    if config.deferred_init {
+        let state = openhands_agent_server::http::setup::dormant(config);
+        return spawn(state).await;
+    }
+    start_with_tools(config, openhands_tools::presets::default_registry()).await
+}
+
+/// Starts the agent server with your tool registry: tools of your own
+/// (registered next to the built-ins of
+/// [`presets::default_registry`](openhands_tools::presets::default_registry))
+/// become available to every conversation a client creates on it — the
+/// counterpart of the reference's custom tools baked into a server image.
+/// A dormant server (`deferred_init`) is refused: it gets the default tool
+/// set when `POST /api/init` brings it to life.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let root = tempfile::tempdir().unwrap();
+/// let tools = openhands::tools::presets::default_registry();
+/// let server = openhands::local_server::start_with_tools(
+///     openhands::local_server::config_in(root.path()),
+///     tools,
+/// )
+/// .await
+/// .unwrap();
+/// server.shutdown().await.unwrap();
+/// # }
+/// ```
+pub async fn start_with_tools(
+    config: Config,
+    tools: ToolRegistry,
+) -> Result<ServerHandle, LocalServerError> {
+    openhands_agent_server::install_tls_provider();
+    if config.deferred_init {
+        return Err(LocalServerError::Setup(
+            "deferred_init: a dormant server gets the default tool set at /api/init; use start"
+                .into(),
+        ));
+    }
+    let state = openhands_agent_server::http::setup::attach(AppState::new(config), tools)
+        .await
+        .map_err(|e| LocalServerError::Setup(e.to_string()))?;
+    spawn(state).await
+}
+
+async fn spawn(state: AppState) -> Result<ServerHandle, LocalServerError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
     Ok(openhands_agent_server::spawn(state.shared(), addr).await?)
 }

@@ -633,3 +633,16 @@ fn dormant_server_comes_alive_with_init() {
         ],
     );
 }
+
+#[test]
+fn server_embedded_custom_tool_serves_remote_agents() {
+    let run = run_example("remote_06_custom_tool");
+    assert_prints(
+        &run,
+        &[
+            "status: Finished",
+            "log_data: logged; 1 entries",
+            "agent_data.json: [{\"message\":\"Counted the workspace files\",\"level\":\"info\",\"data\":{\"files\":0}}]",
+        ],
+    );
+}
