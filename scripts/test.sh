@@ -102,6 +102,9 @@ fi
 step "doc tests"
 cargo test --workspace --doc
 
+step "facade API docs build without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc -p openhands --no-deps --all-features
+
 if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     step "Python compatibility suites (official openhands-sdk client, openai SDK)"
     bash compat/setup.sh

@@ -11,6 +11,14 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Why an agent could not be built.
+///
+/// ```
+/// use openhands::{AgentBuildError, AgentBuilder, LlmBuilder};
+///
+/// let llm = LlmBuilder::new("openai/gpt-5-mini").build().unwrap();
+/// let err = AgentBuilder::new(llm).tool("terminal").tool("terminal").build().unwrap_err();
+/// assert!(matches!(err, AgentBuildError::DuplicateTool(name) if name == "terminal"));
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum AgentBuildError {
     /// A setting that must be a JSON object was something else.
@@ -109,7 +117,21 @@ impl AgentBuilder {
 
     /// Registers a tool of your own under `name` and offers it. `make` builds
     /// one instance per conversation from its environment (working
-    /// directory, secrets, execution policy).
+    /// directory, secrets, execution policy). A whole tool:
+    /// `examples/02_custom_tools.rs`.
+    ///
+    /// ```
+    /// use openhands::{AgentBuilder, LlmBuilder, TypedTool};
+    /// use openhands::tools::TaskTrackerTool;
+    ///
+    /// let llm = LlmBuilder::new("openai/gpt-5-mini").build().unwrap();
+    /// // A `Tool` type and its factory (here a built-in's).
+    /// let agent = AgentBuilder::new(llm)
+    ///     .custom_tool(TaskTrackerTool::NAME, TaskTrackerTool::new)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(agent.spec().tools[0].name, "task_tracker");
+    /// ```
     pub fn custom_tool<T, F>(mut self, name: &str, make: F) -> Self
     where
         T: Tool + 'static,
@@ -127,7 +149,20 @@ impl AgentBuilder {
     }
 
     /// MCP servers whose tools the agent gets (the reference's `mcp_config`:
-    /// `{"mcpServers": {"name": {"command": ..., "args": [...]}}}`).
+    /// `{"mcpServers": {"name": {"command": ..., "args": [...]}}}`). The
+    /// servers start with the first conversation (`examples/07_mcp_integration.rs`).
+    ///
+    /// ```
+    /// use openhands::{AgentBuilder, LlmBuilder};
+    /// use serde_json::json;
+    ///
+    /// let llm = LlmBuilder::new("openai/gpt-5-mini").build().unwrap();
+    /// let agent = AgentBuilder::new(llm)
+    ///     .mcp_config(json!({"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(agent.spec().mcp_config.contains_key("mcpServers"));
+    /// ```
     pub fn mcp_config(mut self, config: Value) -> Self {
         self.mcp_config = Some(config);
         self

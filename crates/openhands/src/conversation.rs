@@ -18,18 +18,30 @@ use std::sync::Arc;
 /// this machine, on an agent server when it is a
 /// [`RemoteWorkspace`](openhands_workspace::RemoteWorkspace).
 ///
-/// ```no_run
-/// # async fn demo(agent: openhands::Agent) -> Result<(), Box<dyn std::error::Error>> {
-/// use openhands::ConversationBuilder;
+/// ```
+/// use openhands::prelude::*;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
 ///
-/// let conversation = ConversationBuilder::new(agent, std::env::current_dir()?)
-///     .persistence_dir("./.conversations")
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let llm = openhands::testing::scripted_llm(r#"[{"text": "Hello!"}]"#)?;
+/// let agent = AgentBuilder::new(llm).tool(TerminalTool::NAME).build()?;
+/// let dir = tempfile::tempdir()?;
+/// let seen = Arc::new(AtomicUsize::new(0));
+/// let counter = seen.clone();
+/// let conversation = ConversationBuilder::new(agent, dir.path())
+///     .persistence_dir(dir.path().join(".conversations"))
 ///     .max_iterations(50)
-///     .on_event(|event| println!("{}", event.kind()))
+///     .on_event(move |_event| {
+///         counter.fetch_add(1, Ordering::SeqCst);
+///     })
 ///     .build()
 ///     .await?;
-/// conversation.send_message("Write 3 facts about this project into FACTS.txt.").await?;
+/// conversation.send_message("Say hello.").await?;
 /// conversation.run().await?;
+/// assert!(seen.load(Ordering::SeqCst) >= 3); // system prompt, message, answer...
+/// assert!(dir.path().join(".conversations").is_dir());
 /// # Ok(()) }
 /// ```
 #[must_use]
@@ -113,6 +125,44 @@ impl ConversationBuilder {
             name.into(),
             SecretSource::Static {
                 value: value.into(),
+                description: None,
+            },
+        ));
+        self
+    }
+
+    /// A secret fetched from `url` (with these request headers) the first
+    /// time an action names it, then cached and masked like any secret (the
+    /// reference's `LookupSecret`; e.g. an agent server's
+    /// `/api/settings/secrets/NAME`).
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: openhands::Agent) -> Result<(), Box<dyn std::error::Error>> {
+    /// let conversation = openhands::ConversationBuilder::new(agent, ".")
+    ///     .lookup_secret(
+    ///         "GITHUB_TOKEN",
+    ///         "http://127.0.0.1:8000/api/settings/secrets/GITHUB_TOKEN",
+    ///         [("X-Session-API-Key", "my-session-key")],
+    ///     )
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lookup_secret<'a>(
+        mut self,
+        name: impl Into<String>,
+        url: impl Into<String>,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        let headers = headers
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        self.options.secrets.push((
+            name.into(),
+            SecretSource::Lookup {
+                url: url.into(),
+                headers,
                 description: None,
             },
         ));

@@ -30,6 +30,30 @@
 //! }
 //! ```
 //!
+//! ## Offline
+//!
+//! The same program runs without a model: the scripted LLM of
+//! `openhands::testing` (feature `testing`) answers from a JSON script,
+//! which is how every example runs in CI.
+//!
+//! ```
+//! use openhands::prelude::*;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let llm = openhands::testing::scripted_llm(r#"[
+//!     {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo 42 > answer.txt"}}]},
+//!     {"text": "Wrote answer.txt."}
+//! ]"#)?;
+//! let agent = AgentBuilder::new(llm).tool(TerminalTool::NAME).build()?;
+//! let dir = tempfile::tempdir()?;
+//! let conversation = Conversation::new(agent, dir.path()).await?;
+//! conversation.send_message("Write the answer into answer.txt.").await?;
+//! assert_eq!(conversation.run().await?, ExecutionStatus::Finished);
+//! assert_eq!(std::fs::read_to_string(dir.path().join("answer.txt"))?, "42\n");
+//! # Ok(()) }
+//! ```
+//!
 //! ## From there
 //!
 //! * **Options** of a conversation (persistence, callbacks, confirmation,
@@ -58,6 +82,8 @@
 pub mod agent;
 pub mod conversation;
 pub mod llm_builder;
+#[cfg(feature = "server")]
+pub mod local_server;
 pub mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -76,12 +102,27 @@ pub use openhands_sdk::{
     LocalConversation, RemoteConversation, RemoteError, RemoteOptions,
 };
 pub use openhands_wire::LlmConfig;
+pub use openhands_wire::agent::AgentSpec;
 pub use openhands_wire::event::SecurityRisk;
 pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
 pub use openhands_wire::tool::ToolAnnotations;
 pub use openhands_workspace::{LocalWorkspace, RemoteWorkspace, Workspace};
 
 /// Events of a conversation and their parts (the reference's wire types).
+///
+/// ```
+/// use openhands::event::{Event, EventBody, Message};
+///
+/// // Events are plain serde values in the reference's JSON.
+/// let json = r#"{"id": "e1", "timestamp": "2025-01-01T00:00:00", "source": "user",
+///     "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}"#;
+/// let event: Event = serde_json::from_str(json).unwrap();
+/// match &event.body {
+///     EventBody::Message(m) => assert_eq!(m.llm_message.text(), "hi"),
+///     other => panic!("unexpected {}", other.kind()),
+/// }
+/// assert_eq!(Message::user("hi").text(), "hi");
+/// ```
 pub mod event {
     pub use openhands_wire::content::{Content, ImageContent, TextContent};
     pub use openhands_wire::event::*;
@@ -89,6 +130,16 @@ pub mod event {
 }
 
 /// The built-in tools and the reference's presets.
+///
+/// ```
+/// use openhands::TypedTool;
+/// use openhands::tools::{FileEditorTool, TerminalTool, presets};
+///
+/// assert_eq!(TerminalTool::NAME, "terminal");
+/// assert_eq!(FileEditorTool::NAME, "file_editor");
+/// // Every built-in tool is registered in the default registry.
+/// assert!(presets::default_registry().names().iter().any(|n| n == "task_tracker"));
+/// ```
 pub mod tools {
     pub use openhands_tools::presets;
     pub use openhands_tools::terminal::TerminalTool;
@@ -100,11 +151,20 @@ pub mod tools {
 pub use openhands_agent_server as server;
 
 pub use openhands_llm as llm;
+pub use openhands_protocol as protocol;
 pub use openhands_sdk as sdk;
 pub use openhands_wire as wire;
 pub use openhands_workspace as workspace;
 
 /// What most programs use: `use openhands::prelude::*;`.
+///
+/// ```
+/// use openhands::prelude::*;
+///
+/// let llm = LlmBuilder::new("openai/gpt-5-mini").build().unwrap();
+/// let agent = AgentBuilder::new(llm).tool(TerminalTool::NAME).build().unwrap();
+/// assert_eq!(agent.spec().tools[0].name, "terminal");
+/// ```
 pub mod prelude {
     pub use crate::event::{Event, EventBody};
     pub use crate::tools::{

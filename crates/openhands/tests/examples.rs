@@ -420,3 +420,229 @@ fn project_skill_files_are_discovered() {
     let run = run_example("skills_01_loading_agentskills");
     assert_prints(&run, &["activated skills: release-notes"]);
 }
+
+#[test]
+fn interactive_program_gets_input() {
+    let run = run_example("06_interactive_terminal_w_reasoning");
+    assert_prints(&run, &["now:", ">>>"]);
+    let out = run.stdout();
+    // the interpreter printed the time in answer to the typed input
+    let typed = out.find("now:").unwrap();
+    assert!(out[typed..].contains("message"), "{out}");
+}
+
+#[test]
+fn mcp_tools_join_the_agents() {
+    if openhands_testkit::fixtures::mcp_everything().is_none() {
+        return;
+    }
+    let run = run_example("07_mcp_integration");
+    assert_prints(
+        &run,
+        &[
+            "get-sum: [Tool 'get-sum' executed.] The sum of 17 and 25 is 42.",
+            "echo: [Tool 'echo' executed.] Echo: the sum is 42",
+            "SUM.txt left: false",
+        ],
+    );
+}
+
+#[test]
+fn image_travels_as_its_own_part() {
+    let run = run_example("17_image_input");
+    assert_prints(
+        &run,
+        &[
+            "description: A hand-drawn raccoon",
+            "first user message parts: text, image",
+        ],
+    );
+    assert!(run.file("image_report.md").contains("Caption:"));
+}
+
+#[test]
+fn extraneous_costs_join_the_conversation_stats() {
+    let run = run_example("21_generate_extraneous_conversation_costs");
+    // agent: 270 prompt + 17 completion; secondary: 30 + 3
+    assert_prints(
+        &run,
+        &[
+            "prompt tokens: 300",
+            "completion tokens: 20",
+            "accumulated cost: $0.001200",
+            "demo-secondary",
+        ],
+    );
+}
+
+#[test]
+fn responses_reasoning_items_round_trip() {
+    let run = run_example("23_responses_reasoning");
+    assert_prints(
+        &run,
+        &[
+            "uses /responses: true",
+            "reasoning before terminal: Write a single fact.",
+            "FACTS.txt exists: true",
+            "reasoning before terminal: Delete the file as asked.",
+            "FACTS.txt exists: false",
+        ],
+    );
+}
+
+#[test]
+fn hooks_block_log_and_keep_the_agent_going() {
+    let run = run_example("33_hooks");
+    assert_prints(
+        &run,
+        &[
+            "action refused: rm -rf is not allowed here",
+            "Stop hook blocked",
+            "status: Finished",
+            "summary.txt: The delete was refused; ls ran.",
+        ],
+    );
+    let log = printed_line(&run, "tool_usage.log: ");
+    assert_eq!(log, "terminal, terminal", "blocked calls are not logged");
+}
+
+#[test]
+fn profiles_save_mask_load_and_delete() {
+    let run = run_example("37_llm_profile_store");
+    assert_prints(
+        &run,
+        &[
+            "seeded profiles: [\"fast\"]",
+            "key stored in clear: false",
+            "stored profiles: [\"creative\", \"fast\"]",
+            "loaded fast: usage fast, model anthropic/claude-haiku-4-5, temperature Some(0.0), key set false",
+            "loaded creative: usage creative",
+            "temperature Some(0.9)",
+            "after deletion: [\"fast\"]",
+        ],
+    );
+}
+
+#[test]
+fn agent_settings_round_trip_and_drive_the_agent() {
+    let run = run_example("46_agent_settings");
+    assert_prints(
+        &run,
+        &[
+            "restored: 2 tools, condenser LLMSummarizingCondenser",
+            "agent tools: terminal, file_editor",
+            "hello_settings.txt: Agent settings work!",
+            "terminal-only agent tools: terminal, condenser: false",
+        ],
+    );
+}
+
+/// The rest of the line after `label`.
+fn printed_line(run: &Run, label: &str) -> String {
+    let out = run.stdout();
+    let start = out
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not printed:\n{out}"))
+        + label.len();
+    out[start..].lines().next().unwrap_or("").to_string()
+}
+
+#[test]
+fn remote_conversation_on_an_in_process_server() {
+    let run = run_example("remote_01_convo_with_local_agent_server");
+    assert_prints(
+        &run,
+        &[
+            "remote: true",
+            "event: ActionEvent",
+            "event: ObservationEvent",
+            "status: Finished",
+            "FACTS.txt on the server:\nIt runs on an agent server.",
+            "files left: 0",
+        ],
+    );
+    assert!(
+        run.stdout().contains("server workspace: ")
+            && run.stdout().contains("agent-server/workspace (exit 0)"),
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn server_side_fork_continues_independently() {
+    let run = run_example("remote_11_conversation_fork");
+    let source = printed_number(&run, "source: ");
+    assert!(source > 0);
+    assert_eq!(printed_number(&run, "starts with "), source);
+    assert_eq!(printed_number(&run, "source still "), source);
+    assert!(printed_number(&run, "after the fork's run: fork ") > source);
+    assert_prints(
+        &run,
+        &[
+            "titled fork: title \"Experiment B\", tags {\"experiment\":\"b\"}",
+            "ids differ: true",
+        ],
+    );
+}
+
+#[test]
+fn stored_secret_is_looked_up_and_masked() {
+    let run = run_example("remote_12_settings_and_secrets_api");
+    assert_prints(
+        &run,
+        &[
+            "stored: {\"name\":\"GITHUB_TOKEN\",\"description\":\"CI token\"}",
+            "observation: token: <secret-hidden>",
+            "token.txt holds the real value: true",
+            "deleted: 200 OK",
+            "left: {\"secrets\":[]}",
+        ],
+    );
+    assert!(!run.stdout().contains("ghp-example"), "{}", run.stdout());
+}
+
+#[test]
+fn openai_clients_drive_agents_through_the_gateway() {
+    let run = run_example("remote_15_openai_compatible_gateway");
+    assert_prints(
+        &run,
+        &[
+            "models: \"openhands_demo\"",
+            "answer: \"It lets OpenAI clients run OpenHands agents as if they were models.\"",
+            "follow-up: \"Agents behind OpenAI.\"",
+        ],
+    );
+    let id = printed_line(&run, "conversation: ");
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
+}
+
+#[test]
+fn dormant_server_comes_alive_with_init() {
+    let run = run_example("remote_16_deferred_init");
+    assert_prints(
+        &run,
+        &[
+            "before init: {\"state\":\"dormant\",\"error\":null}",
+            "conversations before init: 503",
+            "init: 200 {\"state\":\"ready\",\"error\":null}",
+            "a second init: 400",
+            "run: Finished",
+            "ready.txt exists: true",
+            "stored under user-conversations: true",
+        ],
+    );
+}
+
+#[test]
+fn server_embedded_custom_tool_serves_remote_agents() {
+    let run = run_example("remote_06_custom_tool");
+    assert_prints(
+        &run,
+        &[
+            "status: Finished",
+            "log_data: logged; 1 entries",
+            "agent_data.json: [{\"message\":\"Counted the workspace files\",\"level\":\"info\",\"data\":{\"files\":0}}]",
+        ],
+    );
+}
