@@ -54,12 +54,20 @@ pub struct ConversationBuilder {
 
 impl ConversationBuilder {
     /// A conversation of `agent` in `workspace` (a path, a
-    /// [`Workspace`]); every other option at the reference's default.
+    /// [`Workspace`]); every other option at the reference's default, the
+    /// built-in sub-agents registered for the delegation tools.
     pub fn new(agent: Agent, workspace: impl Into<Workspace>) -> Self {
+        // The task and delegate tools can start the built-in sub-agents
+        // (general-purpose, code-explorer, bash-runner), as in the reference.
+        let options = ConversationOptions {
+            agent_registry: openhands_sdk::subagent::AgentRegistry::new()
+                .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
+            ..ConversationOptions::default()
+        };
         Self {
             agent,
             workspace: workspace.into(),
-            options: ConversationOptions::default(),
+            options,
             remote: RemoteOptions::default(),
         }
     }

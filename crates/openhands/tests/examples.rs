@@ -646,3 +646,45 @@ fn server_embedded_custom_tool_serves_remote_agents() {
         ],
     );
 }
+
+#[test]
+fn an_unreachable_primary_falls_back_to_the_stored_profile() {
+    let run = run_example("39_llm_fallback");
+    assert_prints(
+        &run,
+        &[
+            "status: Finished",
+            "agent: Hello from the backup model!",
+            "agent: 1 answered call(s)",
+        ],
+    );
+}
+
+#[test]
+fn a_sub_agent_does_the_task_and_reports_back() {
+    let run = run_example("41_task_tool_set");
+    assert_prints(
+        &run,
+        &[
+            "sub-agent answered: ",
+            "agent: The sub-agent counted 3 Rust files.",
+        ],
+    );
+    assert!(
+        run.stdout().contains("task:"),
+        "the child's LLM use is in the stats: {}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn a_file_defined_sub_agent_is_used() {
+    let run = run_example("42_file_based_subagents");
+    assert_prints(
+        &run,
+        &[
+            "reviewer: \"- main.py uses undefined_name\"",
+            "agent: The reviewer found an undefined name",
+        ],
+    );
+}
