@@ -91,17 +91,7 @@ impl Sandbox {
         if !self.inner.config.network {
             flag("--unshare-net");
         }
-        for f in [
-            "--ro-bind",
-            "/",
-            "/",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--tmpfs",
-            "/tmp",
-        ] {
+        for f in super::config::BASE_MOUNTS {
             flag(f);
         }
         let workspace = self.workspace();

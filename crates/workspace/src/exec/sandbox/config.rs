@@ -74,3 +74,17 @@ pub enum SandboxError {
     #[error("sandbox workspace {0}: {1}")]
     Workspace(PathBuf, String),
 }
+
+/// The file system every sandbox starts from: the host read-only, a fresh
+/// `/proc`, a minimal `/dev` and a private `/tmp` (bubblewrap arguments).
+pub const BASE_MOUNTS: [&str; 9] = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+];

@@ -53,17 +53,9 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-net",
-            "--ro-bind",
-            "/",
-            "/",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--tmpfs",
-            "/tmp",
-            "true",
         ])
+        .args(super::config::BASE_MOUNTS)
+        .arg("true")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
