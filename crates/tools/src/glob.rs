@@ -88,6 +88,7 @@ pub fn find_files(
 #[derive(Debug, Clone)]
 pub struct GlobTool {
     working_dir: PathBuf,
+    confined_to: Option<PathBuf>,
 }
 
 impl GlobTool {
@@ -95,6 +96,7 @@ impl GlobTool {
     pub fn new(env: &ToolEnv) -> Self {
         Self {
             working_dir: env.working_dir.clone(),
+            confined_to: crate::search::sandbox_root(env),
         }
     }
 
@@ -126,6 +128,9 @@ impl GlobTool {
             search_path: root.display().to_string(),
             truncated: false,
         };
+        if let Some(refusal) = crate::search::outside_sandbox(self.confined_to.as_deref(), &root) {
+            return fail(refusal);
+        }
         if !root.is_dir() {
             return fail(format!(
                 "The search path {} is not a directory; pass an existing directory (or omit `path` \

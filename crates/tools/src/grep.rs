@@ -103,6 +103,7 @@ pub fn search_files(
 #[derive(Debug, Clone)]
 pub struct GrepTool {
     working_dir: PathBuf,
+    confined_to: Option<PathBuf>,
 }
 
 impl GrepTool {
@@ -110,6 +111,7 @@ impl GrepTool {
     pub fn new(env: &ToolEnv) -> Self {
         Self {
             working_dir: env.working_dir.clone(),
+            confined_to: crate::search::sandbox_root(env),
         }
     }
 
@@ -129,6 +131,9 @@ impl GrepTool {
             include_pattern: action.include.clone(),
             truncated: false,
         };
+        if let Some(refusal) = crate::search::outside_sandbox(self.confined_to.as_deref(), &root) {
+            return fail(refusal);
+        }
         if !root.exists() {
             return fail(format!(
                 "The search path {} does not exist; pass an existing directory (or omit `path` to \

@@ -240,6 +240,33 @@ pub fn newest_first(mut found: Vec<(PathBuf, SystemTime)>) -> (Vec<String>, bool
     (list, truncated, total)
 }
 
+/// The workspace a sandboxed conversation's search tools stay in (`None`
+/// when it is not sandboxed): its processes cannot read the server's data
+/// or other workspaces, so neither may these in-process tools.
+pub fn sandbox_root(env: &openhands_sdk::tool::ToolEnv) -> Option<std::path::PathBuf> {
+    env.exec.sandbox.as_ref().map(|s| {
+        let root = s.workspace().to_path_buf();
+        std::fs::canonicalize(&root).unwrap_or(root)
+    })
+}
+
+/// Why a search below `root` is refused in a sandboxed conversation
+/// confined to `confined_to`, if it is.
+pub fn outside_sandbox(
+    confined_to: Option<&std::path::Path>,
+    root: &std::path::Path,
+) -> Option<String> {
+    let ws = confined_to?;
+    (!root.starts_with(ws)).then(|| {
+        format!(
+            "{} is outside the workspace {}; this conversation is sandboxed and may only search \
+             inside it.",
+            root.display(),
+            ws.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

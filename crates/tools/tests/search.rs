@@ -284,3 +284,46 @@ fn definitions_are_read_only() {
         assert_eq!(def["annotations"]["openWorldHint"], false);
     }
 }
+
+#[tokio::test]
+async fn sandboxed_searches_stay_in_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    write(&ws, "in.txt", "needle inside", 0);
+    write(dir.path(), "private/secret.txt", "needle outside", 0);
+    std::os::unix::fs::symlink(dir.path().join("private"), ws.join("escape")).unwrap();
+    let mut env = ToolEnv::new(&ws);
+    env.exec.sandbox = Some(
+        openhands_workspace::exec::Sandbox::new(Default::default(), &ws).expect("bwrap works here"),
+    );
+    let outside = dir.path().join("private").display().to_string();
+    for tool in [
+        Box::new(GrepTool::new(&env)) as Box<dyn Tool>,
+        Box::new(GlobTool::new(&env)),
+    ] {
+        let args = |path: &str| {
+            if tool.name() == "grep" {
+                json!({"pattern": "needle", "path": path})
+            } else {
+                json!({"pattern": "*.txt", "path": path})
+            }
+        };
+        let inside = call(tool.as_ref(), args(".")).await;
+        assert_ne!(inside["is_error"], json!(true), "{inside}");
+        assert!(text(&inside).contains("in.txt"), "{inside}");
+        for path in [outside.as_str(), "../private", "escape"] {
+            let refused = call(tool.as_ref(), args(path)).await;
+            assert_eq!(
+                refused["is_error"],
+                json!(true),
+                "{} {path}: {refused}",
+                tool.name()
+            );
+            assert!(text(&refused).contains("sandboxed"), "{refused}");
+        }
+    }
+    // Unsandboxed, the same search is allowed (as in the reference).
+    let plain = GrepTool::new(&ToolEnv::new(&ws));
+    let ok = call(&plain, json!({"pattern": "needle", "path": outside})).await;
+    assert!(text(&ok).contains("secret.txt"), "{ok}");
+}
