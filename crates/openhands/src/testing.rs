@@ -59,8 +59,7 @@ pub fn scripted_llm(script: &str) -> Result<Llm, ScriptLoadError> {
 /// }
 /// ```
 pub fn llm_from_env_or_script(script: &str) -> Result<Llm, OfflineLlmError> {
-    let has_key = std::env::var(ENV_API_KEY).is_ok_and(|k| !k.trim().is_empty());
-    if has_key {
+    if uses_real_llm() {
         Ok(LlmBuilder::from_env().usage_id("agent").build()?)
     } else {
         Ok(scripted_llm(script)?)

@@ -70,6 +70,27 @@ impl Git {
         self
     }
 
+    /// `git args` in `cwd` under the runner's environment policy, never
+    /// prompting or taking optional locks; `extra` adds variables.
+    fn command(
+        &self,
+        args: &[&str],
+        cwd: &Path,
+        extra: &[(&str, &str)],
+    ) -> Result<ProcessSpec, crate::exec::EnvError> {
+        let mut env = self.env.child_env();
+        for (name, value) in [("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")]
+            .iter()
+            .chain(extra)
+        {
+            env.set(name, *value)?;
+        }
+        Ok(ProcessSpec::new("git", env)
+            .args(["-c", "core.quotePath=false"])
+            .args(args)
+            .cwd(cwd))
+    }
+
     async fn output(
         &self,
         args: &[&str],
@@ -77,29 +98,23 @@ impl Git {
         timeout: Duration,
     ) -> Result<GitOutput, GitError> {
         let shown = shell_join(args);
-        let mut env = self.env.child_env();
-        for (name, value) in [("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")] {
-            env.set(name, value)
-                .map_err(|e| GitError::Command(format!("Git command failed: {shown}: {e}")))?;
-        }
-        let spec = ProcessSpec::new("git", env)
-            .args(["-c", "core.quotePath=false"])
-            .args(args)
-            .cwd(cwd);
-        let limits = RunLimits {
-            timeout,
-            linger_after_exit: Some(Duration::from_secs(2)),
-            ..RunLimits::default()
-        };
-        let out = run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_GIT_OUTPUT)
-            .await
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    GitError::Command("Git command not found. Is git installed?".into())
-                } else {
-                    GitError::Command(format!("Git command failed: {shown}"))
-                }
-            })?;
+        let spec = self
+            .command(args, cwd, &[])
+            .map_err(|e| GitError::Command(format!("Git command failed: {shown}: {e}")))?;
+        let out = run_to_completion(
+            &spec,
+            &git_limits(timeout),
+            &CancellationToken::new(),
+            MAX_GIT_OUTPUT,
+        )
+        .await
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                GitError::Command("Git command not found. Is git installed?".into())
+            } else {
+                GitError::Command(format!("Git command failed: {shown}"))
+            }
+        })?;
         match out.end {
             RunEnd::Exited(code) => Ok(GitOutput {
                 success: code == 0,
@@ -177,8 +192,13 @@ impl Git {
         {
             return Some(branch.to_string());
         }
-        // `git remote show` asks the remote; only try when one is configured,
-        // and not for longer than a few seconds.
+        self.remote_show_head_branch(repo).await
+    }
+
+    /// origin's default branch as `git remote show origin` reports it (it
+    /// asks the remote: only tried when one is configured, and not for
+    /// longer than a few seconds).
+    async fn remote_show_head_branch(&self, repo: &Path) -> Option<String> {
         self.run(&["config", "--get", "remote.origin.url"], repo, false)
             .await
             .ok()?;
@@ -658,6 +678,16 @@ impl Git {
             .run(&["--no-pager", "show", &spec], repo, false)
             .await
             .unwrap_or_default())
+    }
+}
+
+/// Limits of one `git` command: `timeout`, then a short wait for output
+/// from what it left running.
+fn git_limits(timeout: Duration) -> RunLimits {
+    RunLimits {
+        timeout,
+        linger_after_exit: Some(Duration::from_secs(2)),
+        ..RunLimits::default()
     }
 }
 

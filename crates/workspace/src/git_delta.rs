@@ -3,8 +3,8 @@
 //! repository's own index is never touched), and the repository's identity
 //! (remote, branch, HEAD).
 
-use super::{EMPTY_TREE, Git, GitError, shell_join};
-use crate::exec::{OutputStream, ProcessSpec, RunEnd, RunLimits, run_streaming};
+use super::{EMPTY_TREE, Git, GitError, git_limits, shell_join};
+use crate::exec::{OutputStream, RunEnd, run_streaming};
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -89,25 +89,7 @@ impl Git {
         if let Some(branch) = self.current_branch(repo).await {
             candidates.push(format!("origin/{branch}"));
         }
-        if self
-            .run(&["config", "--get", "remote.origin.url"], repo, false)
-            .await
-            .is_ok()
-            && let Ok(info) = self
-                .run_with_timeout(
-                    &["--no-pager", "remote", "show", "origin"],
-                    repo,
-                    false,
-                    self.timeout.min(Duration::from_secs(10)),
-                )
-                .await
-            && let Some(default) = info
-                .lines()
-                .find(|l| l.contains("HEAD branch:"))
-                .and_then(|l| l.rsplit(':').next())
-                .map(str::trim)
-                .filter(|b| !b.is_empty())
-        {
+        if let Some(default) = self.remote_show_head_branch(repo).await {
             let remote = format!("origin/{default}");
             candidates.push(remote.clone());
             if let Some(base) = self.merge_base(repo, "HEAD", &remote).await {
@@ -212,23 +194,11 @@ impl Git {
         let failed = |detail: String| {
             GitError::Command(format!("Failed to generate git delta: {shown}: {detail}"))
         };
-        let mut env = self.env.child_env();
-        for (name, value) in [
-            ("GIT_TERMINAL_PROMPT", "0"),
-            ("GIT_OPTIONAL_LOCKS", "0"),
-            ("GIT_INDEX_FILE", &*index.to_string_lossy()),
-        ] {
-            env.set(name, value).map_err(|e| failed(e.to_string()))?;
-        }
-        let spec = ProcessSpec::new("git", env)
-            .args(["-c", "core.quotePath=false"])
-            .args(args)
-            .cwd(root);
-        let limits = RunLimits {
-            timeout: DELTA_STEP_TIMEOUT,
-            linger_after_exit: Some(Duration::from_secs(2)),
-            ..RunLimits::default()
-        };
+        let index = index.to_string_lossy();
+        let spec = self
+            .command(args, root, &[("GIT_INDEX_FILE", &index)])
+            .map_err(|e| failed(e.to_string()))?;
+        let limits = git_limits(DELTA_STEP_TIMEOUT);
         let mut file = match stdout_file {
             Some(p) => Some(
                 tokio::fs::File::create(p)
