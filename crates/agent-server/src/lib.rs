@@ -39,7 +39,7 @@ pub use http::error::{ApiError, ValidationIssue};
 pub use http::extract::{ApiJson, ApiQuery};
 pub use http::routes::{build_router, openapi};
 pub use http::state::{AppState, SharedState};
-pub use server::{ServerHandle, serve, serve_with_state, spawn};
+pub use server::{ServerHandle, serve, serve_with_front, serve_with_state, spawn};
 pub use service::runtime::{RuntimeScope, RuntimeScopeResolver};
 
 /// Installs the process-wide TLS provider (ring) used by HTTP clients.

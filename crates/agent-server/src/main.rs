@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::Parser;
 use openhands_agent_server::telemetry::Telemetry;
-use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_state, server};
+use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_front, server};
 use std::net::SocketAddr;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::prelude::*;
@@ -82,15 +82,17 @@ fn init_logging() -> Option<Telemetry> {
 const BLOCKING_THREAD_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> anyhow::Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    let work = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
         .build()
-        .context("starting the async runtime")?
-        .block_on(run())
+        .context("starting the async runtime")?;
+    // Connections and probes (see `openhands_agent_server::http::front`).
+    let front = server::FrontRuntime::start().context("starting the connection runtime")?;
+    work.block_on(run(&front))
 }
 
-async fn run() -> anyhow::Result<()> {
+async fn run(front: &server::FrontRuntime) -> anyhow::Result<()> {
     install_tls_provider();
     let args = Args::parse();
     let telemetry = init_logging();
@@ -130,6 +132,9 @@ async fn run() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
+    let listener = front
+        .adopt(listener)
+        .context("moving the listener to the connection runtime")?;
     tracing::info!(
         "OpenHands Agent Server listening on http://{}",
         listener.local_addr()?
@@ -144,7 +149,7 @@ async fn run() -> anyhow::Result<()> {
             .shared()
     };
     server::warm_up(&state);
-    let served = serve_with_state(state, listener, shutdown)
+    let served = serve_with_front(state, listener, shutdown, front.handle())
         .await
         .context("serving");
     if let Some(t) = telemetry {

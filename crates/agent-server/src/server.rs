@@ -3,12 +3,15 @@
 //! commands before the listener closes.
 
 use crate::config::Config;
+use crate::http::front::OffloadService;
 use crate::http::routes::build_router;
 use crate::http::state::{AppState, SharedState};
+use axum::Router;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -27,7 +30,54 @@ pub async fn serve(config: Config, listener: TcpListener) -> std::io::Result<()>
             .shared()
     };
     warm_up(&state);
-    serve_with_state(state, listener, shutdown).await
+    let front = FrontRuntime::start()?;
+    let listener = front.adopt(listener)?;
+    serve_with_front(state, listener, shutdown, front.handle()).await
+}
+
+/// The runtime a server accepts and parses its connections on (see
+/// [`crate::http::front`]): one thread, idle unless a request arrives.
+/// Dropping it stops it without waiting, also inside async code.
+pub struct FrontRuntime {
+    handle: Handle,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl FrontRuntime {
+    /// Starts the runtime's thread.
+    pub fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("http-front")
+            .enable_all()
+            .thread_keep_alive(Duration::from_secs(1))
+            .build()?;
+        Ok(Self {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+        })
+    }
+
+    /// Where to spawn connection work.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Moves a listener bound elsewhere onto this runtime, so that its
+    /// connections are polled here.
+    pub fn adopt(&self, listener: TcpListener) -> std::io::Result<TcpListener> {
+        let listener = listener.into_std()?;
+        let _entered = self.handle().enter();
+        TcpListener::from_std(listener)
+    }
+}
+
+impl Drop for FrontRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// Work a long-running server does ahead of its first conversation: the
@@ -41,23 +91,56 @@ pub fn warm_up(state: &SharedState) {
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops
-/// sockets and commands and drains connections (bounded).
+/// sockets and commands and drains connections (bounded). Connections and
+/// requests run on the current runtime.
 pub async fn serve_with_state(
     state: SharedState,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let retention = spawn_retention(&state);
-    let router = build_router(state.clone());
-    let stopping = CancellationToken::new();
-    let stop_state = state.clone();
-    let stopping_signal = stopping.clone();
-    let graceful = async move {
-        shutdown.await;
-        tracing::info!("shutting down");
-        stopping_signal.cancel();
-        stop_state.close().await;
-    };
+    serve_until(state, shutdown, |router, graceful| {
+        tokio::spawn(accept(listener, router, graceful))
+    })
+    .await
+}
+
+/// As [`serve_with_state`], but connections are accepted and parsed on the
+/// `front` runtime (where `listener` must have been created) and only the
+/// requests run here: see [`crate::http::front`].
+pub async fn serve_with_front(
+    state: SharedState,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    front: &Handle,
+) -> std::io::Result<()> {
+    let work = Handle::current();
+    serve_until(state, shutdown, |router, graceful| {
+        front.spawn(accept(
+            listener,
+            OffloadService::new(router, work),
+            graceful,
+        ))
+    })
+    .await
+}
+
+/// The accept loop: every connection served by `service` until `graceful`
+/// completes, then the open ones drained.
+async fn accept<S>(
+    listener: TcpListener,
+    service: S,
+    graceful: CancellationToken,
+) -> std::io::Result<()>
+where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
     // Event frames and small JSON answers go out at once instead of waiting
     // for the peer's delayed ACK (Nagle), as the reference server does.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
@@ -68,15 +151,40 @@ pub async fn serve_with_state(
     // `into_make_service` hands each connection a cheap clone of the finished
     // router; serving the `Router` itself rebuilds every route per accepted
     // connection (axum calls `with_state` there), ~170 KB and CPU each.
-    let server = axum::serve(listener, router.into_make_service()).with_graceful_shutdown(graceful);
+    axum::serve(listener, axum::ServiceExt::into_make_service(service))
+        .with_graceful_shutdown(graceful.cancelled_owned())
+        .await
+}
+
+/// Runs the server `start` spawns until `shutdown`; then closes the state
+/// (sockets end, commands are killed) and lets `start`'s accept loop drain
+/// its connections for at most [`DRAIN_TIMEOUT`].
+async fn serve_until(
+    state: SharedState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    start: impl FnOnce(Router, CancellationToken) -> JoinHandle<std::io::Result<()>>,
+) -> std::io::Result<()> {
+    let retention = spawn_retention(&state);
+    let graceful = CancellationToken::new();
+    let mut server = start(build_router(state.clone()), graceful.clone());
+    let ended = |r: Result<std::io::Result<()>, tokio::task::JoinError>| match r {
+        Ok(r) => r,
+        Err(e) => Err(std::io::Error::other(e)),
+    };
     let result = tokio::select! {
-        r = server => r,
-        () = async {
-            stopping.cancelled().await;
-            tokio::time::sleep(DRAIN_TIMEOUT).await;
-        } => {
-            tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting anyway");
-            Ok(())
+        r = &mut server => ended(r),
+        () = shutdown => {
+            tracing::info!("shutting down");
+            state.close().await;
+            graceful.cancel();
+            tokio::select! {
+                r = &mut server => ended(r),
+                () = tokio::time::sleep(DRAIN_TIMEOUT) => {
+                    tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting anyway");
+                    server.abort();
+                    Ok(())
+                }
+            }
         }
     };
     if let Some(task) = retention {
@@ -139,6 +247,7 @@ pub struct ServerHandle {
     pub state: SharedState,
     stop: CancellationToken,
     task: JoinHandle<std::io::Result<()>>,
+    _front: FrontRuntime,
 }
 
 impl ServerHandle {
@@ -162,19 +271,25 @@ impl ServerHandle {
     }
 }
 
-/// Binds `addr` (use port 0 for any) and serves `state` in the background.
+/// Binds `addr` (use port 0 for any) and serves `state` in the background,
+/// as the binary does: connections on a [`FrontRuntime`], requests on the
+/// current runtime.
 pub async fn spawn(state: SharedState, addr: SocketAddr) -> std::io::Result<ServerHandle> {
-    let listener = TcpListener::bind(addr).await?;
+    let front = FrontRuntime::start()?;
+    let listener = front.adopt(TcpListener::bind(addr).await?)?;
     let addr = listener.local_addr()?;
     let stop = CancellationToken::new();
     let signal = stop.clone();
-    let task = tokio::spawn(serve_with_state(state.clone(), listener, async move {
-        signal.cancelled().await;
-    }));
+    let connections = front.handle().clone();
+    let task = tokio::spawn({
+        let state = state.clone();
+        async move { serve_with_front(state, listener, signal.cancelled_owned(), &connections).await }
+    });
     Ok(ServerHandle {
         addr,
         state,
         stop,
         task,
+        _front: front,
     })
 }

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod deferred;
 pub mod error;
 pub mod extract;
+pub mod front;
 pub mod gateway;
 pub mod middleware;
 pub mod routes;
