@@ -611,3 +611,18 @@ mod tests {
         assert_eq!(msg["run"], true);
     }
 }
+
+/// `POST …/goal`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StartGoalRequest {
+    /// The objective to pursue and audit.
+    pub objective: String,
+    /// Most audit rounds before giving up (at least 1).
+    #[serde(default = "default_goal_iterations")]
+    pub max_iterations: i64,
+}
+
+fn default_goal_iterations() -> i64 {
+    10
+}

@@ -14,6 +14,7 @@ pub mod condenser;
 pub mod conversation;
 pub mod entry;
 pub mod fsutil;
+pub mod goal;
 pub mod hooks;
 pub mod mcp;
 pub mod memory;

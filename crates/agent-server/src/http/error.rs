@@ -195,6 +195,7 @@ impl From<crate::service::conversations::ServiceError> for ApiError {
             E::Conflict(m) => ApiError::conflict(m),
             E::Missing(m) => ApiError::not_found_msg(m),
             E::Invalid(m) => ApiError::unprocessable(m),
+            E::BadRequest(m) => ApiError::bad_request(m),
             E::Validation(v) => v.into(),
             E::Internal(m) => ApiError::internal(m),
         }

@@ -1031,6 +1031,27 @@ impl LocalConversation {
         Ok(())
     }
 
+    /// Records a `ConversationStateUpdateEvent` for `key` that no state
+    /// field holds (a driver's own status, such as a goal's), so that it is
+    /// persisted with the events and reaches every listener.
+    pub fn record_state_update(&self, key: &str, value: Value) -> Result<Event, ConversationError> {
+        let key = key.to_string();
+        let mut events = self.commit(true, move |_| vec![state_update(&key, value)])?;
+        events
+            .pop()
+            .ok_or_else(|| ConversationError::Invalid("the state update was not recorded".into()))
+    }
+
+    /// The value of the latest `ConversationStateUpdateEvent` for `key`.
+    pub fn last_state_update(&self, key: &str) -> Option<Value> {
+        self.with_events(|events| {
+            events.iter().rev().find_map(|e| match &e.body {
+                EventBody::StateUpdate(u) if u.key == key => Some(u.value.clone()),
+                _ => None,
+            })
+        })
+    }
+
     /// Sets the stored metrics under `key` (a sub-agent's cumulative
     /// metrics, `task:<id>`), replacing earlier ones; announced with the
     /// next statistics update.

@@ -87,7 +87,33 @@ fn cut_middle(text: &str, max: usize) -> String {
     )
 }
 
+/// Renders observations generically when no tool instances exist yet.
+struct GenericRenderer;
+
+impl ObservationRenderer for GenericRenderer {
+    fn render(&self, obs: &ObservationEvent) -> Vec<Content> {
+        crate::tool::default_observation_content(&obs.observation)
+    }
+}
+
 impl LocalConversation {
+    /// The whole history as LLM messages (no condensed view, no clipping):
+    /// what a reviewer such as the goal judge reads. Observations are
+    /// rendered by their tools once the agent has started.
+    pub fn transcript(&self) -> Vec<Message> {
+        let runtime = self.inner.runtime.lock().clone();
+        self.with_events(|events| match &runtime {
+            Some(runtime) => {
+                let renderer = RuntimeRenderer {
+                    runtime,
+                    max_chars: 0,
+                };
+                events_to_messages(events, &renderer)
+            }
+            None => events_to_messages(events, &GenericRenderer),
+        })
+    }
+
     /// The messages the LLM sees now.
     pub(crate) fn llm_messages(&self, runtime: &AgentRuntime) -> Vec<Message> {
         let max_chars = self.inner.agent.read().spec().llm.max_message_chars;

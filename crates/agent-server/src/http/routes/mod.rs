@@ -14,6 +14,7 @@ pub mod events;
 pub mod extensions;
 pub mod files;
 pub mod git;
+pub mod goals;
 pub mod init;
 pub mod mcp;
 pub mod profiles;
@@ -151,6 +152,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
             "/api",
             conversations::openapi()
                 .merge_from(events::openapi())
+                .merge_from(goals::openapi())
                 .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
         )
 }
@@ -170,7 +172,9 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
                     }
                 })
             }));
-            conversations::router(svc.clone()).merge(events::router(svc.clone()))
+            conversations::router(svc.clone())
+                .merge(events::router(svc.clone()))
+                .merge(goals::router(svc.clone()))
         }
         None => OpenApiRouter::new(),
     }

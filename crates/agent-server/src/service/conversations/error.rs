@@ -29,6 +29,9 @@ pub enum ServiceError {
     /// conversation (an event id).
     #[error("{0}")]
     Missing(String),
+    /// The request cannot be carried out as asked (400 with a detail).
+    #[error("{0}")]
+    BadRequest(String),
     /// The request is invalid for this conversation (422 with a detail).
     #[error("{0}")]
     Invalid(String),
@@ -47,7 +50,9 @@ impl ServiceError {
             ServiceError::NotFound | ServiceError::Missing(_) => "NotFound",
             ServiceError::AlreadyRunning => "ValueError",
             ServiceError::RunLimit(_) => "ConversationRunLimitExceeded",
-            ServiceError::Conflict(_) | ServiceError::Invalid(_) => "ValueError",
+            ServiceError::Conflict(_) | ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
+                "ValueError"
+            }
             ServiceError::Validation(_) => "ValidationError",
             ServiceError::Internal(_) => "RuntimeError",
         }

@@ -209,9 +209,30 @@ struct RunState {
     rerun_paused: bool,
 }
 
+/// The goal loop task of a conversation.
+pub(crate) struct GoalLoop {
+    /// Cancels the loop.
+    pub stop: CancellationToken,
+    /// Set before `stop` when the conversation is closing: the loop then
+    /// ends without recording an interrupted status (a reload reconciles).
+    pub quiet: Arc<AtomicBool>,
+    /// The loop's task.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Where a run's slot (`max_concurrent_runs`) comes from.
+pub(super) enum RunPermit {
+    /// Take a free one now, or refuse the run.
+    Take,
+    /// One the caller already took.
+    Given(OwnedSemaphorePermit),
+    /// The caller holds one for a series of runs (a goal loop).
+    Covered,
+}
+
 /// What asks for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Trigger {
+pub(super) enum Trigger {
     /// `POST …/run` (or an accepted confirmation).
     Run,
     /// A message sent with `run: true`.
@@ -225,6 +246,9 @@ pub struct Live {
     pub conv: LocalConversation,
     run: Mutex<RunState>,
     running: watch::Sender<bool>,
+    /// The goal loop driving this conversation, if one is (see
+    /// [`super::goal`]).
+    pub(super) goal: tokio::sync::Mutex<Option<GoalLoop>>,
 }
 
 impl std::fmt::Debug for Live {
@@ -245,6 +269,7 @@ impl Live {
             conv,
             run: Mutex::new(RunState::default()),
             running,
+            goal: tokio::sync::Mutex::new(None),
         });
         let _ = live.shared.live.set(Arc::downgrade(&live));
         live
@@ -326,12 +351,16 @@ impl Live {
         self: &Arc<Self>,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<(), ServiceError> {
+        let permit = match permit {
+            Some(p) => RunPermit::Given(p),
+            None => RunPermit::Take,
+        };
         self.start_run_inner(permit, Trigger::Run)
     }
 
-    fn start_run_inner(
+    pub(super) fn start_run_inner(
         self: &Arc<Self>,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: RunPermit,
         trigger: Trigger,
     ) -> Result<(), ServiceError> {
         let permit = {
@@ -355,14 +384,9 @@ impl Live {
                 return Err(ServiceError::AlreadyRunning);
             }
             let permit = match permit {
-                Some(p) => p,
-                None => self
-                    .shared
-                    .ctx
-                    .runs
-                    .clone()
-                    .try_acquire_owned()
-                    .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))?,
+                RunPermit::Given(p) => Some(p),
+                RunPermit::Covered => None,
+                RunPermit::Take => Some(self.take_run_slot()?),
             };
             st.active = true;
             st.rerun = false;
@@ -377,8 +401,18 @@ impl Live {
         Ok(())
     }
 
-    async fn run_loop(self: Arc<Self>, permit: OwnedSemaphorePermit) {
-        *self.shared.run_slot.lock() = Some(permit);
+    /// A free run slot, or the 429 refusal.
+    pub(super) fn take_run_slot(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
+        self.shared
+            .ctx
+            .runs
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ServiceError::RunLimit(RUN_LIMIT.into()))
+    }
+
+    async fn run_loop(self: Arc<Self>, permit: Option<OwnedSemaphorePermit>) {
+        *self.shared.run_slot.lock() = permit;
         loop {
             // A panic inside the agent loop must not leave the conversation
             // marked as running forever.
@@ -440,26 +474,38 @@ impl Live {
 
     /// Waits until no run is in progress, at most `limit`. True when idle.
     pub async fn wait_idle(&self, limit: Duration) -> bool {
+        self.wait_idle_for(Some(limit)).await
+    }
+
+    /// Waits until no run is in progress, at most `limit` when given.
+    pub(super) async fn wait_idle_for(&self, limit: Option<Duration>) -> bool {
         let mut rx = self.running.subscribe();
-        tokio::time::timeout(limit, rx.wait_for(|r| !*r))
-            .await
-            .is_ok()
+        match limit {
+            Some(limit) => tokio::time::timeout(limit, rx.wait_for(|r| !*r))
+                .await
+                .is_ok(),
+            None => rx.wait_for(|r| !*r).await.is_ok(),
+        }
     }
 
     /// Sends a message; with `run`, starts a run or, when one is active,
     /// makes sure the message is picked up.
+    ///
+    /// A message from outside the goal loop stops that loop first (it can
+    /// be resumed), so the user takes over without losing the goal.
     pub async fn send_message(
         self: &Arc<Self>,
         message: Message,
         run: bool,
     ) -> Result<(), ServiceError> {
+        self.stop_goal().await;
         self.touch();
         let conv = self.conv.clone();
         blocking(move || conv.send(message).map(|_| ()).map_err(ServiceError::from)).await?;
         if !run {
             return Ok(());
         }
-        match self.start_run_inner(None, Trigger::Message) {
+        match self.start_run_inner(RunPermit::Take, Trigger::Message) {
             Ok(()) | Err(ServiceError::AlreadyRunning) => Ok(()),
             Err(ServiceError::RunLimit(_)) => Err(ServiceError::RunLimit(format!(
                 "Message saved, but the conversation run limit was reached. Retry POST \
@@ -516,6 +562,7 @@ impl Live {
 
     /// Stops any run, closes the tools and disconnects subscribers.
     pub async fn close(&self) {
+        self.end_goal_quietly().await;
         self.cancel_rerun();
         self.conv.close().await;
         if !self.wait_idle(CLOSE_WAIT).await {

@@ -7,6 +7,7 @@ pub mod additions;
 pub mod agent_settings;
 pub mod config;
 pub mod error;
+pub mod goal;
 pub mod hub;
 pub mod info;
 pub mod live;

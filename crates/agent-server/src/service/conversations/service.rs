@@ -298,7 +298,12 @@ impl ConversationService {
                 agent_registry,
                 ..ConversationOptions::default()
             };
-            LocalConversation::resume(&root, id, Some(agent), options).map_err(ServiceError::from)
+            let conv = LocalConversation::resume(&root, id, Some(agent), options)
+                .map_err(ServiceError::from)?;
+            // No goal loop survives a restart: one left active reads as
+            // interrupted (and can be resumed).
+            openhands_sdk::goal::interrupt_stale(&conv).map_err(ServiceError::from)?;
+            Ok(conv)
         })
         .await?;
         tracing::debug!(conversation = %id, events = conv.event_count(), "conversation loaded");
