@@ -140,11 +140,13 @@ async fn authentication_and_unknown_conversations() {
 #[tokio::test]
 async fn resend_all_replays_history_and_since_filters_by_time() {
     let env = Env::start(two_step).await;
-    let info = env.create(json!({})).await;
+    // No title: its update could land after the events are read.
+    let info = env.create(json!({"autotitle": false})).await;
     let id = info["id"].as_str().unwrap();
     env.send(id, "Please create x.txt, then finish.", true)
         .await;
-    env.wait_status(id, &["finished"]).await;
+    // The run's last stats update is committed after `finished`.
+    env.wait_finished_and_settled(id).await;
     let stored = env.events(id).await;
 
     let mut ws = env.ws(id, "?resend_mode=all").await;
