@@ -626,3 +626,12 @@ pub struct StartGoalRequest {
 fn default_goal_iterations() -> i64 {
     10
 }
+
+/// `POST …/navigate`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NavigateConversationRequest {
+    /// The event to make the new HEAD; `null` selects the empty tree.
+    #[serde(default)]
+    pub event_id: Option<String>,
+}

@@ -313,6 +313,16 @@ async fn confirmation_fork_secrets_and_ask_agent_work_remotely() {
 
     conv.set_title("remote title").await.unwrap();
     assert_eq!(conv.info().await.unwrap()["title"], "remote title");
+
+    // The HEAD moves on the server; unknown events are refused.
+    let first = conv.events()[1].id.clone();
+    assert_eq!(
+        conv.navigate_to(Some(&first)).await.unwrap().as_deref(),
+        Some(first.as_str())
+    );
+    assert_eq!(conv.info().await.unwrap()["leaf_event_id"], first.as_str());
+    let err = conv.navigate_to(Some("nope")).await.unwrap_err();
+    assert_eq!(err.status(), Some(404), "{err}");
     let err = conv.condense().await.unwrap_err();
     assert!(
         err.status().is_some_and(|s| s >= 400),

@@ -224,6 +224,10 @@ pub struct ConversationState {
     /// Id of the newest event on the active branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_event_id: Option<String>,
+    /// The HEAD was moved to the empty tree on purpose (an unset
+    /// `leaf_event_id` alone means a log from before the tree).
+    #[serde(default)]
+    pub head_is_empty: bool,
     /// LLM statistics.
     #[serde(default)]
     pub stats: ConversationStats,
@@ -264,6 +268,7 @@ impl ConversationState {
             blocked_messages: Map::new(),
             last_user_message_id: None,
             leaf_event_id: None,
+            head_is_empty: false,
             stats: ConversationStats::default(),
             secret_registry: SecretRegistry::default(),
             tags: Map::new(),

@@ -40,7 +40,7 @@ impl LocalConversation {
                 // before it (from the log, so a restart keeps them).
                 let window = analyzer.history_window();
                 let first = actions[0].0.clone();
-                let mut history: Vec<ActionEvent> = self.with_events(|events| {
+                let mut history: Vec<ActionEvent> = self.with_branch(|events| {
                     let end = events
                         .iter()
                         .rposition(|e| e.id == first)

@@ -16,6 +16,7 @@
 //!
 //! Changes are serialized by the caller (one at a time per conversation).
 
+use super::branch;
 use super::event_store::{EventStore, StoreError};
 use crate::fsutil::{Durability, write_atomic};
 use crate::secrets::{Cipher, SecretsRegistry, protect, unprotect};
@@ -24,8 +25,20 @@ use openhands_wire::event::{ConversationStateUpdateEvent, Event, EventBody, Sour
 use openhands_wire::metrics::ConversationStats;
 use openhands_wire::state::{ConversationState, ExecutionStatus};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// Why the HEAD could not move.
+#[derive(Debug, thiserror::Error)]
+pub enum NavigateError {
+    /// No event with this id in the conversation.
+    #[error("Unknown event_id: {0}")]
+    UnknownEvent(String),
+    /// `base_state.json` could not be written.
+    #[error(transparent)]
+    Store(StoreError),
+}
 
 /// File holding the persisted state.
 pub const BASE_STATE_FILE: &str = "base_state.json";
@@ -43,6 +56,8 @@ pub(crate) struct Core {
     pub secrets: SecretsRegistry,
     /// Stats loaded from disk; live LLM metrics are added on top.
     pub stats_base: ConversationStats,
+    /// The log is one line ending at the HEAD (see [`super::branch`]).
+    linear: bool,
 }
 
 impl Core {
@@ -65,6 +80,13 @@ impl Core {
             .map(|(i, e)| (e.id.clone(), i))
             .collect();
         let stats_base = state.stats.clone();
+        let mut state = state;
+        if let Some(head) = branch::catch_up_leaf(&events, &state) {
+            state.leaf_event_id = Some(head);
+            state.head_is_empty = false;
+        }
+        let leaf = branch::resolve_leaf(&events, &state);
+        let linear = branch::is_linear(&events, leaf.as_deref());
         Ok(Self {
             state,
             agent_spec,
@@ -76,7 +98,33 @@ impl Core {
             cipher,
             secrets,
             stats_base,
+            linear,
         })
+    }
+
+    /// The events of the active branch, root first (the log itself while
+    /// it is one line; see [`super::branch`]).
+    pub fn branch(&self) -> Cow<'_, [Event]> {
+        branch::active_branch(&self.events, &self.ids, &self.state, self.linear)
+    }
+
+    /// Moves the HEAD to `event_id` (`None`: the empty tree) and writes
+    /// `base_state.json`. Unknown ids are refused.
+    pub fn navigate_to(&mut self, event_id: Option<&str>) -> Result<(), NavigateError> {
+        if let Some(id) = event_id
+            && !self.ids.contains_key(id)
+        {
+            return Err(NavigateError::UnknownEvent(id.to_string()));
+        }
+        let previous = (self.state.leaf_event_id.clone(), self.state.head_is_empty);
+        self.state.leaf_event_id = event_id.map(str::to_string);
+        self.state.head_is_empty = event_id.is_none();
+        if let Err(e) = self.save_state() {
+            (self.state.leaf_event_id, self.state.head_is_empty) = previous;
+            return Err(NavigateError::Store(e));
+        }
+        self.linear = branch::is_linear(&self.events, event_id);
+        Ok(())
     }
 
     pub fn dir(&self) -> Option<&Path> {
@@ -109,11 +157,16 @@ impl Core {
             ..
         } = change;
         let first_index = self.events.len();
-        let mut leaf = self.state.leaf_event_id.clone();
+        let mut leaf = branch::resolve_leaf(&self.events, &self.state);
         let mut events = Vec::with_capacity(pending.len());
         for (offset, mut event) in pending.into_iter().enumerate() {
             if event.parent_id.is_none() {
-                event.parent_id = leaf.clone();
+                // Under an empty HEAD over a non-empty log, a new root.
+                event.parent_id = match &leaf {
+                    Some(parent) => Some(parent.clone()),
+                    None if first_index + offset > 0 => Some(branch::ROOT_PARENT_ID.into()),
+                    None => None,
+                };
             }
             // State updates hang off the leaf without becoming it (as the
             // reference does): the active branch is the chain of real events.
@@ -168,10 +221,16 @@ impl Core {
         let complete = written == staged.events.len();
         let mut out = Vec::with_capacity(written);
         let mut leaf = self.state.leaf_event_id.clone();
+        let mut moved = false;
+        let mut head = branch::resolve_leaf(&self.events, &self.state);
         for s in staged.events.into_iter().take(written) {
             debug_assert_eq!(s.index, self.events.len());
-            if !matches!(s.event.body, EventBody::StateUpdate(_)) {
-                leaf = Some(s.event.id.clone());
+            if branch::is_node(&s.event) {
+                // The log stays one line while each node hangs from the HEAD.
+                self.linear &= s.event.parent_id.is_none() || s.event.parent_id == head;
+                head = Some(s.event.id.clone());
+                leaf = head.clone();
+                moved = true;
             }
             self.ids.insert(s.event.id.clone(), s.index);
             out.push(s.event.clone());
@@ -189,6 +248,9 @@ impl Core {
             }
         }
         self.state.leaf_event_id = leaf;
+        if moved {
+            self.state.head_is_empty = false;
+        }
         out
     }
 
@@ -257,6 +319,11 @@ impl Change<'_> {
     /// The event log before this change.
     pub fn events(&self) -> &[Event] {
         &self.core.events
+    }
+
+    /// The active branch before this change (see [`Core::branch`]).
+    pub fn branch(&self) -> Cow<'_, [Event]> {
+        self.core.branch()
     }
 
     /// The state as this change sees it (with its own edits).

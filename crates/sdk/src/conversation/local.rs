@@ -309,7 +309,7 @@ impl LocalConversation {
     /// told they were interrupted (as the reference does).
     fn abandon_interrupted_actions(&self) -> Result<(), ConversationError> {
         self.commit(false, |c| {
-            super::pending::unmatched_actions(c.events())
+            super::pending::unmatched_actions(&c.branch())
                 .into_iter()
                 .map(|(id, a)| {
                     let mut ev = Event::with_source(
@@ -469,7 +469,7 @@ impl LocalConversation {
                 "Tool '{tool_name}' has no response_schema configured."
             ))
         })?;
-        let events = self.events();
+        let events = self.branch_events();
         crate::response_schema::structured_output(&events, tool_name, &schema)
             .map_err(|e| ConversationError::Invalid(e.0))
     }
@@ -496,6 +496,39 @@ impl LocalConversation {
     /// Runs `f` over the events without copying them.
     pub fn with_events<R>(&self, f: impl FnOnce(&[Event]) -> R) -> R {
         f(&self.inner.core.lock().events)
+    }
+
+    /// Runs `f` over the events of the active branch (the path from the
+    /// HEAD to the root; the whole log until the HEAD is moved), which is
+    /// what the agent works on.
+    pub fn with_branch<R>(&self, f: impl FnOnce(&[Event]) -> R) -> R {
+        let core = self.inner.core.lock();
+        f(&core.branch())
+    }
+
+    /// The events of the active branch, root first.
+    pub fn branch_events(&self) -> Vec<Event> {
+        self.with_branch(<[Event]>::to_vec)
+    }
+
+    /// Moves the HEAD to `event_id` (`None`: the empty tree), re-rooting
+    /// the branch the agent works on next; every event stays in the log
+    /// and what is appended next starts a new branch. Unlike
+    /// [`LocalConversation::fork`], no conversation is created. An unknown
+    /// id is refused with [`ConversationError::Invalid`]
+    /// (`Unknown event_id: …`).
+    pub fn navigate_to(&self, event_id: Option<&str>) -> Result<(), ConversationError> {
+        let _order = self.inner.emit_lock.lock();
+        self.inner
+            .core
+            .lock()
+            .navigate_to(event_id)
+            .map_err(|e| match e {
+                super::core::NavigateError::UnknownEvent(_) => {
+                    ConversationError::Invalid(e.to_string())
+                }
+                super::core::NavigateError::Store(e) => ConversationError::from(e),
+            })
     }
 
     /// An event by id.
@@ -1096,7 +1129,7 @@ impl LocalConversation {
         }
         let reason = reason.unwrap_or_else(openhands_wire::event::default_rejection_reason);
         self.commit(true, move |c| {
-            let pending = super::pending::unmatched_actions(c.events());
+            let pending = super::pending::unmatched_actions(&c.branch());
             let mut out: Vec<Event> = pending
                 .iter()
                 .map(|(id, a)| {
@@ -1121,7 +1154,7 @@ impl LocalConversation {
     /// The text of the agent's final answer: the `finish` message or the last
     /// agent message.
     pub fn agent_final_response(&self) -> String {
-        self.with_events(|events| {
+        self.with_branch(|events| {
             for e in events.iter().rev() {
                 match &e.body {
                     EventBody::Action(a) if a.tool_name == "finish" => {
@@ -1207,7 +1240,7 @@ impl LocalConversation {
                 ExecutionStatus::Running => {}
             }
             if stuck_on {
-                let pattern: Option<StuckPattern> = self.with_events(|ev| detector.check(ev));
+                let pattern: Option<StuckPattern> = self.with_branch(|ev| detector.check(ev));
                 if let Some(p) = pattern {
                     tracing::warn!(conversation = %self.id(), "stuck: {}", p.describe());
                     self.set_status(ExecutionStatus::Stuck).await?;
@@ -1572,7 +1605,7 @@ impl LocalConversation {
     /// Events of the LLM view a condensation could forget (everything but
     /// the system prompt).
     pub fn condensable_events(&self) -> usize {
-        self.with_events(|events| {
+        self.with_branch(|events| {
             super::view::with_view(events, |view, _| {
                 view.iter()
                     .filter(|e| !matches!(e.body, EventBody::SystemPrompt(_)))

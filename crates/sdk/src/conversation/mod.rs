@@ -9,6 +9,7 @@
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
 mod analysis;
+pub mod branch;
 mod child;
 mod core;
 mod error;

@@ -102,7 +102,7 @@ impl LocalConversation {
     /// rendered by their tools once the agent has started.
     pub fn transcript(&self) -> Vec<Message> {
         let runtime = self.inner.runtime.lock().clone();
-        self.with_events(|events| match &runtime {
+        self.with_branch(|events| match &runtime {
             Some(runtime) => {
                 let renderer = RuntimeRenderer {
                     runtime,
@@ -118,7 +118,7 @@ impl LocalConversation {
     pub(crate) fn llm_messages(&self, runtime: &AgentRuntime) -> Vec<Message> {
         let max_chars = self.inner.agent.read().spec().llm.max_message_chars;
         let renderer = RuntimeRenderer { runtime, max_chars };
-        self.with_events(|events| {
+        self.with_branch(|events| {
             with_view(events, |view, _| {
                 events_to_messages(view.iter().copied(), &renderer)
             })
@@ -128,7 +128,7 @@ impl LocalConversation {
     /// One iteration of the agent loop.
     pub(crate) async fn step(&self, cancel: &CancellationToken) -> Result<(), ConversationError> {
         let runtime = self.runtime()?;
-        let pending = self.with_events(unmatched_actions);
+        let pending = self.with_branch(unmatched_actions);
         if !pending.is_empty() {
             return self.execute_actions(&runtime, pending, cancel).await;
         }
@@ -185,7 +185,7 @@ impl LocalConversation {
             openhands_llm::model_info::context_window(agent.llm().config()) as usize
         };
         let agent_limit = (agent_limit > 0).then_some(agent_limit);
-        let (requirement, requested) = self.with_events(|events| {
+        let (requirement, requested) = self.with_branch(|events| {
             let requested = pending_request(events);
             (
                 with_view(events, |view, _| {
@@ -197,7 +197,7 @@ impl LocalConversation {
         if requirement.is_none() {
             return Ok(false);
         }
-        let (view, previous) = self.with_events(|events| {
+        let (view, previous) = self.with_branch(|events| {
             with_view(events, |view, summary| {
                 let owned: Vec<Event> = view.iter().map(|e| (*e).clone()).collect();
                 (owned, summary.map(str::to_string))

@@ -9,8 +9,9 @@ use super::socket::{EventSocket, SocketState};
 use super::sync::sync_events;
 use futures::Stream;
 use openhands_protocol::conversations::{
-    AskAgentRequest, ConfirmationResponseRequest, ForkConversationRequest, SendMessageRequest,
-    StartConversationRequest, UpdateSecretsRequest,
+    AskAgentRequest, ConfirmationResponseRequest, ForkConversationRequest,
+    NavigateConversationRequest, SendMessageRequest, StartConversationRequest,
+    UpdateSecretsRequest,
 };
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::message::Message;
@@ -537,6 +538,20 @@ impl RemoteConversation {
     /// agent has no condenser that handles requests).
     pub async fn condense(&self) -> Result<(), RemoteError> {
         self.post::<Value>("/condense", None).await.map(drop)
+    }
+
+    /// Moves the conversation's HEAD on the server to `event_id` (`None`:
+    /// the empty tree); the next run works on that branch. Answers the
+    /// server's new `leaf_event_id`.
+    pub async fn navigate_to(&self, event_id: Option<&str>) -> Result<Option<String>, RemoteError> {
+        let body = NavigateConversationRequest {
+            event_id: event_id.map(str::to_string),
+        };
+        let info = self.post("/navigate", Some(&body)).await?;
+        Ok(info
+            .get("leaf_event_id")
+            .and_then(Value::as_str)
+            .map(str::to_string))
     }
 
     /// Deletes the conversation on the server and stops the event socket.

@@ -187,15 +187,16 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
     ))
 }
 
-fn parse<T: serde::de::DeserializeOwned>(query: &str) -> Result<ApiQuery<T>, ApiError> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(query: &str) -> Result<ApiQuery<T>, ApiError> {
     Ok(ApiQuery(crate::http::extract::parse_query(query)?))
 }
 
 /// `include_skills` of the conversation reads (default false).
 #[derive(Debug, Default, Deserialize)]
-struct SkillsQuery {
+pub(crate) struct SkillsQuery {
+    /// Keep `agent.agent_context.skills` in the answer.
     #[serde(default)]
-    include_skills: bool,
+    pub(crate) include_skills: bool,
 }
 
 #[derive(Debug, Deserialize)]

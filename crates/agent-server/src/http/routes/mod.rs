@@ -17,6 +17,7 @@ pub mod git;
 pub mod goals;
 pub mod init;
 pub mod mcp;
+pub mod navigate;
 pub mod profiles;
 pub mod profiles_docs;
 pub mod runtime;
@@ -153,6 +154,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
             conversations::openapi()
                 .merge_from(events::openapi())
                 .merge_from(goals::openapi())
+                .merge_from(navigate::openapi())
                 .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
         )
 }
@@ -175,6 +177,7 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
             conversations::router(svc.clone())
                 .merge(events::router(svc.clone()))
                 .merge(goals::router(svc.clone()))
+                .merge(navigate::router(svc.clone()))
         }
         None => OpenApiRouter::new(),
     }

@@ -516,6 +516,20 @@ impl Live {
         }
     }
 
+    /// Moves the HEAD to `event_id` (`None`: the empty tree); the next run
+    /// works on that branch. An unknown event is [`ServiceError::Missing`].
+    pub async fn navigate(&self, event_id: Option<String>) -> Result<(), ServiceError> {
+        self.touch();
+        let conv = self.conv.clone();
+        blocking(move || {
+            conv.navigate_to(event_id.as_deref()).map_err(|e| match e {
+                openhands_sdk::ConversationError::Invalid(m) => ServiceError::Missing(m),
+                other => other.into(),
+            })
+        })
+        .await
+    }
+
     /// Accepts (runs) or rejects the pending actions.
     pub async fn respond_to_confirmation(
         self: &Arc<Self>,
