@@ -11,7 +11,7 @@
 mod conversations_support;
 
 use conversations_support::*;
-use openhands_testkit::fixtures::{mcp_everything, pids_with_env};
+use openhands_testkit::fixtures::{mcp_everything, mcp_oauth_server, pids_with_env};
 use openhands_testkit::{Script, Turn};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -156,16 +156,26 @@ async fn the_test_route_answers_success_and_failure() {
         json!(["body", "server", "command"])
     );
 
-    // OAuth is refused clearly: a 422 naming the field for an OAuth
-    // server, the reference's 400 otherwise, unknown probe jobs.
+    // OAuth: an unsupported client auth method is a 422 naming the field,
+    // a server without OAuth the reference's 400, unknown jobs 404.
     let (s, body) = env
         .post(
             "/api/mcp/oauth/start",
-            json!({"server": {"url": "http://127.0.0.1:9/mcp", "auth": {"strategy": "oauth2"}}}),
+            json!({"server": {"url": "http://127.0.0.1:9/mcp", "auth": {"strategy": "oauth2",
+                "authentication": {"type": "oauth", "client_auth_method": "private_key_jwt"}}}}),
         )
         .await;
     assert_eq!(s, 422, "{body}");
-    assert_eq!(body["detail"][0]["loc"], json!(["body", "server", "auth"]));
+    assert_eq!(
+        body["detail"][0]["loc"],
+        json!([
+            "body",
+            "server",
+            "auth",
+            "authentication",
+            "client_auth_method"
+        ])
+    );
     assert!(body.to_string().contains("not supported"), "{body}");
     let (s, _) = env
         .post("/api/mcp/oauth/start", json!({"server": {"command": "x"}}))
@@ -221,5 +231,111 @@ async fn the_test_route_answers_success_and_failure() {
             .unwrap()
             .starts_with("Tool 'nope' not advertised by server")
     );
+    env.stop().await;
+}
+
+/// The OAuth install probe through the routes, against the `mcp`
+/// package's authorization server: start answers the authorization URL,
+/// the "browser" consents and is redirected, the copied callback URL is
+/// submitted, the probe lists the tools and calls one with the token, and
+/// the acquired state comes back encrypted with the server's key. Started
+/// again with that state, no consent is needed.
+#[tokio::test]
+async fn the_oauth_probe_authorizes_through_the_routes() {
+    let Some((_server, url)) = mcp_oauth_server("streamable-http", 300).await else {
+        return;
+    };
+    let env = Env::start(two_step).await;
+    let server = json!({"type": "http", "url": url,
+                        "auth": {"strategy": "oauth2", "authentication": {"type": "oauth"}}});
+    let body = json!({"name": "secure", "server": server,
+                      "tool_call": {"name": "whoami", "arguments": {}}});
+    let (s, start) = env.post("/api/mcp/oauth/start", body.clone()).await;
+    assert_eq!(s, 200, "{start}");
+    assert_eq!(start["ok"], true, "{start}");
+    let job = start["job_id"].as_str().unwrap().to_string();
+    let auth_url = start["authorization_url"].as_str().unwrap();
+    assert!(
+        auth_url.contains("code_challenge_method=S256"),
+        "{auth_url}"
+    );
+    let (s, status) = env.get(&format!("/api/mcp/oauth/status/{job}")).await;
+    assert_eq!(s, 200);
+    assert_eq!(status["status"], "authorizing", "{status}");
+    assert_eq!(status["callback_ready"], true);
+
+    // A callback URL that is not the listener's is refused.
+    let (s, _) = env
+        .post(
+            &format!("/api/mcp/oauth/callback/{job}"),
+            json!({"callback_url": "http://evil.example/callback?code=x"}),
+        )
+        .await;
+    assert_eq!(s, 400);
+
+    // The browser: consent is automatic, the redirect is copied.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = browser.get(auth_url).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 302);
+    let callback = resp.headers()["location"].to_str().unwrap().to_string();
+    let (s, done) = env
+        .post(
+            &format!("/api/mcp/oauth/callback/{job}"),
+            json!({"callback_url": callback}),
+        )
+        .await;
+    assert_eq!(s, 200, "{done}");
+    let done = if done["status"] == "succeeded" {
+        done
+    } else {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (_, st) = env.get(&format!("/api/mcp/oauth/status/{job}")).await;
+            if st["status"] != "authorizing" || Instant::now() > deadline {
+                break st;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(done["tools"], json!(["whoami"]));
+    assert_eq!(
+        done["tool_result"],
+        json!({"is_error": false, "text": "token 1 of 1"})
+    );
+    let state = done["oauth_state"].clone();
+    let access = state["tokens"]["access_token"].as_str().unwrap();
+    assert!(access.starts_with("gAAAA"), "not encrypted: {state}");
+    assert!(state["client_info"]["client_id"].is_string());
+
+    // With the stored (encrypted) state, /api/mcp/test and a new start
+    // need no consent.
+    let mut server = server;
+    server["auth"]["state"] = state;
+    let (s, tested) = env
+        .post(
+            "/api/mcp/test",
+            json!({"server": server.clone(), "tool_call": {"name": "whoami", "arguments": {}}}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(tested["tool_result"]["text"], "token 1 of 1", "{tested}");
+    assert!(tested["oauth_state"]["tokens"]["access_token"].is_string());
+    let (s, again) = env
+        .post("/api/mcp/oauth/start", json!({"server": server}))
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(again["ok"], true, "{again}");
+    assert!(again.get("authorization_url").is_none(), "{again}");
+    let (_, st) = env
+        .get(&format!(
+            "/api/mcp/oauth/status/{}",
+            again["job_id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(st["status"], "succeeded", "{st}");
     env.stop().await;
 }

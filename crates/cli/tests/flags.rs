@@ -313,7 +313,8 @@ fn unsupported_settings_are_refused_not_ignored() {
     let url = Some("http://127.0.0.1:9/v1");
 
     write(
-        json!({"agent_settings": {"mcp_config": {"mcpServers": {"gh": {"url": "http://x/mcp", "auth": {"strategy": "oauth2"}}}}}}),
+        json!({"agent_settings": {"mcp_config": {"mcpServers": {"gh": {"url": "http://x/mcp", "auth": {"strategy": "oauth2",
+            "authentication": {"type": "oauth", "client_auth_method": "private_key_jwt"}}}}}}}),
     );
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
     assert_usage_error(&out, "MCP server 'gh'");

@@ -75,6 +75,9 @@ pub struct ServerConfig {
     pub enabled: bool,
     /// Per-call timeout (`timeout`, seconds), when set.
     pub timeout: Option<Duration>,
+    /// OAuth 2.1 (`auth.strategy: "oauth2"`, or FastMCP's `auth: "oauth"`)
+    /// of a remote server.
+    pub oauth: Option<crate::oauth::OAuthConfig>,
 }
 
 /// A parsed MCP configuration: servers in the order written.
@@ -270,6 +273,7 @@ fn parse_server(
     }
     s.opt_str("description")?;
     s.opt_str("icon")?;
+    let mut oauth = None;
     let transport = match kind {
         Kind::Stdio => Transport::Stdio {
             command: command.unwrap_or_default(),
@@ -279,7 +283,11 @@ fn parse_server(
         },
         Kind::Http | Kind::Sse => {
             let mut headers = s.str_map("headers")?;
-            let auth_headers = parse_auth(name, o.get("auth"))?;
+            let (auth_headers, parsed_oauth) = match parse_auth(name, o.get("auth"))? {
+                Auth::Headers(h) => (h, None),
+                Auth::OAuth(c) => (BTreeMap::new(), Some(c)),
+            };
+            oauth = parsed_oauth;
             if !auth_headers.is_empty()
                 && headers
                     .keys()
@@ -310,6 +318,7 @@ fn parse_server(
         transport,
         enabled,
         timeout,
+        oauth,
     })
 }
 
@@ -335,21 +344,27 @@ fn infer_remote(url: &str) -> Kind {
     }
 }
 
-/// The headers of an `auth` credential (the reference's strategies).
-fn parse_auth(name: &str, auth: Option<&Value>) -> Result<BTreeMap<String, String>, ConfigError> {
+/// What an `auth` credential amounts to.
+enum Auth {
+    /// Headers sent with every request.
+    Headers(BTreeMap<String, String>),
+    /// OAuth 2.1.
+    OAuth(crate::oauth::OAuthConfig),
+}
+
+/// An `auth` credential (the reference's strategies).
+fn parse_auth(name: &str, auth: Option<&Value>) -> Result<Auth, ConfigError> {
     let err = |msg: String| ConfigError::new(name, Some("auth"), msg);
     let mut out = BTreeMap::new();
     let o = match auth {
-        None | Some(Value::Null) => return Ok(out),
-        // FastMCP's plain form: a bearer token.
+        None | Some(Value::Null) => return Ok(Auth::Headers(out)),
+        // FastMCP's plain forms: "oauth", or a bearer token.
         Some(Value::String(token)) => {
             if token == "oauth" {
-                return Err(err(
-                    "OAuth for MCP servers is not supported by this server yet".into(),
-                ));
+                return Ok(Auth::OAuth(crate::oauth::OAuthConfig::default()));
             }
             out.insert("Authorization".into(), format!("Bearer {token}"));
-            return Ok(out);
+            return Ok(Auth::Headers(out));
         }
         Some(Value::Object(o)) => o,
         Some(_) => return Err(err("'auth' must be an object with a 'strategy'".into())),
@@ -398,10 +413,9 @@ fn parse_auth(name: &str, auth: Option<&Value>) -> Result<BTreeMap<String, Strin
             Some(_) => return Err(err("auth.headers must be an object".into())),
         },
         Some("oauth2") => {
-            return Err(err(
-                "OAuth (auth.strategy 'oauth2') for MCP servers is not supported by this server yet"
-                    .into(),
-            ));
+            return crate::oauth::OAuthConfig::parse(o)
+                .map(Auth::OAuth)
+                .map_err(|(field, msg)| ConfigError::new(name, Some(&field), msg));
         }
         Some(other) => {
             return Err(err(format!(
@@ -410,7 +424,7 @@ fn parse_auth(name: &str, auth: Option<&Value>) -> Result<BTreeMap<String, Strin
         }
         None => return Err(err("auth.strategy is required".into())),
     }
-    Ok(out)
+    Ok(Auth::Headers(out))
 }
 
 struct Fields<'a> {

@@ -82,8 +82,9 @@ fn malformed_servers_name_the_server_and_field() {
             "auth",
         ),
         (
-            json!({"s": {"url": "http://h/mcp", "auth": {"strategy": "oauth2"}}}),
-            "auth",
+            json!({"s": {"url": "http://h/mcp", "auth": {"strategy": "oauth2",
+                "authentication": {"type": "oauth", "client_auth_method": "private_key_jwt"}}}}),
+            "auth.authentication.client_auth_method",
         ),
         (
             json!({"s": {"url": "http://h/mcp", "headers": {"authorization": "x"},

@@ -3,6 +3,7 @@
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -11,12 +12,11 @@ use std::time::Duration;
 /// the caller's start/call timeouts).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The transport for `url` sending `headers`. A `Bearer` Authorization
-/// header becomes rmcp's auth header; the others are sent as given.
-pub(crate) fn transport(
+/// The client and transport configuration for `url` sending `headers`.
+fn parts(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<(reqwest::Client, StreamableHttpClientTransportConfig), String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut custom = HashMap::new();
     let mut bearer = None;
@@ -47,5 +47,29 @@ pub(crate) fn transport(
     if let Some(token) = bearer {
         config = config.auth_header(token);
     }
+    Ok((client, config))
+}
+
+/// The transport for `url` sending `headers`. A `Bearer` Authorization
+/// header becomes rmcp's auth header; the others are sent as given.
+pub(crate) fn transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let (client, config) = parts(url, headers)?;
     Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// The transport for an OAuth server: every request carries the current
+/// access token of `manager` (refreshed before it expires).
+pub(crate) fn oauth_transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    manager: AuthorizationManager,
+) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
+    let (client, config) = parts(url, headers)?;
+    Ok(StreamableHttpClientTransport::with_client(
+        AuthClient::new(client, manager),
+        config,
+    ))
 }

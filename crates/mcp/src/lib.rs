@@ -14,6 +14,8 @@
 //!   them, restarted after they stop, closed together.
 //! * `server` / `stdio` / `http` / `sse` — one `rmcp` connection and its
 //!   transports (the legacy SSE client is our own: `rmcp` has none).
+//! * [`oauth`] — OAuth 2.1 for remote servers (discovery, dynamic client
+//!   registration, PKCE, refresh) on `rmcp`'s `auth`.
 //! * `runtime` — the small runtime that owns every connection.
 
 mod book;
@@ -21,6 +23,7 @@ pub mod client;
 pub mod config;
 pub mod expand;
 mod http;
+pub mod oauth;
 mod options;
 mod runtime;
 mod server;

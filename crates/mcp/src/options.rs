@@ -1,8 +1,10 @@
 //! [`StartOptions`]: the limits and environment every server of a session
 //! shares.
 
+use crate::oauth::{MemoryStates, OAuthStateStore};
 use openhands_workspace::exec::{EnvPolicy, Sandbox};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What every server of a session shares.
@@ -20,6 +22,9 @@ pub struct StartOptions {
     pub startup_timeout: Duration,
     /// Limit for one tool call (a server's own `timeout` wins).
     pub call_timeout: Duration,
+    /// Where OAuth servers' tokens are read and refreshed ones written
+    /// (default: in memory, seeded by each server's own `auth.state`).
+    pub oauth_states: Arc<dyn OAuthStateStore>,
 }
 
 impl StartOptions {
@@ -32,6 +37,7 @@ impl StartOptions {
             working_dir: working_dir.into(),
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(300),
+            oauth_states: Arc::new(MemoryStates::new()),
         }
     }
 }

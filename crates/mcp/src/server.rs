@@ -165,12 +165,23 @@ async fn start_inner(
             }
         }
         Transport::Http { url, headers } => {
-            let transport =
-                crate::http::transport(url, headers).map_err(|e| start_error(cfg, e))?;
-            let service = handler
-                .serve(transport)
-                .await
-                .map_err(|e| start_error(cfg, e))?;
+            let service = match &cfg.oauth {
+                None => {
+                    let transport =
+                        crate::http::transport(url, headers).map_err(|e| start_error(cfg, e))?;
+                    handler.serve(transport).await
+                }
+                Some(oauth) => {
+                    let manager =
+                        crate::oauth::connect::manager(url, oauth, opts.oauth_states.clone())
+                            .await
+                            .map_err(|e| start_error(cfg, e))?;
+                    let transport = crate::http::oauth_transport(url, headers, manager)
+                        .map_err(|e| start_error(cfg, e))?;
+                    handler.serve(transport).await
+                }
+            }
+            .map_err(|e| start_error(cfg, e))?;
             Live {
                 service,
                 child: None,
@@ -178,7 +189,15 @@ async fn start_inner(
             }
         }
         Transport::Sse { url, headers } => {
-            let (pair, tasks) = crate::sse::connect(url, headers)
+            let token = match &cfg.oauth {
+                None => None,
+                Some(oauth) => Some(crate::oauth::connect::TokenSource::new(
+                    crate::oauth::connect::manager(url, oauth, opts.oauth_states.clone())
+                        .await
+                        .map_err(|e| start_error(cfg, e))?,
+                )),
+            };
+            let (pair, tasks) = crate::sse::connect(url, headers, token)
                 .await
                 .map_err(|e| start_error(cfg, e))?;
             let service = handler.serve(pair).await.map_err(|e| start_error(cfg, e))?;

@@ -5,6 +5,7 @@
 //! events. Exposed to `rmcp` as a sink/stream pair; both pumps stop when
 //! the connection is dropped ([`SseTasks`]).
 
+use crate::oauth::connect::TokenSource;
 use eventsource_stream::Eventsource;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
@@ -42,9 +43,12 @@ pub(crate) type SsePair = (
 
 /// Opens the event stream of `url`, waits for its `endpoint` event and
 /// starts the pumps.
+/// With `token`, the event stream and every message carry its current
+/// access token.
 pub(crate) async fn connect(
     url: &str,
     headers: &BTreeMap<String, String>,
+    token: Option<TokenSource>,
 ) -> Result<(SsePair, SseTasks), String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut defaults = HeaderMap::new();
@@ -61,9 +65,11 @@ pub(crate) async fn connect(
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let base = reqwest::Url::parse(url).map_err(|e| format!("invalid url '{url}': {e}"))?;
-    let resp = client
-        .get(base.clone())
-        .header(ACCEPT, "text/event-stream")
+    let mut get = client.get(base.clone()).header(ACCEPT, "text/event-stream");
+    if let Some(t) = &token {
+        get = get.bearer_auth(t.token(url).await?);
+    }
+    let resp = get
         .send()
         .await
         .map_err(|e| format!("GET {url} failed: {e}"))?;
@@ -111,10 +117,20 @@ pub(crate) async fn connect(
             }
         }
     });
+    let server_url = url.to_string();
     let writer = tokio::spawn(async move {
         while let Some(msg) = from_rmcp.next().await {
-            let sent = client
-                .post(endpoint.clone())
+            let mut post = client.post(endpoint.clone());
+            if let Some(t) = &token {
+                match t.token(&server_url).await {
+                    Ok(tok) => post = post.bearer_auth(tok),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "MCP SSE message not sent");
+                        break;
+                    }
+                }
+            }
+            let sent = post
                 .header(CONTENT_TYPE, "application/json")
                 .timeout(POST_TIMEOUT)
                 .json(&msg)

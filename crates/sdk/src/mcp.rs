@@ -76,6 +76,9 @@ pub fn start_options(env: &ToolEnv) -> StartOptions {
     let mut o = StartOptions::new(env.working_dir.clone());
     o.env = env.exec.env.clone();
     o.sandbox = env.exec.sandbox.clone();
+    if let Some(states) = &env.mcp_oauth_states {
+        o.oauth_states = states.clone();
+    }
     o
 }
 

@@ -68,6 +68,9 @@ pub struct ToolEnv {
     /// Delegation to sub-agents (the conversation's agent registry and a
     /// link to it as their parent); `None` outside a conversation.
     pub delegation: Option<Arc<dyn crate::subagent::host::SubAgentHost>>,
+    /// Where MCP servers using OAuth find their tokens and put refreshed
+    /// ones (`None`: each server's own `auth.state`, kept in memory).
+    pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
 }
 
 impl ToolEnv {
@@ -80,6 +83,7 @@ impl ToolEnv {
             secrets: Arc::new(NoSecrets),
             exec: openhands_workspace::exec::ExecPolicy::default(),
             delegation: None,
+            mcp_oauth_states: None,
         }
     }
 }

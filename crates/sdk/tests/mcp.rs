@@ -188,7 +188,10 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
     let port = free_port();
     spec.mcp_config = json!({"mcpServers": {"down": {
         "url": format!("http://127.0.0.1:{port}/mcp"),
-        "headers": {"X-Key": "sk-mcp-secret"}
+        "headers": {"X-Key": "sk-mcp-secret"},
+        "auth": {"strategy": "oauth2", "state": {
+            "tokens": {"access_token": "oauth-access-secret", "refresh_token": "oauth-refresh-secret"},
+            "client_info": {"client_id": "c"}}}
     }}})
     .as_object()
     .cloned()
@@ -221,7 +224,8 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
         .collect::<Vec<_>>()
         .join("");
     assert!(system.contains("MCP server 'down'"), "{system}");
-    // MCP header and env values are secrets: never written in clear.
+    // MCP header and env values and OAuth tokens are secrets: never
+    // written in clear.
     let state = std::fs::read_to_string(
         root.path()
             .join(c.id().simple().to_string())
@@ -229,7 +233,8 @@ async fn an_unreachable_server_is_an_error_event_not_a_hang() {
     )
     .unwrap();
     assert!(!state.contains("sk-mcp-secret"));
-    assert!(state.contains("X-Key"));
+    assert!(!state.contains("oauth-access-secret") && !state.contains("oauth-refresh-secret"));
+    assert!(state.contains("X-Key") && state.contains("access_token"));
 }
 
 #[test]

@@ -78,3 +78,45 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map_or(0, |a| a.port())
 }
+
+/// An OAuth-protected MCP server built with the `mcp` package
+/// (`crates/mcp/tests/fixtures/oauth_server.py`: the package's own
+/// authorization server with an auto-approving in-memory provider),
+/// serving `transport` (`streamable-http` or `sse`) with access tokens
+/// living `token_lifetime_secs`. Returns the process (killed when dropped)
+/// and the server's MCP URL, or `None` when no such Python is available
+/// (a server that does not start fails the test).
+pub async fn mcp_oauth_server(
+    transport: &str,
+    token_lifetime_secs: u32,
+) -> Option<(KillOnDrop, String)> {
+    let python = mcp_python()?;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../mcp/tests/fixtures/oauth_server.py"
+    );
+    let port = free_port();
+    let child = std::process::Command::new(python)
+        .arg(script)
+        .arg(port.to_string())
+        .arg(transport)
+        .arg(token_lifetime_secs.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the OAuth MCP server: {e}"));
+    let guard = KillOnDrop(child);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the OAuth MCP server did not start on port {port}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let path = if transport == "sse" { "sse" } else { "mcp" };
+    Some((guard, format!("http://127.0.0.1:{port}/{path}")))
+}

@@ -202,6 +202,42 @@ impl From<crate::service::conversations::ServiceError> for ApiError {
     }
 }
 
+impl From<crate::service::mcp_oauth::OAuthJobError> for ApiError {
+    fn from(e: crate::service::mcp_oauth::OAuthJobError) -> Self {
+        use crate::service::mcp_oauth::OAuthJobError as E;
+        match e {
+            E::NotFound => Self::not_found_msg(e.to_string()),
+            E::CallbackNotReady => Self::conflict(e.to_string()),
+            E::NotOAuth | E::InvalidCallback | E::UnexpectedCallback => {
+                Self::bad_request(e.to_string())
+            }
+        }
+    }
+}
+
+impl From<crate::service::mcp_settings::McpSettingsError> for ApiError {
+    fn from(e: crate::service::mcp_settings::McpSettingsError) -> Self {
+        use crate::service::mcp_settings::McpSettingsError as E;
+        match e {
+            E::Exists(_) => Self::conflict(e.to_string()),
+            E::Missing(_) => Self::not_found_msg(e.to_string()),
+            E::Invalid(v) => v.into(),
+            E::Store(s) => {
+                tracing::error!(error = %s, "settings store");
+                match s {
+                    openhands_sdk::profiles::StoreError::Corrupt { .. } => Self::conflict(
+                        "Settings file is corrupted or encrypted with a different key: restore that key as OH_SECRET_KEY or add it to OH_PREVIOUS_SECRET_KEYS",
+                    ),
+                    _ => Self::new(
+                        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                        "Failed to update settings",
+                    ),
+                }
+            }
+        }
+    }
+}
+
 impl From<crate::service::profiles::ProfileError> for ApiError {
     /// The reference's status codes and texts.
     fn from(e: crate::service::profiles::ProfileError) -> Self {

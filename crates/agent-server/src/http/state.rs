@@ -122,6 +122,10 @@ pub struct AppState {
     pub runtime_bash: RuntimeBash,
     /// The user's custom secrets (`/api/settings/secrets`).
     pub secrets: crate::service::secrets_store::SecretsStore,
+    /// MCP OAuth install probes (`/api/mcp/oauth/*`).
+    pub mcp_oauth: crate::service::mcp_oauth::OAuthJobs,
+    /// The settings' MCP servers (`/api/settings/mcp/*`).
+    pub mcp_settings: crate::service::mcp_settings::McpSettings,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -147,6 +151,10 @@ impl AppState {
             config.persistence_dir.clone(),
             crate::service::profiles::cipher_of(&config),
         );
+        let mcp_settings = crate::service::mcp_settings::McpSettings::new(
+            crate::service::profiles::settings::SettingsFile::new(config.persistence_dir.clone()),
+            crate::service::profiles::cipher_of(&config),
+        );
         Self {
             config: Arc::new(config),
             session_keys,
@@ -164,6 +172,8 @@ impl AppState {
             runtime_bash: RuntimeBash::default(),
             init: None,
             secrets,
+            mcp_oauth: crate::service::mcp_oauth::OAuthJobs::default(),
+            mcp_settings,
         }
     }
 

@@ -3,13 +3,17 @@
 //! nothing is stored. Answers are the reference's `MCPTestSuccess` /
 //! `MCPTestFailure` (a failure to connect is an answer, not an error).
 
+use super::mcp_oauth::sealed;
+use openhands_mcp::oauth::{MemoryStates, OAuthConfig};
 use openhands_mcp::{
-    McpClient, McpConfig, McpContent, McpError, McpSession, StartOptions, UnknownFields,
+    McpClient, McpConfig, McpContent, McpError, McpSession, StartOptions, Transport, UnknownFields,
 };
 use openhands_protocol::conversations::{loc, redact_value};
 use openhands_protocol::validation::{ValidationError, ValidationIssue};
+use openhands_sdk::secrets::Cipher;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 const DEFAULT_NAME: &str = "test-server";
@@ -100,11 +104,11 @@ pub fn parse_test_request(raw: &Value) -> Result<McpTestRequest, ValidationError
         McpConfig::parse(&json!({ name.clone(): spec }), UnknownFields::Refuse).map_err(|e| {
             let mut path = vec!["body", "server"];
             if let Some(f) = &e.field {
-                path.push(if f == "transport" && server.contains_key("type") {
-                    "type"
+                if f == "transport" && server.contains_key("type") {
+                    path.push("type");
                 } else {
-                    f
-                });
+                    path.extend(f.split('.'));
+                }
             }
             let message = e.to_string();
             fail(
@@ -112,7 +116,7 @@ pub fn parse_test_request(raw: &Value) -> Result<McpTestRequest, ValidationError
                     &path,
                     "value_error",
                     format!("Value error, {message}"),
-                    Value::Object(server.clone()),
+                    super::mcp_settings::redacted_server(&Value::Object(server.clone())),
                 )
                 .with_ctx(json!({ "error": message })),
             )
@@ -162,14 +166,78 @@ pub fn parse_test_request(raw: &Value) -> Result<McpTestRequest, ValidationError
     })
 }
 
+impl McpTestRequest {
+    /// The URL and OAuth settings of the server, when it uses OAuth.
+    pub fn oauth(&self) -> Option<(String, OAuthConfig)> {
+        let server = self.config.servers.first()?;
+        let oauth = server.oauth.clone()?;
+        match &server.transport {
+            Transport::Http { url, .. } | Transport::Sse { url, .. } => Some((url.clone(), oauth)),
+            Transport::Stdio { .. } => None,
+        }
+    }
+
+    /// Decrypts the server's stored OAuth state (`auth.state`) with
+    /// `cipher`, in place.
+    pub fn open_oauth_state(&mut self, cipher: Option<&Cipher>) {
+        if let Some(oauth) = self
+            .config
+            .servers
+            .first_mut()
+            .and_then(|s| s.oauth.as_mut())
+            && let Some(state) = &oauth.state
+            && let Value::Object(m) = state.to_json()
+        {
+            oauth.state = Some(sealed::open(&m, cipher));
+        }
+    }
+}
+
 /// Runs the probe: the `MCPTestSuccess` or `MCPTestFailure` JSON. Stdio
 /// servers start in `working_dir` with the server's environment policy.
+/// An OAuth server uses its own `auth.state` (never a user's consent);
+/// the state it ends with (refreshed, perhaps) is answered as
+/// `oauth_state`, secrets encrypted with `cipher`.
 pub async fn probe(
+    mut req: McpTestRequest,
+    working_dir: PathBuf,
+    exec: openhands_workspace::exec::ExecPolicy,
+    cipher: Option<&Cipher>,
+) -> Value {
+    req.open_oauth_state(cipher);
+    let store = Arc::new(MemoryStates::new());
+    probe_with(req, working_dir, exec, store, cipher).await
+}
+
+/// [`probe`] with the OAuth states in `store` (an authorization may have
+/// just put tokens there).
+pub async fn probe_with(
     req: McpTestRequest,
     working_dir: PathBuf,
     exec: openhands_workspace::exec::ExecPolicy,
+    store: Arc<MemoryStates>,
+    cipher: Option<&Cipher>,
+) -> Value {
+    let oauth = req.oauth();
+    let mut out = probe_in(req, working_dir, exec, store.clone()).await;
+    if out["ok"] == true
+        && let Some((url, cfg)) = oauth
+        && let Some(state) = store.get(&url).or(cfg.state)
+        && !state.is_empty()
+    {
+        out["oauth_state"] = sealed::seal(&state, cipher);
+    }
+    out
+}
+
+async fn probe_in(
+    req: McpTestRequest,
+    working_dir: PathBuf,
+    exec: openhands_workspace::exec::ExecPolicy,
+    store: Arc<MemoryStates>,
 ) -> Value {
     let mut opts = StartOptions::new(working_dir);
+    opts.oauth_states = store;
     opts.env = exec.env;
     opts.sandbox = exec.sandbox;
     opts.startup_timeout = req.timeout;

@@ -9,6 +9,9 @@
 //! * [`gateway`] — OpenAI requests run as conversations;
 //! * [`init`] — deferred initialization: the `/api/init` request and its merge;
 //! * [`mcp`] — trying a candidate MCP server (`/api/mcp/test`);
+//! * [`mcp_oauth`] — OAuth install probes of MCP servers (`/api/mcp/oauth/*`);
+//! * [`mcp_settings`] — the settings' MCP servers (`/api/settings/mcp/*`) and
+//!   the OAuth tokens conversations find there;
 //! * [`secrets_store`] — the user's custom secrets (`secrets.json`, encrypted);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers.
@@ -18,6 +21,8 @@ pub mod conversations;
 pub mod gateway;
 pub mod init;
 pub mod mcp;
+pub mod mcp_oauth;
+pub mod mcp_settings;
 pub mod profiles;
 pub mod runtime;
 pub mod secrets_store;

@@ -476,8 +476,8 @@ pub fn unprotect_secret_fields(v: &mut Value, cipher: Option<&Cipher>) {
 }
 
 /// Applies `f` to the secrets of MCP servers in agent JSON (`env` and
-/// `headers` values, `auth` credentials, as the reference's `SecretStr`
-/// fields); a value `f` gives up on is removed.
+/// `headers` values, `auth` credentials and OAuth state, as the
+/// reference's `SecretStr` fields); a value `f` gives up on is removed.
 fn map_mcp_secrets(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
     let Some(config) = v.get_mut("mcp_config").and_then(Value::as_object_mut) else {
         return;
@@ -518,6 +518,18 @@ fn map_mcp_secrets(v: &mut Value, f: &dyn Fn(&str) -> Option<String>) {
             apply(auth, Some(&["value", "password", "client_secret"]));
             if let Some(Value::Object(h)) = auth.get_mut("headers") {
                 apply(h, None);
+            }
+            // OAuth: a configured client's secret, the stored tokens.
+            if let Some(Value::Object(a)) = auth.get_mut("authentication") {
+                apply(a, Some(&["client_secret"]));
+            }
+            if let Some(Value::Object(state)) = auth.get_mut("state") {
+                if let Some(Value::Object(t)) = state.get_mut("tokens") {
+                    apply(t, Some(&["access_token", "refresh_token"]));
+                }
+                if let Some(Value::Object(c)) = state.get_mut("client_info") {
+                    apply(c, Some(&["client_secret"]));
+                }
             }
         }
     }

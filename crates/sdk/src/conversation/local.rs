@@ -91,6 +91,10 @@ pub struct ConversationOptions {
     /// and user's file definitions and the registry's built-ins are added
     /// when the conversation is created or resumed.
     pub agent_registry: crate::subagent::registry::AgentRegistry,
+    /// Where MCP servers using OAuth find their tokens and put refreshed
+    /// ones (the agent server: its settings); `None`: each server's own
+    /// `auth.state`, kept in memory.
+    pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
 }
 
 impl Default for ConversationOptions {
@@ -115,6 +119,7 @@ impl Default for ConversationOptions {
             hook_config: None,
             client_tools: Vec::new(),
             agent_registry: crate::subagent::registry::AgentRegistry::new(),
+            mcp_oauth_states: None,
         }
     }
 }
@@ -390,6 +395,7 @@ impl LocalConversation {
                         options.agent_registry.clone(),
                         home,
                     ))),
+                    mcp_oauth_states: options.mcp_oauth_states.clone(),
                 },
                 child_options,
                 callbacks: RwLock::new(options.callbacks.clone()),

@@ -23,6 +23,7 @@ pub mod profiles_docs;
 pub mod runtime;
 pub mod secrets;
 pub mod server;
+pub mod settings_mcp;
 pub mod sub_agents;
 pub mod tools;
 pub mod trajectory;
@@ -123,6 +124,11 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(mcp::start_mcp_oauth))
         .routes(routes!(mcp::get_mcp_oauth_status))
         .routes(routes!(mcp::submit_mcp_oauth_callback))
+        .routes(routes!(
+            settings_mcp::create_mcp_server,
+            settings_mcp::patch_mcp_server,
+            settings_mcp::delete_mcp_server
+        ))
         .routes(routes!(extensions::get_skills))
         .routes(routes!(extensions::get_hooks))
         .routes(routes!(sub_agents::get_sub_agents))

@@ -48,6 +48,9 @@ pub struct ServiceConfig {
     pub builtin_agents: Vec<AgentDefinition>,
     /// Where `worktree: true` conversations get their git worktrees.
     pub conversation_worktree_root: PathBuf,
+    /// Where MCP servers using OAuth find their tokens (the settings'
+    /// servers, by URL) and put refreshed ones.
+    pub mcp_oauth_states: Option<std::sync::Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
 }
 
 /// Which conversations run sandboxed, and how (see
@@ -115,6 +118,7 @@ impl ServiceConfig {
             sandbox: SandboxSettings::default(),
             builtin_agents: Vec::new(),
             conversation_worktree_root: PathBuf::from("/tmp/conversation-worktrees"),
+            mcp_oauth_states: None,
         }
     }
 
@@ -129,7 +133,7 @@ impl ServiceConfig {
             conversations_path: config.conversations_path.clone(),
             max_concurrent_runs: config.max_concurrent_runs.max(1),
             idle_ttl,
-            cipher,
+            cipher: cipher.clone(),
             tools,
             tool_modules: Vec::new(),
             webhooks: config.webhooks.clone(),
@@ -146,6 +150,16 @@ impl ServiceConfig {
             sandbox: SandboxSettings::from_config(config),
             builtin_agents: Vec::new(),
             conversation_worktree_root: config.conversation_worktree_root.clone(),
+            mcp_oauth_states: Some(std::sync::Arc::new(
+                crate::service::mcp_settings::SettingsOAuthStates::new(
+                    crate::service::mcp_settings::McpSettings::new(
+                        crate::service::profiles::settings::SettingsFile::new(
+                            config.persistence_dir.clone(),
+                        ),
+                        cipher.clone(),
+                    ),
+                ),
+            )),
         }
     }
 

@@ -281,6 +281,7 @@ impl ConversationService {
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let skill_sources = self.inner.config.skill_sources.clone();
         let profiles = self.inner.config.profiles.clone();
+        let mcp_oauth_states = self.inner.config.mcp_oauth_states.clone();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
@@ -293,6 +294,7 @@ impl ConversationService {
                 callbacks: vec![callback],
                 cipher,
                 exec_policy,
+                mcp_oauth_states,
                 skill_sources,
                 hook_config,
                 agent_registry,
@@ -593,6 +595,7 @@ impl ConversationService {
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
             exec_policy,
+            mcp_oauth_states: self.inner.config.mcp_oauth_states.clone(),
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config,
             agent_registry,
@@ -1071,6 +1074,7 @@ impl ConversationService {
             cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
             exec_policy,
+            mcp_oauth_states: self.inner.config.mcp_oauth_states.clone(),
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config,
             agent_registry,

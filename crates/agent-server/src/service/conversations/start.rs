@@ -498,7 +498,7 @@ fn mcp_issue(
         path.push(&e.server);
     }
     if let Some(f) = &e.field {
-        path.push(f);
+        path.extend(f.split('.'));
     }
     let servers = if wrapped {
         config.get("mcpServers").and_then(Value::as_object)
@@ -723,14 +723,23 @@ mod tests {
             ])
         );
         let e = parse_start(json!({
-            "agent_settings": {"llm": {"model": "m"}, "mcp_config": {"s": {"url": "http://h/mcp", "auth": {"strategy": "oauth2"}}}},
+            "agent_settings": {"llm": {"model": "m"}, "mcp_config": {"s": {"url": "http://h/mcp",
+                "auth": {"strategy": "oauth2", "authentication": {"type": "oauth", "client_auth_method": "private_key_jwt"}}}}},
             "workspace": {"working_dir": "/w"}
         }))
         .unwrap_err();
         let d = detail(e);
         assert_eq!(
             d[0]["loc"],
-            json!(["body", "agent_settings", "mcp_config", "s", "auth"])
+            json!([
+                "body",
+                "agent_settings",
+                "mcp_config",
+                "s",
+                "auth",
+                "authentication",
+                "client_auth_method"
+            ])
         );
         let ok = parse_start(json!({
             "agent_settings": {"llm": {"model": "m"}, "mcp_config": {"s": {"command": "npx"}}},

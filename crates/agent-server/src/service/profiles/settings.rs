@@ -45,6 +45,12 @@ impl SettingsFile {
         }
     }
 
+    /// The whole settings object (`None`: no file yet).
+    pub fn read(&self) -> Result<Option<Map<String, Value>>, StoreError> {
+        let _g = self.lock.lock();
+        self.read_unlocked()
+    }
+
     /// The active LLM profile name (`None` when unset or unreadable).
     pub fn active_profile(&self) -> Option<String> {
         let _g = self.lock.lock();

@@ -1,0 +1,27 @@
+//! OAuth 2.1 for remote MCP servers, on `rmcp`'s `auth` (which runs the
+//! `oauth2` crate): discovery (protected-resource metadata, then the
+//! authorization server's metadata), dynamic client registration, the
+//! authorization code flow with PKCE, and refresh of expired access tokens
+//! before a request is sent.
+//!
+//! * `config` — [`OAuthConfig`]: a server's `auth.strategy: "oauth2"`
+//!   (`authentication` and the stored `state`).
+//! * `state` — [`OAuthState`] (the reference's `auth.state` JSON: `tokens`,
+//!   `client_info`, `token_expires_at`) and [`OAuthStateStore`], where
+//!   connections read and write it (the agent server keeps it in its
+//!   settings, encrypted at rest); `rmcp`'s credential store is an adapter
+//!   over it.
+//! * `connect` — the authorization manager of a connection: stored tokens
+//!   only (a connection never asks a user), refreshed when they expire.
+//! * `authorize` — [`Authorization`]: an interactive authorization with a
+//!   loopback callback listener, as FastMCP runs it.
+
+mod authorize;
+mod callback;
+mod config;
+pub(crate) mod connect;
+mod state;
+
+pub use authorize::{Authorization, OAuthError};
+pub use config::OAuthConfig;
+pub use state::{MemoryStates, OAuthState, OAuthStateStore};
