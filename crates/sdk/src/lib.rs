@@ -25,6 +25,8 @@ pub mod security;
 pub mod skills;
 pub mod subagent;
 pub mod telemetry;
+#[cfg(test)]
+mod test_http;
 pub mod tool;
 pub mod visualizer;
 
