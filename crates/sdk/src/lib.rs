@@ -27,6 +27,7 @@ pub mod subagent;
 pub mod telemetry;
 #[cfg(test)]
 mod test_http;
+pub mod tokens;
 pub mod tool;
 pub mod visualizer;
 
