@@ -12,6 +12,7 @@ pub mod builtins;
 pub mod client_tool;
 pub mod condenser;
 pub mod conversation;
+pub mod critic;
 pub mod entry;
 pub mod fsutil;
 pub mod hooks;

@@ -11,6 +11,7 @@
 mod analysis;
 mod child;
 mod core;
+mod critique;
 mod error;
 pub mod event_store;
 mod hooks;
