@@ -220,7 +220,10 @@ impl LocalConversation {
             );
             if has_text {
                 if let Some(critic) = critic.as_ref().filter(|c| c.evaluates_message()) {
-                    let result = self.critique(critic, runtime, &ev).await;
+                    let result = tokio::select! {
+                        r = self.critique(critic, runtime, &ev) => r,
+                        _ = cancel.cancelled() => return Err(ConversationError::Interrupted),
+                    };
                     if let EventBody::Message(m) = &mut ev.body {
                         m.critic_result = result;
                     }
@@ -312,7 +315,10 @@ impl LocalConversation {
             if error.is_none()
                 && let Some(critic) = critic.as_ref().filter(|c| c.evaluates_action(&call.name))
             {
-                let result = self.critique(critic, runtime, &action_event).await;
+                let result = tokio::select! {
+                    r = self.critique(critic, runtime, &action_event) => r,
+                    _ = cancel.cancelled() => return Err(ConversationError::Interrupted),
+                };
                 if let EventBody::Action(a) = &mut action_event.body {
                     a.critic_result = result;
                 }
