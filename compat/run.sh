@@ -117,6 +117,8 @@ wait_http "$server_url/ready" "$ready_secs" "agent-server ($mode)" "$server_log"
 echo "compat: $mode server $server_url, mock $mock_url, ready after $(( $(date +%s) - start ))s"
 
 export OH_COMPAT_SERVER="$server_url" OH_COMPAT_KEY="$key" OH_COMPAT_MOCK_URL="$mock_url"
+# Tests that start (and restart) a server of their own use the same binary.
+if [[ "$mode" == ours ]]; then export OH_COMPAT_SERVER_BIN="$bin_dir/openhands-agent-server"; fi
 export OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True DO_NOT_TRACK=1
 status=0
 (cd "$here" && "$py" -m pytest "$@") || status=$?

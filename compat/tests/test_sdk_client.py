@@ -434,3 +434,48 @@ def test_unknown_security_analyzer_kind_is_refused(api, make_conversation):
     )
     assert r.status_code == 422, r.text
     assert "MadeUpAnalyzer" in r.text
+
+
+def test_critic_results_and_refinement_reach_the_client(server_url, session_key, mock_url, workdir, cleanup_conversations):
+    """An agent with the reference's critic: every finish carries a `critic_result` the client
+    parses, and a score below the threshold brings exactly `max_iterations` follow-up turns."""
+    from openhands.sdk.critic import EmptyPatchCritic, IterativeRefinementConfig
+
+    llm = LLM(
+        model=MOCK_MODEL,
+        base_url=f"{mock_url}/v1",
+        api_key=SecretStr(MOCK_API_KEY),
+        api_mode="chat",
+        num_retries=0,
+        usage_id="default",
+    )
+    critic = EmptyPatchCritic(
+        iterative_refinement=IterativeRefinementConfig(success_threshold=0.5, max_iterations=1)
+    )
+    agent = Agent(llm=llm, tools=[Tool(name="terminal")], critic=critic)
+    workspace = Workspace(host=server_url, api_key=session_key, working_dir=str(workdir))
+    log = EventLog()
+    conv = Conversation(agent=agent, workspace=workspace, callbacks=[log], visualizer=None, delete_on_close=False)
+    cleanup_conversations.append(str(conv.id))
+    try:
+        conv.send_message("[[mock:script:critic]] Change something, then finish.")
+        conv.run(timeout=RUN_TIMEOUT)
+        assert refreshed_status(conv) == Status.FINISHED
+        finishes = wait_until(
+            lambda: [a for a in log.of(ActionEvent) if isinstance(a.action, FinishAction)]
+            if len([a for a in log.of(ActionEvent) if isinstance(a.action, FinishAction)]) == 2
+            else None,
+            timeout=20,
+            what="two finish actions",
+        )
+        for f in finishes:
+            assert f.critic_result is not None
+            assert f.critic_result.score == 0.0
+            assert f.critic_result.message == "Git patch is empty or missing"
+        followups = [
+            m for m in log.of(MessageEvent) if m.source == "user" and "The task appears incomplete" in str(m.llm_message.content)
+        ]
+        assert len(followups) == 1
+        assert "iteration 1, predicted success likelihood: 0.0%" in followups[0].llm_message.content[0].text
+    finally:
+        conv.close()

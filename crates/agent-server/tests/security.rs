@@ -307,3 +307,168 @@ async fn toolshield_guardrail_model_is_asked_with_history_and_its_key_is_never_i
     );
     env.stop().await;
 }
+
+/// A local stand-in for the GraySwan monitor: HIGH (0.95) for anything
+/// mentioning `rm -rf`, else LOW (0.05); records each request.
+async fn grayswan_monitor() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+) {
+    use axum::http::HeaderMap;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let app = axum::Router::new().route(
+        "/cygnal/monitor",
+        axum::routing::post(
+            move |headers: HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let log = log.clone();
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let score = if body.to_string().contains("rm -rf") {
+                        0.95
+                    } else {
+                        0.05
+                    };
+                    log.lock().unwrap().push((auth, body));
+                    axum::Json(json!({"violation": score, "ipi": false}))
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/cygnal/monitor", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn grayswan_monitor_is_asked_with_the_conversation_and_its_key_is_never_in_clear() {
+    let env = Env::start(|_| {
+        Script::from_turns([
+            Turn::tool_call(
+                "terminal",
+                json!({"command": "ls", "security_risk": "HIGH"}),
+            ),
+            Turn::tool_call(
+                "terminal",
+                json!({"command": "rm -rf build-cache", "security_risk": "LOW"}),
+            ),
+            Turn::tool_call(
+                "terminal",
+                json!({"command": "echo hi", "security_risk": "LOW"}),
+            ),
+            Turn::tool_call("finish", json!({"message": "done"})),
+        ])
+        .with_toolless_reply(Turn::text("A short title"))
+    })
+    .await;
+    let (url, seen) = grayswan_monitor().await;
+    let mut body = env.start_body(json!({
+        "confirmation_policy": {"kind": "ConfirmRisky"},
+        "security_analyzer": {"kind": "GraySwanAnalyzer", "api_url": url,
+            "api_key": "gs-key-7788", "policy_id": "policy-42", "timeout": 5},
+    }));
+    body["agent"] = env.agent(&["terminal"]);
+    let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 201, "{info}");
+    assert!(!info.to_string().contains("gs-key-7788"), "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Clean the build cache.", true).await;
+    // `ls` is LOW by the monitor (the model's HIGH label is not what counts);
+    // the deletion is HIGH and waits.
+    env.wait_status(&id, &["waiting_for_confirmation"]).await;
+    let events = env.events(&id).await;
+    let verdicts = analyses(&events);
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    assert!(verdicts.iter().all(|v| v["analyzer"] == "GraySwanAnalyzer"));
+    let ls = action_id(&events, "ls");
+    let rm = action_id(&events, "rm -rf build-cache");
+    assert_eq!(verdicts[0]["risks"][&ls], "LOW");
+    assert_eq!(verdicts[1]["risks"][&rm], "HIGH");
+    assert_eq!(verdicts[1]["details"][&rm]["violation"], 0.95);
+
+    // The monitor saw the conversation: system prompt first, the user's
+    // message, the first action and its output, then the pending call.
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].0, "Bearer gs-key-7788");
+    assert_eq!(requests[1].1["policy_id"], "policy-42");
+    let messages = requests[1].1["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles.first(), Some(&"system"));
+    assert!(
+        roles.contains(&"user") && roles.contains(&"tool"),
+        "{roles:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["content"] == "Clean the build cache.")
+    );
+    // The model's own risk labels are withheld from every call shown.
+    let calls: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .collect();
+    assert_eq!(calls.len(), 2, "{messages:?}");
+    assert!(calls.iter().all(|c| {
+        !c["function"]["arguments"]
+            .as_str()
+            .unwrap()
+            .contains("security_risk")
+    }));
+
+    // The key never reaches the disk or the API in clear.
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    let state = std::fs::read_to_string(dir.join("base_state.json")).unwrap();
+    assert!(!state.contains("gs-key-7788"));
+    for e in std::fs::read_dir(dir.join("events")).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        assert!(!text.contains("gs-key-7788"), "{}", e.path().display());
+    }
+    let (_, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert!(!got.to_string().contains("gs-key-7788"), "{got}");
+    assert_eq!(got["security_analyzer"]["kind"], "GraySwanAnalyzer");
+
+    // An unreachable monitor makes the next action HIGH, never LOW.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead = format!("http://{}/cygnal/monitor", closed.local_addr().unwrap());
+    drop(closed);
+    let (s, _) = env
+        .post(
+            &format!("/api/conversations/{id}/security_analyzer"),
+            json!({"security_analyzer": {"kind": "GraySwanAnalyzer", "api_url": dead,
+                "api_key": "gs-key-7788", "timeout": 2}}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = env
+        .post(
+            &format!("/api/conversations/{id}/events/respond_to_confirmation"),
+            json!({"accept": true}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let events = wait_for(&env, &id, |ev| analyses(ev).len() == 3).await;
+    env.wait_status(&id, &["waiting_for_confirmation"]).await;
+    let echo = action_id(&events, "echo hi");
+    let last = *analyses(&events).last().unwrap();
+    assert_eq!(last["risks"][&echo], "HIGH", "{last}");
+    assert!(
+        last["details"][&echo]["error"]
+            .to_string()
+            .contains("GraySwan analysis failed"),
+        "{last}"
+    );
+    env.stop().await;
+}

@@ -12,6 +12,7 @@ pub mod builtins;
 pub mod client_tool;
 pub mod condenser;
 pub mod conversation;
+pub mod critic;
 pub mod entry;
 pub mod fsutil;
 pub mod goal;
@@ -26,6 +27,9 @@ pub mod security;
 pub mod skills;
 pub mod subagent;
 pub mod telemetry;
+#[cfg(test)]
+mod test_http;
+pub mod tokens;
 pub mod tool;
 pub mod visualizer;
 

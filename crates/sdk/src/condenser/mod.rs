@@ -45,8 +45,11 @@ pub struct Summarizing {
     pub llm: Llm,
     /// View size that triggers condensation.
     pub max_size: usize,
-    /// Estimated tokens that trigger condensation.
+    /// Tokens that trigger condensation.
     pub max_tokens: Option<usize>,
+    /// How the view's tokens are counted (the agent model's tokenizer, as
+    /// the reference counts with the agent's LLM).
+    pub tokens: crate::tokens::TokenCounter,
     /// Leading events always kept.
     pub keep_first: usize,
     /// Smallest share of the view a condensation must forget.
@@ -139,6 +142,7 @@ impl Condenser {
                     llm,
                     max_size: limits.max_size,
                     max_tokens: limits.max_tokens,
+                    tokens: crate::tokens::TokenCounter::for_model(&agent_llm.config().model),
                     keep_first: limits.keep_first,
                     minimum_progress: limits.minimum_progress,
                     hard_reset_max_retries: limits.hard_reset_max_retries,

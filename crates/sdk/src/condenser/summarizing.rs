@@ -13,32 +13,10 @@ user's goals and constraints, what was done (files changed, commands run and the
 outcomes), what was learned, open problems and the next steps. Keep file paths, names and \
 exact error messages. Be concise; use short bullet points.";
 
-/// Characters per estimated token.
-const CHARS_PER_TOKEN: usize = 4;
-
-/// Estimated tokens of one event as the model would see it.
+/// Estimated tokens of one event (the fallback counter).
+#[cfg(test)]
 pub(crate) fn event_tokens(e: &Event) -> usize {
-    let chars = match &e.body {
-        EventBody::SystemPrompt(s) => {
-            s.system_prompt.text.len()
-                + s.tools
-                    .iter()
-                    .map(|t| serde_json::to_string(t).map_or(0, |j| j.len()))
-                    .sum::<usize>()
-        }
-        EventBody::Message(m) => m.llm_message.text().len(),
-        EventBody::Action(a) => {
-            a.tool_call.arguments.len()
-                + a.thought.iter().map(|t| t.text.len()).sum::<usize>()
-                + a.reasoning_content.as_ref().map_or(0, String::len)
-        }
-        EventBody::Observation(o) => o.observation.to_string().len(),
-        EventBody::AgentError(a) => a.error.len(),
-        EventBody::UserReject(r) => r.rejection_reason.len(),
-        EventBody::CondensationSummary(s) => s.summary.len(),
-        _ => 0,
-    };
-    chars / CHARS_PER_TOKEN + 4
+    crate::tokens::estimate_event_tokens(e)
 }
 
 fn is_result(e: &Event) -> bool {
@@ -85,7 +63,11 @@ impl Summarizing {
             return Some(Requirement::Hard);
         }
         if let Some(limit) = self.token_limit(agent_limit)
-            && view.iter().map(|e| event_tokens(e)).sum::<usize>() > limit
+            && view
+                .iter()
+                .map(|e| self.tokens.event_tokens(e))
+                .sum::<usize>()
+                > limit
         {
             return Some(Requirement::Hard);
         }
@@ -109,7 +91,7 @@ impl Summarizing {
             suffixes.push((self.max_size / 2) as i64 - keep - 1);
         }
         if let Some(limit) = self.token_limit(agent_limit) {
-            let tokens: Vec<usize> = view.iter().map(event_tokens).collect();
+            let tokens: Vec<usize> = view.iter().map(|e| self.tokens.event_tokens(e)).collect();
             let total: usize = tokens.iter().sum();
             if total > limit {
                 // Keep the longest suffix whose removal still sheds enough.

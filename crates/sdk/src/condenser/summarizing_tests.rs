@@ -19,6 +19,7 @@ fn summarizer(
             llm,
             max_size,
             max_tokens: None,
+            tokens: crate::tokens::TokenCounter::Estimate,
             keep_first,
             minimum_progress: 0.1,
             hard_reset_max_retries: 3,

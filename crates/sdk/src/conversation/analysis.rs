@@ -5,7 +5,7 @@
 use super::ConversationError;
 use super::local::LocalConversation;
 use super::step::mask_strings;
-use crate::security::{SecurityAnalysis, SecurityAnalyzer};
+use crate::security::{AnalysisContext, SecurityAnalysis, SecurityAnalyzer};
 use openhands_wire::event::{ActionEvent, Event, EventBody, SecurityRisk, SourceType};
 use openhands_wire::state::ConfirmationPolicy;
 use serde_json::{Map, Value, json};
@@ -39,29 +39,63 @@ impl LocalConversation {
                 // A guardrail model judges each action with the actions
                 // before it (from the log, so a restart keeps them).
                 let window = analyzer.history_window();
+                let event_window = analyzer.event_window();
+                let want_events = event_window > 0;
                 let first = actions[0].0.clone();
-                let mut history: Vec<ActionEvent> = self.with_branch(|events| {
-                    let end = events
-                        .iter()
-                        .rposition(|e| e.id == first)
-                        .unwrap_or(events.len());
-                    let mut prior: Vec<ActionEvent> = events[..end]
-                        .iter()
-                        .rev()
-                        .filter_map(|e| match &e.body {
-                            EventBody::Action(a) => Some(a.clone()),
-                            _ => None,
-                        })
-                        .take(window)
-                        .collect();
-                    prior.reverse();
-                    prior
-                });
+                let (mut history, mut before): (Vec<ActionEvent>, Vec<Event>) =
+                    self.with_branch(|events| {
+                        let end = events
+                            .iter()
+                            .rposition(|e| e.id == first)
+                            .unwrap_or(events.len());
+                        let mut prior: Vec<ActionEvent> = events[..end]
+                            .iter()
+                            .rev()
+                            .filter_map(|e| match &e.body {
+                                EventBody::Action(a) => Some(a.clone()),
+                                _ => None,
+                            })
+                            .take(window)
+                            .collect();
+                        prior.reverse();
+                        let mut before: Vec<Event> = Vec::new();
+                        if want_events {
+                            // The leading system prompt and the recent window.
+                            let mut recent: Vec<Event> = events[..end]
+                                .iter()
+                                .rev()
+                                .filter(|e| e.is_llm_convertible())
+                                .take(event_window)
+                                .cloned()
+                                .collect();
+                            recent.reverse();
+                            if let Some(sp) = events[..end]
+                                .iter()
+                                .find(|e| e.is_llm_convertible())
+                                .filter(|e| matches!(e.body, EventBody::SystemPrompt(_)))
+                                && !recent.iter().any(|e| e.id == sp.id)
+                            {
+                                before.push(sp.clone());
+                            }
+                            before.extend(recent);
+                        }
+                        (prior, before)
+                    });
                 let agent_llm = self.inner.agent.read().llm().clone();
                 let mut analyses = Vec::with_capacity(actions.len());
-                for (_, act) in actions {
-                    analyses.push(analyzer.analyze_with(act, &history, &agent_llm).await);
+                for (id, act) in actions {
+                    let ctx = AnalysisContext {
+                        history: &history,
+                        events: &before,
+                        agent_llm: &agent_llm,
+                    };
+                    analyses.push(analyzer.analyze_with(act, &ctx).await);
                     history.push(act.clone());
+                    if want_events {
+                        let mut e = Event::new(EventBody::Action(act.clone()));
+                        e.id = id.clone();
+                        before.push(e);
+                    }
                 }
                 (analyzer.kind().to_string(), analyses)
             }

@@ -174,6 +174,10 @@ impl LocalConversation {
         options: ConversationOptions,
     ) -> Result<Self, ConversationError> {
         let id = options.conversation_id.unwrap_or_else(Uuid::new_v4);
+        if let Some(c) = agent.spec().critic.as_ref().filter(|c| !c.is_null()) {
+            crate::critic::Critic::from_json(c)
+                .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        }
         let agent = with_client_tools(agent, &options.client_tools)?;
         if let Some(root) = &options.persistence_dir {
             let dir = root.join(hex_id(&id));

@@ -12,6 +12,7 @@ mod analysis;
 pub mod branch;
 mod child;
 mod core;
+mod critique;
 mod error;
 pub mod event_store;
 mod hooks;

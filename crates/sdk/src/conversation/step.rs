@@ -227,9 +227,10 @@ impl LocalConversation {
     ) -> Result<(), ConversationError> {
         let message = response.message;
         let calls = message.tool_calls.clone().unwrap_or_default();
+        let critic = self.critic();
         if calls.is_empty() {
             let has_text = !message.text().trim().is_empty();
-            let ev = Event::with_source(
+            let mut ev = Event::with_source(
                 SourceType::Agent,
                 EventBody::Message(MessageEvent {
                     llm_message: Message {
@@ -244,6 +245,15 @@ impl LocalConversation {
                 }),
             );
             if has_text {
+                if let Some(critic) = critic.as_ref().filter(|c| c.evaluates_message()) {
+                    let result = tokio::select! {
+                        r = self.critique(critic, runtime, &ev) => r,
+                        _ = cancel.cancelled() => return Err(ConversationError::Interrupted),
+                    };
+                    if let EventBody::Message(m) = &mut ev.body {
+                        m.critic_result = result;
+                    }
+                }
                 self.commit_async(true, move |c| {
                     let mut out = vec![ev];
                     out.extend(c.set_status(ExecutionStatus::Finished));
@@ -299,7 +309,7 @@ impl LocalConversation {
                 Ok(p) => (Some(p.action), p.risk, Some(p.summary), None),
                 Err(err) => (None, SecurityRisk::Unknown, None, Some(err)),
             };
-            let action_event = Event::with_source(
+            let mut action_event = Event::with_source(
                 SourceType::Agent,
                 EventBody::Action(ActionEvent {
                     thought: if first { thought.clone() } else { Vec::new() },
@@ -328,6 +338,17 @@ impl LocalConversation {
                     summary,
                 }),
             );
+            if error.is_none()
+                && let Some(critic) = critic.as_ref().filter(|c| c.evaluates_action(&call.name))
+            {
+                let result = tokio::select! {
+                    r = self.critique(critic, runtime, &action_event) => r,
+                    _ = cancel.cancelled() => return Err(ConversationError::Interrupted),
+                };
+                if let EventBody::Action(a) = &mut action_event.body {
+                    a.critic_result = result;
+                }
+            }
             let action_id = action_event.id.clone();
             to_emit.push(action_event);
             match error {
@@ -403,6 +424,10 @@ impl LocalConversation {
         }
         let limit = self.inner.agent.read().spec().tool_concurrency_limit.max(1);
         let finishes = actions.iter().any(|(_, a)| a.tool_name == "finish");
+        let finish_critique = actions
+            .iter()
+            .find(|(_, a)| a.tool_name == "finish")
+            .and_then(|(_, a)| a.critic_result.clone());
         let ctx = ToolCallContext {
             cancel: cancel.child_token(),
         };
@@ -535,7 +560,9 @@ impl LocalConversation {
             return Err(ConversationError::Interrupted);
         }
         if finishes {
-            self.set_status(ExecutionStatus::Finished).await?;
+            let critic = self.critic();
+            self.finish_or_refine(critic.as_ref(), finish_critique.as_ref())
+                .await?;
         }
         Ok(())
     }

@@ -6,6 +6,9 @@
 //! * `PolicyRailSecurityAnalyzer`: rules over the parsed shell structure ([`rails`]);
 //! * `ToolShieldLLMSecurityAnalyzer` (`llm`, `history_window`,
 //!   `safety_experiences`): a separate guardrail model ([`toolshield`]);
+//! * `GraySwanAnalyzer` (`api_url`, `api_key`/`GRAYSWAN_API_KEY`,
+//!   `policy_id`, thresholds, `timeout`): a remote monitor service
+//!   ([`grayswan`]);
 //! * `EnsembleSecurityAnalyzer` (`analyzers`, `propagate_unknown`): the highest
 //!   concrete risk of its children; UNKNOWN only when every child says so (or
 //!   any, with `propagate_unknown`); a child that fails counts as HIGH.
@@ -14,6 +17,7 @@
 //! error is in the analysis details (recorded in the `SecurityAnalysisEvent`).
 
 pub mod extract;
+pub mod grayswan;
 pub mod pattern;
 pub mod rails;
 pub mod shell;
@@ -25,7 +29,7 @@ mod table_tests;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use openhands_wire::event::{ActionEvent, SecurityRisk};
+use openhands_wire::event::{ActionEvent, Event, SecurityRisk};
 use serde_json::{Map, Value, json};
 
 /// A configuration the analyzers cannot use.
@@ -105,6 +109,19 @@ impl SecurityAnalysis {
     }
 }
 
+/// What an analyzer may know of the conversation besides the action.
+#[derive(Clone, Copy)]
+pub struct AnalysisContext<'a> {
+    /// The actions before the analyzed one (oldest first).
+    pub history: &'a [ActionEvent],
+    /// The conversation's events before the analyzed action (oldest first;
+    /// filled only as far as [`SecurityAnalyzer::event_window`] says).
+    pub events: &'a [Event],
+    /// The agent's model: lends its client/key to a guardrail on the same
+    /// endpoint.
+    pub agent_llm: &'a openhands_llm::Llm,
+}
+
 /// A configured analyzer.
 #[derive(Debug, Clone)]
 pub enum SecurityAnalyzer {
@@ -116,6 +133,8 @@ pub enum SecurityAnalyzer {
     PolicyRail,
     /// `ToolShieldLLMSecurityAnalyzer`.
     ToolShield(Box<toolshield::ToolShield>),
+    /// `GraySwanAnalyzer`.
+    GraySwan(Box<grayswan::GraySwan>),
     /// `EnsembleSecurityAnalyzer`.
     Ensemble {
         /// Children (at least one).
@@ -170,7 +189,9 @@ impl SecurityAnalyzer {
             "ToolShieldLLMSecurityAnalyzer" => Ok(SecurityAnalyzer::ToolShield(Box::new(
                 toolshield::ToolShield::from_json(value)?,
             ))),
-            "GraySwanAnalyzer" => Err(AnalyzerConfigError::Unsupported(kind.into())),
+            "GraySwanAnalyzer" => Ok(SecurityAnalyzer::GraySwan(Box::new(
+                grayswan::GraySwan::from_json(value)?,
+            ))),
             other => Err(AnalyzerConfigError::UnknownKind(other.into())),
         }
     }
@@ -182,17 +203,31 @@ impl SecurityAnalyzer {
             SecurityAnalyzer::Pattern(_) => "PatternSecurityAnalyzer",
             SecurityAnalyzer::PolicyRail => "PolicyRailSecurityAnalyzer",
             SecurityAnalyzer::ToolShield(_) => "ToolShieldLLMSecurityAnalyzer",
+            SecurityAnalyzer::GraySwan(_) => "GraySwanAnalyzer",
             SecurityAnalyzer::Ensemble { .. } => "EnsembleSecurityAnalyzer",
         }
     }
 
-    /// Whether a model is asked (then [`SecurityAnalyzer::analyze_with`]
-    /// must be used).
+    /// Whether a model or a remote service is asked (then
+    /// [`SecurityAnalyzer::analyze_with`] must be used).
     pub fn needs_llm(&self) -> bool {
         match self {
-            SecurityAnalyzer::ToolShield(_) => true,
+            SecurityAnalyzer::ToolShield(_) | SecurityAnalyzer::GraySwan(_) => true,
             SecurityAnalyzer::Ensemble { analyzers, .. } => analyzers.iter().any(Self::needs_llm),
             _ => false,
+        }
+    }
+
+    /// How many recent LLM-visible events an analyzer in the tree reads
+    /// (0: none); [`AnalysisContext::events`] must hold at least those and
+    /// the leading system prompt.
+    pub fn event_window(&self) -> usize {
+        match self {
+            SecurityAnalyzer::GraySwan(g) => g.history_limit,
+            SecurityAnalyzer::Ensemble { analyzers, .. } => {
+                analyzers.iter().map(Self::event_window).max().unwrap_or(0)
+            }
+            _ => 0,
         }
     }
 
@@ -209,27 +244,26 @@ impl SecurityAnalyzer {
         }
     }
 
-    /// Analyzes one action, asking guardrail models where configured;
-    /// `history` holds the actions before it (oldest first) and `agent_llm`
-    /// lends its client/key to a guardrail on the same endpoint.
+    /// Analyzes one action, asking guardrail models and monitor services
+    /// where configured, with what `ctx` knows of the conversation.
     pub async fn analyze_with(
         &self,
         action: &ActionEvent,
-        history: &[ActionEvent],
-        agent_llm: &openhands_llm::Llm,
+        ctx: &AnalysisContext<'_>,
     ) -> SecurityAnalysis {
         match self {
-            SecurityAnalyzer::ToolShield(t) => match t.client(agent_llm) {
-                Ok(llm) => t.analyze(&llm, action, history).await,
+            SecurityAnalyzer::ToolShield(t) => match t.client(ctx.agent_llm) {
+                Ok(llm) => t.analyze(&llm, action, ctx.history).await,
                 Err(e) => SecurityAnalysis::failed(&format!("guardrail model unusable: {e}")),
             },
+            SecurityAnalyzer::GraySwan(g) => g.analyze(ctx.events, action).await,
             SecurityAnalyzer::Ensemble {
                 analyzers,
                 propagate_unknown,
             } => {
                 let mut results = Vec::with_capacity(analyzers.len());
                 for a in analyzers {
-                    let r = Box::pin(a.analyze_with(action, history, agent_llm)).await;
+                    let r = Box::pin(a.analyze_with(action, ctx)).await;
                     results.push((a.kind(), r));
                 }
                 combine(results, *propagate_unknown)
@@ -265,11 +299,11 @@ impl SecurityAnalyzer {
                     .collect(),
                 *propagate_unknown,
             ),
-            SecurityAnalyzer::ToolShield(_) => SecurityAnalysis {
+            SecurityAnalyzer::ToolShield(_) | SecurityAnalyzer::GraySwan(_) => SecurityAnalysis {
                 risk: SecurityRisk::Unknown,
                 details: Some(Map::from_iter([(
                     "error".to_string(),
-                    json!("the guardrail model is only asked by the conversation"),
+                    json!("the guardrail model or service is only asked by the conversation"),
                 )])),
             },
         }

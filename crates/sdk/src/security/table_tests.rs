@@ -147,7 +147,11 @@ fn bad_configurations_are_named() {
             .to_string()
     };
     assert!(err(json!({"kind": "MadeUpAnalyzer"})).contains("MadeUpAnalyzer"));
-    assert!(err(json!({"kind": "GraySwanAnalyzer"})).contains("not supported"));
+    assert!(
+        err(json!({"kind": "GraySwanAnalyzer", "low_threshold": 0.8, "medium_threshold": 0.7}))
+            .contains("low_threshold")
+    );
+    assert!(err(json!({"kind": "GraySwanAnalyzer", "timeout": "soon"})).contains("timeout"));
     assert!(err(json!({"kind": "ToolShieldLLMSecurityAnalyzer"})).contains("llm"));
     assert!(
         err(json!({"kind": "EnsembleSecurityAnalyzer", "analyzers": []})).contains("analyzers")

@@ -1,8 +1,8 @@
 //! The parts of `agent_settings` (`OpenHandsAgentSettings`) beyond the LLM,
 //! the tools and the MCP servers: agent context, persona, tool concurrency
 //! and condenser are applied as the reference's `create_agent` does; the
-//! settings this server cannot honour (critic verification, LLM routing,
-//! meta-profiles) are refused naming the field rather than ignored.
+//! critic is built from `verification` as the reference's `build_critic`; the
+//! settings this server cannot honour (LLM routing, meta-profiles) are refused naming the field rather than ignored.
 
 use openhands_protocol::conversations::{loc, redact_value};
 use openhands_protocol::validation::ValidationIssue;
@@ -62,7 +62,81 @@ pub fn apply(
         .cloned()
         .unwrap_or_else(|| json!({}));
     spec.condenser = condenser(&c, spec)?;
+    if let Some(v) = present(settings, "verification") {
+        spec.critic = critic(v, spec)?;
+    }
     Ok(())
+}
+
+/// The agent's critic from `VerificationSettings`, as the reference's
+/// `build_critic`: none when disabled or without any key (the critic's own
+/// or the LLM's), else an `APIBasedCritic` with the settings' mode,
+/// refinement and service overrides.
+fn critic(v: &Value, spec: &AgentSpec) -> Result<Option<Value>, Box<ValidationIssue>> {
+    let Some(obj) = v.as_object() else {
+        return Err(dict_type(&["verification"], v));
+    };
+    let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
+    if !flag("critic_enabled") {
+        return Ok(None);
+    }
+    let key = obj
+        .get("critic_api_key")
+        .and_then(Value::as_str)
+        .filter(|k| !k.is_empty())
+        .map(String::from)
+        .or_else(|| spec.llm.api_key.as_ref().map(|k| k.expose().to_string()))
+        .filter(|k| !k.is_empty());
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    let mut out = Map::new();
+    out.insert("kind".into(), json!("APIBasedCritic"));
+    out.insert("api_key".into(), json!(key));
+    out.insert(
+        "mode".into(),
+        obj.get("critic_mode")
+            .cloned()
+            .filter(|m| !m.is_null())
+            .unwrap_or_else(|| json!("finish_and_message")),
+    );
+    if flag("enable_iterative_refinement") {
+        let threshold = obj
+            .get("critic_threshold")
+            .cloned()
+            .filter(|x| !x.is_null());
+        let max = obj
+            .get("max_refinement_iterations")
+            .cloned()
+            .filter(|x| !x.is_null());
+        out.insert(
+            "iterative_refinement".into(),
+            json!({"success_threshold": threshold.unwrap_or(json!(0.6)),
+                   "max_iterations": max.unwrap_or(json!(3))}),
+        );
+    }
+    for (from, to) in [
+        ("critic_server_url", "server_url"),
+        ("critic_model_name", "model_name"),
+    ] {
+        if let Some(x) = obj.get(from).filter(|x| !x.is_null()) {
+            out.insert(to.into(), x.clone());
+        }
+    }
+    let out = Value::Object(out);
+    openhands_sdk::critic::Critic::from_json(&out).map_err(|e| {
+        let message = e.to_string();
+        Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&["body", "agent_settings", "verification"]),
+                format!("Value error, {message}"),
+                redact_value(v.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        )
+    })?;
+    Ok(Some(out))
 }
 
 /// The agent's condenser from `CondenserSettings`: none when disabled or
@@ -166,15 +240,6 @@ fn refuse_unsupported(settings: &Map<String, Value>) -> Result<(), Box<Validatio
             .with_ctx(json!({ "error": message })),
         )
     };
-    if let Some(v) = present(settings, "verification")
-        && v.get("critic_enabled").and_then(Value::as_bool) == Some(true)
-    {
-        return Err(unsupported(
-            &["verification", "critic_enabled"],
-            "the critic",
-            v,
-        ));
-    }
     if let Some(v) = present(settings, "enable_classify_and_switch_llm_tool")
         && v.as_bool() == Some(true)
     {
@@ -273,6 +338,39 @@ mod tests {
     }
 
     #[test]
+    fn verification_builds_the_references_api_critic() {
+        let mut s = spec();
+        apply(
+            &settings(
+                json!({"verification": {"critic_enabled": true, "critic_api_key": "ck",
+                "critic_mode": "all_actions", "enable_iterative_refinement": true,
+                "critic_threshold": 0.8, "max_refinement_iterations": 2,
+                "critic_server_url": "http://127.0.0.1:9/vllm"}}),
+            ),
+            &mut s,
+        )
+        .unwrap();
+        let c = s.critic.unwrap();
+        assert_eq!(c["kind"], "APIBasedCritic");
+        assert_eq!(c["api_key"], "ck");
+        assert_eq!(c["mode"], "all_actions");
+        assert_eq!(c["server_url"], "http://127.0.0.1:9/vllm");
+        assert_eq!(
+            c["iterative_refinement"],
+            json!({"success_threshold": 0.8, "max_iterations": 2})
+        );
+        // Disabled, or no key at all: no critic.
+        for v in [
+            json!({"critic_enabled": false, "critic_api_key": "ck"}),
+            json!({"critic_enabled": true}),
+        ] {
+            let mut s = spec();
+            apply(&settings(json!({ "verification": v })), &mut s).unwrap();
+            assert!(s.critic.is_none());
+        }
+    }
+
+    #[test]
     fn a_disabled_or_no_op_condenser_removes_it() {
         for c in [
             json!({"enabled": false}),
@@ -301,8 +399,9 @@ mod tests {
                 json!(["body", "agent_settings", "condenser", "max_size"]),
             ),
             (
-                json!({"verification": {"critic_enabled": true}}),
-                json!(["body", "agent_settings", "verification", "critic_enabled"]),
+                json!({"verification": {"critic_enabled": true, "critic_api_key": "k",
+                    "critic_mode": "sometimes"}}),
+                json!(["body", "agent_settings", "verification"]),
             ),
             (
                 json!({"enable_classify_and_switch_llm_tool": true}),

@@ -35,6 +35,8 @@ pub fn mask_agent(agent: &mut Value, mask: &Value) {
 /// Hides the keys of the guardrail models in an analyzer JSON (also inside
 /// an ensemble), as the agent's are.
 fn mask_analyzer(analyzer: &mut Value) {
+    // A monitor service's own key (`GraySwanAnalyzer.api_key`).
+    mask_llm(analyzer, &Value::Null);
     if let Some(llm) = analyzer.get_mut("llm") {
         mask_llm(llm, &Value::Null);
     }

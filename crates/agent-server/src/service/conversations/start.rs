@@ -461,6 +461,22 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
             .with_ctx(json!({ "error": message })),
         )));
     }
+    if let Some(c) = spec.critic.as_ref().filter(|c| !c.is_null())
+        && let Err(e) = openhands_sdk::critic::Critic::from_json(c)
+    {
+        let message = e.to_string();
+        let mut at = vec!["body", "agent", "critic"];
+        at.extend(e.field.split('.'));
+        return Err(AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&at),
+                format!("Value error, {message}"),
+                redact_value(c.clone()),
+            )
+            .with_ctx(json!({ "error": message })),
+        )));
+    }
     Ok(spec)
 }
 
