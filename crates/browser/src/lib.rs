@@ -14,6 +14,7 @@ pub mod error;
 pub mod launch;
 pub mod observation;
 pub mod ops;
+mod running;
 pub mod session;
 pub mod tools;
 

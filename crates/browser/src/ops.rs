@@ -3,7 +3,7 @@
 
 use crate::content::format_content;
 use crate::error::BrowserError;
-use crate::session::Running;
+use crate::running::Running;
 use base64::Engine;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom_storage::{

@@ -3,9 +3,9 @@
 //! the browser: its process group is killed), closed with the conversation.
 
 use crate::error::BrowserError;
-use crate::launch::{LaunchOptions, Launched, chromium_missing_message, find_chromium, launch};
+use crate::launch::{LaunchOptions, chromium_missing_message, find_chromium, launch};
 use crate::ops::{self, BrowserOp, OpOutput};
-use chromiumoxide::Page;
+use crate::running::Running;
 use chromiumoxide::browser::Browser;
 use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
@@ -13,7 +13,6 @@ use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::Mutex;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// How the conversation's browser is started and how long it may take.
@@ -43,35 +42,6 @@ impl Default for BrowserConfig {
             cdp_timeout: Duration::from_secs(30),
             exec: ExecPolicy::default(),
         }
-    }
-}
-
-/// A started browser: the DevTools connection, its event pump, the process
-/// and the tabs the agent works with.
-pub(crate) struct Running {
-    pub(crate) browser: Browser,
-    pump: JoinHandle<()>,
-    launched: Launched,
-    /// Open tabs, in the order they were opened.
-    pub(crate) tabs: Vec<Page>,
-    /// Index into `tabs` of the tab actions apply to.
-    pub(crate) current: usize,
-    /// How long waiting for a page load may take.
-    pub(crate) load_timeout: Duration,
-}
-
-impl Running {
-    /// The tab actions apply to.
-    pub(crate) fn page(&self) -> Result<&Page, BrowserError> {
-        self.tabs
-            .get(self.current)
-            .ok_or_else(|| BrowserError::Cdp("no tab is open".into()))
-    }
-
-    async fn stop(mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(3), self.browser.close()).await;
-        self.launched.child.terminate(Duration::from_secs(3)).await;
-        self.pump.abort();
     }
 }
 
