@@ -11,6 +11,7 @@ use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
 use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -49,6 +50,9 @@ impl Default for BrowserConfig {
 pub struct BrowserSession {
     config: BrowserConfig,
     state: Mutex<Option<Running>>,
+    /// Process group of the running browser (0: none), readable without
+    /// the state lock.
+    pgid: AtomicI32,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -65,6 +69,7 @@ impl BrowserSession {
         Self {
             config,
             state: Mutex::new(None),
+            pgid: AtomicI32::new(0),
         }
     }
 
@@ -104,6 +109,7 @@ impl BrowserSession {
             Err(BrowserError::Interrupted | BrowserError::Timeout(_))
         ) && let Some(running) = state.take()
         {
+            self.pgid.store(0, Ordering::SeqCst);
             running.stop().await;
         }
         outcome
@@ -119,10 +125,14 @@ impl BrowserSession {
         if state.as_ref().is_some_and(|r| r.pump.is_finished())
             && let Some(dead) = state.take()
         {
+            self.pgid.store(0, Ordering::SeqCst);
             dead.stop().await;
         }
         if state.is_none() {
-            *state = Some(self.start().await?);
+            let running = self.start().await?;
+            self.pgid
+                .store(running.launched.child.pgid().unwrap_or(0), Ordering::SeqCst);
+            *state = Some(running);
         }
         let Some(running) = state.as_mut() else {
             return Err(BrowserError::Start("the browser is not running".into()));
@@ -214,7 +224,25 @@ impl BrowserSession {
     /// Closes the browser (kills its process group, removes its profile).
     /// Does nothing when it is not running; safe to call more than once.
     pub async fn close(&self) {
-        let running = self.state.lock().await.take();
+        // An action still running holds the state: kill the browser's group
+        // so its DevTools calls fail at once and the action lets go.
+        let pgid = self.pgid.load(Ordering::SeqCst);
+        let guard = match self.state.try_lock() {
+            Ok(g) => g,
+            Err(_) => {
+                if pgid > 0 {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pgid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                self.state.lock().await
+            }
+        };
+        let mut guard = guard;
+        let running = guard.take();
+        self.pgid.store(0, Ordering::SeqCst);
+        drop(guard);
         if let Some(r) = running {
             r.stop().await;
             tracing::info!("browser closed");

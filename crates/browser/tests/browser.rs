@@ -485,3 +485,46 @@ async fn scripted_agent_browses_fills_a_form_and_sees_a_screenshot() {
     assert!(std::fs::read_dir(saved).unwrap().count() >= 1);
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_during_a_hung_action_kills_the_browser_at_once() {
+    if !chromium_or_skip("closing_during_a_hung_action_kills_the_browser_at_once") {
+        return;
+    }
+    let site = TestSite::start().await.unwrap();
+    let session = Arc::new(BrowserSession::new(BrowserConfig::default()));
+    let never = CancellationToken::new();
+    session
+        .run(
+            BrowserOp::GetContent {
+                links: false,
+                start: 0,
+            },
+            &never,
+        )
+        .await
+        .unwrap();
+    let pid = session.pid().await.unwrap();
+    let s2 = session.clone();
+    let url = site.url("/never");
+    let hung = tokio::spawn(async move {
+        s2.run(
+            BrowserOp::Navigate {
+                url,
+                new_tab: false,
+            },
+            &CancellationToken::new(),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let started = std::time::Instant::now();
+    session.close().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "close waited for the hung action"
+    );
+    assert!(hung.await.unwrap().is_err());
+    assert!(!process_alive(pid), "browser {pid} survived close");
+    assert!(!session.is_running().await);
+}
