@@ -310,6 +310,7 @@ async fn type_text(
 }
 
 async fn state(running: &mut Running, screenshot: bool) -> Result<OpOutput, BrowserError> {
+    sync_tabs(running).await?;
     let page = running.page()?.clone();
     let mut described: Map<String, Value> = eval(&page, STATE_JS).await?;
     let mut tabs = Vec::new();
@@ -368,6 +369,24 @@ async fn content(
     )))
 }
 
+/// Adds the tabs our pages opened themselves (`target=_blank` links,
+/// `window.open`) to the tab list.
+async fn sync_tabs(running: &mut Running) -> Result<(), BrowserError> {
+    let pages = running.browser.pages().await?;
+    for page in pages {
+        let known = |id: &chromiumoxide::cdp::browser_protocol::target::TargetId| {
+            running.tabs.iter().any(|t| t.target_id() == id)
+        };
+        if known(page.target_id()) {
+            continue;
+        }
+        if page.opener_id().as_ref().is_some_and(known) {
+            running.tabs.push(page);
+        }
+    }
+    Ok(())
+}
+
 fn find_tab(running: &Running, id: &str) -> Option<usize> {
     let id = id.trim();
     if id.is_empty() {
@@ -381,6 +400,7 @@ fn find_tab(running: &Running, id: &str) -> Option<usize> {
 }
 
 async fn list_tabs(running: &mut Running) -> Result<OpOutput, BrowserError> {
+    sync_tabs(running).await?;
     let mut tabs = Vec::new();
     for page in &running.tabs {
         tabs.push(json!({
@@ -393,6 +413,7 @@ async fn list_tabs(running: &mut Running) -> Result<OpOutput, BrowserError> {
 }
 
 async fn switch_tab(running: &mut Running, id: &str) -> Result<OpOutput, BrowserError> {
+    sync_tabs(running).await?;
     let Some(i) = find_tab(running, id) else {
         return Err(BrowserError::Cdp(format!("no tab with id {id}")));
     };
@@ -404,6 +425,7 @@ async fn switch_tab(running: &mut Running, id: &str) -> Result<OpOutput, Browser
 }
 
 async fn close_tab(running: &mut Running, id: &str) -> Result<OpOutput, BrowserError> {
+    sync_tabs(running).await?;
     let Some(i) = find_tab(running, id) else {
         return Err(BrowserError::Cdp(format!("no tab with id {id}")));
     };

@@ -216,6 +216,35 @@ async fn tools_navigate_read_click_type_and_use_tabs() {
     let first = tabs[0]["tab_id"].as_str().unwrap();
     let second = tabs[1]["tab_id"].as_str().unwrap();
     assert_eq!(first.len(), 4);
+    // A link with target=_blank opens a tab of its own, which is listed.
+    tools
+        .text("browser_switch_tab", json!({"tab_id": first}))
+        .await;
+    tools
+        .text("browser_navigate", json!({"url": site.url("/")}))
+        .await;
+    let state = tools.text("browser_get_state", json!({})).await;
+    let blank = index_of(&state, "Button page in a new tab");
+    tools.text("browser_click", json!({"index": blank})).await;
+    let mut listed = Vec::new();
+    for _ in 0..50 {
+        let tabs: Value =
+            serde_json::from_str(&tools.text("browser_list_tabs", json!({})).await).unwrap();
+        listed = tabs.as_array().unwrap().clone();
+        if listed.len() == 3 && listed[2]["url"] == site.url("/button") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert_eq!(listed[2]["url"], site.url("/button"));
+    let third = listed[2]["tab_id"].as_str().unwrap().to_string();
+    tools
+        .text("browser_close_tab", json!({"tab_id": third}))
+        .await;
+    tools
+        .text("browser_navigate", json!({"url": site.url("/button")}))
+        .await;
     let switched = tools
         .text("browser_switch_tab", json!({"tab_id": first}))
         .await;

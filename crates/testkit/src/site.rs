@@ -1,5 +1,5 @@
-//! A tiny website on loopback for the browser tests: a home page with a
-//! link, a form, the form's result page (echoing what was typed), a page
+//! A tiny website on loopback for the browser tests: a home page with
+//! links (one opening a new tab), a form, the form's result page (echoing what was typed), a page
 //! with a button that changes the page by script, and a page that never
 //! answers.
 
@@ -24,6 +24,7 @@ const HOME: &str = r#"<!doctype html><html><head><title>Test home</title></head>
 <ul><li>first point</li><li>second point</li></ul>
 <p><a href="/form">Open the greeting form</a></p>
 <p><a href="/button">Open the button page</a></p>
+<p><a href="/button" target="_blank">Button page in a new tab</a></p>
 <div style="display:none">hidden text must not show</div>
 </main></body></html>"#;
 
