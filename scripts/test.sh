@@ -44,6 +44,9 @@ fi
 # The sandbox tests run the agent's processes under bubblewrap (Debian's
 # bubblewrap package); they are not skipped, so it must be there.
 command -v bwrap >/dev/null || apt_install bubblewrap || { echo "error: bubblewrap (bwrap) is needed by the sandbox tests" >&2; exit 1; }
+# The browser tools drive Debian's chromium over the DevTools protocol; their
+# tests skip (saying so) only where no chromium can be had.
+command -v chromium >/dev/null || apt_install chromium || echo "warning: chromium is not installed; the browser tool tests will skip"
 DOCKERD_PID=""
 if ! docker info >/dev/null 2>&1; then
     command -v dockerd >/dev/null || apt_install docker.io || true

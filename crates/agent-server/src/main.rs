@@ -92,13 +92,37 @@ fn main() -> anyhow::Result<()> {
     work.block_on(run(&front))
 }
 
+/// `--check-browser`: starts the browser the browser tools use, loads
+/// `about:blank` and closes it; fails when that does not work.
+async fn check_browser() -> anyhow::Result<()> {
+    use openhands_browser::ops::BrowserOp;
+    let session =
+        openhands_browser::BrowserSession::new(openhands_browser::BrowserConfig::default());
+    let result = session
+        .run(
+            BrowserOp::Navigate {
+                url: "about:blank".into(),
+                new_tab: false,
+            },
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
+    session.close().await;
+    match result {
+        Ok(_) => {
+            println!("Browser check passed: about:blank loaded");
+            Ok(())
+        }
+        Err(e) => anyhow::bail!("Browser check failed: {e}"),
+    }
+}
+
 async fn run(front: &server::FrontRuntime) -> anyhow::Result<()> {
     install_tls_provider();
     let args = Args::parse();
     let telemetry = init_logging();
     if args.check_browser {
-        tracing::warn!("--check-browser: this server has no browser tool");
-        return Ok(());
+        return check_browser().await;
     }
     if args.reload {
         tracing::warn!("--reload is not supported and was ignored");

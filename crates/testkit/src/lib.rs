@@ -97,6 +97,7 @@ pub mod script;
 pub mod scripted_llm;
 pub mod selection;
 pub mod server;
+pub mod site;
 
 pub use reply::{Reply, ReplyToolCall};
 pub use script::{

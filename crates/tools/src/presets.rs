@@ -2,7 +2,8 @@
 //! (terminal, file editor, task tracker), the GPT-5 preset (terminal,
 //! apply_patch, task tracker), the Gemini preset (terminal, the Gemini-style
 //! file tools, task tracker) and the planning preset (glob, grep, planning
-//! file editor).
+//! file editor); each of the first three adds `browser_tool_set` when
+//! `enable_browser` is set, as the reference does.
 
 use crate::apply_patch::{APPLY_PATCH_NAME, ApplyPatchTool};
 use crate::delegation::{DELEGATE_NAME, DelegateTool, TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};
@@ -18,6 +19,7 @@ use crate::planning_file_editor::{
 };
 use crate::task_tracker::{TASK_TRACKER_NAME, TaskTrackerTool};
 use crate::terminal::TerminalTool;
+use openhands_browser::{BROWSER_TOOL_SET_NAME, browser_tool_set};
 use openhands_sdk::tool::ToolRegistry;
 use openhands_wire::LlmConfig;
 use openhands_wire::agent::AgentSpec;
@@ -29,8 +31,9 @@ pub const TERMINAL_NAME: &str = "terminal";
 
 /// Registers factories for every built-in tool: `terminal`, `file_editor`,
 /// `task_tracker`, `grep`, `glob`, `apply_patch`, `read_file`, `write_file`,
-/// `edit`, `list_directory`, `planning_file_editor`, and the delegation tools
-/// `task_tool_set` (alias `task`) and `delegate`. Each conversation gets
+/// `edit`, `list_directory`, `planning_file_editor`, the delegation tools
+/// `task_tool_set` (alias `task`) and `delegate`, and `browser_tool_set`
+/// (the browser tools, one lazily started Chromium per conversation). Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
     // The terminal honours the reference's parameters (`no_change_timeout_seconds`,
@@ -56,6 +59,7 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
     registry.register_fn(TASK_TOOL_SET_NAME, TaskTool::new);
     registry.register_fn(TASK_NAME, TaskTool::new);
     registry.register_fn(DELEGATE_NAME, DelegateTool::new);
+    registry.register_factory(BROWSER_TOOL_SET_NAME, std::sync::Arc::new(browser_tool_set));
     // `plan_path` (absolute) may be given in the tool spec's params.
     registry.register_factory(
         PLANNING_FILE_EDITOR_NAME,
@@ -75,28 +79,38 @@ pub fn default_registry() -> ToolRegistry {
     registry
 }
 
-/// The default tool specs: `terminal`, `file_editor`, `task_tracker`.
-///
-/// `enable_browser` is accepted for parity with the reference preset; this
-/// implementation has no browser tool, so it adds nothing.
+/// `tools`, followed by `browser_tool_set` when `enable_browser` is set.
+fn with_browser(mut tools: Vec<ToolSpec>, enable_browser: bool) -> Vec<ToolSpec> {
+    if enable_browser {
+        tools.push(ToolSpec::named(BROWSER_TOOL_SET_NAME));
+    }
+    tools
+}
+
+/// The default tool specs: `terminal`, `file_editor`, `task_tracker`, and
+/// `browser_tool_set` when `enable_browser` is set.
 pub fn get_default_tools(enable_browser: bool) -> Vec<ToolSpec> {
-    let _ = enable_browser;
-    vec![
-        ToolSpec::named(TERMINAL_NAME),
-        ToolSpec::named(FILE_EDITOR_NAME),
-        ToolSpec::named(TASK_TRACKER_NAME),
-    ]
+    with_browser(
+        vec![
+            ToolSpec::named(TERMINAL_NAME),
+            ToolSpec::named(FILE_EDITOR_NAME),
+            ToolSpec::named(TASK_TRACKER_NAME),
+        ],
+        enable_browser,
+    )
 }
 
 /// The GPT-5 preset's tool specs: `terminal`, `apply_patch`, `task_tracker`
 /// (`enable_browser` as in [`get_default_tools`]).
 pub fn get_gpt5_tools(enable_browser: bool) -> Vec<ToolSpec> {
-    let _ = enable_browser;
-    vec![
-        ToolSpec::named(TERMINAL_NAME),
-        ToolSpec::named(APPLY_PATCH_NAME),
-        ToolSpec::named(TASK_TRACKER_NAME),
-    ]
+    with_browser(
+        vec![
+            ToolSpec::named(TERMINAL_NAME),
+            ToolSpec::named(APPLY_PATCH_NAME),
+            ToolSpec::named(TASK_TRACKER_NAME),
+        ],
+        enable_browser,
+    )
 }
 
 /// The condenser both presets use: an `LLMSummarizingCondenser` over a copy
@@ -149,15 +163,17 @@ pub fn get_gpt5_agent(llm: LlmConfig) -> AgentSpec {
 /// `edit`, `list_directory`, `task_tracker` (`enable_browser` as in
 /// [`get_default_tools`]).
 pub fn get_gemini_tools(enable_browser: bool) -> Vec<ToolSpec> {
-    let _ = enable_browser;
-    vec![
-        ToolSpec::named(TERMINAL_NAME),
-        ToolSpec::named(READ_FILE_NAME),
-        ToolSpec::named(WRITE_FILE_NAME),
-        ToolSpec::named(EDIT_NAME),
-        ToolSpec::named(LIST_DIRECTORY_NAME),
-        ToolSpec::named(TASK_TRACKER_NAME),
-    ]
+    with_browser(
+        vec![
+            ToolSpec::named(TERMINAL_NAME),
+            ToolSpec::named(READ_FILE_NAME),
+            ToolSpec::named(WRITE_FILE_NAME),
+            ToolSpec::named(EDIT_NAME),
+            ToolSpec::named(LIST_DIRECTORY_NAME),
+            ToolSpec::named(TASK_TRACKER_NAME),
+        ],
+        enable_browser,
+    )
 }
 
 /// The Gemini agent: like [`get_default_agent`] but editing files with the

@@ -39,6 +39,7 @@ async fn registry_has_every_builtin_tool() {
         "task_tool_set",
         "task",
         "delegate",
+        "browser_tool_set",
     ] {
         assert!(reg.contains(name), "{name} missing");
     }
@@ -46,6 +47,16 @@ async fn registry_has_every_builtin_tool() {
     let env = ToolEnv::new(dir.path());
     for name in reg.names() {
         let tools = reg.resolve(&name, &Map::new(), &env).unwrap();
+        if name == "browser_tool_set" {
+            // Twelve tools on one browser, which starts only when used.
+            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            assert_eq!(names.len(), 12);
+            assert!(names.iter().all(|n| n.starts_with("browser_")), "{names:?}");
+            for t in &tools {
+                t.close().await;
+            }
+            continue;
+        }
         assert_eq!(tools.len(), 1);
         // The task tool set offers one tool, `task`.
         let expected = if name == "task_tool_set" {
@@ -101,11 +112,25 @@ fn default_tools_and_gpt5_tools() {
     );
     assert_eq!(
         names(get_default_tools(true)),
-        ["terminal", "file_editor", "task_tracker"]
+        [
+            "terminal",
+            "file_editor",
+            "task_tracker",
+            "browser_tool_set"
+        ]
     );
     assert_eq!(
         names(get_gpt5_tools(false)),
         ["terminal", "apply_patch", "task_tracker"]
+    );
+    assert_eq!(
+        names(get_gpt5_tools(true)),
+        [
+            "terminal",
+            "apply_patch",
+            "task_tracker",
+            "browser_tool_set"
+        ]
     );
 }
 
@@ -143,6 +168,8 @@ fn default_agent_matches_reference_shape() {
 
     let non_cli = serde_json::to_value(get_default_agent(llm(), false)).unwrap();
     assert_eq!(non_cli["system_prompt_kwargs"], json!({"cli_mode": false}));
+    // Outside CLI mode the default agent gets the browser.
+    assert_eq!(non_cli["tools"][3]["name"], "browser_tool_set");
 }
 
 #[test]
@@ -154,14 +181,26 @@ fn gpt5_agent_uses_apply_patch() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["terminal", "apply_patch", "task_tracker"]);
+    // Outside CLI mode the GPT-5 agent browses, as the reference's does.
+    assert_eq!(
+        tools,
+        [
+            "terminal",
+            "apply_patch",
+            "task_tracker",
+            "browser_tool_set"
+        ]
+    );
     assert!(!tools.contains(&"file_editor"));
     assert_eq!(v["condenser"]["llm"]["usage_id"], "condenser");
 }
 
 #[test]
 fn gemini_preset_swaps_the_file_editor_for_gemini_tools() {
-    let names: Vec<String> = get_gemini_tools(true).into_iter().map(|t| t.name).collect();
+    let names: Vec<String> = get_gemini_tools(false)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     assert_eq!(
         names,
         [
@@ -181,7 +220,7 @@ fn gemini_preset_swaps_the_file_editor_for_gemini_tools() {
     assert_eq!(v["condenser"]["llm"]["usage_id"], "condenser");
     // Every preset tool resolves in the default registry.
     let reg = default_registry();
-    for t in get_gemini_tools(false) {
+    for t in get_gemini_tools(true) {
         assert!(reg.contains(&t.name), "{} not registered", t.name);
     }
 }

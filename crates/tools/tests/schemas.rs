@@ -15,10 +15,15 @@ use openhands_tools::{
 use serde_json::{Map, Value, json};
 
 const REFERENCE: &str = include_str!("fixtures/llm_tool_parameters.json");
+/// The browser tools' schemas as the reference sends them (its
+/// `to_openai_tool(add_security_risk_prediction=True)`), descriptions
+/// replaced.
+const BROWSER_REFERENCE: &str = include_str!("fixtures/browser_tool_parameters.json");
 
 /// The reference schema of `name`.
 fn reference(name: &str) -> Value {
-    let all: Vec<Value> = serde_json::from_str(REFERENCE).unwrap();
+    let mut all: Vec<Value> = serde_json::from_str(REFERENCE).unwrap();
+    all.extend(serde_json::from_str::<Vec<Value>>(BROWSER_REFERENCE).unwrap());
     all.into_iter()
         .find(|t| t["function"]["name"] == name)
         .map(|t| t["function"]["parameters"].clone())
@@ -94,19 +99,28 @@ fn assert_described(v: &Value, path: &str) {
 fn schemas_match_reference_structure() {
     let dir = tempfile::tempdir().unwrap();
     let env = ToolEnv::new(dir.path());
-    let tools: Vec<Box<dyn Tool>> = vec![
-        Box::new(TerminalTool::new(&env)),
-        Box::new(FileEditorTool::new(&env)),
-        Box::new(TaskTrackerTool::new(&env)),
-        Box::new(GrepTool::new(&env)),
-        Box::new(GlobTool::new(&env)),
-        Box::new(ApplyPatchTool::new(&env)),
-        Box::new(ReadFileTool::new(&env)),
-        Box::new(WriteFileTool::new(&env)),
-        Box::new(EditTool::new(&env)),
-        Box::new(ListDirectoryTool::new(&env)),
-        Box::new(PlanningFileEditorTool::new(&env, None).unwrap()),
+    let browser = openhands_browser::browser_tool_set(&Map::new(), &env).unwrap();
+    assert_eq!(
+        browser.len(),
+        serde_json::from_str::<Vec<Value>>(BROWSER_REFERENCE)
+            .unwrap()
+            .len(),
+        "every reference browser tool is offered"
+    );
+    let mut tools: Vec<std::sync::Arc<dyn Tool>> = vec![
+        std::sync::Arc::new(TerminalTool::new(&env)),
+        std::sync::Arc::new(FileEditorTool::new(&env)),
+        std::sync::Arc::new(TaskTrackerTool::new(&env)),
+        std::sync::Arc::new(GrepTool::new(&env)),
+        std::sync::Arc::new(GlobTool::new(&env)),
+        std::sync::Arc::new(ApplyPatchTool::new(&env)),
+        std::sync::Arc::new(ReadFileTool::new(&env)),
+        std::sync::Arc::new(WriteFileTool::new(&env)),
+        std::sync::Arc::new(EditTool::new(&env)),
+        std::sync::Arc::new(ListDirectoryTool::new(&env)),
+        std::sync::Arc::new(PlanningFileEditorTool::new(&env, None).unwrap()),
     ];
+    tools.extend(browser);
     for tool in &tools {
         let ours = as_sent(tool.as_ref());
         assert_described(&ours, tool.name());

@@ -216,7 +216,8 @@ pub struct Config {
     pub conversation_image: String,
     /// Whether the image ships a browser.
     pub conversation_image_has_browser: Option<bool>,
-    /// Accepted for compatibility; no browser tool here.
+    /// Whether conversations may get the browser tool set (off: it is
+    /// reported unusable in `usable_tools` and the tool catalog).
     pub enable_browser: bool,
     /// Docker runtime memory limit.
     pub conversation_container_memory: Option<String>,

@@ -1,9 +1,11 @@
 //! Plugging the conversation service into the server state.
 
 use super::deferred::{DeferredInit, ReadyApp};
+use super::routes::tools::default_entry;
 use super::state::AppState;
 use crate::config::Config;
 use crate::service::conversations::{ConversationService, ServiceConfig, ServiceError};
+use openhands_browser::BROWSER_TOOL_SET_NAME;
 use openhands_sdk::tool::ToolRegistry;
 use std::sync::Arc;
 
@@ -23,9 +25,38 @@ pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, Se
     config.profiles = Some(state.profiles.clone());
     config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;
-    Ok(state
-        .with_tool_names(move || tools.names())
-        .with_conversations(service))
+    let browser = browser_usable(&state.config);
+    let mut state = state.with_tool_names(move || tools.names());
+    // `enable_browser` and a missing Chromium take the browser tool set out
+    // of the usable tools and mark it unusable in the catalog (it stays
+    // registered, as in the reference).
+    let registered = state.tool_names.clone();
+    state.usable_tools = Arc::new(move || {
+        registered()
+            .into_iter()
+            .filter(|n| browser || n != BROWSER_TOOL_SET_NAME)
+            .collect()
+    });
+    let registered = state.tool_names.clone();
+    state.tool_catalog = Some(Arc::new(move || {
+        registered()
+            .iter()
+            .map(|n| {
+                let mut entry = default_entry(n);
+                if n == BROWSER_TOOL_SET_NAME {
+                    entry.usable = browser;
+                }
+                entry
+            })
+            .collect()
+    }));
+    Ok(state.with_conversations(service))
+}
+
+/// Whether conversations of this server can get the browser tools:
+/// `enable_browser` is on and a Chromium is installed.
+pub fn browser_usable(config: &Config) -> bool {
+    config.enable_browser && openhands_browser::find_chromium().is_some()
 }
 
 /// [`attach`] with the default tool set (terminal, file editor, task

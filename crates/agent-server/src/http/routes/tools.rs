@@ -27,6 +27,11 @@ pub fn default_entry(name: &str) -> ToolCatalogEntry {
             "Searches file contents with regular expressions.",
         ),
         "glob" => (true, false, "Finds files whose paths match a glob pattern."),
+        "browser_tool_set" => (
+            true,
+            false,
+            "Browses the web: opens pages, clicks, types and reads their content.",
+        ),
         _ => (false, false, ""),
     };
     ToolCatalogEntry {

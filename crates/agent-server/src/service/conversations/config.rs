@@ -165,7 +165,8 @@ impl ServiceConfig {
 
     /// The module qualname reported for a tool name: the configured one,
     /// else where the reference defines it: `openhands.tools.<name>.definition`,
-    /// `openhands.tools.gemini.<name>.definition` for the Gemini file tools.
+    /// `openhands.tools.gemini.<name>.definition` for the Gemini file tools,
+    /// `openhands.tools.browser_use.definition` for the browser tool set.
     pub fn tool_module(&self, name: &str) -> String {
         self.tool_modules
             .iter()
@@ -173,6 +174,7 @@ impl ServiceConfig {
             .map(|(_, m)| m.clone())
             .unwrap_or_else(|| match name {
                 "task_tool_set" => "openhands.tools.task.definition".into(),
+                "browser_tool_set" => "openhands.tools.browser_use.definition".into(),
                 "read_file" | "write_file" | "edit" | "list_directory" => {
                     format!("openhands.tools.gemini.{name}.definition")
                 }

@@ -610,6 +610,9 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
         )
     })?;
     let mut spec = openhands_tools::presets::get_default_agent(llm, false);
+    // Settings without `tools` get the standard exec tools; the reference
+    // adds the browser there only when asked (`resolve_tool_specs`).
+    spec.tools = openhands_tools::presets::get_default_tools(false);
     if let Some(tools) = obj.get("tools").filter(|t| !t.is_null()) {
         spec.tools = from_body(tools.clone()).map_err(|e| {
             AgentProblem::Error(

@@ -1,0 +1,25 @@
+//! The browser tool set: `browser_navigate`, `browser_click`,
+//! `browser_type`, `browser_get_state`, `browser_get_content`,
+//! `browser_scroll`, `browser_go_back`, tabs and storage, with the
+//! reference's names, parameters and `BrowserObservation`.
+//!
+//! Each conversation gets one headless Chromium ([`session`]), started on
+//! the first browser action through `openhands_workspace::exec` (the
+//! environment policy, its own process group and a temporary profile) and
+//! driven over the DevTools protocol with `chromiumoxide`; it is closed with
+//! the conversation, and killed when a run is interrupted during an action.
+
+pub mod content;
+pub mod error;
+pub mod launch;
+pub mod observation;
+pub mod ops;
+mod running;
+pub mod session;
+pub mod tools;
+
+pub use error::BrowserError;
+pub use launch::{CHROMIUM_ENV, find_chromium};
+pub use observation::BrowserObservation;
+pub use session::{BrowserConfig, BrowserSession};
+pub use tools::{BROWSER_TOOL_SET_NAME, browser_tool_set};
