@@ -63,7 +63,7 @@ impl LocalConversation {
                 .iter()
                 .map(role_and_text),
         );
-        let mut events: Vec<Event> = self.with_events(|events| {
+        let mut events: Vec<Event> = self.with_branch(|events| {
             with_view(events, |view, _| {
                 view.iter().map(|e| (*e).clone()).collect()
             })
