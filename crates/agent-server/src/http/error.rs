@@ -228,6 +228,33 @@ impl From<crate::service::profiles::ProfileError> for ApiError {
     }
 }
 
+impl From<crate::service::settings::SettingsError> for ApiError {
+    /// The reference's status codes and texts (a validation failure also
+    /// names the field).
+    fn from(e: crate::service::settings::SettingsError) -> Self {
+        use crate::service::settings::SettingsError as S;
+        match e {
+            S::Invalid(_) => ApiError::unprocessable(e.to_string()),
+            S::ProfileNotFound(_) | S::AgentProfileNotFound(_) | S::MetaProfileNotFound(_) => {
+                ApiError::not_found_msg(e.to_string())
+            }
+            S::Corrupt(ref reason) => {
+                tracing::error!(%reason, "settings file unusable");
+                ApiError::conflict(e.to_string())
+            }
+            S::NoCipher => ApiError::service_unavailable(e.to_string()),
+            S::Profile(p) => p.into(),
+            S::Io(m) => {
+                tracing::error!(error = %m, "settings I/O");
+                ApiError::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "Failed to update settings",
+                )
+            }
+        }
+    }
+}
+
 impl From<crate::service::gateway::GatewayError> for ApiError {
     /// The reference gateway's status codes and texts.
     fn from(e: crate::service::gateway::GatewayError) -> Self {

@@ -122,6 +122,8 @@ pub struct AppState {
     pub runtime_bash: RuntimeBash,
     /// The user's custom secrets (`/api/settings/secrets`).
     pub secrets: crate::service::secrets_store::SecretsStore,
+    /// The persisted settings (`/api/settings`).
+    pub settings: crate::service::settings::SettingsService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -147,6 +149,7 @@ impl AppState {
             config.persistence_dir.clone(),
             crate::service::profiles::cipher_of(&config),
         );
+        let settings = crate::service::settings::SettingsService::new(profiles.clone());
         Self {
             config: Arc::new(config),
             session_keys,
@@ -164,6 +167,7 @@ impl AppState {
             runtime_bash: RuntimeBash::default(),
             init: None,
             secrets,
+            settings,
         }
     }
 

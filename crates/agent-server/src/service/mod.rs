@@ -21,4 +21,5 @@ pub mod mcp;
 pub mod profiles;
 pub mod runtime;
 pub mod secrets_store;
+pub mod settings;
 pub mod webhooks;

@@ -21,6 +21,7 @@ pub mod profiles_docs;
 pub mod runtime;
 pub mod secrets;
 pub mod server;
+pub mod settings;
 pub mod sub_agents;
 pub mod tools;
 pub mod trajectory;
@@ -83,6 +84,7 @@ fn open_routes() -> OpenApiRouter<SharedState> {
 pub fn api_routes() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .merge(workspace_site::router())
+        .merge(settings::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))

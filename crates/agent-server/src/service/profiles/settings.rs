@@ -61,6 +61,35 @@ impl SettingsFile {
         }
     }
 
+    /// The stored settings object (`None` when there is no file).
+    pub fn read(&self) -> Result<Option<Map<String, Value>>, StoreError> {
+        let _g = self.lock.lock();
+        self.read_unlocked()
+    }
+
+    /// Like [`SettingsFile::update`], but `f` may refuse the change: on
+    /// `Err` nothing is written.
+    pub fn try_update<R, E>(
+        &self,
+        f: impl FnOnce(&mut Map<String, Value>) -> Result<R, E>,
+    ) -> Result<Result<R, E>, StoreError> {
+        let _g = self.lock.lock();
+        let mut settings = self.read_unlocked()?.unwrap_or_default();
+        let out = match f(&mut settings) {
+            Ok(out) => out,
+            Err(e) => return Ok(Err(e)),
+        };
+        let text = serde_json::to_vec_pretty(&Value::Object(settings)).map_err(|e| {
+            StoreError::Corrupt {
+                name: "settings".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        create_private_dir(&self.dir)?;
+        write_atomic(&self.path(), &text)?;
+        Ok(Ok(out))
+    }
+
     /// Changes the settings object with `f` and writes it back. A corrupt
     /// file is left alone (error) rather than replaced.
     pub fn update<R>(&self, f: impl FnOnce(&mut Map<String, Value>) -> R) -> Result<R, StoreError> {

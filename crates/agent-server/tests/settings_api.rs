@@ -1,0 +1,311 @@
+//! `GET|PATCH /api/settings` and the settings form schemas: defaults,
+//! merges, secrets encrypted at rest and exposed only on request,
+//! persistence across restarts, validation failures that name the field,
+//! and the stored `load_memory` reaching a new conversation.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod conversations_support;
+
+use conversations_support::*;
+use openhands_testkit::{Script, Turn};
+use serde_json::{Value, json};
+
+fn idle(_: &std::path::Path) -> Script {
+    Script::from_turns([Turn::text("ok")]).with_toolless_reply(Turn::text("A title"))
+}
+
+async fn expose(env: &Env, mode: &str) -> (u16, Value) {
+    let resp = env
+        .client
+        .get(env.url("/api/settings"))
+        .header("X-Session-API-Key", KEY)
+        .header("X-Expose-Secrets", mode)
+        .send()
+        .await
+        .unwrap();
+    let s = resp.status().as_u16();
+    (s, resp.json().await.unwrap_or_default())
+}
+
+fn settings_file(env: &Env) -> Value {
+    let text = std::fs::read_to_string(env.dir.path().join("persistence/settings.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn settings_default_merge_persist_and_keep_secrets_encrypted() {
+    let mut env = Env::start(idle).await;
+    let (s, fresh) = env.get("/api/settings").await;
+    assert_eq!(s, 200, "{fresh}");
+    assert_eq!(fresh["llm_api_key_is_set"], false);
+    assert_eq!(fresh["agent_settings"]["schema_version"], 9);
+    assert_eq!(fresh["agent_settings"]["condenser"]["max_size"], 240);
+    assert_eq!(fresh["conversation_settings"]["max_iterations"], 500);
+    assert_eq!(fresh["misc_settings"], json!({}));
+
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({
+                "agent_settings_diff": {"llm": {"model": "openai/gpt-4o", "api_key": "sk-settings-7f3a", "timeout": "45"}},
+                "conversation_settings_diff": {"max_iterations": 42},
+                "misc_settings_diff": {"ui": {"theme": "dark", "keep": 1}}
+            })),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["agent_settings"]["llm"]["api_key"], "**********");
+    assert_eq!(body["agent_settings"]["llm"]["model"], "openai/gpt-4o");
+    assert_eq!(body["agent_settings"]["llm"]["timeout"], 45);
+    assert_eq!(body["llm_api_key_is_set"], true);
+    assert_eq!(body["conversation_settings"]["max_iterations"], 42);
+
+    // A nested null removes one misc entry; other keys stay.
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"misc_settings_diff": {"ui": {"keep": null}}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["misc_settings"], json!({"ui": {"theme": "dark"}}));
+    assert_eq!(body["agent_settings"]["llm"]["model"], "openai/gpt-4o");
+
+    // On disk: the reference's document, the key encrypted.
+    let stored = settings_file(&env);
+    assert_eq!(stored["schema_version"], 6);
+    let key = stored["agent_settings"]["llm"]["api_key"].as_str().unwrap();
+    assert!(key.starts_with("gAAAA"), "{key}");
+    assert!(!stored.to_string().contains("sk-settings-7f3a"));
+
+    let (s, plain) = expose(&env, "plaintext").await;
+    assert_eq!(s, 200);
+    assert_eq!(
+        plain["agent_settings"]["llm"]["api_key"],
+        "sk-settings-7f3a"
+    );
+    let (s, sealed) = expose(&env, "encrypted").await;
+    assert_eq!(s, 200);
+    let token = sealed["agent_settings"]["llm"]["api_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(token.starts_with("gAAAA"));
+    let (s, bad) = expose(&env, "bogus").await;
+    assert_eq!(s, 400);
+    assert_eq!(
+        bad["detail"],
+        "Invalid X-Expose-Secrets header value: 'bogus'. Valid values are: 'encrypted', 'plaintext'."
+    );
+
+    // A token posted back is opened, not stored as the key.
+    let (s, _) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": {"llm": {"api_key": token}}})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    env.restart().await;
+    let (_, plain) = expose(&env, "plaintext").await;
+    assert_eq!(
+        plain["agent_settings"]["llm"]["api_key"],
+        "sk-settings-7f3a"
+    );
+    assert_eq!(plain["conversation_settings"]["max_iterations"], 42);
+    assert_eq!(
+        plain["agent_settings"]["agent_context"]["current_datetime"],
+        fresh_or_stamp(&stored)
+    );
+
+    // Switching the agent kind starts from that kind's defaults.
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": {"agent_kind": "acp", "acp_server": "codex"}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["agent_settings"]["acp_server"], "codex");
+    assert!(body["agent_settings"].get("llm").is_none());
+    assert_eq!(body["llm_api_key_is_set"], false);
+    env.stop().await;
+}
+
+fn fresh_or_stamp(stored: &Value) -> Value {
+    stored["agent_settings"]["agent_context"]["current_datetime"].clone()
+}
+
+#[tokio::test]
+async fn settings_patch_refuses_bad_input_and_changes_nothing() {
+    let env = Env::start(idle).await;
+    let (s, body) = env.call("PATCH", "/api/settings", Some(json!({}))).await;
+    assert_eq!(s, 400);
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("At least one of agent_settings_diff")
+    );
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": 5})),
+        )
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(body["detail"][0]["type"], "dict_type");
+    assert_eq!(
+        body["detail"][0]["loc"],
+        json!(["body", "agent_settings_diff"])
+    );
+    let (s, body) = env.raw("PATCH", "/api/settings", "[1]").await;
+    assert_eq!(s, 422, "{body}");
+
+    for (diff, field) in [
+        (
+            json!({"agent_settings_diff": {"tool_concurrency_limit": "many"}}),
+            "agent_settings.tool_concurrency_limit",
+        ),
+        (
+            json!({"agent_settings_diff": {"condenser": {"max_size": -1}}}),
+            "agent_settings.condenser.max_size",
+        ),
+        (
+            json!({"conversation_settings_diff": {"confirmation_mode": null}}),
+            "conversation_settings.confirmation_mode",
+        ),
+        (
+            json!({"conversation_settings_diff": {"max_iterations": "x"}, "misc_settings_diff": {"a": 1}}),
+            "conversation_settings.max_iterations",
+        ),
+    ] {
+        let (s, body) = env.call("PATCH", "/api/settings", Some(diff.clone())).await;
+        assert_eq!(s, 422, "{diff}: {body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.starts_with("Settings validation failed"), "{detail}");
+        assert!(detail.contains(field), "{detail}");
+    }
+    // Nothing was written by the refused updates.
+    assert!(!env.dir.path().join("persistence/settings.json").exists());
+
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_profile": "bad name"})),
+        )
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(body["detail"][0]["type"], "string_pattern_mismatch");
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_profile": "nope"})),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Profile 'nope' not found"}))
+    );
+    let id = "8f0c2b7e-1d2a-4c3b-9e4f-5a6b7c8d9e0f";
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_agent_profile_id": id})),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            404,
+            json!({"detail": format!("Agent profile with id '{id}' not found")})
+        )
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn active_profile_applies_the_profile_llm() {
+    let env = Env::start(idle).await;
+    let (s, body) = env
+        .post(
+            "/api/profiles/fast",
+            json!({"llm": {"model": "openai/fast-model", "api_key": "sk-fast"}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{body}");
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_profile": "fast"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["active_profile"], "fast");
+    assert_eq!(body["agent_settings"]["llm"]["model"], "openai/fast-model");
+    assert_eq!(body["llm_api_key_is_set"], true);
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn stored_load_memory_reaches_new_conversations() {
+    let env = Env::start(idle).await;
+    let info = env.create(json!({})).await;
+    assert_ne!(
+        info["agent"]["agent_context"]["load_memory"], true,
+        "{info}"
+    );
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": {"agent_context": {"load_memory": true}}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    let info = env.create(json!({})).await;
+    assert_eq!(
+        info["agent"]["agent_context"]["load_memory"], true,
+        "{info}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn settings_schemas_describe_the_forms() {
+    let env = Env::start(idle).await;
+    let (s, agent) = env.get("/api/settings/agent-schema").await;
+    assert_eq!(s, 200);
+    assert_eq!(agent["model_name"], "AgentSettings");
+    let keys: Vec<&str> = agent["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "general",
+            "llm",
+            "agent_context",
+            "condenser",
+            "verification",
+            "acp"
+        ]
+    );
+    let (s, conv) = env.get("/api/settings/conversation-schema").await;
+    assert_eq!(s, 200);
+    assert_eq!(conv["sections"][0]["fields"][0]["key"], "max_iterations");
+    env.stop().await;
+}
