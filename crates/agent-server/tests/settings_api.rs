@@ -309,3 +309,50 @@ async fn settings_schemas_describe_the_forms() {
     assert_eq!(conv["sections"][0]["fields"][0]["key"], "max_iterations");
     env.stop().await;
 }
+
+#[tokio::test]
+async fn llm_catalogue_lists_the_model_table_that_prices_calls() {
+    let env = Env::start(idle).await;
+    let (s, body) = env.get("/api/llm/providers").await;
+    assert_eq!(s, 200);
+    let providers: Vec<String> = serde_json::from_value(body["providers"].clone()).unwrap();
+    assert!(providers.windows(2).all(|w| w[0] < w[1]), "{providers:?}");
+    for p in ["anthropic", "openai", "openrouter", "litellm_proxy"] {
+        assert!(providers.iter().any(|x| x == p), "{p} missing");
+    }
+    let (s, body) = env.get("/api/llm/models?provider=anthropic").await;
+    assert_eq!(s, 200);
+    let models: Vec<String> = serde_json::from_value(body["models"].clone()).unwrap();
+    assert!(!models.is_empty());
+    for model in &models {
+        // Every listed model is priced by the LLM crate from the same table.
+        let config = openhands_wire::LlmConfig::new(format!("anthropic/{model}"));
+        assert!(
+            openhands_llm::model_info::cost(&config, 1000, 100, 0, 0) > 0.0,
+            "{model}"
+        );
+        assert!(
+            openhands_llm::model_info::context_window(&config) > 0,
+            "{model}"
+        );
+    }
+    let (_, all) = env.get("/api/llm/models").await;
+    assert!(all["models"].as_array().unwrap().len() > models.len());
+    assert!(
+        all["models"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("gemini/gemini-2.5-pro"))
+    );
+    let (_, none) = env.get("/api/llm/models?provider=nope").await;
+    assert_eq!(none, json!({"models": []}));
+    let (s, verified) = env.get("/api/llm/models/verified").await;
+    assert_eq!(s, 200);
+    let anthropic = verified["models"]["anthropic"].as_array().unwrap();
+    assert!(
+        anthropic
+            .iter()
+            .all(|m| models.contains(&m.as_str().unwrap().to_string()))
+    );
+    env.stop().await;
+}

@@ -15,6 +15,7 @@ pub mod extensions;
 pub mod files;
 pub mod git;
 pub mod init;
+pub mod llm;
 pub mod mcp;
 pub mod profiles;
 pub mod profiles_docs;
@@ -85,6 +86,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .merge(workspace_site::router())
         .merge(settings::router())
+        .merge(llm::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))

@@ -92,6 +92,9 @@ pub struct Field {
     pub prominence: Prominence,
     /// Fields that must be set (or `key=value`) for this one to matter.
     pub depends_on: &'static [&'static str],
+    /// Whether the form lists [`Field::choices`] (the reference leaves
+    /// some restricted fields free-text in the form).
+    pub list_choices: bool,
 }
 
 const fn f(key: &'static str, label: &'static str, section: &'static str, kind: Kind) -> Field {
@@ -108,6 +111,7 @@ const fn f(key: &'static str, label: &'static str, section: &'static str, kind: 
         secret: false,
         prominence: Prominence::Minor,
         depends_on: &[],
+        list_choices: true,
     }
 }
 
@@ -130,6 +134,10 @@ impl Field {
     }
     const fn one_of(mut self, choices: &'static [&'static str]) -> Self {
         self.choices = choices;
+        self
+    }
+    const fn unlisted(mut self) -> Self {
+        self.list_choices = false;
         self
     }
     const fn secret(mut self) -> Self {
@@ -347,7 +355,8 @@ pub static OPENHANDS_AGENT: &[Field] = &[
     f("llm.inline_image_urls", "Inline Image Urls", "llm", Bool).null(),
     f("llm.reasoning_effort", "Reasoning Effort", "llm", Str)
         .null()
-        .one_of(&["low", "medium", "high", "xhigh", "none"]),
+        .one_of(&["low", "medium", "high", "xhigh", "none"])
+        .unlisted(),
     f("llm.reasoning_summary", "Reasoning Summary", "llm", Str)
         .null()
         .one_of(&["auto", "concise", "detailed"]),

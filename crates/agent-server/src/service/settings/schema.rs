@@ -31,7 +31,7 @@ fn field_json(f: &Field, section_label: &str, default: Value, variant: Option<&s
         "prominence": f.prominence.name(),
         "depends_on": f.depends_on,
         "secret": f.secret,
-        "choices": f.choices.iter().map(|c| json!({"value": c, "label": c})).collect::<Vec<_>>(),
+        "choices": f.choices.iter().filter(|_| f.list_choices).map(|c| json!({"value": c, "label": c})).collect::<Vec<_>>(),
         "variant": variant,
     })
 }
