@@ -356,3 +356,161 @@ async fn llm_catalogue_lists_the_model_table_that_prices_calls() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn agent_profiles_seed_default_save_rename_activate_and_delete() {
+    let env = Env::start(idle).await;
+    // A configured settings LLM is mirrored into a `default` LLM profile.
+    let (s, _) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": {"llm": {"model": "openai/gpt-5", "api_key": "sk-seed"}}})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, list) = env.get("/api/agent-profiles").await;
+    assert_eq!(s, 200, "{list}");
+    assert_eq!(list["profiles"].as_array().unwrap().len(), 1);
+    let seeded = &list["profiles"][0];
+    assert_eq!(seeded["name"], "default");
+    assert_eq!(seeded["llm_profile_ref"], "default");
+    assert_eq!(list["active_agent_profile_id"], seeded["id"]);
+    let (s, llm) = env.get("/api/profiles/default").await;
+    assert_eq!(s, 200, "{llm}");
+    assert_eq!(llm["config"]["model"], "openai/gpt-5");
+
+    let (s, body) = env
+        .post(
+            "/api/agent-profiles/a1",
+            json!({"llm_profile_ref": "default", "secret_refs": ["ONLY"], "name": "ignored"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            201,
+            json!({"name": "a1", "message": "Agent profile 'a1' saved"})
+        )
+    );
+    let (_, first) = env.get("/api/agent-profiles/a1").await;
+    assert_eq!(first["profile"]["name"], "a1");
+    assert_eq!(first["profile"]["revision"], 0);
+    assert_eq!(first["profile"]["condenser"]["max_size"], 240);
+    let (s, _) = env
+        .post("/api/agent-profiles/a1", json!({"llm_profile_ref": "other", "tool_concurrency_limit": 3, "secret_refs": ["ONLY"]}))
+        .await;
+    assert_eq!(s, 201);
+    let (_, second) = env.get("/api/agent-profiles/a1").await;
+    assert_eq!(second["profile"]["id"], first["profile"]["id"]);
+    assert_eq!(second["profile"]["revision"], 1);
+    assert_eq!(second["profile"]["tool_concurrency_limit"], 3);
+    let stored = env.dir.path().join("persistence/agent-profiles/a1.json");
+    assert!(stored.is_file());
+
+    let (s, body) = env
+        .post("/api/agent-profiles/a1", json!({"bogus": 1}))
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(
+        body["detail"],
+        json!([
+            {"loc": ["openhands", "llm_profile_ref"], "type": "missing", "msg": "Field required"},
+            {"loc": ["openhands", "bogus"], "type": "extra_forbidden", "msg": "Extra inputs are not permitted"}
+        ])
+    );
+    let (s, _) = env.post("/api/agent-profiles/bad name", json!({})).await;
+    assert_eq!(s, 422);
+    let (s, body) = env.get("/api/agent-profiles/nope").await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Agent profile 'nope' not found"}))
+    );
+
+    let (s, body) = env
+        .post(
+            "/api/agent-profiles/a1/rename",
+            json!({"new_name": "default"}),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            409,
+            json!({"detail": "Agent profile 'default' already exists"})
+        )
+    );
+    let (s, body) = env
+        .post("/api/agent-profiles/a1/rename", json!({"new_name": "b1"}))
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            200,
+            json!({"name": "b1", "message": "Agent profile 'a1' renamed to 'b1'"})
+        )
+    );
+
+    let id = second["profile"]["id"].as_str().unwrap().to_string();
+    let (s, body) = env
+        .post(&format!("/api/agent-profiles/{id}/activate"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["agent_settings_applied"], false);
+    let (_, settings) = env.get("/api/settings").await;
+    assert_eq!(settings["active_agent_profile_id"], id.as_str());
+    assert_eq!(settings["agent_settings"]["llm"]["model"], "openai/gpt-5");
+    let (s, body) = env
+        .post("/api/agent-profiles/nope/activate", json!({}))
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            404,
+            json!({"detail": "Agent profile with id 'nope' not found"})
+        )
+    );
+    // The settings accept a pointer to a stored profile.
+    let (s, _) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_agent_profile_id": id})),
+        )
+        .await;
+    assert_eq!(s, 200);
+
+    // Secrets listed for a profile are limited to its secret_refs.
+    for name in ["ONLY", "OTHER"] {
+        let (s, _) = env
+            .call(
+                "PUT",
+                "/api/settings/secrets",
+                Some(json!({"name": name, "value": "v"})),
+            )
+            .await;
+        assert_eq!(s, 200);
+    }
+    let (_, scoped) = env
+        .get(&format!("/api/settings/secrets?agent_profile_id={id}"))
+        .await;
+    assert_eq!(
+        scoped,
+        json!({"secrets": [{"name": "ONLY", "description": null}]})
+    );
+
+    // Deleting the active profile moves the pointer back to `default`.
+    let (s, body) = env.call("DELETE", "/api/agent-profiles/b1", None).await;
+    assert_eq!(
+        (s, body),
+        (
+            200,
+            json!({"name": "b1", "message": "Agent profile 'b1' deleted"})
+        )
+    );
+    let (_, settings) = env.get("/api/settings").await;
+    assert_eq!(settings["active_agent_profile_id"], seeded["id"]);
+    let (s, _) = env.call("DELETE", "/api/agent-profiles/b1", None).await;
+    assert_eq!(s, 200);
+    env.stop().await;
+}

@@ -255,6 +255,27 @@ impl From<crate::service::settings::SettingsError> for ApiError {
     }
 }
 
+impl From<crate::service::agent_profiles::AgentProfileError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::agent_profiles::AgentProfileError) -> Self {
+        use crate::service::agent_profiles::AgentProfileError as A;
+        match e {
+            A::Invalid(issues) => {
+                let detail: Vec<Value> = issues
+                    .into_iter()
+                    .map(|i| serde_json::json!({"loc": i.loc, "type": i.kind, "msg": i.msg}))
+                    .collect();
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "")
+                    .with_field("detail", Value::Array(detail))
+            }
+            A::NotFound(_) | A::IdNotFound(_) => ApiError::not_found_msg(e.to_string()),
+            A::Exists(_) | A::Limit => ApiError::conflict(e.to_string()),
+            A::Corrupt(_) => ApiError::bad_request(e.to_string()),
+            A::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::service::gateway::GatewayError> for ApiError {
     /// The reference gateway's status codes and texts.
     fn from(e: crate::service::gateway::GatewayError) -> Self {

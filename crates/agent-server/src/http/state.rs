@@ -124,6 +124,8 @@ pub struct AppState {
     pub secrets: crate::service::secrets_store::SecretsStore,
     /// The persisted settings (`/api/settings`).
     pub settings: crate::service::settings::SettingsService,
+    /// Agent profiles (`/api/agent-profiles`).
+    pub agent_profiles: crate::service::agent_profiles::AgentProfileService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -149,7 +151,12 @@ impl AppState {
             config.persistence_dir.clone(),
             crate::service::profiles::cipher_of(&config),
         );
-        let settings = crate::service::settings::SettingsService::new(profiles.clone());
+        let base_settings = crate::service::settings::SettingsService::new(profiles.clone());
+        let agent_profiles = crate::service::agent_profiles::AgentProfileService::new(
+            base_settings.clone(),
+            profiles.clone(),
+        );
+        let settings = base_settings.with_pointer_targets(Arc::new(agent_profiles.clone()));
         Self {
             config: Arc::new(config),
             session_keys,
@@ -168,6 +175,7 @@ impl AppState {
             init: None,
             secrets,
             settings,
+            agent_profiles,
         }
     }
 

@@ -13,6 +13,7 @@
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers.
 
+pub mod agent_profiles;
 pub mod bash;
 pub mod conversations;
 pub mod gateway;

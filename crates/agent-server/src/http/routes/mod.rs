@@ -5,6 +5,7 @@
 //! in [`api_routes`] (JSON bodies) — they are then served under `/api`,
 //! behind the session-key check, and described in `/openapi.json`.
 
+pub mod agent_profiles;
 pub mod archive;
 pub mod bash;
 pub mod browse;
@@ -87,6 +88,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(workspace_site::router())
         .merge(settings::router())
         .merge(llm::router())
+        .merge(agent_profiles::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))

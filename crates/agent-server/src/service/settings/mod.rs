@@ -357,6 +357,53 @@ impl SettingsService {
         }
     }
 
+    /// Sets (or clears) `active_agent_profile_id` and nothing else.
+    pub async fn set_active_agent_profile(&self, id: Option<String>) -> Result<(), SettingsError> {
+        self.edit(move |s| {
+            s.active_agent_profile_id = id;
+            Ok(())
+        })
+        .await
+    }
+
+    /// After the active agent profile was deleted: clears the pointer and,
+    /// when the agent settings are not of the OpenHands kind, resets them to
+    /// OpenHands defaults, keeping the MCP servers.
+    pub async fn reset_after_profile_delete(&self) -> Result<(), SettingsError> {
+        self.edit(|s| {
+            s.active_agent_profile_id = None;
+            if !s.is_openhands() {
+                let mut fresh = Map::new();
+                if let Some(mcp) = s.agent.get("mcp_config") {
+                    fresh.insert("mcp_config".into(), mcp.clone());
+                }
+                let mut agent = validate::agent(&fresh)?;
+                stamp_datetime(&mut agent);
+                s.agent = agent;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn edit(
+        &self,
+        f: impl FnOnce(&mut Settings) -> Result<(), SettingsError> + Send + 'static,
+    ) -> Result<(), SettingsError> {
+        let this = self.clone();
+        off_runtime(move || {
+            let cipher = this.cipher.clone();
+            this.file.try_update(|raw| {
+                let mut settings = Settings::from_stored(raw, cipher.as_ref())
+                    .map_err(|e| SettingsError::Corrupt(e.to_string()))?;
+                f(&mut settings)?;
+                *raw = settings.to_stored(cipher.as_ref());
+                Ok::<_, SettingsError>(())
+            })?
+        })
+        .await
+    }
+
     /// Applies a `PATCH /api/settings` request and returns the new settings.
     pub async fn update(&self, patch: SettingsPatch) -> Result<Settings, SettingsError> {
         if let Some(Some(id)) = &patch.active_agent_profile_id
