@@ -514,3 +514,119 @@ async fn agent_profiles_seed_default_save_rename_activate_and_delete() {
     assert_eq!(s, 200);
     env.stop().await;
 }
+
+#[tokio::test]
+async fn meta_profiles_save_activate_route_and_delete() {
+    let env = Env::start(idle).await;
+    let (s, body) = env.post("/api/meta-profiles/m1", json!({})).await;
+    assert_eq!(s, 422);
+    assert_eq!(body["detail"][0]["type"], "missing");
+    let (s, body) = env
+        .post("/api/meta-profiles/m1", json!({"classifier_model": "c"}))
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(
+        body["detail"][0]["msg"],
+        "Value error, A meta-profile needs either classes or a prompt_template to route."
+    );
+    let (s, _) = env
+        .post(
+            "/api/meta-profiles/m1",
+            json!({"classifier_model": "c", "prompt_template": "no slot"}),
+        )
+        .await;
+    assert_eq!(s, 422);
+    let config =
+        json!({"classifier_model": "c", "classes": [{"description": "ui", "model": "vis"}]});
+    let (s, body) = env.post("/api/meta-profiles/m1", config).await;
+    assert_eq!(
+        (s, body),
+        (
+            201,
+            json!({"name": "m1", "message": "Meta-profile 'm1' saved"})
+        )
+    );
+    let (_, list) = env.get("/api/meta-profiles").await;
+    assert_eq!(
+        list,
+        json!({"meta_profiles": [{"name": "m1", "classifier_model": "c", "num_classes": 1}], "active_meta_profile": null})
+    );
+    let (_, detail) = env.get("/api/meta-profiles/m1").await;
+    assert_eq!(detail["config"]["prompt_template"], Value::Null);
+    assert!(
+        env.dir
+            .path()
+            .join("persistence/meta-profiles/m1.json")
+            .is_file()
+    );
+
+    let (s, body) = env.post("/api/meta-profiles/m1/activate", json!({})).await;
+    assert_eq!((s, body["applied"].clone()), (200, json!(true)));
+    let (_, settings) = env.get("/api/settings").await;
+    assert_eq!(settings["active_meta_profile"], "m1");
+    assert_eq!(
+        settings["agent_settings"]["enable_classify_and_switch_llm_tool"],
+        true
+    );
+    assert_eq!(
+        settings["agent_settings"]["meta_profile"]["classifier_model"],
+        "c"
+    );
+    // The settings pointer accepts a stored meta-profile and refuses others.
+    let (s, _) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_meta_profile": "m1"})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"active_meta_profile": "zz"})),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Meta-profile 'zz' not found"}))
+    );
+    let (s, body) = env.post("/api/meta-profiles/zz/activate", json!({})).await;
+    assert_eq!(
+        (s, body),
+        (404, json!({"detail": "Meta-profile 'zz' not found"}))
+    );
+
+    let (s, _) = env.call("DELETE", "/api/meta-profiles/m1", None).await;
+    assert_eq!(s, 200);
+    let (_, settings) = env.get("/api/settings").await;
+    assert_eq!(settings["active_meta_profile"], Value::Null);
+    assert_eq!(settings["agent_settings"]["meta_profile"], Value::Null);
+    assert_eq!(
+        settings["agent_settings"]["enable_classify_and_switch_llm_tool"],
+        false
+    );
+
+    // ACP agent settings cannot route: nothing is recorded.
+    let (s, _) = env
+        .post(
+            "/api/meta-profiles/m2",
+            json!({"classifier_model": "c", "prompt_template": "{{ instance_text }}"}),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (s, _) = env
+        .call(
+            "PATCH",
+            "/api/settings",
+            Some(json!({"agent_settings_diff": {"agent_kind": "acp"}})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, body) = env.post("/api/meta-profiles/m2/activate", json!({})).await;
+    assert_eq!((s, body["applied"].clone()), (200, json!(false)));
+    let (_, settings) = env.get("/api/settings").await;
+    assert_eq!(settings["active_meta_profile"], Value::Null);
+    env.stop().await;
+}

@@ -276,6 +276,19 @@ impl From<crate::service::agent_profiles::AgentProfileError> for ApiError {
     }
 }
 
+impl From<crate::service::meta_profiles::MetaProfileError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::meta_profiles::MetaProfileError) -> Self {
+        use crate::service::meta_profiles::MetaProfileError;
+        match e {
+            MetaProfileError::NotFound(_) => ApiError::not_found_msg(e.to_string()),
+            MetaProfileError::Limit => ApiError::conflict(e.to_string()),
+            MetaProfileError::Corrupt(..) => ApiError::bad_request(e.to_string()),
+            MetaProfileError::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::service::gateway::GatewayError> for ApiError {
     /// The reference gateway's status codes and texts.
     fn from(e: crate::service::gateway::GatewayError) -> Self {

@@ -126,6 +126,8 @@ pub struct AppState {
     pub settings: crate::service::settings::SettingsService,
     /// Agent profiles (`/api/agent-profiles`).
     pub agent_profiles: crate::service::agent_profiles::AgentProfileService,
+    /// Meta-profiles (`/api/meta-profiles`).
+    pub meta_profiles: crate::service::meta_profiles::MetaProfileService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -156,7 +158,14 @@ impl AppState {
             base_settings.clone(),
             profiles.clone(),
         );
-        let settings = base_settings.with_pointer_targets(Arc::new(agent_profiles.clone()));
+        let meta_profiles =
+            crate::service::meta_profiles::MetaProfileService::new(config.persistence_dir.clone());
+        let settings = base_settings.with_pointer_targets(Arc::new(
+            crate::service::agent_profiles::ProfilePointers {
+                agents: agent_profiles.clone(),
+                metas: meta_profiles.clone(),
+            },
+        ));
         Self {
             config: Arc::new(config),
             session_keys,
@@ -176,6 +185,7 @@ impl AppState {
             secrets,
             settings,
             agent_profiles,
+            meta_profiles,
         }
     }
 

@@ -709,12 +709,21 @@ impl AgentProfileService {
     }
 }
 
-impl PointerTargets for AgentProfileService {
+/// The stores the settings' profile pointers must name something in.
+#[derive(Debug, Clone)]
+pub struct ProfilePointers {
+    /// Agent profiles (`active_agent_profile_id`).
+    pub agents: AgentProfileService,
+    /// Meta-profiles (`active_meta_profile`).
+    pub metas: crate::service::meta_profiles::MetaProfileService,
+}
+
+impl PointerTargets for ProfilePointers {
     fn agent_profile_exists(&self, id: &str) -> bool {
-        self.name_for_id(id).is_some()
+        self.agents.name_for_id(id).is_some()
     }
-    fn meta_profile_exists(&self, _: &str) -> bool {
-        false
+    fn meta_profile_exists(&self, name: &str) -> bool {
+        self.metas.exists(name)
     }
 }
 

@@ -19,6 +19,7 @@ pub mod conversations;
 pub mod gateway;
 pub mod init;
 pub mod mcp;
+pub mod meta_profiles;
 pub mod profiles;
 pub mod runtime;
 pub mod secrets_store;

@@ -18,6 +18,7 @@ pub mod git;
 pub mod init;
 pub mod llm;
 pub mod mcp;
+pub mod meta_profiles;
 pub mod profiles;
 pub mod profiles_docs;
 pub mod runtime;
@@ -89,6 +90,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(settings::router())
         .merge(llm::router())
         .merge(agent_profiles::router())
+        .merge(meta_profiles::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))

@@ -366,6 +366,34 @@ impl SettingsService {
         .await
     }
 
+    /// Records `meta` (name and configuration) as the active meta-profile
+    /// and the agent settings' `meta_profile`, or clears both. Returns
+    /// whether it applied (ACP agent settings cannot route: nothing set).
+    pub async fn set_meta_profile(
+        &self,
+        meta: Option<(String, Value)>,
+    ) -> Result<bool, SettingsError> {
+        let applied = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = applied.clone();
+        self.edit(move |s| {
+            let (name, config) = match meta {
+                Some((n, c)) => (Some(n), c),
+                None => (None, Value::Null),
+            };
+            if s.is_openhands() {
+                s.agent.insert("meta_profile".into(), config);
+            }
+            s.set_meta_profile(name.clone());
+            flag.store(
+                name.is_some() && s.active_meta_profile == name,
+                std::sync::atomic::Ordering::SeqCst,
+            );
+            Ok(())
+        })
+        .await?;
+        Ok(applied.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
     /// After the active agent profile was deleted: clears the pointer and,
     /// when the agent settings are not of the OpenHands kind, resets them to
     /// OpenHands defaults, keeping the MCP servers.
