@@ -240,6 +240,25 @@ SETTINGS_STEPS: list[tuple[str, str, str, object, dict]] = [
     ("switch to ACP", "PATCH", "/api/settings", {"agent_settings_diff": {"agent_kind": "acp", "acp_server": "codex"}}, {}),
     ("switch back", "PATCH", "/api/settings", {"agent_settings_diff": {"agent_kind": "openhands"}}, {}),
     ("agent schema", "GET", "/api/settings/agent-schema", None, {}),
+    ("agent profiles seeded", "GET", "/api/agent-profiles", None, {}),
+    ("default agent profile", "GET", "/api/agent-profiles/default", None, {}),
+    ("agent profile without llm ref", "POST", "/api/agent-profiles/a1", {"bogus": 1}, {}),
+    ("agent profile saved", "POST", "/api/agent-profiles/a1", {"llm_profile_ref": "x", "secret_refs": ["S"]}, {}),
+    ("agent profile overwritten", "POST", "/api/agent-profiles/a1", {"llm_profile_ref": "y"}, {}),
+    ("agent profile read", "GET", "/api/agent-profiles/a1", None, {}),
+    ("agent profile bad acp server", "POST", "/api/agent-profiles/a2", {"agent_kind": "acp", "acp_server": "nope"}, {}),
+    ("agent profile rename onto default", "POST", "/api/agent-profiles/a1/rename", {"new_name": "default"}, {}),
+    ("agent profile renamed", "POST", "/api/agent-profiles/a1/rename", {"new_name": "b1"}, {}),
+    ("agent profile unknown id", "POST", "/api/agent-profiles/nope/activate", None, {}),
+    ("agent profile deleted", "DELETE", "/api/agent-profiles/b1", None, {}),
+    ("meta-profile without route", "POST", "/api/meta-profiles/m1", {"classifier_model": "c"}, {}),
+    ("meta-profile saved", "POST", "/api/meta-profiles/m1",
+     {"classifier_model": "c", "classes": [{"description": "ui", "model": "vis"}]}, {}),
+    ("meta-profiles listed", "GET", "/api/meta-profiles", None, {}),
+    ("meta-profile activated", "POST", "/api/meta-profiles/m1/activate", None, {}),
+    ("settings with routing", "GET", "/api/settings", None, {}),
+    ("meta-profile deleted", "DELETE", "/api/meta-profiles/m1", None, {}),
+    ("settings after routing", "GET", "/api/settings", None, {}),
     ("conversation schema", "GET", "/api/settings/conversation-schema", None, {}),
 ]
 
@@ -252,6 +271,8 @@ def settings_view(resp: requests.Response) -> dict:
         detail = body.get("detail")
         if isinstance(detail, list):
             detail = [{"type": d.get("type"), "loc": d.get("loc")} for d in detail]
+        elif isinstance(detail, str) and len(detail) > 60 and "with id '" in detail:
+            detail = detail.split("'")[0]
         elif isinstance(detail, str) and detail.startswith("Settings validation failed"):
             detail = "Settings validation failed"  # ours also names the field
         out["detail"] = detail
@@ -265,6 +286,8 @@ def settings_view(resp: requests.Response) -> dict:
             return [norm(x) for x in v]
         if isinstance(v, str) and v.startswith("gAAAA"):
             return "<fernet token>"
+        if isinstance(v, str) and len(v) == 36 and v.count("-") == 4:
+            return "<uuid>"
         return v
 
     out["body"] = norm(body)
