@@ -259,6 +259,14 @@ SETTINGS_STEPS: list[tuple[str, str, str, object, dict]] = [
     ("settings with routing", "GET", "/api/settings", None, {}),
     ("meta-profile deleted", "DELETE", "/api/meta-profiles/m1", None, {}),
     ("settings after routing", "GET", "/api/settings", None, {}),
+    ("no provider connections", "GET", "/api/llm/provider-connections", None, {}),
+    ("connection without key", "POST", "/api/llm/provider-connections", {"display_name": "T"}, {}),
+    ("connection with a redacted key", "POST", "/api/llm/provider-connections",
+     {"display_name": "T", "api_key": "**********"}, {}),
+    ("connection with an extra field", "POST", "/api/llm/provider-connections",
+     {"display_name": "T", "api_key": "k", "bogus": 1}, {}),
+    ("unknown connection patched", "PATCH", "/api/llm/provider-connections/nope", {"provider": "x"}, {}),
+    ("unknown connection deleted", "DELETE", "/api/llm/provider-connections/nope", None, {}),
     ("conversation schema", "GET", "/api/settings/conversation-schema", None, {}),
 ]
 

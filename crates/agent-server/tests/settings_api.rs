@@ -630,3 +630,148 @@ async fn meta_profiles_save_activate_route_and_delete() {
     assert_eq!(settings["active_meta_profile"], Value::Null);
     env.stop().await;
 }
+
+#[tokio::test]
+async fn provider_connections_keep_keys_encrypted_and_refuse_deleting_used_ones() {
+    let env = Env::start(idle).await;
+    let (s, body) = env
+        .post(
+            "/api/llm/provider-connections",
+            json!({"display_name": "Team"}),
+        )
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(body["detail"][0]["loc"], json!(["body", "api_key"]));
+    let (s, body) = env
+        .post(
+            "/api/llm/provider-connections",
+            json!({"display_name": "Team", "api_key": "**********"}),
+        )
+        .await;
+    assert_eq!(s, 422);
+    assert_eq!(body["detail"][0]["type"], "value_error");
+    let (s, body) = env
+        .post(
+            "/api/llm/provider-connections",
+            json!({"display_name": "Team", "api_key": "k", "bogus": 1}),
+        )
+        .await;
+    assert_eq!(
+        (s, body["detail"][0]["type"].clone()),
+        (422, json!("extra_forbidden"))
+    );
+
+    let (s, created) = env
+        .post(
+            "/api/llm/provider-connections",
+            json!({"display_name": "Team", "api_key": "sk-shared-91", "base_url": "http://127.0.0.1:9/v1"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{created}");
+    assert_eq!(created["provider"], "custom");
+    assert_eq!(created["api_key_set"], true);
+    let id = created["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 32);
+    let file = env
+        .dir
+        .path()
+        .join("persistence/provider-connections/provider_connections.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("sk-shared-91") && text.contains("gAAAA"),
+        "{text}"
+    );
+    let (_, list) = env.get("/api/llm/provider-connections").await;
+    assert_eq!(list, json!([created]));
+
+    // A profile linked to the connection gets its key.
+    let (s, _) = env
+        .post(
+            "/api/profiles/linked",
+            json!({"llm": {"model": "openai/gpt-5", "provider_connection_id": id}}),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (_, profiles) = env.get("/api/profiles").await;
+    assert_eq!(profiles["profiles"][0]["api_key_set"], true, "{profiles}");
+    let (s, body) = env
+        .call(
+            "DELETE",
+            &format!("/api/llm/provider-connections/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, 409);
+    assert_eq!(
+        body["detail"],
+        "Provider connection cannot be deleted while it is referenced by LLM profile(s): linked. Update those references before deleting it."
+    );
+
+    let path = format!("/api/llm/provider-connections/{id}");
+    let (s, body) = env.call("PATCH", &path, Some(json!({}))).await;
+    assert_eq!(
+        (s, body),
+        (
+            422,
+            json!({"detail": "Provide at least one provider connection field to update"})
+        )
+    );
+    let (s, body) = env
+        .call("PATCH", &path, Some(json!({"api_key": null})))
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            422,
+            json!({"detail": "api_key cannot be cleared; provide a new key to rotate it"})
+        )
+    );
+    let (s, body) = env
+        .call("PATCH", &path, Some(json!({"display_name": null})))
+        .await;
+    assert_eq!(
+        (s, body["detail"][0]["msg"].clone()),
+        (
+            422,
+            json!("Value error, display_name cannot be set to null")
+        )
+    );
+    let (s, body) = env
+        .call(
+            "PATCH",
+            &path,
+            Some(json!({"api_key": "sk-rotated", "display_name": "Renamed"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["display_name"], "Renamed");
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("sk-rotated")
+    );
+    let (s, body) = env
+        .call(
+            "PATCH",
+            "/api/llm/provider-connections/nope",
+            Some(json!({"provider": "x"})),
+        )
+        .await;
+    assert_eq!(
+        (s, body),
+        (
+            404,
+            json!({"detail": "Provider connection 'nope' not found"})
+        )
+    );
+
+    let (s, _) = env.call("DELETE", "/api/profiles/linked", None).await;
+    assert_eq!(s, 200);
+    let (s, body) = env.call("DELETE", &path, None).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["api_key_set"], false);
+    assert_eq!(body["display_name"], "Renamed");
+    let (_, list) = env.get("/api/llm/provider-connections").await;
+    assert_eq!(list, json!([]));
+    env.stop().await;
+}

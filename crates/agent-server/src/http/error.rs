@@ -289,6 +289,19 @@ impl From<crate::service::meta_profiles::MetaProfileError> for ApiError {
     }
 }
 
+impl From<crate::service::provider_connections::ConnectionError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::provider_connections::ConnectionError) -> Self {
+        use crate::service::provider_connections::ConnectionError as C;
+        match e {
+            C::NotFound(_) => ApiError::not_found_msg(e.to_string()),
+            C::Limit | C::Referenced(_) => ApiError::conflict(e.to_string()),
+            C::Corrupt(_) => ApiError::bad_request(e.to_string()),
+            C::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::service::gateway::GatewayError> for ApiError {
     /// The reference gateway's status codes and texts.
     fn from(e: crate::service::gateway::GatewayError) -> Self {

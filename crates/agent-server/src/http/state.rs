@@ -128,6 +128,8 @@ pub struct AppState {
     pub agent_profiles: crate::service::agent_profiles::AgentProfileService,
     /// Meta-profiles (`/api/meta-profiles`).
     pub meta_profiles: crate::service::meta_profiles::MetaProfileService,
+    /// LLM provider connections (`/api/llm/provider-connections`).
+    pub provider_connections: crate::service::provider_connections::ProviderConnectionService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -166,6 +168,11 @@ impl AppState {
                 metas: meta_profiles.clone(),
             },
         ));
+        let provider_connections =
+            crate::service::provider_connections::ProviderConnectionService::new(
+                profiles.clone(),
+                settings.clone(),
+            );
         Self {
             config: Arc::new(config),
             session_keys,
@@ -186,6 +193,7 @@ impl AppState {
             settings,
             agent_profiles,
             meta_profiles,
+            provider_connections,
         }
     }
 

@@ -21,6 +21,7 @@ pub mod init;
 pub mod mcp;
 pub mod meta_profiles;
 pub mod profiles;
+pub mod provider_connections;
 pub mod runtime;
 pub mod secrets_store;
 pub mod settings;

@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod meta_profiles;
 pub mod profiles;
 pub mod profiles_docs;
+pub mod provider_connections;
 pub mod runtime;
 pub mod secrets;
 pub mod server;
@@ -91,6 +92,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(llm::router())
         .merge(agent_profiles::router())
         .merge(meta_profiles::router())
+        .merge(provider_connections::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))
