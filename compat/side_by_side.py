@@ -11,7 +11,10 @@ answers are identical. Checked, request by request: status code, the
 ``detail`` of errors, the headers that carry meaning, and the body in the
 form that must match (patch bytes, tar member names and manifest, served
 file bytes). Covered routes: ``GET /api/file/archive`` (both formats, the
-errors) and ``GET /api/conversations/{id}/workspace/...``.
+errors), ``GET /api/conversations/{id}/workspace/...`` and the settings
+sequence (``GET|PATCH /api/settings``, ``X-Expose-Secrets``, the two form
+schemas; time stamps, Fernet tokens and the field named after
+"Settings validation failed" are normalized).
 
 Exits 0 when every answer matches, 1 listing the differences, 2 when a
 prerequisite (a binary, the reference) is missing.
@@ -212,6 +215,106 @@ def requests_to_compare(fx: dict[str, Path]) -> list[tuple[str, str, dict, str]]
     ]
 
 
+SETTINGS_STEPS: list[tuple[str, str, str, object, dict]] = [
+    ("fresh settings", "GET", "/api/settings", None, {}),
+    ("empty patch", "PATCH", "/api/settings", {}, {}),
+    ("diff of the wrong type", "PATCH", "/api/settings", {"agent_settings_diff": 5}, {}),
+    ("llm and conversation diff", "PATCH", "/api/settings",
+     {"agent_settings_diff": {"llm": {"model": "openai/gpt-4o", "api_key": "sk-side", "timeout": "45"}},
+      "conversation_settings_diff": {"max_iterations": 42}, "misc_settings_diff": {"ui": {"a": 1, "b": 2}}}, {}),
+    ("nested null unsets a misc entry", "PATCH", "/api/settings", {"misc_settings_diff": {"ui": {"a": None}}}, {}),
+    ("unknown keys are dropped", "PATCH", "/api/settings", {"agent_settings_diff": {"bogus": 1, "llm": {"bogus": 2}}}, {}),
+    ("bad integer", "PATCH", "/api/settings", {"agent_settings_diff": {"tool_concurrency_limit": "many"}}, {}),
+    ("bound violated", "PATCH", "/api/settings", {"agent_settings_diff": {"condenser": {"max_size": -1}}}, {}),
+    ("top-level null in conversation diff", "PATCH", "/api/settings",
+     {"conversation_settings_diff": {"confirmation_mode": None}}, {}),
+    ("no-op condenser", "PATCH", "/api/settings", {"agent_settings_diff": {"condenser": {"condenser_kind": "no_op"}}}, {}),
+    ("bad profile name", "PATCH", "/api/settings", {"active_profile": "bad name"}, {}),
+    ("unknown profile", "PATCH", "/api/settings", {"active_profile": "nope"}, {}),
+    ("unknown agent profile", "PATCH", "/api/settings",
+     {"active_agent_profile_id": "8f0c2b7e-1d2a-4c3b-9e4f-5a6b7c8d9e0f"}, {}),
+    ("plaintext exposure", "GET", "/api/settings", None, {"X-Expose-Secrets": "plaintext"}),
+    ("encrypted exposure", "GET", "/api/settings", None, {"X-Expose-Secrets": "encrypted"}),
+    ("legacy exposure value", "GET", "/api/settings", None, {"X-Expose-Secrets": "true"}),
+    ("bad exposure value", "GET", "/api/settings", None, {"X-Expose-Secrets": "bogus"}),
+    ("switch to ACP", "PATCH", "/api/settings", {"agent_settings_diff": {"agent_kind": "acp", "acp_server": "codex"}}, {}),
+    ("switch back", "PATCH", "/api/settings", {"agent_settings_diff": {"agent_kind": "openhands"}}, {}),
+    ("agent schema", "GET", "/api/settings/agent-schema", None, {}),
+    ("agent profiles seeded", "GET", "/api/agent-profiles", None, {}),
+    ("default agent profile", "GET", "/api/agent-profiles/default", None, {}),
+    ("agent profile without llm ref", "POST", "/api/agent-profiles/a1", {"bogus": 1}, {}),
+    ("agent profile saved", "POST", "/api/agent-profiles/a1", {"llm_profile_ref": "x", "secret_refs": ["S"]}, {}),
+    ("agent profile overwritten", "POST", "/api/agent-profiles/a1", {"llm_profile_ref": "y"}, {}),
+    ("agent profile read", "GET", "/api/agent-profiles/a1", None, {}),
+    ("agent profile bad acp server", "POST", "/api/agent-profiles/a2", {"agent_kind": "acp", "acp_server": "nope"}, {}),
+    ("agent profile rename onto default", "POST", "/api/agent-profiles/a1/rename", {"new_name": "default"}, {}),
+    ("agent profile renamed", "POST", "/api/agent-profiles/a1/rename", {"new_name": "b1"}, {}),
+    ("agent profile unknown id", "POST", "/api/agent-profiles/nope/activate", None, {}),
+    ("agent profile deleted", "DELETE", "/api/agent-profiles/b1", None, {}),
+    ("meta-profile without route", "POST", "/api/meta-profiles/m1", {"classifier_model": "c"}, {}),
+    ("meta-profile saved", "POST", "/api/meta-profiles/m1",
+     {"classifier_model": "c", "classes": [{"description": "ui", "model": "vis"}]}, {}),
+    ("meta-profiles listed", "GET", "/api/meta-profiles", None, {}),
+    ("meta-profile activated", "POST", "/api/meta-profiles/m1/activate", None, {}),
+    ("settings with routing", "GET", "/api/settings", None, {}),
+    ("meta-profile deleted", "DELETE", "/api/meta-profiles/m1", None, {}),
+    ("settings after routing", "GET", "/api/settings", None, {}),
+    ("no provider connections", "GET", "/api/llm/provider-connections", None, {}),
+    ("connection without key", "POST", "/api/llm/provider-connections", {"display_name": "T"}, {}),
+    ("connection with a redacted key", "POST", "/api/llm/provider-connections",
+     {"display_name": "T", "api_key": "**********"}, {}),
+    ("connection with an extra field", "POST", "/api/llm/provider-connections",
+     {"display_name": "T", "api_key": "k", "bogus": 1}, {}),
+    ("unknown connection patched", "PATCH", "/api/llm/provider-connections/nope", {"provider": "x"}, {}),
+    ("unknown connection deleted", "DELETE", "/api/llm/provider-connections/nope", None, {}),
+    ("conversation schema", "GET", "/api/settings/conversation-schema", None, {}),
+]
+
+
+def settings_view(resp: requests.Response) -> dict:
+    """Status and body, with what legitimately differs normalized."""
+    out: dict = {"status": resp.status_code}
+    body = resp.json()
+    if resp.status_code >= 400:
+        detail = body.get("detail")
+        if isinstance(detail, list):
+            detail = [{"type": d.get("type"), "loc": d.get("loc")} for d in detail]
+        elif isinstance(detail, str) and len(detail) > 60 and "with id '" in detail:
+            detail = detail.split("'")[0]
+        elif isinstance(detail, str) and detail.startswith("Settings validation failed"):
+            detail = "Settings validation failed"  # ours also names the field
+        out["detail"] = detail
+        return out
+
+    def norm(v):
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()
+                    if k not in ("current_datetime", "description", "acp_file_secrets")}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, str) and v.startswith("gAAAA"):
+            return "<fernet token>"
+        if isinstance(v, str) and len(v) == 36 and v.count("-") == 4:
+            return "<uuid>"
+        return v
+
+    out["body"] = norm(body)
+    return out
+
+
+def compare_settings(urls: list[str], failures: list[str]) -> None:
+    for name, method, path, body, headers in SETTINGS_STEPS:
+        answers = []
+        for url in urls:
+            resp = requests.request(method, url + path, json=body,
+                                    headers={"X-Session-API-Key": KEY, **headers}, timeout=HTTP_TIMEOUT)
+            answers.append(settings_view(resp))
+        if answers[0] != answers[1]:
+            failures.append(f"settings: {name}:\n  ours:      {answers[0]}\n  reference: {answers[1]}")
+        else:
+            print(f"same: settings: {name} ({answers[0]['status']})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -242,6 +345,7 @@ def main() -> int:
                 failures.append(f"{name}:\n  ours:      {answers[0]}\n  reference: {answers[1]}")
             else:
                 print(f"same: {name} ({answers[0]['status']})")
+        compare_settings([ours.url, reference.url], failures)
     finally:
         ours.stop()
         reference.stop()

@@ -10,6 +10,7 @@
 //! [`LlmRegistry`] holds the LLMs of a conversation by usage id and
 
 pub mod anthropic;
+pub mod catalog;
 pub mod classify;
 pub mod common;
 pub mod error;

@@ -1,7 +1,7 @@
 //! What we know about models without asking a provider: capability flags
 //! (reasoning effort, prompt caching, extended thinking, Responses API...),
-//! context windows, output limits and a small price table for cost
-//! accounting.
+//! context windows, output limits and prices for cost accounting (from the
+//! model table in [`crate::catalog`]).
 //!
 //! Matching is case-insensitive substring matching on the model name, the
 //! same convention as the reference (`"gpt-5"` covers `gpt-5-mini`, ...).
@@ -291,76 +291,10 @@ pub fn vision_active(config: &LlmConfig) -> bool {
     !config.disable_vision.unwrap_or(false)
 }
 
-/// Known limits and prices of a model family.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ModelSpec {
-    /// Substring identifying the family (most specific entries first).
-    pub pattern: &'static str,
-    /// Context window (input tokens).
-    pub context_window: u64,
-    /// Maximum output tokens.
-    pub max_output_tokens: u64,
-    /// USD per uncached input token.
-    pub input_cost: f64,
-    /// USD per output token.
-    pub output_cost: f64,
-    /// USD per input token read from the prompt cache.
-    pub cache_read_cost: f64,
-    /// USD per input token written to the prompt cache.
-    pub cache_write_cost: f64,
-}
-
-const fn spec(
-    pattern: &'static str,
-    context_window: u64,
-    max_output_tokens: u64,
-    per_million: [f64; 4],
-) -> ModelSpec {
-    ModelSpec {
-        pattern,
-        context_window,
-        max_output_tokens,
-        input_cost: per_million[0] / 1e6,
-        output_cost: per_million[1] / 1e6,
-        cache_read_cost: per_million[2] / 1e6,
-        cache_write_cost: per_million[3] / 1e6,
-    }
-}
-
-/// Prices in USD per million tokens: input, output, cache read, cache write.
-const SPECS: &[ModelSpec] = &[
-    spec("gpt-5-nano", 272_000, 128_000, [0.05, 0.4, 0.005, 0.0]),
-    spec("gpt-5-mini", 272_000, 128_000, [0.25, 2.0, 0.025, 0.0]),
-    spec("gpt-5", 272_000, 128_000, [1.25, 10.0, 0.125, 0.0]),
-    spec("gpt-4.1-nano", 1_047_576, 32_768, [0.1, 0.4, 0.025, 0.0]),
-    spec("gpt-4.1-mini", 1_047_576, 32_768, [0.4, 1.6, 0.1, 0.0]),
-    spec("gpt-4.1", 1_047_576, 32_768, [2.0, 8.0, 0.5, 0.0]),
-    spec("gpt-4o-mini", 128_000, 16_384, [0.15, 0.6, 0.075, 0.0]),
-    spec("gpt-4o", 128_000, 16_384, [2.5, 10.0, 1.25, 0.0]),
-    spec("o4-mini", 200_000, 100_000, [1.1, 4.4, 0.275, 0.0]),
-    spec("o3-mini", 200_000, 100_000, [1.1, 4.4, 0.55, 0.0]),
-    spec("o3", 200_000, 100_000, [2.0, 8.0, 0.5, 0.0]),
-    spec("claude-opus-4-5", 200_000, 64_000, [5.0, 25.0, 0.5, 6.25]),
-    spec("claude-opus-4", 200_000, 32_000, [15.0, 75.0, 1.5, 18.75]),
-    spec("claude-sonnet-4", 200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
-    spec("claude-3-7-sonnet", 200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
-    spec("claude-3-5-sonnet", 200_000, 8_192, [3.0, 15.0, 0.3, 3.75]),
-    spec("claude-haiku-4-5", 200_000, 64_000, [1.0, 5.0, 0.1, 1.25]),
-    spec("claude-3-5-haiku", 200_000, 8_192, [0.8, 4.0, 0.08, 1.0]),
-    spec("claude-3-haiku", 200_000, 4_096, [0.25, 1.25, 0.03, 0.3]),
-    spec("deepseek-chat", 128_000, 8_192, [0.27, 1.1, 0.07, 0.0]),
-    spec(
-        "deepseek-reasoner",
-        128_000,
-        64_000,
-        [0.55, 2.19, 0.14, 0.0],
-    ),
-];
-
-/// The known spec of a model family, if any.
-pub fn model_spec(model: &str) -> Option<&'static ModelSpec> {
-    let m = lower(model);
-    SPECS.iter().find(|s| m.contains(s.pattern))
+/// The known limits and prices of a model: its entry in the project's one
+/// model table ([`crate::catalog`]), if any.
+pub fn model_spec(model: &str) -> Option<&'static crate::catalog::CatalogModel> {
+    crate::catalog::lookup(model)
 }
 
 /// Context window used in token accounting: the configured
@@ -496,7 +430,7 @@ mod tests {
         assert_eq!(context_window(&c), 200_000);
         assert_eq!(max_output_tokens(&c), Some(64_000));
         assert_eq!(
-            model_spec("gpt-4o-mini-2024-07-18").map(|s| s.pattern),
+            model_spec("gpt-4o-mini-2024-07-18").map(|s| s.matches),
             Some("gpt-4o-mini")
         );
     }

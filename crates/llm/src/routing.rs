@@ -78,6 +78,15 @@ const OPENAI_COMPATIBLE: &[(&str, &str)] = &[
     ("ollama_chat", "http://localhost:11434/v1"),
 ];
 
+/// Every provider prefix a configuration can route to, sorted.
+pub fn providers() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = OPENAI_COMPATIBLE.iter().map(|(p, _)| *p).collect();
+    out.extend(["anthropic", "azure", "openhands", "litellm_proxy"]);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Joins a base URL and an endpoint path unless the base already ends with
 /// the path.
 pub fn join_endpoint(base: &str, path: &str) -> String {

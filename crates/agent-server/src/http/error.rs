@@ -265,6 +265,80 @@ impl From<crate::service::profiles::ProfileError> for ApiError {
     }
 }
 
+impl From<crate::service::settings::SettingsError> for ApiError {
+    /// The reference's status codes and texts (a validation failure also
+    /// names the field).
+    fn from(e: crate::service::settings::SettingsError) -> Self {
+        use crate::service::settings::SettingsError as S;
+        match e {
+            S::Invalid(_) => ApiError::unprocessable(e.to_string()),
+            S::ProfileNotFound(_) | S::AgentProfileNotFound(_) | S::MetaProfileNotFound(_) => {
+                ApiError::not_found_msg(e.to_string())
+            }
+            S::Corrupt(ref reason) => {
+                tracing::error!(%reason, "settings file unusable");
+                ApiError::conflict(e.to_string())
+            }
+            S::NoCipher => ApiError::service_unavailable(e.to_string()),
+            S::Profile(p) => p.into(),
+            S::Io(m) => {
+                tracing::error!(error = %m, "settings I/O");
+                ApiError::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "Failed to update settings",
+                )
+            }
+        }
+    }
+}
+
+impl From<crate::service::agent_profiles::AgentProfileError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::agent_profiles::AgentProfileError) -> Self {
+        use crate::service::agent_profiles::AgentProfileError as A;
+        match e {
+            A::Invalid(issues) => {
+                let detail: Vec<Value> = issues
+                    .into_iter()
+                    .map(|i| serde_json::json!({"loc": i.loc, "type": i.kind, "msg": i.msg}))
+                    .collect();
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "")
+                    .with_field("detail", Value::Array(detail))
+            }
+            A::NotFound(_) | A::IdNotFound(_) => ApiError::not_found_msg(e.to_string()),
+            A::Exists(_) | A::Limit => ApiError::conflict(e.to_string()),
+            A::Corrupt(_) => ApiError::bad_request(e.to_string()),
+            A::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
+impl From<crate::service::meta_profiles::MetaProfileError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::meta_profiles::MetaProfileError) -> Self {
+        use crate::service::meta_profiles::MetaProfileError;
+        match e {
+            MetaProfileError::NotFound(_) => ApiError::not_found_msg(e.to_string()),
+            MetaProfileError::Limit => ApiError::conflict(e.to_string()),
+            MetaProfileError::Corrupt(..) => ApiError::bad_request(e.to_string()),
+            MetaProfileError::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
+impl From<crate::service::provider_connections::ConnectionError> for ApiError {
+    /// The reference's status codes and texts.
+    fn from(e: crate::service::provider_connections::ConnectionError) -> Self {
+        use crate::service::provider_connections::ConnectionError as C;
+        match e {
+            C::NotFound(_) => ApiError::not_found_msg(e.to_string()),
+            C::Limit | C::Referenced(_) => ApiError::conflict(e.to_string()),
+            C::Corrupt(_) => ApiError::bad_request(e.to_string()),
+            C::Io(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::service::gateway::GatewayError> for ApiError {
     /// The reference gateway's status codes and texts.
     fn from(e: crate::service::gateway::GatewayError) -> Self {

@@ -23,6 +23,7 @@ pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, Se
             .map_err(|e| ServiceError::Internal(format!("OH_SANDBOX=namespaces: {e}")))?;
     }
     config.profiles = Some(state.profiles.clone());
+    config.settings = Some(state.settings.clone());
     config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;
     let browser = browser_usable(&state.config);

@@ -126,6 +126,14 @@ pub struct AppState {
     pub mcp_oauth: crate::service::mcp_oauth::OAuthJobs,
     /// The settings' MCP servers (`/api/settings/mcp/*`).
     pub mcp_settings: crate::service::mcp_settings::McpSettings,
+    /// The persisted settings (`/api/settings`).
+    pub settings: crate::service::settings::SettingsService,
+    /// Agent profiles (`/api/agent-profiles`).
+    pub agent_profiles: crate::service::agent_profiles::AgentProfileService,
+    /// Meta-profiles (`/api/meta-profiles`).
+    pub meta_profiles: crate::service::meta_profiles::MetaProfileService,
+    /// LLM provider connections (`/api/llm/provider-connections`).
+    pub provider_connections: crate::service::provider_connections::ProviderConnectionService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -155,6 +163,24 @@ impl AppState {
             crate::service::profiles::settings::SettingsFile::new(config.persistence_dir.clone()),
             crate::service::profiles::cipher_of(&config),
         );
+        let base_settings = crate::service::settings::SettingsService::new(profiles.clone());
+        let agent_profiles = crate::service::agent_profiles::AgentProfileService::new(
+            base_settings.clone(),
+            profiles.clone(),
+        );
+        let meta_profiles =
+            crate::service::meta_profiles::MetaProfileService::new(config.persistence_dir.clone());
+        let settings = base_settings.with_pointer_targets(Arc::new(
+            crate::service::agent_profiles::ProfilePointers {
+                agents: agent_profiles.clone(),
+                metas: meta_profiles.clone(),
+            },
+        ));
+        let provider_connections =
+            crate::service::provider_connections::ProviderConnectionService::new(
+                profiles.clone(),
+                settings.clone(),
+            );
         Self {
             config: Arc::new(config),
             session_keys,
@@ -174,6 +200,10 @@ impl AppState {
             secrets,
             mcp_oauth: crate::service::mcp_oauth::OAuthJobs::default(),
             mcp_settings,
+            settings,
+            agent_profiles,
+            meta_profiles,
+            provider_connections,
         }
     }
 

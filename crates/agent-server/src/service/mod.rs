@@ -16,6 +16,7 @@
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers.
 
+pub mod agent_profiles;
 pub mod bash;
 pub mod conversations;
 pub mod gateway;
@@ -23,7 +24,10 @@ pub mod init;
 pub mod mcp;
 pub mod mcp_oauth;
 pub mod mcp_settings;
+pub mod meta_profiles;
 pub mod profiles;
+pub mod provider_connections;
 pub mod runtime;
 pub mod secrets_store;
+pub mod settings;
 pub mod webhooks;

@@ -5,6 +5,7 @@
 //! in [`api_routes`] (JSON bodies) — they are then served under `/api`,
 //! behind the session-key check, and described in `/openapi.json`.
 
+pub mod agent_profiles;
 pub mod archive;
 pub mod bash;
 pub mod browse;
@@ -16,14 +17,18 @@ pub mod files;
 pub mod git;
 pub mod goals;
 pub mod init;
+pub mod llm;
 pub mod mcp;
 pub mod navigate;
+pub mod meta_profiles;
 pub mod profiles;
 pub mod profiles_docs;
+pub mod provider_connections;
 pub mod runtime;
 pub mod secrets;
 pub mod server;
 pub mod settings_mcp;
+pub mod settings;
 pub mod sub_agents;
 pub mod tools;
 pub mod trajectory;
@@ -86,6 +91,11 @@ fn open_routes() -> OpenApiRouter<SharedState> {
 pub fn api_routes() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .merge(workspace_site::router())
+        .merge(settings::router())
+        .merge(llm::router())
+        .merge(agent_profiles::router())
+        .merge(meta_profiles::router())
+        .merge(provider_connections::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))

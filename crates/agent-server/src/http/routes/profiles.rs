@@ -111,7 +111,9 @@ fn profiles(state: &SharedState) -> &ProfileService {
     &state.profiles
 }
 
-fn expose_mode(headers: &HeaderMap) -> Result<Option<Expose>, ApiError> {
+/// The `X-Expose-Secrets` header (`true` is the legacy spelling of
+/// `encrypted`); another value is a 400.
+pub fn expose_mode(headers: &HeaderMap) -> Result<Option<Expose>, ApiError> {
     let raw = headers
         .get("X-Expose-Secrets")
         .and_then(|v| v.to_str().ok())

@@ -94,16 +94,23 @@ pub async fn list_secrets(
     State(state): State<SharedState>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<SecretsListResponse>, ApiError> {
-    if query.agent_profile_id.is_some() {
-        // This server keeps no agent profiles, so no id names one.
-        return Err(ApiError::not_found_msg("Agent profile not found"));
-    }
+    let allowed = match &query.agent_profile_id {
+        None => None,
+        Some(id) => match state.agent_profiles.secret_refs(id).await {
+            Ok(refs) => refs,
+            Err(crate::service::agent_profiles::AgentProfileError::IdNotFound(_)) => {
+                return Err(ApiError::not_found_msg("Agent profile not found"));
+            }
+            Err(e) => return Err(e.into()),
+        },
+    };
     let items = blocking(&state.secrets, |s| s.list())
         .await?
         .map_err(|e| store_error(e, "Failed to list secrets"))?;
     Ok(Json(SecretsListResponse {
         secrets: items
             .into_iter()
+            .filter(|i| allowed.as_ref().is_none_or(|names| names.contains(&i.name)))
             .map(|i| SecretItemResponse {
                 name: i.name,
                 description: i.description,

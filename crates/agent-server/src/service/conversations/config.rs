@@ -34,6 +34,9 @@ pub struct ServiceConfig {
     pub session_api_keys: Vec<String>,
     /// Saved LLM profiles (`switch_profile`).
     pub profiles: Option<crate::service::profiles::ProfileService>,
+    /// The persisted settings (`agent_context.load_memory` for every new
+    /// conversation, as the reference's launches).
+    pub settings: Option<crate::service::settings::SettingsService>,
     /// How the agent's processes start: the environment policy (no server
     /// credential reaches them) and shell snapshots.
     pub exec_policy: ExecPolicy,
@@ -113,6 +116,7 @@ impl ServiceConfig {
             session_api_key: None,
             session_api_keys: Vec::new(),
             profiles: None,
+            settings: None,
             exec_policy: ExecPolicy::default(),
             skill_sources: SkillSources::from_env(),
             sandbox: SandboxSettings::default(),
@@ -142,6 +146,7 @@ impl ServiceConfig {
             profiles: Some(crate::service::profiles::ProfileService::from_config(
                 config,
             )),
+            settings: None,
             exec_policy: ExecPolicy {
                 shell_snapshot: config.shell_snapshot,
                 ..ExecPolicy::default()

@@ -369,6 +369,17 @@ impl ConversationService {
             client_tools: spec_client_tools,
         } = spec;
         let sandboxed = sandboxing::requested(request.conversation_runtime.as_deref())?;
+        if let Some(settings) = &self.inner.config.settings
+            && settings.load_memory().await
+        {
+            // The stored settings turn persistent memory on for every launch.
+            let mut ctx = match agent_spec.agent_context.take() {
+                Some(Value::Object(m)) => m,
+                _ => serde_json::Map::new(),
+            };
+            ctx.insert("load_memory".into(), Value::Bool(true));
+            agent_spec.agent_context = Some(Value::Object(ctx));
+        }
         if let Some(ctx) = &agent_spec.agent_context
             && let Err(e) =
                 openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)

@@ -172,6 +172,11 @@ impl ProfileService {
         &self.files
     }
 
+    /// The settings file (shared with `/api/settings`, one lock).
+    pub fn settings_file(&self) -> &SettingsFile {
+        &self.settings
+    }
+
     /// The persistence directory.
     pub fn persistence_dir(&self) -> &Path {
         &self.persistence_dir

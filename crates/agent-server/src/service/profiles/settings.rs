@@ -18,12 +18,29 @@ pub struct SettingsFile {
     lock: Arc<Mutex<()>>,
 }
 
+/// One lock per settings directory, shared by every [`SettingsFile`] of
+/// it: the settings routes, the MCP settings, the profiles and the OAuth
+/// token writes each hold their own handle, and their read-modify-write
+/// updates must not interleave (a lost update would drop a field).
+fn lock_for(dir: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<Mutex<std::collections::HashMap<PathBuf, Arc<Mutex<()>>>>> =
+        std::sync::OnceLock::new();
+    let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .entry(key)
+        .or_default()
+        .clone()
+}
+
 impl SettingsFile {
     /// The settings file of `persistence_dir`.
     pub fn new(persistence_dir: impl Into<PathBuf>) -> Self {
+        let dir = persistence_dir.into();
         Self {
-            dir: persistence_dir.into(),
-            lock: Arc::new(Mutex::new(())),
+            lock: lock_for(&dir),
+            dir,
         }
     }
 
@@ -65,6 +82,35 @@ impl SettingsFile {
                 None
             }
         }
+    }
+
+    /// The stored settings object (`None` when there is no file).
+    pub fn read(&self) -> Result<Option<Map<String, Value>>, StoreError> {
+        let _g = self.lock.lock();
+        self.read_unlocked()
+    }
+
+    /// Like [`SettingsFile::update`], but `f` may refuse the change: on
+    /// `Err` nothing is written.
+    pub fn try_update<R, E>(
+        &self,
+        f: impl FnOnce(&mut Map<String, Value>) -> Result<R, E>,
+    ) -> Result<Result<R, E>, StoreError> {
+        let _g = self.lock.lock();
+        let mut settings = self.read_unlocked()?.unwrap_or_default();
+        let out = match f(&mut settings) {
+            Ok(out) => out,
+            Err(e) => return Ok(Err(e)),
+        };
+        let text = serde_json::to_vec_pretty(&Value::Object(settings)).map_err(|e| {
+            StoreError::Corrupt {
+                name: "settings".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        create_private_dir(&self.dir)?;
+        write_atomic(&self.path(), &text)?;
+        Ok(Ok(out))
     }
 
     /// Changes the settings object with `f` and writes it back. A corrupt
@@ -152,6 +198,28 @@ mod tests {
                 .unwrap();
         assert_eq!(raw["misc"], true);
         assert_eq!(raw["agent_settings"]["x"], 1);
+    }
+
+    #[test]
+    fn handles_of_one_directory_never_lose_each_others_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                // Each writer opens its own handle, as the services do.
+                let file = SettingsFile::new(dir.path());
+                std::thread::spawn(move || {
+                    for j in 0..10 {
+                        file.update(|m| m.insert(format!("k{i}_{j}"), json!(j)))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let all = SettingsFile::new(dir.path()).read().unwrap().unwrap();
+        assert_eq!(all.len(), 80);
     }
 
     #[test]

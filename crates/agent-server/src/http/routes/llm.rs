@@ -1,0 +1,92 @@
+//! `/api/llm/providers`, `/api/llm/models` and `/api/llm/models/verified`
+//! (behind the session key): the providers our LLM client routes to and
+//! the models of the project's model table ([`openhands_llm::catalog`]),
+//! the same table cost accounting uses.
+
+use crate::http::extract::ApiQuery;
+use crate::http::state::SharedState;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// `GET /api/llm/providers` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProvidersResponse {
+    /// Provider names, sorted.
+    pub providers: Vec<String>,
+}
+
+/// `GET /api/llm/models` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelsResponse {
+    /// Model names, sorted.
+    pub models: Vec<String>,
+}
+
+/// `GET /api/llm/models/verified` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerifiedModelsResponse {
+    /// Verified model names by provider.
+    pub models: BTreeMap<String, Vec<String>>,
+}
+
+/// `?provider=` of the model list.
+#[derive(Debug, Deserialize)]
+pub struct ModelsQuery {
+    /// Only this provider's models.
+    #[serde(default)]
+    pub provider: Option<String>,
+}
+
+/// The LLM catalogue routes (relative to `/api`), documented.
+pub fn router() -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_providers))
+        .routes(routes!(list_models))
+        .routes(routes!(list_verified_models))
+}
+
+/// List the LLM providers this server's client can talk to.
+#[utoipa::path(get, path = "/llm/providers", tag = "LLM",
+    operation_id = "list_providers_api_llm_providers_get",
+    security(("APIKeyHeader" = [])),
+    responses((status = 200, description = "Successful Response", body = ProvidersResponse)))]
+pub async fn list_providers() -> Json<ProvidersResponse> {
+    Json(ProvidersResponse {
+        providers: openhands_llm::routing::providers()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    })
+}
+
+/// List the models of the model table (optionally one provider's).
+#[utoipa::path(get, path = "/llm/models", tag = "LLM",
+    operation_id = "list_models_api_llm_models_get",
+    security(("APIKeyHeader" = [])),
+    params(("provider" = Option<String>, Query, description = "Filter models by provider (e.g., 'openai', 'anthropic')")),
+    responses(
+        (status = 200, description = "Successful Response", body = ModelsResponse),
+        (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
+pub async fn list_models(ApiQuery(query): ApiQuery<ModelsQuery>) -> Json<ModelsResponse> {
+    Json(ModelsResponse {
+        models: openhands_llm::catalog::model_names(query.provider.as_deref()),
+    })
+}
+
+/// List the verified models by provider.
+#[utoipa::path(get, path = "/llm/models/verified", tag = "LLM",
+    operation_id = "list_verified_models_api_llm_models_verified_get",
+    security(("APIKeyHeader" = [])),
+    responses((status = 200, description = "Successful Response", body = VerifiedModelsResponse)))]
+pub async fn list_verified_models() -> Json<serde_json::Value> {
+    // Providers in table order, as the reference keeps its own order.
+    let mut models = serde_json::Map::new();
+    for (provider, names) in openhands_llm::catalog::verified() {
+        models.insert(provider.to_string(), serde_json::json!(names));
+    }
+    Json(serde_json::json!({ "models": models }))
+}
