@@ -84,12 +84,6 @@ impl SettingsFile {
         }
     }
 
-    /// The stored settings object (`None` when there is no file).
-    pub fn read(&self) -> Result<Option<Map<String, Value>>, StoreError> {
-        let _g = self.lock.lock();
-        self.read_unlocked()
-    }
-
     /// Like [`SettingsFile::update`], but `f` may refuse the change: on
     /// `Err` nothing is written.
     pub fn try_update<R, E>(
