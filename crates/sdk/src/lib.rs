@@ -17,6 +17,7 @@ pub mod fsutil;
 pub mod hooks;
 pub mod mcp;
 pub mod memory;
+pub mod plugin;
 pub mod profiles;
 pub mod remote;
 pub mod response_schema;

@@ -312,6 +312,21 @@ impl HookConfig {
             .collect()
     }
 
+    /// The configurations concatenated per event, in order (`None` when
+    /// nothing is configured).
+    pub fn merge(configs: impl IntoIterator<Item = HookConfig>) -> Option<HookConfig> {
+        let mut out = HookConfig::default();
+        for c in configs {
+            out.pre_tool_use.extend(c.pre_tool_use);
+            out.post_tool_use.extend(c.post_tool_use);
+            out.user_prompt_submit.extend(c.user_prompt_submit);
+            out.session_start.extend(c.session_start);
+            out.session_end.extend(c.session_end);
+            out.stop.extend(c.stop);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// Whether nothing is configured.
     pub fn is_empty(&self) -> bool {
         HookEventType::ALL

@@ -132,6 +132,33 @@ impl AgentRegistry {
         self.register_agent_if_absent(&name, factory, definition)
     }
 
+    /// Registers a plugin's definition: it replaces a file-based or
+    /// built-in definition of the same name (plugins rank above files,
+    /// below programmatic and client registrations). Returns whether it
+    /// was registered.
+    pub fn register_plugin_definition(&self, mut definition: AgentDefinition) -> bool {
+        let name = definition.name.clone();
+        let mut s = self.state.write();
+        let replaceable = s.agents.get(&name).is_none_or(|a| {
+            matches!(
+                a.definition.level.as_deref(),
+                Some("project" | "user" | "builtin")
+            )
+        });
+        if !replaceable {
+            return false;
+        }
+        definition.level = Some("plugin".into());
+        s.agents.insert(
+            name,
+            RegisteredAgent {
+                factory: definition_factory(definition.clone()),
+                definition,
+            },
+        );
+        true
+    }
+
     /// Once per registry: registers the project's and the user's file
     /// definitions, then the built-ins, each only where the name is free.
     pub fn discover(&self, work_dir: &Path, home: Option<&Path>) {
