@@ -192,3 +192,170 @@ async fn registered_marketplaces_auto_load_through_the_server() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn installed_plugins_and_skills_routes() {
+    let env = Env::start(|_| Script::from_turns([Turn::text("ok")])).await;
+    let base = env.workspace().parent().unwrap().to_path_buf();
+    let src = base.join("release-kit");
+    write_plugin(&src);
+    // the name must be kebab-case: the manifest's
+    let (status, body) = env
+        .post(
+            "/api/plugins/install",
+            json!({"source": src.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["name"], "release-kit");
+    assert_eq!(body["version"], "0.3.0");
+    assert_eq!(body["enabled"], true);
+    assert_eq!(body["resolved_ref"], Value::Null);
+    let installed = base.join("persistence/plugins/installed/release-kit");
+    assert_eq!(body["install_path"], json!(installed.to_string_lossy()));
+    assert_eq!(
+        body["skills"],
+        json!([{"name": "changelog", "description": null},
+               {"name": "release-kit:ship", "description": "Ship it"}])
+    );
+    assert!(
+        body["files"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("hooks/hooks.json"))
+    );
+    let (status, body) = env
+        .post(
+            "/api/plugins/install",
+            json!({"source": src.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(
+        body["detail"],
+        "Plugin already installed. Use force=true to overwrite."
+    );
+    let (status, body) = env
+        .post(
+            "/api/plugins/install",
+            json!({"source": base.join("nowhere").to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = env.get("/api/plugins/installed").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["plugins"].as_array().unwrap().len(), 1);
+    let (status, body) = env
+        .call(
+            "PATCH",
+            "/api/plugins/installed/release-kit",
+            Some(json!({"enabled": false})),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"name": "release-kit", "enabled": false}))
+    );
+    let (status, body) = env.get("/api/plugins/installed/release-kit").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["enabled"], false);
+    let (status, body) = env.get("/api/plugins/installed/Not_Kebab").await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["detail"][0]["type"], "string_pattern_mismatch");
+    assert_eq!(body["detail"][0]["loc"], json!(["path", "plugin_name"]));
+    let (status, body) = env.get("/api/plugins/installed/other").await;
+    assert_eq!(status, 404);
+    assert_eq!(body["detail"], "Plugin 'other' is not installed");
+    // the local list: user + enabled installed (disabled: not listed), project
+    let project_plugin = env.workspace().join(".openhands/plugins/release-kit");
+    write_plugin(&project_plugin);
+    let (status, body) = env
+        .post(
+            "/api/plugins",
+            json!({"project_dir": env.workspace().to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let listed = body["plugins"].as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0]["path"],
+        json!(
+            std::fs::canonicalize(&project_plugin)
+                .unwrap()
+                .to_string_lossy()
+        )
+    );
+    let (status, body) = env
+        .post("/api/plugins/installed/release-kit/refresh", json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["message"], "Plugin 'release-kit' updated");
+    assert_eq!(body["plugin"]["enabled"], false);
+    let (status, body) = env
+        .call("DELETE", "/api/plugins/installed/release-kit", None)
+        .await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"message": "Plugin 'release-kit' uninstalled"}))
+    );
+    assert!(!installed.exists());
+
+    // skills
+    let skill = base.join("lint-fix");
+    fs::create_dir_all(&skill).unwrap();
+    fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: lint-fix\ndescription: Fix lint.\n---\nRun the linter.\n",
+    )
+    .unwrap();
+    let (status, body) = env
+        .post(
+            "/api/skills/install",
+            json!({"source": skill.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["name"], "lint-fix");
+    assert!(body.get("skills").is_none());
+    let (status, body) = env
+        .post(
+            "/api/skills/install",
+            json!({"source": src.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["detail"],
+        "Invalid skill. Ensure the source contains a valid SKILL.md."
+    );
+    let (_, body) = env.get("/api/skills/installed").await;
+    assert_eq!(body["skills"][0]["name"], "lint-fix");
+    // an installed skill reaches the user skills of a conversation
+    let (status, body) = env
+        .post(
+            "/api/skills",
+            json!({"load_public": false, "load_project": false}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "lint-fix"),
+        "{body}"
+    );
+    let (status, _) = env
+        .call("DELETE", "/api/skills/installed/lint-fix", None)
+        .await;
+    assert_eq!(status, 200);
+    let (status, body) = env
+        .call("DELETE", "/api/skills/installed/lint-fix", None)
+        .await;
+    assert_eq!(
+        (status, body["detail"].clone()),
+        (404, json!("Skill 'lint-fix' is not installed"))
+    );
+}

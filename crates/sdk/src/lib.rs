@@ -15,6 +15,7 @@ pub mod conversation;
 pub mod entry;
 pub mod fsutil;
 pub mod hooks;
+pub mod installed;
 pub mod mcp;
 pub mod memory;
 pub mod plugin;

@@ -106,6 +106,7 @@ fn conversation_with(
     options.skill_sources = SkillSources {
         home: Some(home.to_path_buf()),
         public_skills_dir: None,
+        openhands_dir: None,
     };
     options.plugins = plugins;
     let conversation = LocalConversation::new(agent, workspace.path(), options).unwrap();

@@ -15,6 +15,7 @@
 
 pub mod bash;
 pub mod conversations;
+pub mod extensions;
 pub mod gateway;
 pub mod init;
 pub mod mcp;

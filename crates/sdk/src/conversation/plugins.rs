@@ -1,6 +1,7 @@
 //! Loading a conversation's plugins on first use (before project skills
 //! are resolved and MCP servers start, as the reference does): the agent
-//! context's auto-loaded marketplaces, then the explicit plugins. Their
+//! context's auto-loaded marketplaces, the explicit plugins, then the
+//! user's, installed and project plugins found on disk. Their
 //! skills and MCP servers change the agent, their hooks run after the
 //! configured ones, their agents join the delegation registry. Pieces that
 //! fail are logged and recorded as `ConversationErrorEvent`s
@@ -36,16 +37,29 @@ impl LocalConversation {
                 Vec::new()
             }
         };
-        if self.inner.plugins.is_empty() && !crate::plugin::marketplace::any_auto_load(&regs) {
+        let mut ambient_problems = Vec::new();
+        let openhands_dir = self.inner.skill_sources.openhands_dir();
+        let ambient = crate::plugin::discovery::available(
+            Some((
+                self.inner.skill_sources.home.as_deref(),
+                openhands_dir.as_deref(),
+            )),
+            Some(&self.inner.env.working_dir),
+            &mut ambient_problems,
+        );
+        self.inner.plugin_unreported.lock().extend(ambient_problems);
+        if self.inner.plugins.is_empty()
+            && ambient.is_empty()
+            && !crate::plugin::marketplace::any_auto_load(&regs)
+        {
             return Ok((agent, false));
         }
-        let settings = FetchSettings::for_home(
-            self.inner.skill_sources.home.as_deref(),
-            self.inner.env.exec.env.clone(),
-        );
+        let settings =
+            FetchSettings::for_dir(openhands_dir.as_deref(), self.inner.env.exec.env.clone());
         let applied = apply(
             &self.inner.plugins,
             &regs,
+            ambient,
             ctx.as_ref(),
             &agent.spec().mcp_config,
             &settings,

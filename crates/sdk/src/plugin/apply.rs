@@ -62,11 +62,13 @@ pub fn fetch_and_load(
     Ok((loaded, resolved))
 }
 
-/// Loads `registrations`' auto-loaded content and `plugins` into `ctx` and
+/// Loads `registrations`' auto-loaded content, `plugins`, then the
+/// `ambient` plugins whose names were not loaded explicitly, into `ctx` and
 /// `mcp`. Blocking (reads files, may run git).
 pub fn apply(
     plugins: &[PluginSource],
     registrations: &[MarketplaceRegistration],
+    ambient: Vec<load::LoadedPlugin>,
     ctx: Option<&Value>,
     mcp: &Map<String, Value>,
     settings: &FetchSettings,
@@ -115,6 +117,7 @@ pub fn apply(
     }
     to_load.extend(plugins.iter().cloned().map(|p| (p, true)));
 
+    let mut loaded_all: Vec<load::LoadedPlugin> = Vec::new();
     for (spec, explicit) in to_load {
         let (loaded, resolved) = match fetch_and_load(&spec, settings) {
             Ok(x) => x,
@@ -134,6 +137,19 @@ pub fn apply(
                 original_ref: spec.git_ref.clone(),
             });
         }
+        loaded_all.push(loaded);
+    }
+    // Explicitly attached plugins win over ambient ones of the same name.
+    for a in ambient {
+        if !loaded_all
+            .iter()
+            .any(|l| l.plugin.name() == a.plugin.name())
+        {
+            loaded_all.push(a);
+        }
+    }
+
+    for loaded in loaded_all {
         out.problems.extend(loaded.problems);
         let plugin = loaded.plugin;
         for s in plugin.all_skills() {

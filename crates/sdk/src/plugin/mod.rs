@@ -22,6 +22,7 @@
 
 pub mod apply;
 pub mod command;
+pub mod discovery;
 pub mod load;
 pub mod marketplace;
 pub mod source;

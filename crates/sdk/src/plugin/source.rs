@@ -241,11 +241,11 @@ pub struct FetchSettings {
 }
 
 impl FetchSettings {
-    /// `<home>/.openhands/cache/plugins` (the reference's location), or a
-    /// directory under the system's temporary directory without a home.
-    pub fn for_home(home: Option<&Path>, env: EnvPolicy) -> Self {
-        let cache_dir = match home {
-            Some(h) => h.join(".openhands").join("cache").join("plugins"),
+    /// `<openhands dir>/cache/plugins` (the reference's location), or a
+    /// directory under the system's temporary directory without one.
+    pub fn for_dir(openhands_dir: Option<&Path>, env: EnvPolicy) -> Self {
+        let cache_dir = match openhands_dir {
+            Some(h) => h.join("cache").join("plugins"),
             None => std::env::temp_dir().join("openhands-plugin-cache"),
         };
         Self { cache_dir, env }
