@@ -365,12 +365,15 @@ impl LocalConversation {
             .clone()
             .filter(|c| !c.is_empty())
             .map(|c| {
-                Arc::new(crate::hooks::HookRunner::new(
-                    c,
-                    working_dir.clone(),
-                    id.to_string(),
-                    options.exec_policy.clone(),
-                ))
+                Arc::new(
+                    crate::hooks::HookRunner::new(
+                        c,
+                        working_dir.clone(),
+                        id.to_string(),
+                        options.exec_policy.clone(),
+                    )
+                    .with_llm(agent.llm().clone()),
+                )
             });
         options
             .agent_registry

@@ -79,13 +79,17 @@ impl LocalConversation {
                     .into_iter()
                     .chain([plugin_hooks]),
             );
+            let llm = agent.llm().clone();
             *self.inner.hooks.write() = merged.map(|c| {
-                Arc::new(crate::hooks::HookRunner::new(
-                    c,
-                    self.inner.env.working_dir.clone(),
-                    self.inner.id.to_string(),
-                    self.inner.env.exec.clone(),
-                ))
+                Arc::new(
+                    crate::hooks::HookRunner::new(
+                        c,
+                        self.inner.env.working_dir.clone(),
+                        self.inner.id.to_string(),
+                        self.inner.env.exec.clone(),
+                    )
+                    .with_llm(llm),
+                )
             });
         }
         let mut changed = false;
