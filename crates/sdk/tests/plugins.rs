@@ -400,3 +400,50 @@ async fn a_plugin_mcp_server_joins_the_agent_tools() {
     );
     c.close().await;
 }
+
+#[test]
+fn marketplace_skills_list_standalone_then_plugin_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let market = tmp.path().join("market");
+    write_plugin(&market.join("plugins/weather"), "city-weather", "x");
+    fs::create_dir_all(market.join("skills/rain")).unwrap();
+    fs::write(
+        market.join("skills/rain/SKILL.md"),
+        "---\nname: rain\ndescription: standalone rain\n---\nstandalone",
+    )
+    .unwrap();
+    fs::create_dir_all(market.join(".plugin")).unwrap();
+    fs::write(
+        market.join(".plugin/marketplace.json"),
+        json!({"name": "team", "owner": {"name": "T"},
+            "plugins": [{"name": "city-weather", "source": "./plugins/weather"}],
+            "skills": [{"name": "rain", "source": "./skills/rain"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let regs = openhands_sdk::plugin::marketplace::registrations(&json!([
+        {"name": "team", "source": market.to_string_lossy(), "auto_load": true},
+        {"name": "off", "source": "/nowhere"}
+    ]))
+    .unwrap();
+    let mut problems = Vec::new();
+    let skills = openhands_sdk::plugin::apply::marketplace_skills(
+        &regs,
+        &openhands_sdk::plugin::FetchSettings::for_dir(Some(tmp.path()), Default::default()),
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let names: Vec<(&str, &str)> = skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.content.as_str()))
+        .collect();
+    // the plugin's `rain` replaces the standalone one in place
+    assert_eq!(names[0], ("rain", "x"));
+    assert_eq!(names.len(), 3);
+    assert!(
+        openhands_sdk::plugin::marketplace::registrations(&json!([
+            {"name": "a", "source": "/x", "repo_path": "../up"}
+        ]))
+        .is_err()
+    );
+}

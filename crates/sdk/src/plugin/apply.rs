@@ -192,3 +192,58 @@ pub fn apply(
     out.hooks = HookConfig::merge(hooks);
     out
 }
+
+/// The skills the auto-loading `registrations` bring (the `/api/skills`
+/// listing's `registered_marketplaces` tier): per marketplace its selected
+/// standalone skills, then its selected plugins' skills (commands
+/// included), a later skill replacing a same-named one. Blocking.
+pub fn marketplace_skills(
+    registrations: &[MarketplaceRegistration],
+    settings: &FetchSettings,
+    problems: &mut Vec<String>,
+) -> Vec<Skill> {
+    let mut out: Vec<Skill> = Vec::new();
+    let put = |out: &mut Vec<Skill>, s: Skill| match out.iter_mut().find(|x| x.name == s.name) {
+        Some(slot) => *slot = s,
+        None => out.push(s),
+    };
+    for reg in registrations
+        .iter()
+        .filter(|r| super::marketplace::any_auto_load(std::slice::from_ref(*r)))
+    {
+        let market = source::fetch_blocking(&reg.plugin_source(), settings)
+            .and_then(|(dir, _)| Marketplace::load(&dir, &reg.name).map_err(|e| e.to_string()));
+        let market = match market {
+            Ok(m) => m,
+            Err(e) => {
+                problems.push(format!("Failed to load marketplace '{}': {e}", reg.name));
+                continue;
+            }
+        };
+        for s in market.auto_skills(&reg.auto_load, problems) {
+            put(&mut out, s);
+        }
+        for entry in market
+            .plugins
+            .iter()
+            .filter(|e| reg.auto_load.includes(&e.name))
+        {
+            let loaded = market
+                .plugin_source(entry)
+                .map_err(|e| e.to_string())
+                .and_then(|spec| fetch_and_load(&spec, settings));
+            match loaded {
+                Ok((l, _)) => l
+                    .plugin
+                    .all_skills()
+                    .into_iter()
+                    .for_each(|s| put(&mut out, s)),
+                Err(e) => problems.push(format!(
+                    "Failed to load plugin '{}' from marketplace '{}': {e}",
+                    entry.name, reg.name
+                )),
+            }
+        }
+    }
+    out
+}
