@@ -324,3 +324,26 @@ fn resolve_skills(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_definitions_rank_above_files_and_below_registrations() {
+        let r = AgentRegistry::new();
+        let mut file = AgentDefinition::named("reviewer", "from a file");
+        file.level = Some("project".into());
+        r.register_definition(file);
+        r.register_definition(AgentDefinition::named("client", "from the client"));
+        assert!(r.register_plugin_definition(AgentDefinition::named("reviewer", "from a plugin")));
+        assert!(!r.register_plugin_definition(AgentDefinition::named("client", "from a plugin")));
+        assert!(r.register_plugin_definition(AgentDefinition::named("new-one", "from a plugin")));
+        let defs = r.definitions();
+        let of = |n: &str| defs.iter().find(|d| d.name == n).unwrap().clone();
+        assert_eq!(of("reviewer").description, "from a plugin");
+        assert_eq!(of("reviewer").level.as_deref(), Some("plugin"));
+        assert_eq!(of("client").description, "from the client");
+        assert_eq!(of("new-one").level.as_deref(), Some("plugin"));
+    }
+}
