@@ -204,7 +204,11 @@ async fn a_pre_tool_use_hook_keeps_a_command_from_running() {
 async fn unsupported_extensions_are_refused_naming_the_field() {
     let env = Env::start(|_| Script::from_turns([Turn::text("x")])).await;
     let cases = [
-        (json!({"plugins": [{"source": "./my-plugin"}]}), "plugins"),
+        (
+            json!({"plugins": [{"source": "./my-plugin", "repo_path": "../up"}]}),
+            "repo_path",
+        ),
+        (json!({"plugins": [{"ref": "main"}]}), "plugins"),
         (
             json!({"agent_definitions": [{"name": "helper", "max_iteration_per_run": 0}]}),
             "max_iteration_per_run",
@@ -214,7 +218,7 @@ async fn unsupported_extensions_are_refused_naming_the_field() {
             "hook_config",
         ),
         (
-            json!({"hook_config": {"stop": [{"hooks": [{"type": "prompt", "prompt": "judge"}]}]}}),
+            json!({"hook_config": {"stop": [{"hooks": [{"type": "agent", "system_prompt": "judge"}]}]}}),
             "hook_config",
         ),
     ];

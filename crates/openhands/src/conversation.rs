@@ -183,6 +183,13 @@ impl ConversationBuilder {
         self
     }
 
+    /// A plugin to load when the conversation starts (a local directory,
+    /// `github:owner/repo` or a git URL; see `openhands_sdk::plugin`).
+    pub fn plugin(mut self, source: openhands_sdk::plugin::PluginSource) -> Self {
+        self.options.plugins.push(source);
+        self
+    }
+
     /// Any other option, on the options themselves.
     pub fn configure(mut self, edit: impl FnOnce(&mut ConversationOptions)) -> Self {
         edit(&mut self.options);

@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod extensions;
 pub mod files;
 pub mod git;
+pub mod installed;
 pub mod openai;
 pub mod tools;
 pub mod validation;

@@ -84,6 +84,10 @@ pub fn start_request(
     req.confirmation_policy = options.confirmation_policy.clone();
     req.security_analyzer = options.security_analyzer.clone();
     req.tags = options.tags.clone();
+    if !options.plugins.is_empty() {
+        // Local plugin paths name directories on the server's machine.
+        req.plugins = serde_json::to_value(&options.plugins).ok();
+    }
     req.client_tools = options
         .client_tools
         .iter()

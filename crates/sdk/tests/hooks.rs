@@ -192,3 +192,51 @@ async fn session_start_stop_and_post_tool_use_run_once_each() {
     let last = hook_events(&c.events()).pop().unwrap();
     assert_eq!(last.hook_event_type, "SessionEnd");
 }
+
+#[tokio::test]
+async fn a_prompt_hook_asks_the_model_and_blocks_on_deny() {
+    // The judge's request offers no tools: the script's tool-less reply.
+    let script = openhands_testkit::Script::from_turns(vec![echo("rm -rf /"), finish("done")])
+        .with_toolless_reply(Turn::text(
+            "Verdict: {\"decision\": \"deny\", \"reason\": \"destructive per policy\"}",
+        ));
+    let (agent, backend) = agent(script);
+    let workspace = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut options = persisted(root.path());
+    options.hook_config = Some(
+        HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
+            {"type": "prompt", "name": "guard", "prompt": "Deny anything that deletes files."}]}]}))
+        .unwrap(),
+    );
+    let c = openhands_sdk::LocalConversation::new(agent, workspace.path(), options).unwrap();
+    c.send_message("go").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let reqs = backend.requests();
+    // the hook's request: the policy in the system message, the event as data
+    let judge = &reqs[1];
+    assert!(judge.tools.is_empty());
+    assert!(
+        judge.messages[0]
+            .text()
+            .contains("Policy:\nDeny anything that deletes files.")
+    );
+    let event_text = judge.messages[1].text();
+    assert!(event_text.contains("Evaluate this PreToolUse hook event"));
+    assert!(event_text.contains("\"tool_name\": \"echo\"") && event_text.contains("rm -rf /"));
+    let events = c.events();
+    let rejected: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::UserReject(r) => Some(r.rejection_reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rejected, ["destructive per policy"]);
+    let hooks = hook_events(&events);
+    assert_eq!(hooks.len(), 1);
+    assert!(hooks[0].blocked && hooks[0].success);
+    assert_eq!(hooks[0].hook_command, "prompt-hook:guard");
+    // the blocked call never ran
+    assert!(!kinds(&events).iter().any(|k| k == "Obs:echo"));
+}

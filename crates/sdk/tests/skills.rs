@@ -228,6 +228,7 @@ async fn user_and_public_skills_come_from_configured_places() {
     options.skill_sources = SkillSources {
         home: Some(home.path().into()),
         public_skills_dir: Some(public.path().into()),
+        openhands_dir: None,
     };
     let c = LocalConversation::new(agent, work.path(), options).unwrap();
     c.send_message("open a github issue").unwrap();
@@ -279,6 +280,7 @@ async fn persistent_memory_is_opt_in_and_reaches_the_prompt() {
         options.skill_sources = SkillSources {
             home: Some(home.path().into()),
             public_skills_dir: None,
+            openhands_dir: None,
         };
         let c = LocalConversation::new(agent, work.path(), options).unwrap();
         (c, backend, root)

@@ -54,6 +54,7 @@ fn start(script: Script, workspace: &Path, registry: AgentRegistry) -> Setup {
             skill_sources: SkillSources {
                 home: Some(home.path().to_path_buf()),
                 public_skills_dir: None,
+                openhands_dir: None,
             },
             ..ConversationOptions::default()
         },

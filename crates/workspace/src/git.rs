@@ -126,13 +126,9 @@ impl Git {
         }
     }
 
-    /// stdout of a successful command (trimmed unless `raw`).
-    pub(crate) async fn run(
-        &self,
-        args: &[&str],
-        cwd: &Path,
-        raw: bool,
-    ) -> Result<String, GitError> {
+    /// stdout of a successful `git args` in `cwd` (trimmed unless `raw`);
+    /// a failure, a missing `git` or the runner's timeout is an error.
+    pub async fn run(&self, args: &[&str], cwd: &Path, raw: bool) -> Result<String, GitError> {
         self.run_with_timeout(args, cwd, raw, self.timeout).await
     }
 

@@ -385,6 +385,20 @@ pub fn reason_phrase(status: StatusCode) -> &'static str {
     status.canonical_reason().unwrap_or("Error")
 }
 
+impl From<crate::service::extensions::ExtensionError> for ApiError {
+    fn from(e: crate::service::extensions::ExtensionError) -> Self {
+        match e {
+            crate::service::extensions::ExtensionError::NotInstalled(m) => {
+                ApiError::not_found_msg(m)
+            }
+            crate::service::extensions::ExtensionError::Exists(m) => ApiError::conflict(m),
+            crate::service::extensions::ExtensionError::Fetch(m) => ApiError::bad_request(m),
+            crate::service::extensions::ExtensionError::Invalid(m) => ApiError::unprocessable(m),
+            crate::service::extensions::ExtensionError::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@
 pub mod agent_profiles;
 pub mod bash;
 pub mod conversations;
+pub mod extensions;
 pub mod gateway;
 pub mod init;
 pub mod mcp;

@@ -66,7 +66,7 @@ pub(crate) struct PromptVerdict {
 
 impl LocalConversation {
     pub(crate) fn hook_runner(&self) -> Option<Arc<HookRunner>> {
-        self.inner.hooks.clone()
+        self.inner.hooks.read().clone()
     }
 
     /// Runs the SessionStart hooks once per conversation object (after the

@@ -95,6 +95,11 @@ pub struct ConversationOptions {
     /// ones (the agent server: its settings); `None`: each server's own
     /// `auth.state`, kept in memory.
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// Plugins loaded on first use (with the agent context's auto-loaded
+    /// marketplaces): their skills join the agent context, their MCP
+    /// servers the agent's, their hooks run after `hook_config`'s, their
+    /// agents join the registry.
+    pub plugins: Vec<crate::plugin::PluginSource>,
 }
 
 impl Default for ConversationOptions {
@@ -120,6 +125,7 @@ impl Default for ConversationOptions {
             client_tools: Vec::new(),
             agent_registry: crate::subagent::registry::AgentRegistry::new(),
             mcp_oauth_states: None,
+            plugins: Vec::new(),
         }
     }
 }
@@ -147,8 +153,17 @@ pub(crate) struct Inner {
     pub closed: AtomicBool,
     pub skill_sources: crate::skills::context::SkillSources,
     pub context_resolved: AtomicBool,
-    pub hooks: Option<Arc<crate::hooks::HookRunner>>,
+    /// The hooks run (`hook_config`, then the plugins' once loaded).
+    pub hooks: RwLock<Option<Arc<crate::hooks::HookRunner>>>,
     pub session_started: AtomicBool,
+    /// Plugins to load on first use.
+    pub plugins: Vec<crate::plugin::PluginSource>,
+    /// The configured hooks, before plugins add theirs.
+    pub hook_config: Option<crate::hooks::HookConfig>,
+    /// Agents for delegation (plugins add theirs).
+    pub agent_registry: crate::subagent::registry::AgentRegistry,
+    /// Plugin pieces left out, not yet recorded as events.
+    pub plugin_unreported: Mutex<Vec<String>>,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -359,12 +374,15 @@ impl LocalConversation {
             .clone()
             .filter(|c| !c.is_empty())
             .map(|c| {
-                Arc::new(crate::hooks::HookRunner::new(
-                    c,
-                    working_dir.clone(),
-                    id.to_string(),
-                    options.exec_policy.clone(),
-                ))
+                Arc::new(
+                    crate::hooks::HookRunner::new(
+                        c,
+                        working_dir.clone(),
+                        id.to_string(),
+                        options.exec_policy.clone(),
+                    )
+                    .with_llm(agent.llm().clone()),
+                )
             });
         options
             .agent_registry
@@ -379,6 +397,7 @@ impl LocalConversation {
             secrets: Vec::new(),
             tags: None,
             hook_config: None,
+            plugins: Vec::new(),
             ..options.clone()
         };
         Self {
@@ -411,8 +430,12 @@ impl LocalConversation {
                 closed: AtomicBool::new(false),
                 skill_sources: options.skill_sources.clone(),
                 context_resolved: AtomicBool::new(false),
-                hooks,
+                hooks: RwLock::new(hooks),
                 session_started: AtomicBool::new(false),
+                plugins: options.plugins.clone(),
+                hook_config: options.hook_config.clone(),
+                agent_registry: options.agent_registry.clone(),
+                plugin_unreported: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -742,7 +765,8 @@ impl LocalConversation {
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
         let ready = self.inner.context_resolved.load(Ordering::SeqCst)
-            && (self.inner.hooks.is_none() || self.inner.session_started.load(Ordering::SeqCst))
+            && (self.inner.hooks.read().is_none()
+                || self.inner.session_started.load(Ordering::SeqCst))
             && self.inner.runtime.lock().is_some()
             && self
                 .inner
@@ -753,6 +777,11 @@ impl LocalConversation {
                 .any(|e| matches!(e.body, EventBody::SystemPrompt(_)));
         if ready {
             return Ok(());
+        }
+        // Plugins may add MCP servers: load them before the servers start.
+        if !self.inner.context_resolved.load(Ordering::SeqCst) {
+            let this = self.clone();
+            off_runtime(move || this.resolve_agent_context()).await?;
         }
         self.start_mcp().await?;
         let this = self.clone();
@@ -767,8 +796,11 @@ impl LocalConversation {
         if self.inner.context_resolved.load(Ordering::SeqCst) {
             return Ok(());
         }
-        let agent = self.inner.agent.read().clone();
+        let (agent, plugins_changed) = self.load_plugins()?;
         let Some(ctx) = agent.spec().agent_context.clone().filter(|c| c.is_object()) else {
+            if plugins_changed {
+                self.replace_agent(agent)?;
+            }
             self.inner.context_resolved.store(true, Ordering::SeqCst);
             return Ok(());
         };
@@ -782,17 +814,24 @@ impl LocalConversation {
             tracing::warn!(conversation = %self.inner.id, error = %e, "skill left out");
         }
         if resolved.changed {
-            let new_agent = agent.with_agent_context(Some(resolved.agent_context));
-            let spec = new_agent.spec().clone();
-            *self.inner.agent.write() = new_agent;
-            *self.inner.runtime.lock() = None;
-            let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
-            self.commit(true, move |c| {
-                c.set_agent_spec(spec);
-                vec![state_update("agent", value)]
-            })?;
+            self.replace_agent(agent.with_agent_context(Some(resolved.agent_context)))?;
+        } else if plugins_changed {
+            self.replace_agent(agent)?;
         }
         self.inner.context_resolved.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Makes `agent` the conversation's agent (recorded in the state).
+    fn replace_agent(&self, agent: Agent) -> Result<(), ConversationError> {
+        let spec = agent.spec().clone();
+        *self.inner.agent.write() = agent;
+        *self.inner.runtime.lock() = None;
+        let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
+        self.commit(true, move |c| {
+            c.set_agent_spec(spec);
+            vec![state_update("agent", value)]
+        })?;
         Ok(())
     }
 
@@ -862,21 +901,28 @@ impl LocalConversation {
     /// (code `MCPError`), once each.
     fn report_mcp_failures(&self) -> Result<(), ConversationError> {
         let failures = std::mem::take(&mut *self.inner.mcp_unreported.lock());
-        if failures.is_empty() {
+        let plugin_problems = std::mem::take(&mut *self.inner.plugin_unreported.lock());
+        if failures.is_empty() && plugin_problems.is_empty() {
             return Ok(());
         }
-        let events: Vec<Event> = failures
-            .iter()
-            .map(|f| {
-                Event::with_source(
-                    SourceType::Environment,
-                    EventBody::ConversationError(openhands_wire::event::ConversationErrorEvent {
-                        code: "MCPError".into(),
-                        detail: f.error.to_string(),
-                        classification: None,
-                    }),
-                )
-            })
+        let error = |code: &str, detail: String| {
+            Event::with_source(
+                SourceType::Environment,
+                EventBody::ConversationError(openhands_wire::event::ConversationErrorEvent {
+                    code: code.into(),
+                    detail,
+                    classification: None,
+                }),
+            )
+        };
+        let events: Vec<Event> = plugin_problems
+            .into_iter()
+            .map(|p| error(crate::plugin::PLUGIN_ERROR_CODE, p))
+            .chain(
+                failures
+                    .iter()
+                    .map(|f| error("MCPError", f.error.to_string())),
+            )
             .collect();
         self.commit(false, move |_| events)?;
         Ok(())

@@ -18,6 +18,7 @@ pub mod event_store;
 mod hooks;
 mod local;
 mod pending;
+mod plugins;
 mod step;
 pub mod stuck;
 pub mod view;

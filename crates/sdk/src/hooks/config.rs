@@ -106,6 +106,30 @@ pub struct HookDefinition {
     pub is_async: bool,
 }
 
+impl HookDefinition {
+    /// The label of the hook in events: its command, else
+    /// `<type>-hook:<name or the policy's first 20 characters>`.
+    pub fn display_command(&self) -> String {
+        if !self.command.is_empty() {
+            return self.command.clone();
+        }
+        let prefix = format!("{}-hook", self.r#type);
+        if let Some(n) = &self.name {
+            return format!("{prefix}:{n}");
+        }
+        let text = match self.r#type.as_str() {
+            "prompt" => self.prompt.as_deref(),
+            "agent" => self.system_prompt.as_deref(),
+            _ => None,
+        }
+        .filter(|t| !t.is_empty());
+        match text {
+            Some(t) => format!("{prefix}:{}", t.chars().take(20).collect::<String>()),
+            None => format!("{prefix}:{}", self.r#type),
+        }
+    }
+}
+
 /// Hooks for the tools a pattern matches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -268,10 +292,25 @@ impl HookConfig {
                             )));
                         }
                         "command" => {}
-                        "prompt" | "agent" => {
+                        "prompt" if h.prompt.as_deref().is_none_or(str::is_empty) => {
                             return Err(HookConfigError(format!(
-                                "{at}: hooks of type '{}' are not supported by this server; use 'command'",
-                                h.r#type
+                                "{at}: 'prompt' is required when type is 'prompt'"
+                            )));
+                        }
+                        "prompt" if !h.command.is_empty() => {
+                            return Err(HookConfigError(format!(
+                                "{at}: 'command' must not be set when type is 'prompt'"
+                            )));
+                        }
+                        "prompt" if h.is_async => {
+                            return Err(HookConfigError(format!(
+                                "{at}: 'async' is not supported for prompt hooks"
+                            )));
+                        }
+                        "prompt" => {}
+                        "agent" => {
+                            return Err(HookConfigError(format!(
+                                "{at}: hooks of type 'agent' are not supported by this server; use 'command' or 'prompt'"
                             )));
                         }
                         other => {
@@ -312,6 +351,21 @@ impl HookConfig {
             .collect()
     }
 
+    /// The configurations concatenated per event, in order (`None` when
+    /// nothing is configured).
+    pub fn merge(configs: impl IntoIterator<Item = HookConfig>) -> Option<HookConfig> {
+        let mut out = HookConfig::default();
+        for c in configs {
+            out.pre_tool_use.extend(c.pre_tool_use);
+            out.post_tool_use.extend(c.post_tool_use);
+            out.user_prompt_submit.extend(c.user_prompt_submit);
+            out.session_start.extend(c.session_start);
+            out.session_end.extend(c.session_end);
+            out.stop.extend(c.stop);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// Whether nothing is configured.
     pub fn is_empty(&self) -> bool {
         HookEventType::ALL
@@ -340,11 +394,20 @@ mod tests {
     fn refuses_unknown_events_and_unsupported_kinds() {
         let e = HookConfig::from_value(&json!({"BeforeThing": []})).unwrap_err();
         assert!(e.0.contains("BeforeThing"));
+        assert!(
+            HookConfig::from_value(
+                &json!({"pre_tool_use": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]})
+            )
+            .is_ok()
+        );
+        let e = HookConfig::from_value(&json!({"pre_tool_use": [{"hooks": [{"type": "prompt"}]}]}))
+            .unwrap_err();
+        assert!(e.0.contains("'prompt' is required"), "{e}");
         let e = HookConfig::from_value(
-            &json!({"pre_tool_use": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}),
+            &json!({"pre_tool_use": [{"hooks": [{"type": "agent", "system_prompt": "x"}]}]}),
         )
         .unwrap_err();
-        assert!(e.0.contains("'prompt'"), "{e}");
+        assert!(e.0.contains("'agent'"), "{e}");
         assert!(HookConfig::from_value(&json!({"stop": [{"hooks": [{"command": ""}]}]})).is_err());
         assert!(
             HookConfig::from_value(

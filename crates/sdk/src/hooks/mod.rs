@@ -7,6 +7,7 @@
 //!   them as `HookExecutionEvent`s.
 
 pub mod config;
+pub mod prompt;
 pub mod run;
 
 pub use config::{HookConfig, HookConfigError, HookEventType};

@@ -61,8 +61,10 @@ pub struct HookInput {
 pub struct HookRunner {
     config: HookConfig,
     working_dir: PathBuf,
-    session_id: String,
+    pub(super) session_id: String,
     exec: ExecPolicy,
+    /// The model prompt hooks ask (the agent's).
+    pub(super) llm: Option<openhands_llm::Llm>,
 }
 
 /// One hook that ran, with its result.
@@ -87,7 +89,14 @@ impl HookRunner {
             working_dir,
             session_id,
             exec,
+            llm: None,
         }
+    }
+
+    /// The same runner asking `llm` for prompt hooks.
+    pub fn with_llm(mut self, llm: openhands_llm::Llm) -> Self {
+        self.llm = Some(llm);
+        self
     }
 
     /// The configuration.
@@ -125,7 +134,11 @@ impl HookRunner {
         })
         .to_string();
         for hook in hooks {
-            let result = self.run_one(t, hook, input, &payload).await;
+            let result = if hook.r#type == "prompt" {
+                self.run_prompt(t, hook, &payload).await
+            } else {
+                self.run_one(t, hook, input, &payload).await
+            };
             let blocked = result.blocked;
             out.push(HookRun {
                 hook: hook.clone(),
@@ -285,7 +298,7 @@ pub fn execution_event(
     let r = &run.result;
     HookExecutionEvent {
         hook_event_type: t.as_str().to_string(),
-        hook_command: run.hook.command.clone(),
+        hook_command: run.hook.display_command(),
         tool_name: tool_name.map(String::from),
         success: r.success,
         blocked: r.blocked,

@@ -3,7 +3,7 @@
 //! `skills` list, with the reference's precedence: explicit skills win over
 //! user/public ones, project skills win over everything.
 
-use super::discover::{Loaded, load_project_skills, load_public_skills, load_user_skills};
+use super::discover::{Loaded, load_project_skills, load_public_skills, load_user_skills_in};
 use super::parse::SkillFileError;
 use super::{Skill, merge_by_name, skills_of};
 use serde_json::Value;
@@ -23,20 +23,41 @@ pub struct SkillSources {
     pub home: Option<PathBuf>,
     /// A local copy of the public skills repository (never fetched).
     pub public_skills_dir: Option<PathBuf>,
+    /// The user's OpenHands directory (the reference's persistence
+    /// directory: `$OH_PERSISTENCE_DIR`, else `~/.openhands`): installed
+    /// plugins, user plugins, the plugin cache. `None`: `<home>/.openhands`.
+    pub openhands_dir: Option<PathBuf>,
 }
 
 impl SkillSources {
-    /// `$HOME` and `$EXTENSIONS_PATH` of this process.
+    /// `$HOME`, `$EXTENSIONS_PATH` and `$OH_PERSISTENCE_DIR` of this process.
     pub fn from_env() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+        };
         Self {
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
-            public_skills_dir: std::env::var_os(PUBLIC_SKILLS_PATH_ENV)
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
+            home: var("HOME"),
+            public_skills_dir: var(PUBLIC_SKILLS_PATH_ENV),
+            openhands_dir: var("OH_PERSISTENCE_DIR"),
         }
     }
+
+    /// The user's OpenHands directory, if known.
+    pub fn openhands_dir(&self) -> Option<PathBuf> {
+        self.openhands_dir
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".openhands")))
+    }
+}
+
+/// The OpenHands directory of `sources` (`<home>/.openhands` by default).
+fn user_dir(home: &Path, sources: &SkillSources) -> PathBuf {
+    sources
+        .openhands_dir
+        .clone()
+        .unwrap_or_else(|| home.join(".openhands"))
 }
 
 /// Why the context cannot be resolved.
@@ -115,7 +136,10 @@ pub fn resolve(
             .as_ref()
             .filter(|_| flag(ctx, "load_user_skills"))
         {
-            for s in take(load_user_skills(home), &mut errors) {
+            for s in take(
+                load_user_skills_in(home, &user_dir(home, sources)),
+                &mut errors,
+            ) {
                 match auto.iter_mut().find(|a| a.name == s.name) {
                     Some(slot) => *slot = s,
                     None => auto.push(s),
@@ -198,7 +222,7 @@ pub fn list(
         base.extend(load_public_skills(dir, listing.marketplace_path.as_deref()).skills);
     }
     if let Some(home) = sources.home.as_ref().filter(|_| listing.user) {
-        for s in load_user_skills(home).skills {
+        for s in load_user_skills_in(home, &user_dir(home, sources)).skills {
             match base.iter_mut().find(|b| b.name == s.name) {
                 Some(slot) => *slot = s,
                 None => base.push(s),
@@ -243,6 +267,7 @@ mod tests {
         let sources = SkillSources {
             home: Some(home.path().into()),
             public_skills_dir: None,
+            openhands_dir: None,
         };
         let r = resolve(&ctx, work.path(), &sources).unwrap();
         let skills = skills_of(Some(&r.agent_context));
@@ -289,6 +314,7 @@ mod tests {
         let sources = SkillSources {
             home: None,
             public_skills_dir: Some(repo.path().into()),
+            openhands_dir: None,
         };
         let all = resolve(&ctx, work.path(), &sources).unwrap();
         assert_eq!(skills_of(Some(&all.agent_context)).len(), 2);

@@ -251,9 +251,15 @@ pub fn load_project_skills(work_dir: &Path) -> Loaded {
 /// `~/.openhands/microagents`, then the enabled skills installed in
 /// `~/.openhands/skills/installed` (per its `.installed.json`).
 pub fn load_user_skills(home: &Path) -> Loaded {
+    load_user_skills_in(home, &home.join(".openhands"))
+}
+
+/// [`load_user_skills`] with the installed skills of the OpenHands
+/// directory `openhands_dir` (the reference's persistence directory).
+pub fn load_user_skills_in(home: &Path, openhands_dir: &Path) -> Loaded {
     let mut out = Loaded::default();
     let mut seen = HashSet::new();
-    let installed = home.join(".openhands/skills/installed");
+    let installed = openhands_dir.join("skills").join("installed");
     for sub in [
         ".agents/skills",
         ".openhands/skills",
@@ -268,22 +274,50 @@ pub fn load_user_skills(home: &Path) -> Loaded {
     out
 }
 
-/// Enabled skills of an installed-skills directory (`<name>/SKILL.md`
-/// entries; `.installed.json` may disable some).
+/// Enabled skills of an installed-skills directory: its `<name>/SKILL.md`
+/// directories (kebab-case names) that `.installed.json` (the reference's
+/// `extensions` map, or its legacy `skills`/`plugins` keys) does not
+/// disable; untracked directories count as enabled, as the reference adds
+/// them when it reconciles the file (see [`crate::installed`]).
 pub fn load_installed_skills(dir: &Path) -> Loaded {
     let meta: Value = std::fs::read_to_string(dir.join(".installed.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
-    let mut all = load_skills_dir(dir);
-    all.skills.retain(|s| {
-        meta.get("skills")
-            .and_then(|m| m.get(&s.name))
-            .and_then(|e| e.get("enabled"))
-            .and_then(Value::as_bool)
-            .unwrap_or(true)
-    });
-    all
+    let disabled = |name: &str| {
+        ["extensions", "skills", "plugins"].iter().any(|k| {
+            meta.get(k)
+                .and_then(|m| m.get(name))
+                .and_then(|e| e.get("enabled"))
+                .and_then(Value::as_bool)
+                == Some(false)
+        })
+    };
+    let kebab = |n: &str| {
+        !n.is_empty()
+            && n.split('-').all(|w| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+    };
+    let mut out = Loaded::default();
+    let mut seen = HashSet::new();
+    for d in sorted_entries(dir) {
+        let name = d
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let md = d.join("SKILL.md");
+        if !d.is_dir() || !kebab(&name) || disabled(&name) || !md.is_file() {
+            continue;
+        }
+        match load_skill_file(&md, Some(dir)) {
+            Ok(s) => out.push_unique(s, &mut seen),
+            Err(e) => out.errors.push(e),
+        }
+    }
+    out
 }
 
 /// Public skills from a local copy of the public skills repository

@@ -58,7 +58,15 @@ fn user_skills_and_installed_enabled_flag() {
     }
     fs::write(
         inst.join(".installed.json"),
-        r#"{"skills":{"off-skill":{"enabled":false},"on-skill":{"enabled":true}}}"#,
+        serde_json::json!({"extensions": {
+            "off-skill": {"name": "off-skill", "enabled": false, "source": "local",
+                "installed_at": "2026-01-01T00:00:00+00:00", "install_path": inst.join("off-skill")},
+            // the reference's legacy key is still read
+        }, "skills": {
+            "on-skill": {"name": "on-skill", "enabled": true, "source": "local",
+                "installed_at": "2026-01-01T00:00:00+00:00", "install_path": inst.join("on-skill")}
+        }})
+        .to_string(),
     )
     .unwrap();
     fs::create_dir_all(home.path().join(".agents/skills")).unwrap();

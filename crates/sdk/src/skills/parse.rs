@@ -118,13 +118,23 @@ fn read(path: &Path) -> Result<String, SkillFileError> {
 /// Loads the skill in `path`. `base_dir` (the skills directory) names
 /// legacy skills by their relative path without extension.
 pub fn load_skill_file(path: &Path, base_dir: Option<&Path>) -> Result<Skill, SkillFileError> {
+    load_skill_file_with(path, base_dir, true)
+}
+
+/// [`load_skill_file`]; with `strict` false an AgentSkills name that
+/// breaks the naming rule is accepted (plugins load skills this way).
+pub fn load_skill_file_with(
+    path: &Path,
+    base_dir: Option<&Path>,
+    strict: bool,
+) -> Result<Skill, SkillFileError> {
     let text = read(path)?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if file_name.eq_ignore_ascii_case("skill.md") {
-        return agentskill(path, &text);
+        return agentskill(path, &text, strict);
     }
     if let Some(name) = third_party_name(&file_name) {
         let mut s = Skill::new(name, text);
@@ -189,7 +199,7 @@ fn validate_agentskill_name(name: &str, dir: &str) -> Vec<String> {
     errors
 }
 
-fn agentskill(path: &Path, text: &str) -> Result<Skill, SkillFileError> {
+fn agentskill(path: &Path, text: &str, strict: bool) -> Result<Skill, SkillFileError> {
     let root = path.parent().unwrap_or(Path::new("."));
     let dir = root
         .file_name()
@@ -199,7 +209,7 @@ fn agentskill(path: &Path, text: &str) -> Result<Skill, SkillFileError> {
     let meta = frontmatter_map(path, fm)?;
     let name = meta_name(&meta).unwrap_or_else(|| dir.clone());
     let errors = validate_agentskill_name(&name, &dir);
-    if !errors.is_empty() {
+    if strict && !errors.is_empty() {
         return Err(invalid(
             path,
             format!("Invalid skill name '{name}': {}", errors.join("; ")),

@@ -132,6 +132,33 @@ impl AgentRegistry {
         self.register_agent_if_absent(&name, factory, definition)
     }
 
+    /// Registers a plugin's definition: it replaces a file-based or
+    /// built-in definition of the same name (plugins rank above files,
+    /// below programmatic and client registrations). Returns whether it
+    /// was registered.
+    pub fn register_plugin_definition(&self, mut definition: AgentDefinition) -> bool {
+        let name = definition.name.clone();
+        let mut s = self.state.write();
+        let replaceable = s.agents.get(&name).is_none_or(|a| {
+            matches!(
+                a.definition.level.as_deref(),
+                Some("project" | "user" | "builtin")
+            )
+        });
+        if !replaceable {
+            return false;
+        }
+        definition.level = Some("plugin".into());
+        s.agents.insert(
+            name,
+            RegisteredAgent {
+                factory: definition_factory(definition.clone()),
+                definition,
+            },
+        );
+        true
+    }
+
     /// Once per registry: registers the project's and the user's file
     /// definitions, then the built-ins, each only where the name is free.
     pub fn discover(&self, work_dir: &Path, home: Option<&Path>) {
@@ -296,4 +323,27 @@ fn resolve_skills(
                 })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_definitions_rank_above_files_and_below_registrations() {
+        let r = AgentRegistry::new();
+        let mut file = AgentDefinition::named("reviewer", "from a file");
+        file.level = Some("project".into());
+        r.register_definition(file);
+        r.register_definition(AgentDefinition::named("client", "from the client"));
+        assert!(r.register_plugin_definition(AgentDefinition::named("reviewer", "from a plugin")));
+        assert!(!r.register_plugin_definition(AgentDefinition::named("client", "from a plugin")));
+        assert!(r.register_plugin_definition(AgentDefinition::named("new-one", "from a plugin")));
+        let defs = r.definitions();
+        let of = |n: &str| defs.iter().find(|d| d.name == n).unwrap().clone();
+        assert_eq!(of("reviewer").description, "from a plugin");
+        assert_eq!(of("reviewer").level.as_deref(), Some("plugin"));
+        assert_eq!(of("client").description, "from the client");
+        assert_eq!(of("new-one").level.as_deref(), Some("plugin"));
+    }
 }

@@ -2,8 +2,10 @@
 //! the public copy, the user's home and a project) and `POST /api/hooks`
 //! (a project's `.openhands/hooks.json`). What needs the network (a public
 //! repository without a local copy, organization repositories) or is not
-//! implemented (marketplaces, sandbox skills) is refused with a 422 naming
+//! implemented (sandbox skills) is refused with a 422 naming
 //! the field.
+//! Registered marketplaces (local directories or git sources) add their
+//! auto-loaded standalone and plugin skills below every other source.
 
 use crate::http::error::{ApiError, HttpValidationError};
 use crate::http::extract::ApiJson;
@@ -84,13 +86,19 @@ pub async fn get_skills(
             json!(orgs.len()),
         ));
     }
-    if !request.registered_marketplaces.is_empty() {
-        issues.push(refused(
-            "registered_marketplaces",
-            "marketplace registrations are not supported by this server",
-            Value::Array(request.registered_marketplaces.clone()),
-        ));
-    }
+    let registrations = match openhands_sdk::plugin::marketplace::registrations(&Value::Array(
+        request.registered_marketplaces.clone(),
+    )) {
+        Ok(r) => r,
+        Err(e) => {
+            issues.push(refused(
+                "registered_marketplaces",
+                &e,
+                Value::Array(request.registered_marketplaces.clone()),
+            ));
+            Vec::new()
+        }
+    };
     if request
         .sandbox_config
         .as_ref()
@@ -117,10 +125,30 @@ pub async fn get_skills(
             .map(PathBuf::from),
         marketplace_path: request.marketplace_path.clone(),
     };
-    let loaded = tokio::task::spawn_blocking(move || list(&listing, &sources))
-        .await
-        .map_err(ApiError::internal)?;
-    let (skills, counts) = match loaded {
+    let load_marketplaces = request.load_public;
+    let loaded = tokio::task::spawn_blocking(move || {
+        // The registered marketplaces' skills rank below every other source.
+        let mut problems = Vec::new();
+        let market = if load_marketplaces {
+            openhands_sdk::plugin::apply::marketplace_skills(
+                &registrations,
+                &openhands_sdk::plugin::FetchSettings::for_dir(
+                    sources.openhands_dir().as_deref(),
+                    Default::default(),
+                ),
+                &mut problems,
+            )
+        } else {
+            Vec::new()
+        };
+        for p in problems {
+            tracing::warn!(problem = %p, "marketplace skill not listed");
+        }
+        list(&listing, &sources).map(|(skills, counts)| (market, skills, counts))
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let (market, listed, counts) = match loaded {
         Ok(x) => x,
         Err(e @ ContextError::NoHome) => {
             return Err(ApiError::validation(vec![refused(
@@ -139,7 +167,14 @@ pub async fn get_skills(
     };
     let mut by_source = Map::new();
     by_source.insert("sandbox".into(), json!(0));
-    by_source.insert("registered_marketplaces".into(), json!(0));
+    by_source.insert("registered_marketplaces".into(), json!(market.len()));
+    let mut skills = market;
+    for s in listed {
+        match skills.iter_mut().find(|x| x.name == s.name) {
+            Some(slot) => *slot = s,
+            None => skills.push(s),
+        }
+    }
     for (name, n) in counts {
         if name == "project" {
             by_source.insert("org".into(), json!(0));

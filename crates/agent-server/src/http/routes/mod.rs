@@ -18,6 +18,7 @@ pub mod git;
 pub mod goals;
 pub mod init;
 pub mod llm;
+pub mod installed;
 pub mod mcp;
 pub mod navigate;
 pub mod meta_profiles;
@@ -141,6 +142,23 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         ))
         .routes(routes!(extensions::get_skills))
         .routes(routes!(extensions::get_hooks))
+        .routes(routes!(installed::get_plugins))
+        .routes(routes!(installed::install_plugin))
+        .routes(routes!(installed::list_installed_plugins))
+        .routes(routes!(
+            installed::get_installed_plugin,
+            installed::set_plugin_enabled,
+            installed::uninstall_plugin
+        ))
+        .routes(routes!(installed::refresh_plugin))
+        .routes(routes!(installed::install_skill))
+        .routes(routes!(installed::list_installed_skills))
+        .routes(routes!(
+            installed::get_installed_skill,
+            installed::set_skill_enabled,
+            installed::uninstall_skill
+        ))
+        .routes(routes!(installed::refresh_skill))
         .routes(routes!(sub_agents::get_sub_agents))
         .routes(routes!(secrets::list_secrets, secrets::create_secret))
         .routes(routes!(secrets::get_secret_value, secrets::delete_secret))

@@ -151,7 +151,12 @@ impl ServiceConfig {
                 shell_snapshot: config.shell_snapshot,
                 ..ExecPolicy::default()
             },
-            skill_sources: SkillSources::from_env(),
+            skill_sources: SkillSources {
+                // installed plugins and skills, user plugins and the plugin
+                // cache live in the persistence directory (OH_PERSISTENCE_DIR)
+                openhands_dir: Some(config.persistence_dir.clone()),
+                ..SkillSources::from_env()
+            },
             sandbox: SandboxSettings::from_config(config),
             builtin_agents: Vec::new(),
             conversation_worktree_root: config.conversation_worktree_root.clone(),

@@ -265,6 +265,7 @@ impl ConversationService {
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
         let hook_config = stored_hooks(&meta.lock().hook_config);
+        let plugins = stored_plugins(&meta.lock().plugins);
         let (workspace, sandboxed) = {
             let m = meta.lock();
             (stored_workspace(&m), m.sandboxed)
@@ -298,6 +299,7 @@ impl ConversationService {
                 skill_sources,
                 hook_config,
                 agent_registry,
+                plugins,
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -586,11 +588,12 @@ impl ConversationService {
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
         let tools = self.inner.config.tools.clone();
-        let (hook_config, agent_registry) = {
+        let (hook_config, agent_registry, plugins) = {
             let m = meta.lock();
             (
                 stored_hooks(&m.hook_config),
                 agent_registry(&self.inner.config, &m.agent_definitions),
+                stored_plugins(&m.plugins),
             )
         };
         let options = ConversationOptions {
@@ -610,6 +613,7 @@ impl ConversationService {
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config,
             agent_registry,
+            plugins,
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1072,11 +1076,12 @@ impl ConversationService {
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
-        let (hook_config, agent_registry) = {
+        let (hook_config, agent_registry, plugins) = {
             let m = meta.lock();
             (
                 stored_hooks(&m.hook_config),
                 agent_registry(&self.inner.config, &m.agent_definitions),
+                stored_plugins(&m.plugins),
             )
         };
         let options = ConversationOptions {
@@ -1089,6 +1094,7 @@ impl ConversationService {
             skill_sources: self.inner.config.skill_sources.clone(),
             hook_config,
             agent_registry,
+            plugins,
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1354,6 +1360,15 @@ fn agent_registry(config: &ServiceConfig, definitions: &[Value]) -> AgentRegistr
         }
     }
     registry
+}
+
+/// The plugins stored with a conversation (`meta.json`'s `plugins`,
+/// validated when it was created); an unusable stored value loads none.
+fn stored_plugins(value: &Value) -> Vec<openhands_sdk::plugin::PluginSource> {
+    super::start::plugin_sources(Some(value)).unwrap_or_else(|e| {
+        tracing::warn!(error = %e.msg, "stored plugins ignored");
+        Vec::new()
+    })
 }
 
 fn stored_hooks(value: &Value) -> Option<openhands_sdk::hooks::HookConfig> {

@@ -245,8 +245,8 @@ fn refused(at: &[&str], message: String, input: Value) -> ValidationIssue {
 }
 
 /// What of the agent's extensions cannot be honoured, each an issue naming
-/// its field: an invalid `hook_config` or agent definition, plugins, and the
-/// agent context's marketplace registrations (not implemented).
+/// its field: an invalid `hook_config`, agent definition, plugin source or
+/// marketplace registration.
 fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<ValidationIssue> {
     let mut issues = Vec::new();
     if let Some(h) = &request.hook_config
@@ -254,15 +254,8 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
     {
         issues.push(refused(&["body", "hook_config"], e.to_string(), h.clone()));
     }
-    if let Some(p) = &request.plugins
-        && !p.is_null()
-        && p.as_array().is_none_or(|a| !a.is_empty())
-    {
-        issues.push(refused(
-            &["body", "plugins"],
-            "plugins are not supported by this server".into(),
-            p.clone(),
-        ));
+    if let Err(issue) = plugin_sources(request.plugins.as_ref()) {
+        issues.push(*issue);
     }
     for (i, raw_def) in request.agent_definitions.iter().enumerate() {
         if let Err(e) = openhands_sdk::subagent::AgentDefinition::from_value(raw_def) {
@@ -286,16 +279,52 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
     }
     if let Some(m) = raw
         .pointer("/agent/agent_context/registered_marketplaces")
-        .and_then(Value::as_array)
-        .filter(|m| !m.is_empty())
+        .filter(|m| !m.is_null())
+        && let Err(e) = openhands_sdk::plugin::marketplace::registrations(m)
     {
         issues.push(refused(
             &["body", "agent", "agent_context", "registered_marketplaces"],
-            "marketplace registrations are not supported by this server".into(),
-            Value::Array(m.clone()),
+            e,
+            m.clone(),
         ));
     }
     issues
+}
+
+/// The start request's `plugins` (`null` = none): each a `PluginSource`
+/// whose `repo_path` is relative and stays inside the repository.
+pub fn plugin_sources(
+    value: Option<&Value>,
+) -> Result<Vec<openhands_sdk::plugin::PluginSource>, Box<ValidationIssue>> {
+    use openhands_protocol::validation::LocPart;
+    let Some(list) = value.filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let Some(items) = list.as_array() else {
+        return Err(Box::new(refused(
+            &["body", "plugins"],
+            "plugins must be a list of plugin sources".into(),
+            list.clone(),
+        )));
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let parsed = serde_json::from_value::<openhands_sdk::plugin::PluginSource>(item.clone())
+            .map_err(|e| (None, e.to_string()))
+            .and_then(|p| p.validate().map(|()| p).map_err(|e| (Some("repo_path"), e)));
+        match parsed {
+            Ok(p) => out.push(p),
+            Err((field, message)) => {
+                let mut issue = refused(&["body", "plugins"], message, item.clone());
+                issue.loc.push(LocPart::Index(i));
+                if let Some(f) = field {
+                    issue.loc.push(LocPart::Name(f.into()));
+                }
+                return Err(Box::new(issue));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `worktree_options` (`ConversationWorktreeOptions`): `base`
