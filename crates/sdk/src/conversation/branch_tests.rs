@@ -147,7 +147,11 @@ fn a_stored_head_that_lags_behind_the_log_catches_up_along_its_branch() {
     // Already current: unchanged. An empty HEAD picks up its new root.
     state.leaf_event_id = Some("f".into());
     assert_eq!(catch_up_leaf(&events, &state).as_deref(), Some("f"));
-    let events = vec![node("a", None), node("r", Some(ROOT_PARENT_ID)), node("s", Some("r"))];
+    let events = vec![
+        node("a", None),
+        node("r", Some(ROOT_PARENT_ID)),
+        node("s", Some("r")),
+    ];
     let mut state = blank_state();
     state.head_is_empty = true;
     assert_eq!(catch_up_leaf(&events, &state).as_deref(), Some("s"));
