@@ -23,10 +23,7 @@ pub fn openhands_dir() -> PathBuf {
 
 /// `$HOME`, or the current directory when it is unset.
 pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
+    openhands_sdk::paths::user_home().unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// The settings file: `<user directory>/settings.json`.

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod installed;
 pub mod mcp;
 pub mod memory;
+pub mod paths;
 pub mod plugin;
 pub mod profiles;
 pub mod remote;

@@ -747,8 +747,7 @@ fn home_dir(vars: &BTreeMap<String, String>) -> PathBuf {
 }
 
 fn default_persistence_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
+    openhands_sdk::paths::user_home()
         .unwrap_or_else(|| PathBuf::from("/root"))
         .join(".openhands")
 }

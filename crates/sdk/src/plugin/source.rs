@@ -107,12 +107,6 @@ fn is_git_url(s: &str) -> bool {
         .is_some_and(|(u, h)| ok(u) && ok(h))
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
 /// Classifies `source` as the reference does (`github:` shorthand, git
 /// URLs — `file://` included —, then local paths).
 pub fn parse_source(source: &str) -> Result<SourceKind, PluginError> {
@@ -142,7 +136,7 @@ pub fn parse_source(source: &str) -> Result<SourceKind, PluginError> {
     let local = s.starts_with('~') || s.starts_with('.') || s.starts_with('/');
     if local || (s.contains('/') && !s.contains("://")) {
         let path = match s.strip_prefix('~') {
-            Some(rest) => home()
+            Some(rest) => crate::paths::user_home()
                 .map(|h| h.join(rest.trim_start_matches('/')))
                 .unwrap_or_else(|| PathBuf::from(s)),
             None => PathBuf::from(s),

@@ -35,10 +35,7 @@ impl ProfileFallbackLoader {
 
     /// The user's profiles (`~/.openhands/profiles`), as the reference.
     pub fn for_user() -> Self {
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/"));
+        let home = crate::paths::user_home().unwrap_or_else(|| PathBuf::from("/"));
         Self::new(LlmProfileStore::default_dir(&home), None)
     }
 }

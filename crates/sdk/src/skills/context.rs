@@ -38,7 +38,7 @@ impl SkillSources {
                 .map(PathBuf::from)
         };
         Self {
-            home: var("HOME"),
+            home: crate::paths::user_home(),
             public_skills_dir: var(PUBLIC_SKILLS_PATH_ENV),
             openhands_dir: var("OH_PERSISTENCE_DIR"),
         }

@@ -49,10 +49,7 @@ fn subdirectories(dir: &Path, include_hidden: bool) -> std::io::Result<Vec<(Stri
 }
 
 fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
+    openhands_sdk::paths::user_home().unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// The server user's home directory, its top-level directories and the roots.

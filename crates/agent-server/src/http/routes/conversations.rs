@@ -83,7 +83,8 @@ fn ok(body: &Value) -> Response {
     json_response(StatusCode::OK, body)
 }
 
-fn success() -> Response {
+/// `{"success": true}`.
+pub(crate) fn success() -> Response {
     ok(&json!({"success": true}))
 }
 
@@ -94,7 +95,7 @@ pub(crate) fn conversation_id(path: IdPath) -> Result<Uuid, ApiError> {
 }
 
 /// The loaded conversation or a bare 404.
-async fn live(svc: &ConversationService, id: Uuid) -> Result<Arc<Live>, ApiError> {
+pub(crate) async fn live(svc: &ConversationService, id: Uuid) -> Result<Arc<Live>, ApiError> {
     svc.live(id).await?.ok_or_else(ApiError::not_found)
 }
 

@@ -2,22 +2,19 @@
 //! goal loops inside a conversation (see
 //! [`crate::service::conversations::goal`]).
 
-use super::conversations::{body, conversation_id};
-use crate::http::error::{
-    ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response,
-};
+use super::conversations::{body, conversation_id, live, success};
+use crate::http::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue};
+use crate::service::conversations::ConversationService;
 use crate::service::conversations::error::ServiceError;
 use crate::service::conversations::goal::GOAL_BUSY;
-use crate::service::conversations::{ConversationService, Live};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use openhands_protocol::Success;
 use openhands_protocol::conversations::StartGoalRequest;
 use serde_json::json;
-use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -43,15 +40,6 @@ fn routes() -> OpenApiRouter<ConversationService> {
 
 type Svc = State<ConversationService>;
 type IdPath = Result<Path<String>, PathRejection>;
-
-async fn live(svc: &ConversationService, path: IdPath) -> Result<Arc<Live>, ApiError> {
-    let id = conversation_id(path)?;
-    svc.live(id).await?.ok_or_else(ApiError::not_found)
-}
-
-fn success() -> Response {
-    json_response(StatusCode::OK, &json!({"success": true}))
-}
 
 /// A busy conversation is the reference's one 409 text.
 fn busy_as_conflict(e: ServiceError) -> ApiError {
@@ -83,7 +71,7 @@ async fn start_goal(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
-    let live = live(&svc, path).await?;
+    let live = live(&svc, conversation_id(path)?).await?;
     let request: StartGoalRequest = body(&headers, &bytes)?;
     let max_iterations = match u32::try_from(request.max_iterations) {
         Ok(n) if n >= 1 => n,
@@ -115,7 +103,7 @@ async fn start_goal(
               (status = 404, description = "Item not found", body = ErrorDetail),
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn stop_goal(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
-    let live = live(&svc, path).await?;
+    let live = live(&svc, conversation_id(path)?).await?;
     live.stop_goal().await;
     Ok(success())
 }
@@ -133,7 +121,7 @@ async fn stop_goal(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> 
               (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn resume_goal(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
-    let live = live(&svc, path).await?;
+    let live = live(&svc, conversation_id(path)?).await?;
     live.resume_goal().await.map_err(busy_as_conflict)?;
     Ok(success())
 }
