@@ -179,6 +179,20 @@ async fn registered_marketplaces_auto_load_through_the_server() {
         "{text}"
     );
 
+    // Loading one more plugin into the running conversation is refused
+    // (not built yet) rather than answered as if nothing were registered.
+    let (status, body) = env
+        .post(
+            &format!("/api/conversations/{id}/load_plugin"),
+            json!({"plugin_ref": "release-kit@team"}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().starts_with("plugin_ref:"),
+        "{body}"
+    );
+
     // a registration the reference refuses is a 422 naming the field
     let mut bad = env.agent(&["file_editor"]);
     bad["agent_context"] = json!({"registered_marketplaces": [

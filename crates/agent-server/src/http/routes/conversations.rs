@@ -783,10 +783,28 @@ async fn load_plugin(
 ) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let req: LoadPluginRequest = body(&headers, &bytes)?;
-    let _live = live(&svc, id).await?;
-    // No plugin marketplaces are registered on this server.
-    Err(ApiError::not_found_msg(format!(
-        "Plugin '{}' not found: no plugin marketplace is registered on this server",
+    let live = live(&svc, id).await?;
+    let has_marketplaces = live
+        .conv
+        .agent()
+        .spec()
+        .agent_context
+        .as_ref()
+        .and_then(|c| c.get("registered_marketplaces"))
+        .and_then(Value::as_array)
+        .is_some_and(|m| !m.is_empty());
+    if !has_marketplaces {
+        return Err(ApiError::not_found_msg(format!(
+            "Plugin '{}' not found: the conversation has no registered marketplace",
+            req.plugin_ref
+        )));
+    }
+    // Plugins from a conversation's marketplaces load when it starts (its
+    // auto-loaded ones and the start request's `plugins`); adding one to a
+    // conversation that is already running is not built yet.
+    Err(ApiError::unprocessable(format!(
+        "plugin_ref: loading plugin '{}' into a running conversation is not supported yet; \
+         name it in the start request's `plugins` (or the marketplace's `auto_load`)",
         req.plugin_ref
     )))
 }
