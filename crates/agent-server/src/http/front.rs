@@ -19,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::runtime::Handle;
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 use tower::Service;
 
 /// Paths answered on the front runtime itself: constant answers that touch
@@ -66,7 +66,9 @@ where
         if probe {
             return Box::pin(inner.call(request));
         }
-        let task = AbortOnDrop(self.work.spawn(inner.call(request)));
+        // Cancelled when the connection drops the request, as it would have
+        // been had it run on the connection's own task.
+        let task = AbortOnDropHandle::new(self.work.spawn(inner.call(request)));
         Box::pin(async move {
             match task.await {
                 Ok(answer) => answer,
@@ -76,24 +78,6 @@ where
                 }
             }
         })
-    }
-}
-
-/// A spawned request that is cancelled when its connection drops it, as
-/// it would have been had it run on the connection's own task.
-struct AbortOnDrop<T>(JoinHandle<T>);
-
-impl<T> Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -13,7 +13,6 @@ use openhands_sdk::goal::{
 use openhands_wire::message::Message;
 use openhands_wire::state::ExecutionStatus;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
@@ -69,13 +68,12 @@ impl Live {
     }
 
     /// Ends the goal loop without recording anything (the conversation is
-    /// closing).
+    /// closing; a reload records the goal as interrupted).
     pub(super) async fn end_goal_quietly(&self) {
         let Some(goal) = self.goal.lock().await.take() else {
             return;
         };
-        goal.quiet.store(true, Ordering::SeqCst);
-        goal.stop.cancel();
+        goal.task.abort();
         let _ = goal.task.await;
     }
 
@@ -95,17 +93,12 @@ impl Live {
         // one between rounds.
         let permit = self.take_run_slot()?;
         let stop = CancellationToken::new();
-        let quiet = Arc::new(AtomicBool::new(false));
         let task = tokio::spawn({
             let this = self.clone();
             let stop = stop.clone();
-            let quiet = quiet.clone();
-            async move {
-                this.drive_goal(controller, resume, stop, quiet, permit)
-                    .await
-            }
+            async move { this.drive_goal(controller, resume, stop, permit).await }
         });
-        *slot = Some(GoalLoop { stop, quiet, task });
+        *slot = Some(GoalLoop { stop, task });
         Ok(())
     }
 
@@ -114,14 +107,13 @@ impl Live {
         mut controller: GoalController,
         resume: bool,
         stop: CancellationToken,
-        quiet: Arc<AtomicBool>,
         _permit: OwnedSemaphorePermit,
     ) {
         let ended = tokio::select! {
             ended = self.goal_rounds(&mut controller, resume) => Some(ended),
             () = stop.cancelled() => None,
         };
-        let halted = match ended {
+        match ended {
             Some(Ok((status, verdict))) => {
                 tracing::info!(conversation = %self.id(), iterations = controller.iteration(), ?status, "goal ended");
                 self.record_goal(&controller, false, status, Some(verdict))
@@ -130,18 +122,14 @@ impl Live {
             }
             Some(Err(Halt::RunStopped(status))) => {
                 tracing::info!(conversation = %self.id(), status = status.as_str(), "goal halted by its run");
-                true
             }
             Some(Err(Halt::Failed(e))) => {
                 tracing::warn!(conversation = %self.id(), error = %e, "goal loop failed");
-                true
             }
-            None => !quiet.load(Ordering::SeqCst),
-        };
-        if halted {
-            self.record_goal(&controller, false, GoalStatusName::Interrupted, None)
-                .await;
+            None => tracing::info!(conversation = %self.id(), "goal stopped"),
         }
+        self.record_goal(&controller, false, GoalStatusName::Interrupted, None)
+            .await;
     }
 
     /// The loop itself: the first message, then run → audit → follow-up

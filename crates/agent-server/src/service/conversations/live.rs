@@ -211,12 +211,10 @@ struct RunState {
 
 /// The goal loop task of a conversation.
 pub(crate) struct GoalLoop {
-    /// Cancels the loop.
+    /// Stops the loop, which then records the goal as interrupted.
     pub stop: CancellationToken,
-    /// Set before `stop` when the conversation is closing: the loop then
-    /// ends without recording an interrupted status (a reload reconciles).
-    pub quiet: Arc<AtomicBool>,
-    /// The loop's task.
+    /// The loop's task (aborted when the conversation closes, so that
+    /// nothing is recorded then).
     pub task: tokio::task::JoinHandle<()>,
 }
 
