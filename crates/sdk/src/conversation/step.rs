@@ -97,8 +97,8 @@ impl ObservationRenderer for GenericRenderer {
 }
 
 impl LocalConversation {
-    /// The whole history as LLM messages (no condensed view, no clipping):
-    /// what a reviewer such as the goal judge reads. Observations are
+    /// The whole active branch as LLM messages (no condensed view, no
+    /// clipping): what a reviewer such as the goal judge reads. Observations are
     /// rendered by their tools once the agent has started.
     pub fn transcript(&self) -> Vec<Message> {
         let runtime = self.inner.runtime.lock().clone();
