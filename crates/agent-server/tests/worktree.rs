@@ -205,3 +205,87 @@ async fn a_child_in_a_worktree_commits_on_a_branch_the_parent_sees() {
     assert_eq!(shared["isolation"], "shared");
     assert_eq!(shared["workspace"], parent["workspace"]["working_dir"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_starts_a_child_conversation_in_its_own_worktree() {
+    let env = Env::start_with(
+        |_| {
+            Script::from_turns([
+                Turn::tool_call(
+                    "start_child_conversation",
+                    json!({"task": "[[mock:script:child]] change the readme", "title": "readme"}),
+                ),
+                Turn::tool_call("finish", json!({"message": "child started"})),
+            ])
+            .with_script(
+                "child",
+                vec![
+                    Turn::tool_call(
+                        "terminal",
+                        json!({"command": "echo from child > README.md && git -c user.name=c -c user.email=c@e commit -qam child"}),
+                    ),
+                    Turn::tool_call("finish", json!({"message": "committed"})),
+                ],
+            )
+            .with_toolless_reply(Turn::text("A title"))
+        },
+        |c| {
+            c.conversation_worktree_root = c.conversations_path.with_file_name("worktrees");
+        },
+    )
+    .await;
+    let ws = env.workspace();
+    git(&ws, &["init", "-q"]);
+    std::fs::write(ws.join("README.md"), "original\n").unwrap();
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-q", "-m", "init"]);
+    let (_, tools) = env.get("/api/tools/").await;
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .contains(&json!("start_child_conversation")),
+        "{tools}"
+    );
+    let parent = env
+        .create(json!({
+            "agent": env.agent(&["terminal", "start_child_conversation"]),
+            "initial_message": {"role": "user", "content": [{"type": "text", "text": "hand the readme to a child"}], "run": true}
+        }))
+        .await;
+    let parent_id = parent["id"].as_str().unwrap().to_string();
+    env.wait_status(&parent_id, &["finished"]).await;
+    let events = env.events(&parent_id).await;
+    let obs = events
+        .iter()
+        .find(|e| e["observation"]["kind"] == "StartChildConversationObservation")
+        .expect("the launch observation");
+    let obs = &obs["observation"];
+    assert_eq!(obs["is_error"], false, "{obs}");
+    assert_eq!(obs["parent_conversation_id"], json!(parent_id));
+    assert_eq!(obs["isolation"], "worktree");
+    assert_eq!(obs["title"], "readme");
+    let child_id = obs["conversation_id"].as_str().unwrap().to_string();
+    assert!(
+        obs["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Started child conversation {child_id}")),
+        "{obs}"
+    );
+    // The child runs on its own, in its worktree, linked to the parent.
+    let child = env.wait_status(&child_id, &["finished"]).await;
+    assert_eq!(child["parent_conversation_id"], json!(parent_id));
+    let branch = format!("openhands/{child_id}");
+    assert_eq!(
+        git(&ws, &["show", &format!("{branch}:README.md")]),
+        "from child"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("README.md")).unwrap(),
+        "original\n"
+    );
+    let (_, p) = env.get(&format!("/api/conversations/{parent_id}")).await;
+    assert_eq!(p["sub_conversation_ids"], json!([child_id]));
+    env.stop().await;
+}

@@ -387,7 +387,7 @@ pub struct SetSecurityAnalyzerRequest {
 }
 
 /// Workspace isolation of a child conversation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Isolation {
@@ -400,7 +400,7 @@ pub enum Isolation {
 }
 
 /// `POST …/children`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StartChildConversationRequest {
     /// First user message of the child (at least one character).
@@ -429,6 +429,30 @@ impl StartChildConversationRequest {
         }
         Ok(())
     }
+}
+
+/// The answer to `POST …/children`: the child that was started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StartChildConversationResponse {
+    /// The child's id.
+    pub conversation_id: Uuid,
+    /// The parent's id.
+    pub parent_conversation_id: Uuid,
+    /// The child's execution status right after its start.
+    pub status: String,
+    /// The child's title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Where a user can open the child (none on a plain agent server).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The child's working directory.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// The isolation that was applied.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 /// `POST …/switch_profile`.

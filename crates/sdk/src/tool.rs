@@ -71,6 +71,11 @@ pub struct ToolEnv {
     /// Where MCP servers using OAuth find their tokens and put refreshed
     /// ones (`None`: each server's own `auth.state`, kept in memory).
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// The id of the conversation the tools belong to (`None` outside one).
+    pub conversation_id: Option<uuid::Uuid>,
+    /// Starts child conversations of this one, when its host can (the
+    /// agent server); `None` otherwise.
+    pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
 }
 
 impl ToolEnv {
@@ -84,6 +89,8 @@ impl ToolEnv {
             exec: openhands_workspace::exec::ExecPolicy::default(),
             delegation: None,
             mcp_oauth_states: None,
+            conversation_id: None,
+            child_launcher: None,
         }
     }
 }

@@ -6,13 +6,15 @@ use super::state::AppState;
 use crate::config::Config;
 use crate::service::conversations::{ConversationService, ServiceConfig, ServiceError};
 use openhands_browser::BROWSER_TOOL_SET_NAME;
-use openhands_sdk::tool::ToolRegistry;
+use openhands_sdk::tool::{Tool, ToolRegistry};
+use openhands_tools::delegation::{START_CHILD_CONVERSATION_NAME, StartChildConversationTool};
 use std::sync::Arc;
 
 /// Starts the conversation service for the state's configuration with
 /// `tools`, registers it (routes, event socket, conversation-scoped
 /// bash/file/git routes) and reports the tool names.
-pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, ServiceError> {
+pub async fn attach(state: AppState, mut tools: ToolRegistry) -> Result<AppState, ServiceError> {
+    register_server_tools(&mut tools);
     let mut config = ServiceConfig::from_config(&state.config, tools.clone());
     if config.sandbox.all {
         // Never a silent unsandboxed run: a server told to sandboxes
@@ -52,6 +54,18 @@ pub async fn attach(state: AppState, tools: ToolRegistry) -> Result<AppState, Se
             .collect()
     }));
     Ok(state.with_conversations(service))
+}
+
+/// Adds the tools only a server can run: `start_child_conversation`
+/// (children start on this server, through the conversation service).
+fn register_server_tools(tools: &mut ToolRegistry) {
+    tools.register_factory(
+        START_CHILD_CONVERSATION_NAME,
+        Arc::new(|params, env| {
+            let tool = StartChildConversationTool::from_params(params, env)?;
+            Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
+        }),
+    );
 }
 
 /// Whether conversations of this server can get the browser tools:

@@ -100,6 +100,10 @@ pub struct ConversationOptions {
     /// servers the agent's, their hooks run after `hook_config`'s, their
     /// agents join the registry.
     pub plugins: Vec<crate::plugin::PluginSource>,
+    /// Starts child conversations when the agent asks for one (the
+    /// `start_child_conversation` tool); set by a host that can run them
+    /// (the agent server). Sub-agents inherit it.
+    pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
 }
 
 impl Default for ConversationOptions {
@@ -126,6 +130,7 @@ impl Default for ConversationOptions {
             agent_registry: crate::subagent::registry::AgentRegistry::new(),
             mcp_oauth_states: None,
             plugins: Vec::new(),
+            child_launcher: None,
         }
     }
 }
@@ -419,6 +424,8 @@ impl LocalConversation {
                         home,
                     ))),
                     mcp_oauth_states: options.mcp_oauth_states.clone(),
+                    conversation_id: Some(id),
+                    child_launcher: options.child_launcher.clone(),
                 },
                 child_options,
                 callbacks: RwLock::new(options.callbacks.clone()),

@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use openhands_protocol::Success;
 use openhands_protocol::conversations::{
     AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
@@ -828,7 +828,7 @@ async fn start_child(
     req.validate()?;
     let worktree = req.isolation == openhands_protocol::conversations::Isolation::Worktree;
     match svc.start_child(id, req.task, req.title, worktree).await? {
-        Some(answer) => Ok(json_response(StatusCode::CREATED, &answer)),
+        Some(answer) => Ok((StatusCode::CREATED, axum::Json(answer)).into_response()),
         None => Err(ApiError::not_found_msg("Parent conversation not found")),
     }
 }

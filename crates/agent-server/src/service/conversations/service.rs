@@ -16,7 +16,9 @@ use super::start::StartSpec;
 use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
 use chrono::Utc;
-use openhands_protocol::conversations::{ForkConversationRequest, UpdateConversationRequest};
+use openhands_protocol::conversations::{
+    ForkConversationRequest, Isolation, StartChildConversationResponse, UpdateConversationRequest,
+};
 use openhands_sdk::client_tool::ClientToolSpec;
 use openhands_sdk::secrets::{SecretSource, unprotect};
 use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
@@ -91,6 +93,22 @@ impl std::fmt::Debug for ConversationService {
     }
 }
 
+/// A handle on the service that does not keep it alive (held by the
+/// conversations themselves, e.g. to start their children).
+#[derive(Clone)]
+pub struct WeakConversationService {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakConversationService {
+    /// The service, while it exists.
+    pub fn upgrade(&self) -> Option<ConversationService> {
+        self.inner
+            .upgrade()
+            .map(|inner| ConversationService { inner })
+    }
+}
+
 /// What a new conversation starts with.
 struct Launch {
     meta: StoredConversation,
@@ -113,6 +131,21 @@ pub struct ConversationPage {
 }
 
 impl ConversationService {
+    /// A handle that does not keep the service alive.
+    pub fn downgrade(&self) -> WeakConversationService {
+        WeakConversationService {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
+    /// The launcher the conversations of this service start their children
+    /// with (the `start_child_conversation` tool).
+    fn child_launcher(&self) -> Option<Arc<dyn openhands_sdk::subagent::ChildLauncher>> {
+        Some(Arc::new(super::children::ServiceChildLauncher::new(
+            self.downgrade(),
+        )))
+    }
+
     /// Opens the conversation root (created if missing), lists the stored
     /// conversations and starts the idle-eviction task. Must be called inside
     /// a tokio runtime.
@@ -283,6 +316,7 @@ impl ConversationService {
         let skill_sources = self.inner.config.skill_sources.clone();
         let profiles = self.inner.config.profiles.clone();
         let mcp_oauth_states = self.inner.config.mcp_oauth_states.clone();
+        let child_launcher = self.child_launcher();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
@@ -300,6 +334,7 @@ impl ConversationService {
                 hook_config,
                 agent_registry,
                 plugins,
+                child_launcher,
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -614,6 +649,7 @@ impl ConversationService {
             hook_config,
             agent_registry,
             plugins,
+            child_launcher: self.child_launcher(),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -671,7 +707,7 @@ impl ConversationService {
         task: String,
         title: Option<String>,
         worktree: bool,
-    ) -> Result<Option<Value>, ServiceError> {
+    ) -> Result<Option<StartChildConversationResponse>, ServiceError> {
         let Some(p) = self.live(parent).await? else {
             return Ok(None);
         };
@@ -716,7 +752,7 @@ impl ConversationService {
             .collect();
         let mut agent = p.conv.agent().spec().clone();
         let mut workspace = PathBuf::from(&state.workspace.working_dir);
-        let mut isolation = "shared";
+        let mut isolation = Isolation::Shared;
         if worktree {
             let git = Git::new(GIT_TIMEOUT).with_env(self.inner.config.exec_policy.env.clone());
             let root = absolute(&self.inner.config.conversation_worktree_root);
@@ -738,7 +774,7 @@ impl ConversationService {
                 if let Some(w) = meta.workspace.as_object_mut() {
                     w.insert("working_dir".into(), json!(workspace.to_string_lossy()));
                 }
-                isolation = "worktree";
+                isolation = Isolation::Worktree;
             }
         }
         let launch = Launch {
@@ -757,15 +793,15 @@ impl ConversationService {
             .await?;
         live.start_run(Some(permit))?;
         let meta = live.meta();
-        Ok(Some(json!({
-            "conversation_id": id.to_string(),
-            "parent_conversation_id": parent.to_string(),
-            "status": live.conv.status().as_str(),
-            "title": meta.title,
-            "url": null,
-            "workspace": workspace.to_string_lossy(),
-            "isolation": isolation,
-        })))
+        Ok(Some(StartChildConversationResponse {
+            conversation_id: id,
+            parent_conversation_id: parent,
+            status: live.conv.status().as_str().to_string(),
+            title: meta.title,
+            url: None,
+            workspace: Some(workspace.to_string_lossy().into_owned()),
+            isolation: Some(isolation),
+        }))
     }
 
     /// `ConversationInfo` of a conversation (`None` when unknown).
@@ -1095,6 +1131,7 @@ impl ConversationService {
             hook_config,
             agent_registry,
             plugins,
+            child_launcher: self.child_launcher(),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();

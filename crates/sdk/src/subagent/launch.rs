@@ -1,0 +1,124 @@
+//! Child conversations started by the agent itself: the host that runs the
+//! conversation (the agent server) launches a separate, independently
+//! running conversation linked to its parent. Unlike a sub-agent, the
+//! parent does not wait for the child; it gets the child's id back.
+
+use async_trait::async_trait;
+use openhands_protocol::conversations::{
+    StartChildConversationRequest, StartChildConversationResponse,
+};
+use uuid::Uuid;
+
+/// Starts child conversations of the conversations of one host.
+#[async_trait]
+pub trait ChildLauncher: Send + Sync {
+    /// Starts a child of `parent` working on `request.task`; the answer
+    /// says which conversation it is, or why it could not be started.
+    async fn launch(
+        &self,
+        parent: Uuid,
+        request: StartChildConversationRequest,
+    ) -> Result<StartChildConversationResponse, String>;
+}
+
+/// Session key headers the launcher sends, read from the host's own
+/// environment as the reference does (`OH_SESSION_API_KEYS_0`, then
+/// `SESSION_API_KEY`).
+const SESSION_KEY_VARIABLES: [&str; 2] = ["OH_SESSION_API_KEYS_0", "SESSION_API_KEY"];
+
+/// How long a launch may take: it may create a git worktree or a sandbox.
+pub const LAUNCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Launches children by `POST`ing the request to a fixed endpoint (a
+/// hosting backend's launcher, given as the tool's `launch_url`).
+#[derive(Debug, Clone)]
+pub struct HttpChildLauncher {
+    url: String,
+    client: reqwest::Client,
+}
+
+impl HttpChildLauncher {
+    /// A launcher posting to `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            client: reqwest::Client::new(),
+        }
+    }
+}
+
+/// The `detail` of an error answer, or the start of its body.
+fn error_detail(body: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(v) => match v.get("detail") {
+            Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(other) if !other.is_null() => other.to_string(),
+            _ => body.chars().take(500).collect(),
+        },
+        Err(_) => body.chars().take(500).collect(),
+    }
+}
+
+#[async_trait]
+impl ChildLauncher for HttpChildLauncher {
+    async fn launch(
+        &self,
+        _parent: Uuid,
+        request: StartChildConversationRequest,
+    ) -> Result<StartChildConversationResponse, String> {
+        let mut post = self
+            .client
+            .post(&self.url)
+            .timeout(LAUNCH_TIMEOUT)
+            .json(&request);
+        if let Some(key) = SESSION_KEY_VARIABLES
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()))
+        {
+            post = post.header("X-Session-API-Key", key);
+        }
+        let answer = post.send().await.map_err(|e| {
+            if e.is_timeout() {
+                format!(
+                    "Child conversation launch timed out after {} seconds. The child may \
+                     still have been created; check with the user before retrying.",
+                    LAUNCH_TIMEOUT.as_secs()
+                )
+            } else {
+                format!("Child conversation launch failed: {e}")
+            }
+        })?;
+        let status = answer.status();
+        let body = answer
+            .text()
+            .await
+            .map_err(|e| format!("Child conversation launch failed: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "Child conversation launch failed ({}): {}",
+                status.as_u16(),
+                error_detail(&body)
+            ));
+        }
+        serde_json::from_str(&body)
+            .map_err(|e| format!("Child conversation launch failed: unexpected answer: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_detail_prefers_the_detail_field() {
+        assert_eq!(
+            error_detail(r#"{"detail":"Parent conversation not found"}"#),
+            "Parent conversation not found"
+        );
+        assert_eq!(
+            error_detail(r#"{"detail":[{"msg":"x"}]}"#),
+            r#"[{"msg":"x"}]"#
+        );
+        assert_eq!(error_detail("plain text"), "plain text");
+    }
+}
