@@ -8,6 +8,7 @@
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
+mod agent_hooks;
 mod analysis;
 pub mod branch;
 mod child;
@@ -26,4 +27,5 @@ mod writer;
 
 pub use error::{ConversationError, error_code};
 pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
+pub use plugins::{LoadPluginError, PINS_FILE, Pins};
 pub use stuck::{StuckDetector, StuckPattern};
