@@ -66,8 +66,17 @@ impl AgentHookHost for Host {
             Ok::<_, String>(child.agent_final_response())
         }
         .await;
-        let metrics = child.stats().combined();
+        let used = child.stats().combined();
+        let metrics = match parent.stats().usage_to_metrics.get(&request.usage_id) {
+            Some(earlier) => {
+                let mut m = earlier.clone();
+                m.merge(&used);
+                m
+            }
+            None => used,
+        };
         child.close().await;
+        // each evaluation adds to the hook's earlier ones
         if let Err(e) = parent.record_usage(request.usage_id, metrics) {
             tracing::warn!(error = %e, "agent hook usage not recorded");
         }
