@@ -106,20 +106,34 @@ async fn fetch_pins_a_git_plugin_and_answers_the_references_errors() {
     let path = body["path"].as_str().unwrap();
     let cache = base.join("persistence/cache/plugins");
     assert!(path.starts_with(&*cache.to_string_lossy()), "{path}");
-    assert!(path.ends_with(&format!("/resolved-refs/{head}/plugins/weather")), "{path}");
+    assert!(
+        path.ends_with(&format!("/resolved-refs/{head}/plugins/weather")),
+        "{path}"
+    );
     assert!(Path::new(path).join("skills/rain.md").is_file());
 
     // a local directory is described where it is
     let local = repo.join("plugins/weather");
     let (status, body) = env
-        .post("/api/plugins/fetch", json!({"source": local.to_string_lossy()}))
+        .post(
+            "/api/plugins/fetch",
+            json!({"source": local.to_string_lossy()}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["resolved_ref"], Value::Null);
 
     let cases = [
-        (json!({"source": url, "ref": "no-such-branch"}), 422, "ref_not_found"),
-        (json!({"source": url, "repo_path": "plugins/none"}), 422, "repo_path_not_found"),
+        (
+            json!({"source": url, "ref": "no-such-branch"}),
+            422,
+            "ref_not_found",
+        ),
+        (
+            json!({"source": url, "repo_path": "plugins/none"}),
+            422,
+            "repo_path_not_found",
+        ),
         (json!({"source": "${TOKEN}"}), 422, "missing_secret"),
         (json!({"source": url}), 422, "invalid_plugin"),
         (json!({"source": "not a source"}), 422, "invalid_source"),
@@ -136,7 +150,9 @@ async fn fetch_pins_a_git_plugin_and_answers_the_references_errors() {
 
     // an unreachable source: 502 with the reference's generic 5xx body
     let gone = format!("file://{}", base.join("gone").display());
-    let (status, body) = env.post("/api/plugins/fetch", json!({"source": gone})).await;
+    let (status, body) = env
+        .post("/api/plugins/fetch", json!({"source": gone}))
+        .await;
     assert_eq!(status, 502, "{body}");
     assert_eq!(body["detail"], "Internal Server Error");
     assert!(
@@ -277,14 +293,19 @@ async fn catalogs_and_sync_read_the_local_extensions_copy() {
 
     // upstream moves on; a sync fast-forwards the copy
     write_skill(&upstream.join("skills/new-one"), "new-one", "Brand new.");
-    let mut market: Value =
-        serde_json::from_str(&fs::read_to_string(upstream.join("marketplaces/default.json")).unwrap())
-            .unwrap();
+    let mut market: Value = serde_json::from_str(
+        &fs::read_to_string(upstream.join("marketplaces/default.json")).unwrap(),
+    )
+    .unwrap();
     market["plugins"]
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "new-one", "source": "./skills/new-one"}));
-    fs::write(upstream.join("marketplaces/default.json"), market.to_string()).unwrap();
+    fs::write(
+        upstream.join("marketplaces/default.json"),
+        market.to_string(),
+    )
+    .unwrap();
     git(&upstream, &["add", "-A"]);
     git(&upstream, &["commit", "-q", "-m", "two"]);
     let (status, body) = env.post("/api/skills/sync", json!({})).await;
@@ -332,7 +353,11 @@ async fn load_plugin_adds_a_marketplace_plugin_to_a_running_conversation() {
     })
     .await;
     let market = env.workspace().parent().unwrap().join("market");
-    write_plugin(&market.join("plugins/weather"), "city-weather", "Take an umbrella above 50% rain.");
+    write_plugin(
+        &market.join("plugins/weather"),
+        "city-weather",
+        "Take an umbrella above 50% rain.",
+    );
     fs::create_dir_all(market.join(".plugin")).unwrap();
     fs::write(
         market.join(".plugin/marketplace.json"),
@@ -359,7 +384,9 @@ async fn load_plugin_adds_a_marketplace_plugin_to_a_running_conversation() {
         )
         .await;
     assert_eq!((status, body), (200, json!({"success": true})));
-    let (status, _) = env.send(&id, "umbrella now? then do the chores", true).await;
+    let (status, _) = env
+        .send(&id, "umbrella now? then do the chores", true)
+        .await;
     assert_eq!(status, 200);
     let info = env.wait_status(&id, &["finished"]).await;
     assert_eq!(info["activated_knowledge_skills"], json!(["rain"]));
@@ -380,9 +407,15 @@ async fn load_plugin_adds_a_marketplace_plugin_to_a_running_conversation() {
         .find(|m| m["role"] == "user")
         .unwrap()
         .to_string();
-    assert!(second.contains("Take an umbrella above 50% rain."), "{second}");
+    assert!(
+        second.contains("Take an umbrella above 50% rain."),
+        "{second}"
+    );
     let ws = env.workspace();
-    assert!(!ws.join("forbidden.txt").exists(), "the plugin hook did not block");
+    assert!(
+        !ws.join("forbidden.txt").exists(),
+        "the plugin hook did not block"
+    );
     assert!(ws.join("fine.txt").exists());
     // the agent recorded in the conversation has the skill
     let (_, conv) = env.get(&format!("/api/conversations/{id}")).await;
@@ -394,7 +427,10 @@ async fn load_plugin_adds_a_marketplace_plugin_to_a_running_conversation() {
     let (status, _) = env.send(&id, "once more", true).await;
     assert_eq!(status, 200);
     env.wait_status(&id, &["finished"]).await;
-    assert!(!ws.join("forbidden.txt").exists(), "the loaded plugin was lost on resume");
+    assert!(
+        !ws.join("forbidden.txt").exists(),
+        "the loaded plugin was lost on resume"
+    );
     let rejects: Vec<Value> = env
         .events(&id)
         .await

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use openhands_sdk::hooks::HookConfig;
-use openhands_testkit::{Script, Turn};
+use openhands_testkit::Script;
 use openhands_wire::event::{EventBody, HookExecutionEvent};
 use openhands_wire::message::Role;
 use openhands_wire::state::ExecutionStatus;
@@ -26,12 +26,15 @@ fn hook_events(c: &openhands_sdk::LocalConversation) -> Vec<HookExecutionEvent> 
 
 #[tokio::test]
 async fn an_agent_hook_runs_a_sub_conversation_that_denies() {
-    // main: echo rm; the hook's sub-agent: finish with a verdict; main: finish
-    let script = Script::from_turns(vec![
-        echo("rm -rf /"),
-        finish("{\"decision\": \"deny\", \"reason\": \"the judge refuses deletions\"}"),
-        finish("done"),
-    ]);
+    // main: echo rm, then finish; the hook's sub-agent (its message carries
+    // the event, whose marker selects the judge's script): a verdict
+    let script = Script::from_turns(vec![echo("rm -rf / [[mock:script:judge]]"), finish("done")])
+        .with_script(
+            "judge",
+            vec![finish(
+                "{\"decision\": \"deny\", \"reason\": \"the judge refuses deletions\"}",
+            )],
+        );
     let (agent, backend) = agent(script);
     let workspace = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
@@ -46,7 +49,17 @@ async fn an_agent_hook_runs_a_sub_conversation_that_denies() {
     c.send_message("go").unwrap();
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
     let reqs = backend.requests();
-    assert_eq!(reqs.len(), 3);
+    assert_eq!(
+        reqs.len(),
+        3,
+        "{:#?}",
+        reqs.iter()
+            .map(|r| (
+                r.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+                r.messages.iter().map(|m| m.text()).collect::<Vec<_>>()
+            ))
+            .collect::<Vec<_>>()
+    );
     // the sub-conversation's request: the hook's system prompt, only
     // `finish`, the event as the user's message
     let judge = &reqs[1];
@@ -79,7 +92,10 @@ async fn an_agent_hook_runs_a_sub_conversation_that_denies() {
         .collect();
     assert_eq!(
         rejected,
-        [("hook".to_string(), "the judge refuses deletions".to_string())]
+        [(
+            "hook".to_string(),
+            "the judge refuses deletions".to_string()
+        )]
     );
     assert!(!kinds(&events).iter().any(|k| k == "Obs:echo"));
     let hooks = hook_events(&c);
@@ -102,7 +118,8 @@ async fn an_agent_hook_runs_a_sub_conversation_that_denies() {
 
 #[tokio::test]
 async fn an_agent_hook_without_a_verdict_falls_open() {
-    let script = Script::from_turns(vec![echo("ls"), finish("no idea"), finish("done")]);
+    let script = Script::from_turns(vec![echo("ls [[mock:script:judge]]"), finish("done")])
+        .with_script("judge", vec![finish("no idea")]);
     let (agent, _backend) = agent(script);
     let workspace = tempfile::tempdir().unwrap();
     let mut options = openhands_sdk::ConversationOptions::default();

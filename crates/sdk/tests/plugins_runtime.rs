@@ -125,7 +125,9 @@ async fn load_plugin_brings_skills_hooks_and_agents_from_the_next_step() {
         "{e}"
     );
     let e = c.load_plugin("city-weather@other").await.unwrap_err();
-    assert!(matches!(&e, LoadPluginError::NotFound(m) if m == "Marketplace 'other' is not registered"));
+    assert!(
+        matches!(&e, LoadPluginError::NotFound(m) if m == "Marketplace 'other' is not registered")
+    );
     assert!(matches!(
         c.load_plugin("@team").await.unwrap_err(),
         LoadPluginError::Invalid(_)
@@ -156,7 +158,14 @@ async fn load_plugin_brings_skills_hooks_and_agents_from_the_next_step() {
     c.close().await;
 
     // resumed: the loaded plugin is loaded again (its hook still blocks)
-    let (agent, backend) = agent_turns(vec![echo("rm -rf /tmp/x"), finish("done")]);
+    // (the scripted model picks its turn by the assistant turns so far: 3)
+    let (agent, backend) = agent_turns(vec![
+        Turn::text("-"),
+        Turn::text("-"),
+        Turn::text("-"),
+        echo("rm -rf /tmp/x"),
+        finish("done"),
+    ]);
     let c = LocalConversation::new(
         with_context(agent, ctx),
         workspace.path(),
@@ -167,12 +176,13 @@ async fn load_plugin_brings_skills_hooks_and_agents_from_the_next_step() {
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
     assert_eq!(rejections(&c), ["plugin refuses rm", "plugin refuses rm"]);
     assert!(
-        backend.requests()[0]
-            .messages
+        backend
+            .requests()
             .last()
             .unwrap()
-            .text()
-            .contains("plugin hook says hi")
+            .messages
+            .iter()
+            .any(|m| m.text().contains("plugin hook says hi"))
     );
     c.close().await;
 }
@@ -201,7 +211,11 @@ async fn a_git_plugin_stays_at_its_commit_when_the_conversation_resumes() {
     let repo = tmp.path().join("repo");
     fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q"]);
-    write_plugin(&repo.join("plugins/weather"), "city-weather", "Version one advice.");
+    write_plugin(
+        &repo.join("plugins/weather"),
+        "city-weather",
+        "Version one advice.",
+    );
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "v1"]);
     let v1 = git(&repo, &["rev-parse", "HEAD"]);
@@ -264,8 +278,14 @@ async fn a_git_plugin_stays_at_its_commit_when_the_conversation_resumes() {
             .to_string()
     };
     assert!(rain(&c).contains("Version one advice."), "{}", rain(&c));
-    assert_eq!(c.resolved_plugins()[0].resolved_ref.as_deref(), Some(v1.as_str()));
-    assert_eq!(c.resolved_plugins()[0].original_ref.as_deref(), Some("main"));
+    assert_eq!(
+        c.resolved_plugins()[0].resolved_ref.as_deref(),
+        Some(v1.as_str())
+    );
+    assert_eq!(
+        c.resolved_plugins()[0].original_ref.as_deref(),
+        Some("main")
+    );
     c.close().await;
 
     // a new conversation gets the branch's head
