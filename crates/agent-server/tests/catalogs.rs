@@ -1,9 +1,8 @@
 //! `POST /api/plugins/fetch`, the marketplace catalogs, the skill catalog,
 //! `POST /api/skills/sync` and `load_plugin` through the server, on git
 //! repositories and directories on disk (no network). The public
-//! extensions repository is a local clone named by `EXTENSIONS_PATH`; each
-//! test runs in its own process (nextest), so setting the environment is
-//! confined to it.
+//! extensions repository is a local clone named by `EXTENSIONS_PATH`, given
+//! to the server binary in its environment (with its own HOME).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,7 +12,95 @@ use conversations_support::*;
 use openhands_testkit::{Script, Turn};
 use serde_json::{Value, json};
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_openhands-agent-server");
+
+/// The server binary, killed when dropped.
+struct Binary {
+    child: Child,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Binary {
+    /// Starts the binary in `dir` with `home` as HOME and `env` added.
+    fn start(dir: &Path, home: &Path, env: &[(&str, &Path)]) -> Binary {
+        openhands_agent_server::install_tls_provider();
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("OH_SESSION_API_KEYS_0", KEY)
+            .env("OH_PERSISTENCE_DIR", dir.join("persistence"))
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let url = loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("server did not start");
+            if let Some(pos) = line.find("listening on http://") {
+                break line[pos + "listening on ".len()..].trim().to_string();
+            }
+            assert!(Instant::now() < deadline, "no listening line");
+        };
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Binary { child, url, client }
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .client
+            .request(method.parse().unwrap(), format!("{}{path}", self.url))
+            .header("X-Session-API-Key", KEY);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.call("GET", path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call("POST", path, Some(body)).await
+    }
+}
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
@@ -218,13 +305,7 @@ async fn catalogs_and_sync_read_the_local_extensions_copy() {
         "---\ntriggers: [mine]\n---\nMy own skill.\n",
     )
     .unwrap();
-    // SAFETY: nextest runs each test in its own process; nothing else reads
-    // the environment concurrently at this point.
-    unsafe {
-        std::env::set_var("EXTENSIONS_PATH", &clone);
-        std::env::set_var("HOME", &home);
-    }
-    let env = Env::start(|_| Script::from_turns([Turn::text("x")])).await;
+    let env = Binary::start(scratch.path(), &home, &[("EXTENSIONS_PATH", &clone)]);
 
     let (status, body) = env.get("/api/skills/marketplace").await;
     assert_eq!(status, 200, "{body}");

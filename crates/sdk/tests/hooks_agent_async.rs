@@ -122,12 +122,14 @@ async fn an_agent_hook_without_a_verdict_falls_open() {
         .with_script("judge", vec![finish("no idea")]);
     let (agent, _backend) = agent(script);
     let workspace = tempfile::tempdir().unwrap();
-    let mut options = openhands_sdk::ConversationOptions::default();
-    options.hook_config = Some(
-        HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
-            {"type": "agent", "system_prompt": "Judge."}]}]}))
-        .unwrap(),
-    );
+    let options = openhands_sdk::ConversationOptions {
+        hook_config: Some(
+            HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
+                {"type": "agent", "system_prompt": "Judge."}]}]}))
+            .unwrap(),
+        ),
+        ..Default::default()
+    };
     let c = openhands_sdk::LocalConversation::new(agent, workspace.path(), options).unwrap();
     c.send_message("go").unwrap();
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
@@ -152,8 +154,10 @@ async fn async_hooks_run_in_the_background_and_stop_with_the_session() {
     ]}]}))
     .unwrap();
     let (agent, _backend) = agent_turns(vec![echo("hello"), finish("done")]);
-    let mut options = openhands_sdk::ConversationOptions::default();
-    options.hook_config = Some(config);
+    let options = openhands_sdk::ConversationOptions {
+        hook_config: Some(config),
+        ..Default::default()
+    };
     let c = openhands_sdk::LocalConversation::new(agent, &w, options).unwrap();
     c.send_message("go").unwrap();
     let started = Instant::now();
