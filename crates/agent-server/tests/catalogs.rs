@@ -499,7 +499,9 @@ async fn load_plugin_adds_a_marketplace_plugin_to_a_running_conversation() {
     );
     assert!(ws.join("fine.txt").exists());
     // the agent recorded in the conversation has the skill
-    let (_, conv) = env.get(&format!("/api/conversations/{id}")).await;
+    let (_, conv) = env
+        .get(&format!("/api/conversations/{id}?include_skills=true"))
+        .await;
     let skills = conv["agent"]["agent_context"]["skills"].to_string();
     assert!(skills.contains("\"rain\""), "{skills}");
 

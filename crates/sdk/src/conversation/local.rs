@@ -166,7 +166,7 @@ pub(crate) struct Inner {
     pub plugin_unreported: Mutex<Vec<String>>,
     /// The explicit plugins loaded (start request, then `load_plugin`),
     /// each pinned to the commit it resolved to.
-    pub resolved_plugins: Mutex<super::plugins::Pins>,
+    pub resolved_plugins: Mutex<super::pins::Pins>,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -430,7 +430,7 @@ impl LocalConversation {
                     hook_config: options.hook_config.clone(),
                     agent_registry: options.agent_registry.clone(),
                     plugin_unreported: Mutex::new(Vec::new()),
-                    resolved_plugins: Mutex::new(super::plugins::Pins::default()),
+                    resolved_plugins: Mutex::new(super::pins::Pins::default()),
                 }
             }),
         }

@@ -19,6 +19,7 @@ pub mod event_store;
 mod hooks;
 mod local;
 mod pending;
+mod pins;
 mod plugins;
 mod step;
 pub mod stuck;
@@ -27,5 +28,6 @@ mod writer;
 
 pub use error::{ConversationError, error_code};
 pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
-pub use plugins::{LoadPluginError, PINS_FILE, Pins};
+pub use pins::{PINS_FILE, Pins};
+pub use plugins::LoadPluginError;
 pub use stuck::{StuckDetector, StuckPattern};

@@ -15,9 +15,10 @@
 //! conversation fetches exactly those commits (plugins added with
 //! `load_plugin` are loaded again, pinned too).
 
-use super::ConversationError;
 use super::core::{agent_json, state_update};
+use super::error::ConversationError;
 use super::local::{LocalConversation, off_runtime};
+use super::pins::{PINS_FILE, Pins};
 use crate::agent::Agent;
 use crate::fsutil::{Durability, WriteOptions, write_atomic_with};
 use crate::plugin::apply::{Applied, apply};
@@ -25,24 +26,9 @@ use crate::plugin::marketplace::registrations;
 use crate::plugin::resolve::{ResolveError, resolve_plugin_ref};
 use crate::plugin::source::redact;
 use crate::plugin::{FetchSettings, PluginSource, ResolvedPluginSource};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-/// The file pinning a conversation's explicit plugins.
-pub const PINS_FILE: &str = "resolved_plugins.json";
-
-/// The explicit plugins of a conversation with their commits.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Pins {
-    /// The start request's plugins.
-    #[serde(default)]
-    pub start: Vec<ResolvedPluginSource>,
-    /// Plugins added with `load_plugin`, in order.
-    #[serde(default)]
-    pub loaded: Vec<ResolvedPluginSource>,
-}
 
 /// Why `load_plugin` failed.
 #[derive(Debug, thiserror::Error)]

@@ -2,49 +2,17 @@
 //! conversation's model (the hook's `system_prompt`, its `tools` plus
 //! `finish`, at most `max_iterations` steps, no hooks of its own) judges
 //! the hook event and ends with `{"decision": "allow"|"deny", "reason"}`.
-//! The conversation runs the sub-conversation through [`AgentHookHost`];
+//! The conversation runs the sub-conversation through
+//! [`AgentHookHost`](super::host::AgentHookHost);
 //! every failure falls open (allowed, `success` false), as in the
 //! reference.
 
 use super::config::{HookDefinition, HookEventType};
+use super::host::AgentHookRequest;
 use super::prompt::{fall_open, parse_decision_as};
 use super::run::{HookResult, HookRunner};
-use async_trait::async_trait;
 use serde_json::Value;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// What an agent hook asks its host to run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentHookRequest {
-    /// `agent-hook:<name or default>`: the metrics key of its model use.
-    pub usage_id: String,
-    /// The sub-agent's system prompt (`None`: the default one).
-    pub system_prompt: Option<String>,
-    /// Tools besides `finish`, by registered name.
-    pub tools: Vec<String>,
-    /// Most steps of the sub-conversation.
-    pub max_iterations: u32,
-    /// The first user message (the event to judge).
-    pub message: String,
-}
-
-/// Runs agent hooks' sub-conversations (implemented by the conversation).
-#[async_trait]
-pub trait AgentHookHost: Send + Sync {
-    /// Runs the sub-conversation and returns the agent's final answer.
-    async fn evaluate(&self, request: AgentHookRequest) -> Result<String, String>;
-}
-
-/// A shared host (debug-printable for the runner).
-#[derive(Clone)]
-pub struct AgentHost(pub Arc<dyn AgentHookHost>);
-
-impl std::fmt::Debug for AgentHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AgentHost")
-    }
-}
 
 /// The first message of an agent hook's sub-conversation.
 pub fn evaluation_message(t: HookEventType, payload: &str) -> String {

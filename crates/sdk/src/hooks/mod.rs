@@ -10,11 +10,12 @@
 
 pub mod agent;
 pub mod config;
+pub mod host;
 pub mod prompt;
 pub mod run;
 
-pub use agent::{AgentHookHost, AgentHookRequest};
 pub use config::{HookConfig, HookConfigError, HookEventType};
+pub use host::{AgentHookHost, AgentHookRequest};
 pub use run::{HookInput, HookResult, HookRun, HookRunner};
 
 use std::future::Future;

@@ -81,7 +81,7 @@ pub struct HookRunner {
     /// The model prompt hooks ask (the agent's).
     pub(super) llm: Option<openhands_llm::Llm>,
     /// What runs agent hooks' sub-conversations.
-    pub(super) agent_host: Option<super::agent::AgentHost>,
+    pub(super) agent_host: Option<super::host::AgentHost>,
     background: Arc<Background>,
 }
 
@@ -114,8 +114,8 @@ impl HookRunner {
     }
 
     /// The same runner running agent hooks through `host`.
-    pub fn with_agent_host(mut self, host: Arc<dyn super::agent::AgentHookHost>) -> Self {
-        self.agent_host = Some(super::agent::AgentHost(host));
+    pub fn with_agent_host(mut self, host: Arc<dyn super::host::AgentHookHost>) -> Self {
+        self.agent_host = Some(super::host::AgentHost(host));
         self
     }
 
