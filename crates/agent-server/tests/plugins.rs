@@ -179,18 +179,25 @@ async fn registered_marketplaces_auto_load_through_the_server() {
         "{text}"
     );
 
-    // Loading one more plugin into the running conversation is refused
-    // (not built yet) rather than answered as if nothing were registered.
+    // Loading a plugin of its marketplaces into the running conversation
+    // works; an unknown one is a 404 naming it.
     let (status, body) = env
         .post(
             &format!("/api/conversations/{id}/load_plugin"),
             json!({"plugin_ref": "release-kit@team"}),
         )
         .await;
-    assert_eq!(status, 422, "{body}");
-    assert!(
-        body["detail"].as_str().unwrap().starts_with("plugin_ref:"),
-        "{body}"
+    assert_eq!((status, body), (200, json!({"success": true})));
+    let (status, body) = env
+        .post(
+            &format!("/api/conversations/{id}/load_plugin"),
+            json!({"plugin_ref": "nothing@team"}),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(
+        body["detail"],
+        "Plugin 'nothing' not found in marketplace 'team'"
     );
 
     // a registration the reference refuses is a 422 naming the field

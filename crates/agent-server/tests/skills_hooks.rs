@@ -218,7 +218,7 @@ async fn unsupported_extensions_are_refused_naming_the_field() {
             "hook_config",
         ),
         (
-            json!({"hook_config": {"stop": [{"hooks": [{"type": "agent", "system_prompt": "judge"}]}]}}),
+            json!({"hook_config": {"stop": [{"hooks": [{"type": "agent", "command": "judge"}]}]}}),
             "hook_config",
         ),
     ];

@@ -7,6 +7,7 @@
 //! shapes of the routes around them.
 
 pub mod bash;
+pub mod catalogs;
 pub mod conversations;
 pub mod extensions;
 pub mod files;

@@ -18,6 +18,7 @@
 
 pub mod agent_profiles;
 pub mod bash;
+pub mod catalogs;
 pub mod conversations;
 pub mod extensions;
 pub mod gateway;

@@ -337,6 +337,48 @@ impl Agent {
         })
     }
 
+    /// A runtime for this agent (after its context or MCP servers changed
+    /// mid-conversation) that keeps `old`'s tool instances where the name
+    /// is the same (a terminal session goes on); MCP tools come from `mcp`
+    /// and `invoke_skill` knows the new skills. The static system prompt
+    /// stays `old`'s (the log's system prompt is not rewritten). Returns the
+    /// runtime and the fresh instances it did not use (to be closed).
+    pub fn rebuild_keeping(
+        &self,
+        old: &AgentRuntime,
+        env: &ToolEnv,
+        mcp: Option<crate::mcp::McpStartup>,
+    ) -> Result<(AgentRuntime, Vec<Arc<dyn Tool>>), AgentError> {
+        let fresh = self.materialize_with(env, mcp)?;
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut unused = Vec::new();
+        for name in &fresh.order {
+            let Some(t) = fresh.tools.get(name) else {
+                continue;
+            };
+            let kept = old
+                .tools
+                .get(name)
+                .filter(|o| o.kind() != crate::mcp::TOOL_KIND && name != "invoke_skill");
+            match kept {
+                Some(o) => {
+                    tools.push(o.clone());
+                    unused.push(t.clone());
+                }
+                None => tools.push(t.clone()),
+            }
+        }
+        let mut rt = self.assemble(
+            tools,
+            fresh.mcp.clone(),
+            fresh.mcp_generation,
+            fresh.condenser.clone(),
+            old.system_prompt.clone(),
+        )?;
+        rt.response_schemas = fresh.response_schemas.clone();
+        Ok((rt, unused))
+    }
+
     /// `runtime` with its MCP tools replaced by the MCP client's current
     /// ones (after `notifications/tools/list_changed`); every other tool
     /// instance (a terminal session) is kept.
@@ -434,6 +476,11 @@ impl AgentRuntime {
         if let Some(m) = &self.mcp {
             m.client.close().await;
         }
+    }
+
+    /// The MCP servers of this runtime (closed with it).
+    pub fn mcp_client(&self) -> Option<&crate::mcp::McpStartup> {
+        self.mcp.as_ref()
     }
 
     /// Whether the MCP servers' tools changed since this runtime was built.

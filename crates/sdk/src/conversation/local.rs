@@ -169,6 +169,9 @@ pub(crate) struct Inner {
     pub agent_registry: crate::subagent::registry::AgentRegistry,
     /// Plugin pieces left out, not yet recorded as events.
     pub plugin_unreported: Mutex<Vec<String>>,
+    /// The explicit plugins loaded (start request, then `load_plugin`),
+    /// each pinned to the commit it resolved to.
+    pub resolved_plugins: Mutex<super::pins::Pins>,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -374,21 +377,8 @@ impl LocalConversation {
         working_dir: PathBuf,
         options: &ConversationOptions,
     ) -> Self {
-        let hooks = options
-            .hook_config
-            .clone()
-            .filter(|c| !c.is_empty())
-            .map(|c| {
-                Arc::new(
-                    crate::hooks::HookRunner::new(
-                        c,
-                        working_dir.clone(),
-                        id.to_string(),
-                        options.exec_policy.clone(),
-                    )
-                    .with_llm(agent.llm().clone()),
-                )
-            });
+        let hook_config = options.hook_config.clone().filter(|c| !c.is_empty());
+        let hook_llm = agent.llm().clone();
         options
             .agent_registry
             .discover(&working_dir, options.skill_sources.home.as_deref());
@@ -406,14 +396,8 @@ impl LocalConversation {
             ..options.clone()
         };
         Self {
-            inner: Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| Inner {
-                id,
-                core: Mutex::new(core),
-                agent: RwLock::new(agent),
-                runtime: Mutex::new(None),
-                mcp_started: Mutex::new(None),
-                mcp_unreported: Mutex::new(Vec::new()),
-                env: ToolEnv {
+            inner: Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
+                let env = ToolEnv {
                     working_dir,
                     conversation_dir,
                     secrets: tool_secrets,
@@ -426,23 +410,35 @@ impl LocalConversation {
                     mcp_oauth_states: options.mcp_oauth_states.clone(),
                     conversation_id: Some(id),
                     child_launcher: options.child_launcher.clone(),
-                },
-                child_options,
-                callbacks: RwLock::new(options.callbacks.clone()),
-                token_callbacks: RwLock::new(options.token_callbacks.clone()),
-                run_lock: tokio::sync::Mutex::new(()),
-                cancel: Mutex::new(CancellationToken::new()),
-                user_messages: AtomicU64::new(0),
-                emit_lock: Mutex::new(()),
-                closed: AtomicBool::new(false),
-                skill_sources: options.skill_sources.clone(),
-                context_resolved: AtomicBool::new(false),
-                hooks: RwLock::new(hooks),
-                session_started: AtomicBool::new(false),
-                plugins: options.plugins.clone(),
-                hook_config: options.hook_config.clone(),
-                agent_registry: options.agent_registry.clone(),
-                plugin_unreported: Mutex::new(Vec::new()),
+                };
+                let hooks =
+                    hook_config.map(|c| Self::runner_for(weak, c, &env, id.to_string(), hook_llm));
+                Inner {
+                    id,
+                    core: Mutex::new(core),
+                    agent: RwLock::new(agent),
+                    runtime: Mutex::new(None),
+                    mcp_started: Mutex::new(None),
+                    mcp_unreported: Mutex::new(Vec::new()),
+                    env,
+                    child_options,
+                    callbacks: RwLock::new(options.callbacks.clone()),
+                    token_callbacks: RwLock::new(options.token_callbacks.clone()),
+                    run_lock: tokio::sync::Mutex::new(()),
+                    cancel: Mutex::new(CancellationToken::new()),
+                    user_messages: AtomicU64::new(0),
+                    emit_lock: Mutex::new(()),
+                    closed: AtomicBool::new(false),
+                    skill_sources: options.skill_sources.clone(),
+                    context_resolved: AtomicBool::new(false),
+                    hooks: RwLock::new(hooks),
+                    session_started: AtomicBool::new(false),
+                    plugins: options.plugins.clone(),
+                    hook_config: options.hook_config.clone(),
+                    agent_registry: options.agent_registry.clone(),
+                    plugin_unreported: Mutex::new(Vec::new()),
+                    resolved_plugins: Mutex::new(super::pins::Pins::default()),
+                }
             }),
         }
     }
@@ -799,7 +795,7 @@ impl LocalConversation {
     /// object (project skills need the workspace, so this happens on first
     /// use, as in the reference); a changed context replaces the agent and
     /// is recorded in the state. Skill files that fail are logged and left out.
-    fn resolve_agent_context(&self) -> Result<(), ConversationError> {
+    pub(super) fn resolve_agent_context(&self) -> Result<(), ConversationError> {
         if self.inner.context_resolved.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -830,7 +826,7 @@ impl LocalConversation {
     }
 
     /// Makes `agent` the conversation's agent (recorded in the state).
-    fn replace_agent(&self, agent: Agent) -> Result<(), ConversationError> {
+    pub(super) fn replace_agent(&self, agent: Agent) -> Result<(), ConversationError> {
         let spec = agent.spec().clone();
         *self.inner.agent.write() = agent;
         *self.inner.runtime.lock() = None;
@@ -1685,6 +1681,9 @@ impl LocalConversation {
         {
             tracing::warn!(conversation = %self.inner.id, error = %e, "SessionEnd hooks not recorded");
         }
+        if let Some(runner) = self.hook_runner() {
+            runner.stop_background().await;
+        }
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.cancel.lock().cancel();
         let rt = self.inner.runtime.lock().take();
@@ -1707,7 +1706,7 @@ impl LocalConversation {
 /// [`super::writer`]), or inline when no runtime is running. A panic in `f`
 /// resumes in the caller; if the caller stops waiting, `f` still runs to its
 /// end (a commit is never cut in half).
-async fn off_runtime<T, F>(f: F) -> Result<T, ConversationError>
+pub(super) async fn off_runtime<T, F>(f: F) -> Result<T, ConversationError>
 where
     F: FnOnce() -> Result<T, ConversationError> + Send + 'static,
     T: Send + 'static,

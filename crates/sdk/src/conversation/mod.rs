@@ -8,6 +8,7 @@
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
+mod agent_hooks;
 mod analysis;
 pub mod branch;
 mod child;
@@ -18,6 +19,7 @@ pub mod event_store;
 mod hooks;
 mod local;
 mod pending;
+mod pins;
 mod plugins;
 mod step;
 pub mod stuck;
@@ -26,4 +28,6 @@ mod writer;
 
 pub use error::{ConversationError, error_code};
 pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
+pub use pins::{PINS_FILE, Pins};
+pub use plugins::LoadPluginError;
 pub use stuck::{StuckDetector, StuckPattern};

@@ -77,7 +77,7 @@ fn d_matcher() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HookDefinition {
-    /// `command` (the only type run here; `prompt` and `agent` are refused).
+    /// `command`, `prompt` or `agent`.
     #[serde(default = "d_type")]
     pub r#type: String,
     /// Optional label.
@@ -278,8 +278,9 @@ impl HookConfig {
         }
     }
 
-    /// Refuses what cannot run: an empty command, and the hook kinds not
-    /// implemented here (`prompt`, `agent`, `async`).
+    /// Refuses what cannot run, with the reference's messages: a command
+    /// hook without command, a prompt hook without prompt, a command on a
+    /// prompt or agent hook, `async` on anything but a command hook.
     fn validate(&self) -> Result<(), HookConfigError> {
         for t in HookEventType::ALL {
             for m in self.matchers(t) {
@@ -308,21 +309,22 @@ impl HookConfig {
                             )));
                         }
                         "prompt" => {}
-                        "agent" => {
+                        "agent" if !h.command.is_empty() => {
                             return Err(HookConfigError(format!(
-                                "{at}: hooks of type 'agent' are not supported by this server; use 'command' or 'prompt'"
+                                "{at}: 'command' must not be set when type is 'agent'; use 'system_prompt' instead"
                             )));
                         }
+                        "agent" if h.is_async => {
+                            return Err(HookConfigError(format!(
+                                "{at}: 'async' is not supported for agent hooks"
+                            )));
+                        }
+                        "agent" => {}
                         other => {
                             return Err(HookConfigError(format!(
                                 "{at}: unknown hook type '{other}'"
                             )));
                         }
-                    }
-                    if h.is_async {
-                        return Err(HookConfigError(format!(
-                            "{at}: 'async' hooks are not supported by this server"
-                        )));
                     }
                 }
             }
@@ -403,17 +405,31 @@ mod tests {
         let e = HookConfig::from_value(&json!({"pre_tool_use": [{"hooks": [{"type": "prompt"}]}]}))
             .unwrap_err();
         assert!(e.0.contains("'prompt' is required"), "{e}");
+        assert!(
+            HookConfig::from_value(
+                &json!({"pre_tool_use": [{"hooks": [{"type": "agent", "system_prompt": "x"}]}]}),
+            )
+            .is_ok()
+        );
         let e = HookConfig::from_value(
-            &json!({"pre_tool_use": [{"hooks": [{"type": "agent", "system_prompt": "x"}]}]}),
+            &json!({"pre_tool_use": [{"hooks": [{"type": "agent", "command": "x"}]}]}),
         )
         .unwrap_err();
-        assert!(e.0.contains("'agent'"), "{e}");
+        assert!(e.0.contains("use 'system_prompt' instead"), "{e}");
+        let e = HookConfig::from_value(
+            &json!({"pre_tool_use": [{"hooks": [{"type": "agent", "async": true}]}]}),
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("'async' is not supported for agent hooks"),
+            "{e}"
+        );
         assert!(HookConfig::from_value(&json!({"stop": [{"hooks": [{"command": ""}]}]})).is_err());
         assert!(
             HookConfig::from_value(
                 &json!({"stop": [{"hooks": [{"command": "x", "async": true}]}]})
             )
-            .is_err()
+            .is_ok()
         );
     }
 

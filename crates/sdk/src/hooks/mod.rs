@@ -3,14 +3,19 @@
 //! reference's `hook_config`.
 //!
 //! * [`config`] parses the configuration;
-//! * [`run`] runs command hooks through the execution layer and records
-//!   them as `HookExecutionEvent`s.
+//! * [`run`] runs command hooks through the execution layer (`async` ones
+//!   in the background) and records them as `HookExecutionEvent`s;
+//! * [`prompt`] asks the model about an event, [`agent`] runs a small
+//!   sub-conversation that decides.
 
+pub mod agent;
 pub mod config;
+pub mod host;
 pub mod prompt;
 pub mod run;
 
 pub use config::{HookConfig, HookConfigError, HookEventType};
+pub use host::{AgentHookHost, AgentHookRequest};
 pub use run::{HookInput, HookResult, HookRun, HookRunner};
 
 use std::future::Future;

@@ -12,7 +12,8 @@ use openhands_wire::message::Message;
 use serde_json::Value;
 use std::time::Duration;
 
-fn fall_open(reason: &str, error: Option<String>) -> HookResult {
+/// An allow that records why no verdict was reached.
+pub(super) fn fall_open(reason: &str, error: Option<String>) -> HookResult {
     HookResult {
         success: false,
         decision: Some("allow".into()),
@@ -38,7 +39,12 @@ fn first_object(text: &str) -> Option<serde_json::Map<String, Value>> {
 
 /// The verdict in the model's answer `raw`.
 pub fn parse_decision(raw: &str) -> HookResult {
-    let label = "Prompt hook";
+    parse_decision_as(raw, "Prompt hook")
+}
+
+/// The verdict in `raw`, failures worded for `label` (`Prompt hook`,
+/// `Agent hook`).
+pub fn parse_decision_as(raw: &str, label: &str) -> HookResult {
     if raw.trim().is_empty() {
         return fall_open(
             &format!("{label} produced no final response — defaulting to allow"),

@@ -2,15 +2,30 @@
 //! execution layer (environment policy, own process group, timeout, group
 //! killed), the event as JSON on stdin; exit 0 = allow (stdout may be a
 //! JSON decision), 2 = block, anything else = a failed hook that blocks
-//! nothing.
+//! nothing. `async` command hooks start in the background (stdin the
+//! event, output dropped) and count as allowed at once; each is stopped
+//! at its timeout, and all of them when the session ends
+//! ([`HookRunner::stop_background`]).
 
 use super::config::{HookConfig, HookDefinition, HookEventType};
 use openhands_wire::event::HookExecutionEvent;
 use openhands_workspace::exec::{ExecPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Longest the end of a session waits for stopped background hooks.
+const BACKGROUND_STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// The background (`async`) hook processes of one runner.
+#[derive(Debug, Default)]
+struct Background {
+    cancel: parking_lot::Mutex<CancellationToken>,
+    tasks: TaskTracker,
+}
 
 /// Output kept per stream of one hook.
 const MAX_HOOK_OUTPUT: usize = 1 << 20;
@@ -65,6 +80,9 @@ pub struct HookRunner {
     exec: ExecPolicy,
     /// The model prompt hooks ask (the agent's).
     pub(super) llm: Option<openhands_llm::Llm>,
+    /// What runs agent hooks' sub-conversations.
+    pub(super) agent_host: Option<super::host::AgentHost>,
+    background: Arc<Background>,
 }
 
 /// One hook that ran, with its result.
@@ -90,7 +108,35 @@ impl HookRunner {
             session_id,
             exec,
             llm: None,
+            agent_host: None,
+            background: Arc::default(),
         }
+    }
+
+    /// The same runner running agent hooks through `host`.
+    pub fn with_agent_host(mut self, host: Arc<dyn super::host::AgentHookHost>) -> Self {
+        self.agent_host = Some(super::host::AgentHost(host));
+        self
+    }
+
+    /// How many background hooks are still running.
+    pub fn background_running(&self) -> usize {
+        self.background.tasks.len()
+    }
+
+    /// Stops every background hook (their process groups are killed and
+    /// reaped) and waits for them, within a bound.
+    pub async fn stop_background(&self) {
+        let token = std::mem::take(&mut *self.background.cancel.lock());
+        token.cancel();
+        self.background.tasks.close();
+        if tokio::time::timeout(BACKGROUND_STOP_WAIT, self.background.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("background hooks did not stop in time");
+        }
+        self.background.tasks.reopen();
     }
 
     /// The same runner asking `llm` for prompt hooks.
@@ -134,10 +180,10 @@ impl HookRunner {
         })
         .to_string();
         for hook in hooks {
-            let result = if hook.r#type == "prompt" {
-                self.run_prompt(t, hook, &payload).await
-            } else {
-                self.run_one(t, hook, input, &payload).await
+            let result = match hook.r#type.as_str() {
+                "prompt" => self.run_prompt(t, hook, &payload).await,
+                "agent" => self.run_agent(t, hook, &payload).await,
+                _ => self.run_one(t, hook, input, &payload).await,
             };
             let blocked = result.blocked;
             out.push(HookRun {
@@ -186,6 +232,9 @@ impl HookRunner {
             linger_after_exit: Some(Duration::from_millis(500)),
             ..RunLimits::default()
         };
+        if hook.is_async {
+            return self.start_background(spec, limits, &hook.command);
+        }
         let out =
             match run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_HOOK_OUTPUT)
                 .await
@@ -241,6 +290,29 @@ impl HookRunner {
             }
         }
         r
+    }
+}
+
+impl HookRunner {
+    /// Starts an `async` hook: allowed at once, stopped at its timeout or
+    /// with the session.
+    fn start_background(&self, spec: ProcessSpec, limits: RunLimits, command: &str) -> HookResult {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return failed("Failed to start async hook: no runtime".into());
+        }
+        let cancel = self.background.cancel.lock().clone();
+        let shown = command.to_string();
+        self.background.tasks.spawn(async move {
+            match run_to_completion(&spec, &limits, &cancel, 0).await {
+                Ok(out) => tracing::debug!(command = %shown, end = ?out.end, "async hook ended"),
+                Err(e) => tracing::warn!(command = %shown, error = %e, "async hook did not start"),
+            }
+        });
+        HookResult {
+            success: true,
+            exit_code: 0,
+            ..HookResult::default()
+        }
     }
 }
 

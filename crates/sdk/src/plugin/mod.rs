@@ -16,16 +16,22 @@
 //! * [`load`] reads a plugin directory into a [`Plugin`];
 //! * [`command`] reads command files and turns them into skills;
 //! * [`marketplace`] reads marketplace files (`registered_marketplaces`);
+//! * [`strict`] fetches a source at one commit into the immutable cache and
+//!   describes it (`POST /api/plugins/fetch`); [`catalog`] lists the public
+//!   repository's marketplace;
 //! * [`apply`] merges a list of plugins into an agent context, an MCP
 //!   configuration, hooks and agent definitions, as the reference does
 //!   when a conversation starts.
 
 pub mod apply;
+pub mod catalog;
 pub mod command;
 pub mod discovery;
 pub mod load;
 pub mod marketplace;
+pub mod resolve;
 pub mod source;
+pub mod strict;
 pub mod types;
 
 pub use command::CommandDefinition;

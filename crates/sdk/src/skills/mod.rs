@@ -18,6 +18,7 @@ pub mod discover;
 pub mod execute;
 pub mod invoke;
 pub mod parse;
+pub mod public_repo;
 pub mod render;
 
 use serde::{Deserialize, Serialize};

@@ -784,29 +784,13 @@ async fn load_plugin(
     let id = conversation_id(path)?;
     let req: LoadPluginRequest = body(&headers, &bytes)?;
     let live = live(&svc, id).await?;
-    let has_marketplaces = live
-        .conv
-        .agent()
-        .spec()
-        .agent_context
-        .as_ref()
-        .and_then(|c| c.get("registered_marketplaces"))
-        .and_then(Value::as_array)
-        .is_some_and(|m| !m.is_empty());
-    if !has_marketplaces {
-        return Err(ApiError::not_found_msg(format!(
-            "Plugin '{}' not found: the conversation has no registered marketplace",
-            req.plugin_ref
-        )));
+    use openhands_sdk::conversation::LoadPluginError;
+    match live.conv.load_plugin(&req.plugin_ref).await {
+        Ok(()) => Ok(success()),
+        Err(LoadPluginError::NotFound(m)) => Err(ApiError::not_found_msg(m)),
+        Err(LoadPluginError::Invalid(m)) => Err(ApiError::bad_request(m)),
+        Err(LoadPluginError::Conversation(e)) => Err(ApiError::bad_request(e.to_string())),
     }
-    // Plugins from a conversation's marketplaces load when it starts (its
-    // auto-loaded ones and the start request's `plugins`); adding one to a
-    // conversation that is already running is not built yet.
-    Err(ApiError::unprocessable(format!(
-        "plugin_ref: loading plugin '{}' into a running conversation is not supported yet; \
-         name it in the start request's `plugins` (or the marketplace's `auto_load`)",
-        req.plugin_ref
-    )))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/children", tag = "Conversations",

@@ -41,7 +41,8 @@ fn sources(state: &SharedState) -> SkillSources {
         .unwrap_or_else(SkillSources::from_env)
 }
 
-fn info(s: &Skill) -> SkillInfo {
+/// A skill as the API lists it.
+pub(crate) fn info(s: &Skill) -> SkillInfo {
     SkillInfo {
         name: s.name.clone(),
         r#type: s.skill_type().to_string(),

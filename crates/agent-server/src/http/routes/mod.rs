@@ -9,6 +9,7 @@ pub mod agent_profiles;
 pub mod archive;
 pub mod bash;
 pub mod browse;
+pub mod catalogs;
 pub mod conversations;
 pub mod docs;
 pub mod events;
@@ -159,6 +160,11 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
             installed::uninstall_skill
         ))
         .routes(routes!(installed::refresh_skill))
+        .routes(routes!(catalogs::fetch_plugin))
+        .routes(routes!(catalogs::plugin_marketplace))
+        .routes(routes!(catalogs::skill_marketplace))
+        .routes(routes!(catalogs::skill_catalog))
+        .routes(routes!(catalogs::sync_skills))
         .routes(routes!(sub_agents::get_sub_agents))
         .routes(routes!(secrets::list_secrets, secrets::create_secret))
         .routes(routes!(secrets::get_secret_value, secrets::delete_secret))
