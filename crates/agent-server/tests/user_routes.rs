@@ -711,3 +711,139 @@ async fn subscription_status_refreshes_expired_tokens_and_reports_issuer_failure
     assert_eq!(st, 502, "{body}");
     assert_eq!(body["detail"], "Internal Server Error");
 }
+
+/// The reference's operations of these routes (method, path, operation id,
+/// path and query parameters), from its `openapi.json`.
+const REFERENCE_OPERATIONS: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "get",
+        "/api/conversations/{runtime_conversation_id}/vscode/url",
+        "get_runtime_vscode_url_api_conversations__runtime_conversation_id__vscode_url_get",
+        &["runtime_conversation_id", "base_url", "workspace_dir"],
+    ),
+    (
+        "get",
+        "/api/conversations/{runtime_conversation_id}/vscode/status",
+        "get_vscode_status_api_conversations__runtime_conversation_id__vscode_status_get",
+        &["runtime_conversation_id"],
+    ),
+    (
+        "get",
+        "/api/git/repositories/search",
+        "git_repositories_search_api_git_repositories_search_get",
+        &["provider", "query", "limit", "page_id"],
+    ),
+    (
+        "get",
+        "/api/vscode/url",
+        "get_vscode_url_api_vscode_url_get",
+        &["base_url", "workspace_dir"],
+    ),
+    (
+        "get",
+        "/api/vscode/status",
+        "get_vscode_status_api_vscode_status_get",
+        &[],
+    ),
+    (
+        "get",
+        "/api/llm/subscription/openai/models",
+        "list_openai_subscription_models_api_llm_subscription_openai_models_get",
+        &[],
+    ),
+    (
+        "get",
+        "/api/llm/subscription/openai/status",
+        "get_openai_subscription_status_api_llm_subscription_openai_status_get",
+        &[],
+    ),
+    (
+        "post",
+        "/api/llm/subscription/openai/device/start",
+        "start_openai_subscription_device_login_api_llm_subscription_openai_device_start_post",
+        &[],
+    ),
+    (
+        "post",
+        "/api/llm/subscription/openai/device/poll",
+        "poll_openai_subscription_device_login_api_llm_subscription_openai_device_poll_post",
+        &[],
+    ),
+    (
+        "post",
+        "/api/llm/subscription/openai/logout",
+        "logout_openai_subscription_api_llm_subscription_openai_logout_post",
+        &[],
+    ),
+    (
+        "get",
+        "/api/workspaces",
+        "list_workspaces_api_workspaces_get",
+        &[],
+    ),
+    (
+        "post",
+        "/api/workspaces",
+        "add_workspaces_api_workspaces_post",
+        &[],
+    ),
+    (
+        "delete",
+        "/api/workspaces",
+        "delete_workspace_api_workspaces_delete",
+        &["path"],
+    ),
+    (
+        "post",
+        "/api/workspaces/parents",
+        "add_workspace_parents_api_workspaces_parents_post",
+        &[],
+    ),
+    (
+        "delete",
+        "/api/workspaces/parents",
+        "delete_workspace_parent_api_workspaces_parents_delete",
+        &["path"],
+    ),
+    (
+        "post",
+        "/api/agent-profiles/{name}/materialize",
+        "materialize_agent_profile_api_agent_profiles__name__materialize_post",
+        &["name"],
+    ),
+    (
+        "post",
+        "/api/auth/workspace-session",
+        "create_workspace_session_api_auth_workspace_session_post",
+        &[],
+    ),
+    (
+        "delete",
+        "/api/auth/workspace-session",
+        "delete_workspace_session_api_auth_workspace_session_delete",
+        &[],
+    ),
+];
+
+#[tokio::test]
+async fn openapi_documents_these_routes_as_the_reference() {
+    let s = Server::start(|_| {}, |a| a).await;
+    let doc: Value = s
+        .client
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for (method, path, op_id, params) in REFERENCE_OPERATIONS {
+        let op = &doc["paths"][*path][*method];
+        assert_eq!(op["operationId"], *op_id, "{method} {path}");
+        let ours: Vec<&str> = op["parameters"]
+            .as_array()
+            .map(|a| a.iter().map(|p| p["name"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert_eq!(ours, *params, "{method} {path}");
+    }
+}
