@@ -110,6 +110,7 @@ class OurServer:
             "OH_PERSISTENCE_DIR": str(self.run_dir / "persistence"),
             "OPENHANDS_AGENT_SERVER_CONFIG_PATH": str(self.run_dir / "config.json"),
             "TMUX_TMPDIR": str(self.run_dir / "tmux"),
+            "OH_ENABLE_VSCODE": "0",  # as refserver.py starts the reference
         })
         log = open(self.run_dir / "server.log", "wb")
         self.proc = subprocess.Popen(
