@@ -110,6 +110,7 @@ class OurServer:
             "OH_PERSISTENCE_DIR": str(self.run_dir / "persistence"),
             "OPENHANDS_AGENT_SERVER_CONFIG_PATH": str(self.run_dir / "config.json"),
             "TMUX_TMPDIR": str(self.run_dir / "tmux"),
+            "OH_ENABLE_VSCODE": "0",  # as refserver.py starts the reference
         })
         log = open(self.run_dir / "server.log", "wb")
         self.proc = subprocess.Popen(
@@ -268,6 +269,30 @@ SETTINGS_STEPS: list[tuple[str, str, str, object, dict]] = [
     ("unknown connection patched", "PATCH", "/api/llm/provider-connections/nope", {"provider": "x"}, {}),
     ("unknown connection deleted", "DELETE", "/api/llm/provider-connections/nope", None, {}),
     ("conversation schema", "GET", "/api/settings/conversation-schema", None, {}),
+    ("no saved workspaces", "GET", "/api/workspaces", None, {}),
+    ("workspaces added twice", "POST", "/api/workspaces",
+     {"workspaces": [{"id": "/w/a", "name": "a", "path": "/w/a", "parentPath": "/w"},
+                     {"id": "/w/a", "name": "a", "path": "/w/a"}, {"id": "/b", "name": "b", "path": "/b"}]}, {}),
+    ("workspace with an empty id", "POST", "/api/workspaces", {"workspaces": [{"id": "", "name": "n", "path": "/x"}]}, {}),
+    ("workspace parent added", "POST", "/api/workspaces/parents", {"parents": [{"id": "/w", "name": "w", "path": "/w"}]}, {}),
+    ("unknown workspace deleted", "DELETE", "/api/workspaces?path=%2Fnope", None, {}),
+    ("workspace deleted", "DELETE", "/api/workspaces?path=%2Fb", None, {}),
+    ("unknown workspace parent deleted", "DELETE", "/api/workspaces/parents?path=%2Fnope", None, {}),
+    ("workspace delete without path", "DELETE", "/api/workspaces", None, {}),
+    ("saved workspaces", "GET", "/api/workspaces", None, {}),
+    ("vscode status", "GET", "/api/vscode/status", None, {}),
+    ("vscode url", "GET", "/api/vscode/url", None, {}),
+    ("subscription models", "GET", "/api/llm/subscription/openai/models", None, {}),
+    ("subscription status", "GET", "/api/llm/subscription/openai/status", None, {}),
+    ("subscription poll of an unknown login", "POST", "/api/llm/subscription/openai/device/poll",
+     {"device_code": "nope"}, {}),
+    ("subscription poll without a code", "POST", "/api/llm/subscription/openai/device/poll", {}, {}),
+    ("subscription logout", "POST", "/api/llm/subscription/openai/logout", None, {}),
+    ("repository search without a token", "GET", "/api/git/repositories/search?provider=github", None, {}),
+    ("repository search at gitlab", "GET", "/api/git/repositories/search?provider=gitlab", None, {}),
+    ("repository search at an unknown provider", "GET", "/api/git/repositories/search?provider=svn", None, {}),
+    ("repository search limit too high", "GET", "/api/git/repositories/search?provider=github&limit=101", None, {}),
+    ("unknown agent profile materialized", "POST", "/api/agent-profiles/nope/materialize", None, {}),
 ]
 
 

@@ -282,6 +282,10 @@ pub struct Config {
     /// The configuration file this was read from (hidden from sandboxes).
     #[serde(skip)]
     pub config_file: Option<PathBuf>,
+    /// Issuer of the OpenAI subscription sign-in (`OH_OPENAI_AUTH_ISSUER`,
+    /// default `https://auth.openai.com`).
+    #[serde(skip)]
+    pub openai_auth_issuer: String,
 }
 
 impl Default for Config {
@@ -337,6 +341,7 @@ impl Default for Config {
             build_git_ref: None,
             persistence_dir: default_persistence_dir(),
             config_file: None,
+            openai_auth_issuer: crate::service::subscription::DEFAULT_ISSUER.to_string(),
         }
     }
 }
@@ -462,6 +467,9 @@ impl Config {
         self.docker_host_addr = non_empty("DOCKER_HOST_ADDR");
         self.build_git_sha = non_empty("OPENHANDS_BUILD_GIT_SHA");
         self.build_git_ref = non_empty("OPENHANDS_BUILD_GIT_REF");
+        if let Some(issuer) = non_empty("OH_OPENAI_AUTH_ISSUER") {
+            self.openai_auth_issuer = issuer;
+        }
         if let Some(dir) = vars.get("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty()) {
             self.persistence_dir = PathBuf::from(dir);
         } else {

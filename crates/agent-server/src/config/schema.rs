@@ -157,6 +157,7 @@ pub const CONFIG_FIELDS: &[Field] = &[
 /// must not be reported as unknown.
 pub const OTHER_KNOWN_VARS: &[&str] = &[
     "OH_PERSISTENCE_DIR",
+    "OH_OPENAI_AUTH_ISSUER",
     "OH_INTERNAL_SERVER_URL",
     "OH_EXTRA_PYTHON_PATH",
     "OH_TELEMETRY_CONSENT",

@@ -3,6 +3,9 @@
 //! When at least one key is configured every `/api/*` request must carry
 //! `X-Session-API-Key` with one of them (compared in constant time), else the
 //! answer is 401 `{"detail":"Unauthorized"}`. Health and docs routes are open.
+//! The workspace static-site routes (`/api/conversations/{id}/workspace…`)
+//! also accept the workspace session cookie
+//! ([`crate::http::workspace_cookie`]), as the reference's.
 
 pub use super::session_keys::{SESSION_KEY_HEADER, SessionKeys};
 use crate::http::error::ApiError;
@@ -21,8 +24,26 @@ pub async fn require_session_key(
         .get(SESSION_KEY_HEADER)
         .and_then(|v| v.to_str().ok());
     if keys.accepts(presented) {
+        return Ok(next.run(request).await);
+    }
+    let cookie = is_workspace_site(&request)
+        .then(|| super::workspace_cookie::read(request.headers()))
+        .flatten();
+    if cookie.is_some() && keys.accepts(cookie.as_deref()) {
         Ok(next.run(request).await)
     } else {
         Err(ApiError::unauthorized())
     }
+}
+
+/// Whether the request was routed to a workspace static-site route.
+fn is_workspace_site(request: &Request) -> bool {
+    request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str())
+        .is_some_and(|p| {
+            p.contains("/conversations/{conversation_id}/workspace")
+                && (p.ends_with("/workspace") || p.contains("/workspace/{"))
+        })
 }

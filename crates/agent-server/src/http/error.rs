@@ -195,6 +195,9 @@ impl From<crate::service::conversations::ServiceError> for ApiError {
             E::Conflict(m) => ApiError::conflict(m),
             E::Missing(m) => ApiError::not_found_msg(m),
             E::Invalid(m) => ApiError::unprocessable(m),
+            E::LaunchRefused(detail) => {
+                ApiError::unprocessable("").with_field("detail", serde_json::Value::Object(detail))
+            }
             E::BadRequest(m) => ApiError::bad_request(m),
             E::Validation(v) => v.into(),
             E::Internal(m) => ApiError::internal(m),

@@ -14,3 +14,4 @@ pub mod session_keys;
 pub mod setup;
 pub mod sockets;
 pub mod state;
+pub mod workspace_cookie;

@@ -26,6 +26,11 @@ pub async fn attach(state: AppState, mut tools: ToolRegistry) -> Result<AppState
     }
     config.profiles = Some(state.profiles.clone());
     config.settings = Some(state.settings.clone());
+    config.profile_launcher = Some(crate::service::profile_launch::ProfileLauncher::new(
+        state.agent_profiles.clone(),
+        state.profiles.clone(),
+        state.settings.clone(),
+    ));
     config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;
     let browser = browser_usable(&state.config);

@@ -137,6 +137,12 @@ pub struct AppState {
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
+    /// The user's saved workspaces (`/api/workspaces`).
+    pub workspaces: crate::service::workspaces::WorkspacesStore,
+    /// Repository discovery at git providers (`/api/git/repositories/search`).
+    pub git_providers: crate::service::git_providers::GitProviderSearch,
+    /// The OpenAI subscription sign-in (`/api/llm/subscription/openai/*`).
+    pub subscription: crate::service::subscription::OpenAiSubscription,
 }
 
 impl std::fmt::Debug for AppState {
@@ -181,7 +187,17 @@ impl AppState {
                 profiles.clone(),
                 settings.clone(),
             );
+        let workspaces =
+            crate::service::workspaces::WorkspacesStore::new(config.persistence_dir.clone());
+        let subscription = crate::service::subscription::OpenAiSubscription::new(
+            &config.openai_auth_issuer,
+            config.persistence_dir.clone(),
+            crate::service::profiles::cipher_of(&config),
+        );
         Self {
+            workspaces,
+            subscription,
+            git_providers: crate::service::git_providers::GitProviderSearch::default(),
             config: Arc::new(config),
             session_keys,
             bash,
@@ -235,6 +251,12 @@ impl AppState {
     pub fn with_conversations(mut self, service: ConversationService) -> Self {
         self.runtime_scopes = Some(Arc::new(service.clone()));
         self.conversations = Some(service);
+        self
+    }
+
+    /// Points repository discovery at another GitHub API (tests, GHES).
+    pub fn with_github_api(mut self, url: impl Into<String>) -> Self {
+        self.git_providers = crate::service::git_providers::GitProviderSearch::new(url);
         self
     }
 

@@ -14,7 +14,11 @@
 //!   the OAuth tokens conversations find there;
 //! * [`secrets_store`] — the user's custom secrets (`secrets.json`, encrypted);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
-//! * [`webhooks`] — event and conversation notifications to other servers.
+//! * [`webhooks`] — event and conversation notifications to other servers;
+//! * [`workspaces`] — the user's saved workspaces (`workspaces.json`);
+//! * [`subscription`] — the OpenAI subscription device login and its credentials;
+//! * [`git_providers`] — repository discovery at git providers;
+//! * [`profile_launch`] — agent-profile launches (`agent_profile_id`) and their dry run.
 
 pub mod agent_profiles;
 pub mod bash;
@@ -22,14 +26,18 @@ pub mod catalogs;
 pub mod conversations;
 pub mod extensions;
 pub mod gateway;
+pub mod git_providers;
 pub mod init;
 pub mod mcp;
 pub mod mcp_oauth;
 pub mod mcp_settings;
 pub mod meta_profiles;
+pub mod profile_launch;
 pub mod profiles;
 pub mod provider_connections;
 pub mod runtime;
 pub mod secrets_store;
 pub mod settings;
+pub mod subscription;
 pub mod webhooks;
+pub mod workspaces;

@@ -1,7 +1,7 @@
 //! `/api/agent-profiles` (list, get, save, delete, rename, activate), mounted
 //! under `/api` behind the session key. The service is
-//! [`crate::service::agent_profiles`]. `materialize` (a dry-run launch) is
-//! not served: this server does not resolve profiles into launches yet.
+//! [`crate::service::agent_profiles`]. `materialize` is the dry run of a
+//! launch ([`crate::service::profile_launch`]).
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
@@ -75,6 +75,7 @@ pub fn router() -> OpenApiRouter<SharedState> {
         ))
         .routes(routes!(rename_agent_profile))
         .routes(routes!(activate_agent_profile))
+        .routes(routes!(materialize_agent_profile))
 }
 
 fn check_name(loc: &[&str], name: &str) -> Result<(), ApiError> {
@@ -215,4 +216,72 @@ pub async fn activate_agent_profile(
         "message": format!("Agent profile '{profile_id}' activated"),
         "agent_settings_applied": false,
     })))
+}
+
+/// Preview the launch of a stored profile, or of the draft in `profile`:
+/// the reference's `AgentProfileDiagnostics` (dangling references are
+/// reported in the body; `resolved_settings` is redacted).
+#[utoipa::path(post, path = "/agent-profiles/{name}/materialize", tag = "Agent Profiles",
+    operation_id = "materialize_agent_profile_api_agent_profiles__name__materialize_post",
+    security(("APIKeyHeader" = [])),
+    params(("name" = String, Path, min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")),
+    request_body(content = Option<Object>, description = "`{\"profile\": <draft>}` to preview a draft instead of the stored profile"),
+    responses(
+        (status = 200, description = "Successful Response", body = Object),
+        (status = 404, description = "Agent profile not found", body = crate::http::error::ErrorDetail),
+        (status = 422, description = "Validation Error", body = crate::http::error::HttpValidationError)))]
+pub async fn materialize_agent_profile(
+    State(state): State<SharedState>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+    bytes: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    check_name(&["path", "name"], &name)?;
+    let draft = if bytes.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let ct = headers
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        match crate::http::extract::parse_json_body(&bytes, ct.as_deref())? {
+            Value::Null => None,
+            Value::Object(mut body) => {
+                if let Some(extra) = body.keys().find(|k| k.as_str() != "profile") {
+                    return Err(ApiError::validation(vec![ValidationIssue::new(
+                        "extra_forbidden",
+                        vec!["body".into(), extra.as_str().into()],
+                        "Extra inputs are not permitted",
+                        body[extra.as_str()].clone(),
+                    )]));
+                }
+                match body.remove("profile") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Object(p)) => Some(p),
+                    Some(other) => {
+                        return Err(ApiError::validation(vec![ValidationIssue::new(
+                            "dict_type",
+                            vec!["body".into(), "profile".into()],
+                            "Input should be a valid dictionary",
+                            other,
+                        )]));
+                    }
+                }
+            }
+            other => {
+                return Err(ApiError::validation(vec![ValidationIssue::new(
+                    "model_attributes_type",
+                    vec!["body".into()],
+                    "Input should be a valid dictionary or object to extract fields from",
+                    other,
+                )]));
+            }
+        }
+    };
+    let launcher = crate::service::profile_launch::ProfileLauncher::new(
+        state.agent_profiles.clone(),
+        state.profiles.clone(),
+        state.settings.clone(),
+    );
+    Ok(Json(launcher.materialize(&name, draft).await?))
 }

@@ -318,9 +318,13 @@ async fn start(State(svc): Svc, headers: HeaderMap, bytes: Bytes) -> Result<Resp
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_lowercase);
-    let raw = parse_json_body(&bytes, ct.as_deref())
+    let mut raw = parse_json_body(&bytes, ct.as_deref())
         .map_err(crate::service::conversations::start::redact_error)?;
-    let spec = crate::service::conversations::start::parse_start(raw)?;
+    let launched = svc.resolve_profile_launch(&mut raw).await?;
+    let mut spec = crate::service::conversations::start::parse_start(raw)?;
+    if let Some(launched) = launched {
+        spec.launched_agent_profile = launched;
+    }
     let (info, created) = svc.create(spec).await?;
     let status = if created {
         StatusCode::CREATED

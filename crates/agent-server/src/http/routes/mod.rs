@@ -7,6 +7,7 @@
 
 pub mod agent_profiles;
 pub mod archive;
+pub mod auth;
 pub mod bash;
 pub mod browse;
 pub mod catalogs;
@@ -16,6 +17,7 @@ pub mod events;
 pub mod extensions;
 pub mod files;
 pub mod git;
+pub mod git_search;
 pub mod goals;
 pub mod init;
 pub mod installed;
@@ -32,9 +34,12 @@ pub mod server;
 pub mod settings;
 pub mod settings_mcp;
 pub mod sub_agents;
+pub mod subscription;
 pub mod tools;
 pub mod trajectory;
+pub mod vscode;
 pub mod workspace_site;
+pub mod workspaces;
 
 use crate::http::auth::require_session_key;
 use crate::http::error::{ErrorDetail, HttpValidationError, ValidationIssue};
@@ -98,6 +103,10 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(agent_profiles::router())
         .merge(meta_profiles::router())
         .merge(provider_connections::router())
+        .merge(workspaces::router())
+        .merge(auth::router())
+        .merge(vscode::router())
+        .merge(subscription::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))
@@ -120,6 +129,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(files::create_directory))
         .routes(routes!(files::runtime_download_file))
         .routes(routes!(files::runtime_create_directory))
+        .routes(routes!(git_search::git_repositories_search))
         .routes(routes!(git::git_changes))
         .routes(routes!(git::git_diff))
         .routes(routes!(git::runtime_git_changes))

@@ -37,6 +37,8 @@ pub struct ServiceConfig {
     /// The persisted settings (`agent_context.load_memory` for every new
     /// conversation, as the reference's launches).
     pub settings: Option<crate::service::settings::SettingsService>,
+    /// Resolves `agent_profile_id` launches (none: such starts are refused).
+    pub profile_launcher: Option<crate::service::profile_launch::ProfileLauncher>,
     /// How the agent's processes start: the environment policy (no server
     /// credential reaches them) and shell snapshots.
     pub exec_policy: ExecPolicy,
@@ -117,6 +119,7 @@ impl ServiceConfig {
             session_api_keys: Vec::new(),
             profiles: None,
             settings: None,
+            profile_launcher: None,
             exec_policy: ExecPolicy::default(),
             skill_sources: SkillSources::from_env(),
             sandbox: SandboxSettings::default(),
@@ -147,6 +150,7 @@ impl ServiceConfig {
                 config,
             )),
             settings: None,
+            profile_launcher: None,
             exec_policy: ExecPolicy {
                 shell_snapshot: config.shell_snapshot,
                 ..ExecPolicy::default()

@@ -35,6 +35,10 @@ pub enum ServiceError {
     /// The request is invalid for this conversation (422 with a detail).
     #[error("{0}")]
     Invalid(String),
+    /// An agent-profile launch that cannot be satisfied (422 whose
+    /// `detail` is the reference's object: `code`, `message`, ...).
+    #[error("{}", .0.get("message").and_then(|m| m.as_str()).unwrap_or("invalid agent launch"))]
+    LaunchRefused(serde_json::Map<String, serde_json::Value>),
     /// A pydantic-shaped validation error.
     #[error("{0}")]
     Validation(#[from] ValidationError),
@@ -50,9 +54,10 @@ impl ServiceError {
             ServiceError::NotFound | ServiceError::Missing(_) => "NotFound",
             ServiceError::AlreadyRunning => "ValueError",
             ServiceError::RunLimit(_) => "ConversationRunLimitExceeded",
-            ServiceError::Conflict(_) | ServiceError::Invalid(_) | ServiceError::BadRequest(_) => {
-                "ValueError"
-            }
+            ServiceError::Conflict(_)
+            | ServiceError::Invalid(_)
+            | ServiceError::BadRequest(_)
+            | ServiceError::LaunchRefused(_) => "ValueError",
             ServiceError::Validation(_) => "ValidationError",
             ServiceError::Internal(_) => "RuntimeError",
         }

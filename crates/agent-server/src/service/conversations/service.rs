@@ -396,6 +396,68 @@ impl ConversationService {
         })
     }
 
+    /// Turns an `agent_profile_id` start request into one carrying the
+    /// profile's resolved `agent_settings` (the id and the already applied
+    /// `agent_launch_additions.llm_profile_ref` removed, the request secrets
+    /// cut to the profile's `secret_refs`); returns the
+    /// `LaunchedAgentProfile` to record, `None` for other requests (left
+    /// untouched, also when they mix sources: parsing reports that).
+    pub async fn resolve_profile_launch(
+        &self,
+        raw: &mut Value,
+    ) -> Result<Option<Value>, ServiceError> {
+        let Some(obj) = raw.as_object_mut() else {
+            return Ok(None);
+        };
+        let Some(id) = obj.get("agent_profile_id").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let other_source = ["agent", "agent_settings"]
+            .iter()
+            .any(|k| obj.get(*k).is_some_and(|v| !v.is_null()));
+        let Ok(id) = Uuid::try_parse(id) else {
+            return Ok(None);
+        };
+        if other_source {
+            return Ok(None);
+        }
+        let Some(launcher) = &self.inner.config.profile_launcher else {
+            return Err(ServiceError::Invalid(
+                "This server has no agent profile store; start from `agent` or `agent_settings`"
+                    .into(),
+            ));
+        };
+        let llm_ref = obj
+            .get("agent_launch_additions")
+            .and_then(|a| a.get("llm_profile_ref"))
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .map(str::to_string);
+        use crate::service::profile_launch::LaunchError;
+        let launch = launcher
+            .resolve(&id.to_string(), llm_ref.as_deref())
+            .await
+            .map_err(|e| match e {
+                LaunchError::NotFound(m) => ServiceError::Missing(m),
+                LaunchError::Invalid { detail, .. } => ServiceError::LaunchRefused(detail),
+                LaunchError::Store(m) => ServiceError::Internal(m),
+            })?;
+        obj.remove("agent_profile_id");
+        obj.insert(
+            "agent_settings".into(),
+            Value::Object(launch.agent_settings),
+        );
+        if let Some(Value::Object(additions)) = obj.get_mut("agent_launch_additions") {
+            additions.remove("llm_profile_ref");
+        }
+        if let (Some(allowed), Some(Value::Object(secrets))) =
+            (&launch.secret_refs, obj.get_mut("secrets"))
+        {
+            secrets.retain(|name, _| allowed.contains(name));
+        }
+        Ok(Some(launch.launched))
+    }
+
     /// Creates a conversation, or returns the existing one with the
     /// requested id. Returns its info and whether it was created.
     pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
@@ -404,6 +466,7 @@ impl ConversationService {
             agent: mut agent_spec,
             tags,
             client_tools: spec_client_tools,
+            launched_agent_profile,
         } = spec;
         let sandboxed = sandboxing::requested(request.conversation_runtime.as_deref())?;
         if let Some(settings) = &self.inner.config.settings
@@ -549,6 +612,7 @@ impl ConversationService {
         meta.stuck_detection = request.stuck_detection;
         meta.secrets = stored_secrets;
         meta.secrets_encrypted = request.secrets_encrypted;
+        meta.launched_agent_profile = launched_agent_profile;
         let mut qualnames = request.tool_module_qualnames.clone();
         for tool in &agent_spec.tools {
             if !qualnames.contains_key(&tool.name) && ClientToolSpec::from_tool_spec(tool).is_none()

@@ -23,6 +23,9 @@ pub struct StartSpec {
     pub tags: Map<String, Value>,
     /// The client-defined tools, each validated.
     pub client_tools: Vec<ClientToolSpec>,
+    /// The `LaunchedAgentProfile` of an `agent_profile_id` launch (null
+    /// otherwise), set by the service that resolved the profile.
+    pub launched_agent_profile: Value,
 }
 
 /// Parses and validates a start request body.
@@ -110,6 +113,7 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
             agent,
             tags,
             client_tools,
+            launched_agent_profile: Value::Null,
         }),
         _ => Err(ValidationError::new(issues).into()),
     }
