@@ -196,6 +196,25 @@ impl LocalConversation {
                 pins.loaded.push(r);
             }
         }
+        // A pinned plugin that did not load this time keeps its pin.
+        let kept = |list: &mut Vec<ResolvedPluginSource>, recorded: &[ResolvedPluginSource]| {
+            for rec in recorded {
+                if !list
+                    .iter()
+                    .any(|r| r.source == rec.source && r.repo_path == rec.repo_path)
+                {
+                    list.push(rec.clone());
+                }
+            }
+        };
+        let was_start: Vec<ResolvedPluginSource> = recorded
+            .start
+            .iter()
+            .filter(|r| self.inner.plugins.iter().any(|p| same(r, p)))
+            .cloned()
+            .collect();
+        kept(&mut pins.start, &was_start);
+        kept(&mut pins.loaded, &recorded.loaded);
         self.write_pins(&pins);
         Ok(self.take_applied(agent, applied))
     }
