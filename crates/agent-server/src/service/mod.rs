@@ -14,10 +14,12 @@
 //!   the OAuth tokens conversations find there;
 //! * [`secrets_store`] — the user's custom secrets (`secrets.json`, encrypted);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
+//! * [`canvas`] — canvas extensions, their backend processes and sessions;
 //! * [`webhooks`] — event and conversation notifications to other servers.
 
 pub mod agent_profiles;
 pub mod bash;
+pub mod canvas;
 pub mod conversations;
 pub mod extensions;
 pub mod gateway;

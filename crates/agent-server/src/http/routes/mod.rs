@@ -6,9 +6,11 @@
 //! behind the session-key check, and described in `/openapi.json`.
 
 pub mod agent_profiles;
+pub mod app_backends;
 pub mod archive;
 pub mod bash;
 pub mod browse;
+pub mod canvas_extensions;
 pub mod conversations;
 pub mod docs;
 pub mod events;
@@ -97,6 +99,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(agent_profiles::router())
         .merge(meta_profiles::router())
         .merge(provider_connections::router())
+        .merge(canvas_extensions::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))
@@ -182,6 +185,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
                 .merge(crate::http::routes::profiles::router()),
         )
         .merge(crate::http::gateway::routes::router(0))
+        .merge(app_backends::router())
         .into_openapi()
         .nest(
             "/api",
@@ -254,6 +258,7 @@ pub fn build_router(state: SharedState) -> Router {
         .merge(open_routes())
         .nest("/api", api)
         .merge(crate::http::gateway::router(&state))
+        .merge(app_backends::router())
         .split_for_parts();
     router = router
         .route(
