@@ -2,7 +2,7 @@
 //! file, icon, and a backend archive whose executable starts a small
 //! Python HTTP server) is installed from its directory, listed, enabled,
 //! served; its backend is prepared, started, reached through an
-//! app-backend session over the ingress, logged, stopped (process group
+//! app-backend session over the ingress (HTTP and WebSocket), logged, stopped (process group
 //! gone) and its data deleted; bad manifests and sources get the
 //! reference's answers; server shutdown stops running backends.
 
@@ -21,9 +21,38 @@ const PUBLIC: &str = "https://apps.example.test";
 const CONTROL_ORIGIN: &str = "http://localhost:3000";
 
 const APP_PY: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import base64, hashlib, json, struct, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+def ws_echo(h):
+    key = h.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+    h.send_response(101)
+    h.send_header("Upgrade", "websocket")
+    h.send_header("Connection", "Upgrade")
+    h.send_header("Sec-WebSocket-Accept", base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())
+    h.end_headers()
+    h.wfile.flush()
+    r, w = h.rfile, h.wfile
+    while True:
+        b = r.read(2)
+        if len(b) < 2:
+            return
+        op, n = b[0] & 15, b[1] & 127
+        if n == 126:
+            n = struct.unpack(">H", r.read(2))[0]
+        elif n == 127:
+            n = struct.unpack(">Q", r.read(8))[0]
+        mask = r.read(4) if b[1] & 128 else b"\0\0\0\0"
+        data = bytes(x ^ mask[i % 4] for i, x in enumerate(r.read(n)))
+        if op == 8:
+            w.write(b"\x88\x00")
+            w.flush()
+            return
+        if op == 1:
+            out = ("echo:" + data.decode()).encode()
+            w.write(bytes([0x81, len(out)]) + out)
+            w.flush()
 class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
     def _answer(self, body):
         data = json.dumps(body).encode()
         self.send_response(200)
@@ -33,6 +62,8 @@ class H(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
     def do_GET(self):
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            return ws_echo(self)
         if self.path == "/health":
             return self._answer({"ok": True})
         self._answer({"method": "GET", "path": self.path,
@@ -46,7 +77,7 @@ class H(BaseHTTPRequestHandler):
         pass
 print("backend starting on", sys.argv[1], flush=True)
 print("home is", __import__("os").environ.get("HOME"), file=sys.stderr, flush=True)
-HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 "#;
 
 fn python() -> String {
@@ -499,6 +530,39 @@ async fn install_enable_serve_start_proxy_and_stop() {
     .unwrap();
     assert_eq!(r.status(), 400);
 
+    // WebSockets are bridged with the same session; a stop closes them.
+    let ws_request = |cookie: Option<&str>| {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut r = s
+            .ws_url("/app-backends/demo-app/ws?session_api_key=x")
+            .into_client_request()
+            .unwrap();
+        let h = r.headers_mut();
+        h.insert("origin", PUBLIC.parse().unwrap());
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        h.insert("x-forwarded-host", "apps.example.test".parse().unwrap());
+        if let Some(c) = cookie {
+            h.insert("cookie", c.parse().unwrap());
+        }
+        r
+    };
+    let refused = tokio_tungstenite::connect_async(ws_request(None)).await;
+    assert!(refused.is_err(), "no session, no socket");
+    let (mut ws, _) = tokio_tungstenite::connect_async(ws_request(Some(&token)))
+        .await
+        .unwrap();
+    {
+        use futures::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        ws.send(Message::text("hi")).await.unwrap();
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(reply.into_text().unwrap().as_str(), "echo:hi");
+    }
+
     // Logs: both streams, labelled, bounded by limit_bytes.
     let (st, logs) = json_of(s.get(&format!("{base}/logs")).send().await.unwrap()).await;
     assert_eq!(st, 200);
@@ -536,6 +600,19 @@ async fn install_enable_serve_start_proxy_and_stop() {
         (200, &json!("stopped"), &Value::Null)
     );
     wait_gone(pid).await;
+    {
+        use futures::StreamExt;
+        let end = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            loop {
+                match ws.next().await {
+                    Some(Ok(m)) if !m.is_close() => continue,
+                    _ => break,
+                }
+            }
+        })
+        .await;
+        assert!(end.is_ok(), "the bridged socket closes with its session");
+    }
     let r = ingress(&s, reqwest::Method::GET, echo)
         .header("Cookie", &token)
         .send()

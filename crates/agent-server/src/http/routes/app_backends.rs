@@ -5,7 +5,8 @@
 //! reference's bridge: the configured `app_backend_public_url` is a
 //! separate browser origin, requests must arrive on it, the control
 //! origin must be allowed, unsafe methods must come from the app origin.
-//! WebSocket upgrades are not bridged (answered 501).
+//! WebSocket upgrades are bridged to the backend's socket (closed when the
+//! session is revoked or expires); a refused upgrade answers 403.
 
 use crate::config::Config;
 use crate::http::error::{ApiError, HttpValidationError, json_response};
@@ -15,12 +16,14 @@ use crate::http::state::SharedState;
 use crate::service::canvas::sessions::SESSION_TTL;
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::sync::OnceLock;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -119,7 +122,7 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The origin of the connection as the server saw it (forwarded headers
 /// only when `trust_forwarded_headers`).
-fn request_origin(config: &Config, request: &Request) -> Option<String> {
+fn request_origin<B>(config: &Config, request: &axum::http::Request<B>) -> Option<String> {
     let headers = request.headers();
     let own_host = header_str(headers, "host")
         .map(str::to_string)
@@ -150,7 +153,11 @@ fn request_origin(config: &Config, request: &Request) -> Option<String> {
     origin(&format!("{scheme}://{host}"))
 }
 
-fn require_ingress_host(config: &Config, request: &Request, public: &str) -> Result<(), ApiError> {
+fn require_ingress_host<B>(
+    config: &Config,
+    request: &axum::http::Request<B>,
+    public: &str,
+) -> Result<(), ApiError> {
     if request_origin(config, request) != origin(public) {
         return Err(ApiError::new(
             StatusCode::MISDIRECTED_REQUEST,
@@ -186,9 +193,9 @@ fn allowed_control_origin(config: &Config, value: &str) -> bool {
     })
 }
 
-fn require_bootstrap_origin(
+fn require_bootstrap_origin<B>(
     config: &Config,
-    request: &Request,
+    request: &axum::http::Request<B>,
     public: &str,
 ) -> Result<(), ApiError> {
     require_ingress_host(config, request, public)?;
@@ -204,7 +211,7 @@ fn require_bootstrap_origin(
     Ok(())
 }
 
-fn session_cookie_is_secure(config: &Config, request: &Request) -> bool {
+fn session_cookie_is_secure<B>(config: &Config, request: &axum::http::Request<B>) -> bool {
     let Some(o) = request_origin(config, request) else {
         return false;
     };
@@ -218,9 +225,9 @@ fn session_cookie_is_secure(config: &Config, request: &Request) -> bool {
         )
 }
 
-fn cookie_header(
+fn cookie_header<B>(
     config: &Config,
-    request: &Request,
+    request: &axum::http::Request<B>,
     name: &str,
     token: &str,
     max_age: u64,
@@ -414,12 +421,19 @@ async fn proxy_path(
     proxy(state, name, path, request).await
 }
 
+fn is_websocket(headers: &HeaderMap) -> bool {
+    header_str(headers, "upgrade").is_some_and(|u| u.eq_ignore_ascii_case("websocket"))
+}
+
 async fn proxy(
     state: SharedState,
     name: String,
     path: String,
     request: Request,
 ) -> Result<Response, ApiError> {
+    if is_websocket(request.headers()) {
+        return Ok(proxy_socket(state, name, path, request).await);
+    }
     let name = super::canvas_extensions::checked_name(name)?;
     validate_proxy_path(&path)?;
     let config = &state.config;
@@ -442,12 +456,6 @@ async fn proxy(
         .authorize(token.as_deref(), &name, &endpoint)
     {
         return Err(ApiError::unauthorized());
-    }
-    if request.headers().contains_key(header::UPGRADE) {
-        return Ok(plain_error(
-            StatusCode::NOT_IMPLEMENTED,
-            "WebSocket bridging to Canvas App backends is not supported by this server",
-        ));
     }
     if request.headers().contains_key("x-expose-secrets") {
         return Err(ApiError::unprocessable(
@@ -516,6 +524,121 @@ async fn proxy(
         .map_err(ApiError::internal)?;
     response.extensions_mut().insert(Passthrough);
     Ok(response)
+}
+
+/// The WebSocket ingress: the same checks as HTTP (the app origin always
+/// required); any refusal is a 403 before the upgrade.
+async fn proxy_socket(
+    state: SharedState,
+    name: String,
+    path: String,
+    request: Request,
+) -> Response {
+    let (mut parts, _body) = request.into_parts();
+    let mut head = axum::http::Request::new(());
+    *head.uri_mut() = parts.uri.clone();
+    *head.headers_mut() = parts.headers.clone();
+    let request = head;
+    let checked = async {
+        let name = super::canvas_extensions::checked_name(name)?;
+        validate_proxy_path(&path)?;
+        let public = public_url(&state.config)?;
+        require_ingress_host(&state.config, &request, &public)?;
+        let presented = header_str(request.headers(), "origin");
+        if presented.and_then(origin).is_none() || presented.and_then(origin) != origin(&public) {
+            return Err(ApiError::forbidden("Origin is not allowed"));
+        }
+        let endpoint = ready_endpoint(&state, &name).await?;
+        let token = session_token(request.headers());
+        let grant = state
+            .canvas
+            .sessions()
+            .grant(token.as_deref(), &name, &endpoint)
+            .ok_or_else(ApiError::unauthorized)?;
+        Ok::<_, ApiError>((name, endpoint, grant))
+    }
+    .await;
+    let Ok((name, (host, port), grant)) = checked else {
+        return ApiError::forbidden("Forbidden").into_response();
+    };
+    let prefix = format!("{APP_BACKEND_PATH}/{name}");
+    let raw = request.uri().path().strip_prefix(&prefix).unwrap_or("/");
+    let mut url = format!(
+        "ws://{host}:{port}{}",
+        if raw.is_empty() { "/" } else { raw }
+    );
+    let query = strip_auth_query(request.uri().query().unwrap_or(""));
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query);
+    }
+    match WebSocketUpgrade::from_request_parts(&mut parts, &state).await {
+        Ok(upgrade) => {
+            upgrade.on_upgrade(move |socket| bridge_socket(socket, url, grant.revoked, grant.ttl))
+        }
+        Err(rejection) => rejection.into_response(),
+    }
+}
+
+/// Bridges an accepted client socket to the backend's socket at `url`
+/// until either side closes, the session is revoked or it expires.
+async fn bridge_socket(client: WebSocket, url: String, revoked: CancellationToken, ttl: Duration) {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message as Up;
+    let connect = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio_tungstenite::connect_async(url),
+    )
+    .await;
+    let (mut client_tx, mut client_rx) = client.split();
+    let upstream = match connect {
+        Ok(Ok((ws, _))) => ws,
+        _ => {
+            let _ = client_tx
+                .send(WsMessage::Close(Some(CloseFrame {
+                    code: 1011,
+                    reason: "Canvas App backend unreachable".into(),
+                })))
+                .await;
+            return;
+        }
+    };
+    let (mut up_tx, mut up_rx) = upstream.split();
+    let expiry = tokio::time::sleep(ttl);
+    tokio::pin!(expiry);
+    loop {
+        tokio::select! {
+            m = client_rx.next() => {
+                let out = match m {
+                    Some(Ok(WsMessage::Text(t))) => Up::text(t.as_str()),
+                    Some(Ok(WsMessage::Binary(b))) => Up::binary(b),
+                    Some(Ok(WsMessage::Ping(b))) => Up::Ping(b),
+                    Some(Ok(WsMessage::Pong(b))) => Up::Pong(b),
+                    _ => break,
+                };
+                if up_tx.send(out).await.is_err() {
+                    break;
+                }
+            }
+            m = up_rx.next() => {
+                let out = match m {
+                    Some(Ok(Up::Text(t))) => WsMessage::Text(t.as_str().into()),
+                    Some(Ok(Up::Binary(b))) => WsMessage::Binary(b),
+                    Some(Ok(Up::Ping(b))) => WsMessage::Ping(b),
+                    Some(Ok(Up::Pong(b))) => WsMessage::Pong(b),
+                    Some(Ok(Up::Frame(_))) => continue,
+                    _ => break,
+                };
+                if client_tx.send(out).await.is_err() {
+                    break;
+                }
+            }
+            () = revoked.cancelled() => break,
+            () = &mut expiry => break,
+        }
+    }
+    let _ = client_tx.send(WsMessage::Close(None)).await;
+    let _ = up_tx.close().await;
 }
 
 /// `{"detail": detail}` with a 5xx status (the reference's plain

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
 
 /// Session lifetime (the reference's five minutes).
 pub const SESSION_TTL: Duration = Duration::from_secs(5 * 60);
@@ -18,6 +19,18 @@ struct Session {
     extension: String,
     endpoint: (String, u16),
     expires_at: f64,
+    /// Cancelled when the session ends (bridged sockets close).
+    revoked: CancellationToken,
+}
+
+/// A live session's hold on a bridged socket: cancelled when the session
+/// is revoked; `ttl` is the time it has left.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// Cancelled on revocation.
+    pub revoked: CancellationToken,
+    /// Time left before expiry.
+    pub ttl: Duration,
 }
 
 /// The live sessions.
@@ -40,7 +53,13 @@ fn digest(token: &str) -> [u8; 32] {
 impl AppSessions {
     fn prune(map: &mut HashMap<[u8; 32], Session>) {
         let t = now();
-        map.retain(|_, s| s.expires_at > t);
+        map.retain(|_, s| {
+            let live = s.expires_at > t;
+            if !live {
+                s.revoked.cancel();
+            }
+            live
+        });
     }
 
     /// A new session for `extension` at `endpoint`: the token and its
@@ -62,6 +81,7 @@ impl AppSessions {
                 extension: extension.to_string(),
                 endpoint,
                 expires_at,
+                revoked: CancellationToken::new(),
             },
         );
         Ok((token, expires_at))
@@ -74,30 +94,53 @@ impl AppSessions {
         extension: &str,
         endpoint: &(String, u16),
     ) -> bool {
-        let Some(token) = token.filter(|t| !t.is_empty()) else {
-            return false;
-        };
+        self.grant(token, extension, endpoint).is_some()
+    }
+
+    /// [`AppSessions::authorize`] with the session's revocation token and
+    /// remaining lifetime (for a bridged socket).
+    pub fn grant(
+        &self,
+        token: Option<&str>,
+        extension: &str,
+        endpoint: &(String, u16),
+    ) -> Option<Grant> {
+        let token = token.filter(|t| !t.is_empty())?;
         let mut map = self.sessions.lock();
         Self::prune(&mut map);
         map.get(&digest(token))
-            .is_some_and(|s| s.extension == extension && &s.endpoint == endpoint)
+            .filter(|s| s.extension == extension && &s.endpoint == endpoint)
+            .map(|s| Grant {
+                revoked: s.revoked.clone(),
+                ttl: Duration::from_secs_f64((s.expires_at - now()).max(0.0)),
+            })
     }
 
     /// Revokes one token.
     pub fn revoke_token(&self, token: Option<&str>) {
-        if let Some(t) = token.filter(|t| !t.is_empty()) {
-            self.sessions.lock().remove(&digest(t));
+        if let Some(t) = token.filter(|t| !t.is_empty())
+            && let Some(s) = self.sessions.lock().remove(&digest(t))
+        {
+            s.revoked.cancel();
         }
     }
 
     /// Revokes every session of `extension`.
     pub fn revoke_app(&self, extension: &str) {
-        self.sessions.lock().retain(|_, s| s.extension != extension);
+        self.sessions.lock().retain(|_, s| {
+            let keep = s.extension != extension;
+            if !keep {
+                s.revoked.cancel();
+            }
+            keep
+        });
     }
 
     /// Revokes everything (shutdown).
     pub fn clear(&self) {
-        self.sessions.lock().clear();
+        for (_, s) in self.sessions.lock().drain() {
+            s.revoked.cancel();
+        }
     }
 }
 
@@ -116,8 +159,14 @@ mod tests {
         assert!(!s.authorize(Some(&t), "app", &("127.0.0.1".to_string(), 4001)));
         assert!(!s.authorize(Some("forged"), "app", &ep));
         assert!(!s.authorize(None, "app", &ep));
+        let grant = s.grant(Some(&t), "app", &ep).unwrap();
+        assert!(grant.ttl <= SESSION_TTL && !grant.revoked.is_cancelled());
         s.revoke_app("app");
         assert!(!s.authorize(Some(&t), "app", &ep));
+        assert!(
+            grant.revoked.is_cancelled(),
+            "a bridged socket ends with its session"
+        );
         let (t2, _) = s.create("app", ep.clone()).unwrap();
         s.revoke_token(Some(&t2));
         assert!(!s.authorize(Some(&t2), "app", &ep));
