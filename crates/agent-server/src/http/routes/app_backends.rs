@@ -392,17 +392,21 @@ fn strip_auth_query(query: &str) -> String {
         .join("&")
 }
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(300))
-            .build()
-            .unwrap_or_default()
-    })
+/// The forwarding client, built on first use (`None` when it cannot be).
+fn client() -> Option<&'static reqwest::Client> {
+    static CLIENT: OnceLock<Option<reqwest::Client>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(Duration::from_secs(10))
+                .read_timeout(Duration::from_secs(300))
+                .build()
+                .inspect_err(|e| tracing::error!(error = %e, "canvas ingress client"))
+                .ok()
+        })
+        .as_ref()
 }
 
 async fn proxy_root(
@@ -489,7 +493,13 @@ async fn proxy(
     if let Some(len) = parts.headers.get(header::CONTENT_LENGTH) {
         headers.insert(header::CONTENT_LENGTH, len.clone());
     }
-    let mut builder = client().request(parts.method.clone(), url).headers(headers);
+    let Some(client) = client() else {
+        return Ok(plain_error(
+            StatusCode::BAD_GATEWAY,
+            "Canvas App backend unreachable",
+        ));
+    };
+    let mut builder = client.request(parts.method.clone(), url).headers(headers);
     if has_body {
         builder = builder.body(reqwest::Body::wrap_stream(body.into_data_stream()));
     }

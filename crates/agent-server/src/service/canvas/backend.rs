@@ -177,7 +177,23 @@ pub struct BackendManager {
     installed: CanvasInstalled,
     root: PathBuf,
     runtimes: Arc<Mutex<HashMap<String, Slot>>>,
-    http: reqwest::Client,
+}
+
+/// The probe client, built on first use (a build failure — no TLS
+/// provider, say — makes every probe fail instead of panicking).
+fn probe_client() -> Option<&'static reqwest::Client> {
+    static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(PROBE_TIMEOUT)
+                .build()
+                .inspect_err(|e| tracing::error!(error = %e, "canvas backend probe client"))
+                .ok()
+        })
+        .as_ref()
 }
 
 /// The platform key of this machine (`linux-amd64`, `linux-arm64`).
@@ -212,17 +228,10 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 impl BackendManager {
     /// Backends of the extensions of `installed`, state under `root`.
     pub fn new(installed: CanvasInstalled, root: PathBuf) -> Self {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(PROBE_TIMEOUT)
-            .build()
-            .unwrap_or_default();
         Self {
             installed,
             root,
             runtimes: Arc::default(),
-            http,
         }
     }
 
@@ -332,7 +341,10 @@ impl BackendManager {
 
     async fn probe(&self, port: u16, path: &str) -> bool {
         let url = format!("http://127.0.0.1:{port}{path}");
-        match self.http.get(url).send().await {
+        let Some(client) = probe_client() else {
+            return false;
+        };
+        match client.get(url).send().await {
             Ok(r) => (200..400).contains(&r.status().as_u16()),
             Err(_) => false,
         }
