@@ -165,6 +165,8 @@ async fn serve_until(
     start: impl FnOnce(Router, CancellationToken) -> JoinHandle<std::io::Result<()>>,
 ) -> std::io::Result<()> {
     let retention = spawn_retention(&state);
+    // Backends a crashed predecessor left running are stopped first.
+    state.canvas.backends().reap_orphans().await;
     let graceful = CancellationToken::new();
     let mut server = start(build_router(state.clone()), graceful.clone());
     let ended = |r: Result<std::io::Result<()>, tokio::task::JoinError>| match r {

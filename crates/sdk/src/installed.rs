@@ -119,11 +119,16 @@ pub fn identity(dir: &Path, kind: Kind) -> Result<(String, String, String), Stri
     }
 }
 
+/// Reads name, version and description of the extension in a directory
+/// (an error says why it is not one).
+pub type Loader = fn(&Path) -> Result<(String, String, String), String>;
+
 /// An installed directory of one kind.
 #[derive(Debug, Clone)]
 pub struct Installed {
     dir: PathBuf,
     kind: Kind,
+    loader: Option<Loader>,
 }
 
 fn io(e: std::io::Error) -> InstallError {
@@ -151,7 +156,28 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 impl Installed {
     /// The installed `kind`s in `dir`.
     pub fn new(dir: PathBuf, kind: Kind) -> Self {
-        Self { dir, kind }
+        Self {
+            dir,
+            kind,
+            loader: None,
+        }
+    }
+
+    /// Installed extensions of another kind in `dir`, recognised by
+    /// `loader` (the agent server's canvas extensions).
+    pub fn with_loader(dir: PathBuf, loader: Loader) -> Self {
+        Self {
+            dir,
+            kind: Kind::Plugin,
+            loader: Some(loader),
+        }
+    }
+
+    fn identity(&self, dir: &Path) -> Result<(String, String, String), String> {
+        match self.loader {
+            Some(load) => load(dir),
+            None => identity(dir, self.kind),
+        }
     }
 
     /// The directory.
@@ -223,7 +249,7 @@ impl Installed {
             if name.starts_with('.') || !valid_name(&name) || out.iter().any(|e| e.name == name) {
                 continue;
             }
-            match identity(&sub, self.kind) {
+            match self.identity(&sub) {
                 Ok((n, version, description)) if n == name => out.push(InstallationInfo {
                     name: n,
                     version,
@@ -298,7 +324,7 @@ impl Installed {
             fetched.clone()
         };
         let (name, version, description) =
-            identity(&load_from, self.kind).map_err(InstallError::Invalid)?;
+            self.identity(&load_from).map_err(InstallError::Invalid)?;
         if !valid_name(&name) {
             return Err(InstallError::Invalid(format!(
                 "Invalid extension name. Expected kebab-case, got '{name}'."

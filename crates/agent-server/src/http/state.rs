@@ -134,6 +134,9 @@ pub struct AppState {
     pub meta_profiles: crate::service::meta_profiles::MetaProfileService,
     /// LLM provider connections (`/api/llm/provider-connections`).
     pub provider_connections: crate::service::provider_connections::ProviderConnectionService,
+    /// Canvas extensions, their backends and app-backend sessions
+    /// (`/api/canvas-extensions/*`, `/app-backends/*`).
+    pub canvas: crate::service::canvas::CanvasService,
     /// The deferred-init machinery (`/api/init`), when started with
     /// `OH_DEFERRED_INIT`; shared by the dormant and the ready state.
     pub init: Option<Arc<crate::http::deferred::DeferredInit>>,
@@ -194,10 +197,12 @@ impl AppState {
             config.persistence_dir.clone(),
             crate::service::profiles::cipher_of(&config),
         );
+        let canvas = crate::service::canvas::CanvasService::new(config.persistence_dir.clone());
         Self {
             workspaces,
             subscription,
             git_providers: crate::service::git_providers::GitProviderSearch::default(),
+            canvas,
             config: Arc::new(config),
             session_keys,
             bash,
@@ -286,6 +291,7 @@ impl AppState {
             c.shutdown().await;
         }
         self.runtime_bash.close_all().await;
+        self.canvas.shutdown().await;
         self.bash.close().await;
         if self.config.deferred_init
             && let Some(init) = &self.init

@@ -18,10 +18,12 @@
 //! * [`workspaces`] — the user's saved workspaces (`workspaces.json`);
 //! * [`subscription`] — the OpenAI subscription device login and its credentials;
 //! * [`git_providers`] — repository discovery at git providers;
-//! * [`profile_launch`] — agent-profile launches (`agent_profile_id`) and their dry run.
+//! * [`profile_launch`] — agent-profile launches (`agent_profile_id`) and their dry run;
+//! * [`canvas`] — canvas extensions, their backend processes and sessions.
 
 pub mod agent_profiles;
 pub mod bash;
+pub mod canvas;
 pub mod catalogs;
 pub mod conversations;
 pub mod extensions;

@@ -13,11 +13,19 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::any::Any;
 
-/// Rewrites non-JSON 4xx/5xx responses into `{"detail": ...}`.
+/// Marks a response that must reach the client as it is (a proxied
+/// answer of another server), whatever its status.
+#[derive(Debug, Clone, Copy)]
+pub struct Passthrough;
+
+/// Rewrites non-JSON 4xx/5xx responses into `{"detail": ...}`
+/// (not [`Passthrough`] ones).
 pub async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || response.extensions().get::<Passthrough>().is_some()
+    {
         return response;
     }
     let is_json = response

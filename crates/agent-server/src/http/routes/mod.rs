@@ -6,11 +6,13 @@
 //! behind the session-key check, and described in `/openapi.json`.
 
 pub mod agent_profiles;
+pub mod app_backends;
 pub mod archive;
 pub mod auth;
 pub mod bash;
 pub mod browse;
 pub mod catalogs;
+pub mod canvas_extensions;
 pub mod conversations;
 pub mod docs;
 pub mod events;
@@ -107,6 +109,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .merge(auth::router())
         .merge(vscode::router())
         .merge(subscription::router())
+        .merge(canvas_extensions::router())
         .routes(routes!(tools::list_available_tools))
         .routes(routes!(tools::get_tool_catalog))
         .routes(routes!(bash::start_bash_command))
@@ -198,6 +201,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
                 .merge(crate::http::routes::profiles::router()),
         )
         .merge(crate::http::gateway::routes::router(0))
+        .merge(app_backends::router())
         .into_openapi()
         .nest(
             "/api",
@@ -270,6 +274,7 @@ pub fn build_router(state: SharedState) -> Router {
         .merge(open_routes())
         .nest("/api", api)
         .merge(crate::http::gateway::router(&state))
+        .merge(app_backends::router())
         .split_for_parts();
     router = router
         .route(
