@@ -423,3 +423,44 @@ fn redact_settings(mut s: Map<String, Value>) -> Map<String, Value> {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn composed_settings_carry_the_profile_and_redaction_hides_credentials() {
+        let profile: Map<String, Value> = serde_json::from_value(json!({
+            "agent": "CodeActAgent", "tools": [{"name": "terminal"}], "persona": null,
+            "system_message_suffix": "be brief", "disabled_skills": ["x"],
+            "condenser": {"max_size": 80}, "verification": {"critic_enabled": false},
+            "enable_classify_and_switch_llm_tool": false, "tool_concurrency_limit": 2
+        }))
+        .unwrap();
+        let mcp: Map<String, Value> = serde_json::from_value(json!({
+            "fs": {"command": "x", "env": {"TOKEN": "t-1"}},
+            "web": {"url": "http://h", "headers": {"Authorization": "Bearer b-1"}}
+        }))
+        .unwrap();
+        let s = compose(
+            &profile,
+            json!({"model": "m", "api_key": "sk-1"}),
+            mcp,
+            json!("crit-1"),
+        );
+        assert_eq!(s["agent_context"]["system_message_suffix"], "be brief");
+        assert_eq!(s["agent_context"]["disabled_skills"], json!(["x"]));
+        assert_eq!(s["agent_context"]["load_project_skills"], true);
+        assert_eq!(s["verification"]["critic_api_key"], "crit-1");
+        assert_eq!(s["tool_concurrency_limit"], 2);
+        assert_eq!(s["tools"], json!([{"name": "terminal"}]));
+        let shown = Value::Object(redact_settings(s));
+        let text = shown.to_string();
+        for secret in ["sk-1", "crit-1", "t-1", "b-1"] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+        assert_eq!(shown["llm"]["model"], "m");
+        assert_eq!(shown["mcp_config"]["fs"]["env"]["TOKEN"], "**********");
+    }
+}

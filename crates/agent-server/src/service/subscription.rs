@@ -533,3 +533,33 @@ fn expires_in(tokens: &Value) -> i64 {
         .and_then(Value::as_i64)
         .unwrap_or(3600)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn tokens_are_opaque_and_expiry_has_a_margin() {
+        let (a, b) = (opaque_token(), opaque_token());
+        assert_eq!(a.len(), 43);
+        assert_ne!(a, b);
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+        let creds = |expires_at| Credentials {
+            access_token: "a".into(),
+            refresh_token: "r".into(),
+            expires_at,
+        };
+        assert!(creds(now_ms() + 30_000).expired());
+        assert!(!creds(now_ms() + 120_000).expired());
+        let models = OpenAiSubscription::models();
+        let mut sorted = models.clone();
+        sorted.sort();
+        assert_eq!(models, sorted);
+        assert_eq!(expires_in(&json!({"expires_in": 10})), 10);
+        assert_eq!(expires_in(&json!({})), 3600);
+    }
+}
