@@ -71,6 +71,9 @@ pub struct ToolEnv {
     /// Where MCP servers using OAuth find their tokens and put refreshed
     /// ones (`None`: each server's own `auth.state`, kept in memory).
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// The conversation's LLM switch (saved profiles), for the `switch_llm`
+    /// tool; `None` outside a conversation.
+    pub llm_switch: Option<Arc<dyn crate::switch_llm::LlmSwitch>>,
 }
 
 impl ToolEnv {
@@ -84,6 +87,7 @@ impl ToolEnv {
             exec: openhands_workspace::exec::ExecPolicy::default(),
             delegation: None,
             mcp_oauth_states: None,
+            llm_switch: None,
         }
     }
 }
