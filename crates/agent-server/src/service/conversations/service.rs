@@ -300,6 +300,7 @@ impl ConversationService {
                 hook_config,
                 agent_registry,
                 plugins,
+                profiles: profiles.as_ref().map(|p| p.as_source()),
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -429,6 +430,11 @@ impl ConversationService {
         for tool in &agent_spec.tools {
             let known = self.inner.config.tools.contains(&tool.name)
                 || openhands_sdk::builtins::builtin_by_class(&tool.name).is_some()
+                || [
+                    openhands_sdk::switch_llm::NAME,
+                    openhands_sdk::switch_llm::CLASS,
+                ]
+                .contains(&tool.name.as_str())
                 || ClientToolSpec::from_tool_spec(tool).is_some();
             if !known {
                 return Err(ServiceError::Invalid(format!(
@@ -614,6 +620,7 @@ impl ConversationService {
             hook_config,
             agent_registry,
             plugins,
+            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1095,6 +1102,7 @@ impl ConversationService {
             hook_config,
             agent_registry,
             plugins,
+            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
