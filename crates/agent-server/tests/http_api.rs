@@ -119,6 +119,17 @@ async fn without_keys_the_api_is_open() {
     assert_eq!(catalog["tools"][0]["user_selectable"], true);
     assert_eq!(catalog["tools"][0]["in_default_set"], true);
     assert_eq!(catalog["tools"][0]["usable"], true);
+    // The SDK's switch_llm is offered too, in the default set (as the reference).
+    assert!(
+        catalog["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "switch_llm"
+                && t["in_default_set"] == true
+                && t["user_selectable"] == true),
+        "{catalog}"
+    );
     assert!(
         !catalog["tools"][1]["description"]
             .as_str()

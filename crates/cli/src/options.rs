@@ -271,6 +271,15 @@ pub fn resolve(
     if let Some(n) = settings.tool_concurrency_limit()? {
         spec.tool_concurrency_limit = n;
     }
+    if let Some(v) = settings.verification()? {
+        let llm_key = spec.llm.api_key.as_ref().map(|k| k.expose().to_string());
+        spec.critic =
+            openhands_sdk::critic::settings::critic_from_verification(v, llm_key.as_deref());
+        if let Some(c) = &spec.critic {
+            openhands_sdk::critic::Critic::from_json(c)
+                .map_err(|e| usage(format!("{settings_name}: agent_settings.verification: {e}")))?;
+        }
+    }
     let confirm = match args.confirm {
         Some(m) => Some(m),
         None => settings.confirm()?,

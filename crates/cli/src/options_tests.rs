@@ -168,3 +168,39 @@ fn missing_model_or_key_are_usage_errors() {
     };
     assert!(resolve(&local, &settings(json!({})), ws.path(), false).is_ok());
 }
+
+#[test]
+fn verification_settings_give_the_agent_the_references_critic() {
+    let ws = tempfile::tempdir().unwrap();
+    let s = settings(json!({
+        "agent_settings": {"verification": {"critic_enabled": true, "critic_mode": "all_actions",
+            "enable_iterative_refinement": true, "max_refinement_iterations": 2,
+            "critic_server_url": "http://127.0.0.1:9/vllm"}}
+    }));
+    let c = resolve(&args(), &s, ws.path(), false).unwrap();
+    let critic = c.spec.critic.unwrap();
+    assert_eq!(critic["kind"], "APIBasedCritic");
+    assert_eq!(
+        critic["api_key"], "k",
+        "the LLM's key when the critic has none"
+    );
+    assert_eq!(critic["mode"], "all_actions");
+    assert_eq!(critic["iterative_refinement"]["max_iterations"], 2);
+    assert_eq!(critic["server_url"], "http://127.0.0.1:9/vllm");
+
+    let off = settings(json!({"agent_settings": {"verification": {"critic_enabled": false}}}));
+    assert!(
+        resolve(&args(), &off, ws.path(), false)
+            .unwrap()
+            .spec
+            .critic
+            .is_none()
+    );
+    let bad = settings(
+        json!({"agent_settings": {"verification": {"critic_enabled": true,
+        "critic_mode": "sometimes"}}}),
+    );
+    let e = resolve(&args(), &bad, ws.path(), false).unwrap_err();
+    assert!(as_usage(&e).is_some(), "{e}");
+    assert!(e.to_string().contains("agent_settings.verification"), "{e}");
+}

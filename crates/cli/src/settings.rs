@@ -5,9 +5,10 @@
 //!
 //! The file is read and written as a JSON object: fields this command does
 //! not know are kept as they are. Settings it cannot honour yet (MCP
-//! servers, user/public skill loading, the critic, other agent kinds, ...)
+//! servers, user/public skill loading, other agent kinds, ...)
 //! are reported by [`Settings::unsupported`] so that callers refuse them
-//! instead of ignoring them.
+//! instead of ignoring them. The critic (`agent_settings.verification`) is
+//! built as the reference's `build_critic` does.
 
 use crate::error::usage;
 use crate::policy::ConfirmMode;
@@ -478,6 +479,19 @@ impl Settings {
         self.str_at(&["agent_settings", "persona"])
     }
 
+    /// `agent_settings.verification` (the critic and refinement settings).
+    pub fn verification(&self) -> anyhow::Result<Option<&Map<String, Value>>> {
+        match self.get(&["agent_settings", "verification"]) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(_) => Err(bad(
+                &self.path,
+                "agent_settings.verification",
+                "must be an object",
+            )),
+        }
+    }
+
     /// `agent_settings.tool_concurrency_limit`.
     pub fn tool_concurrency_limit(&self) -> anyhow::Result<Option<usize>> {
         Ok(self
@@ -545,9 +559,6 @@ impl Settings {
             ));
         }
         let on = |path: &[&str]| self.get(path) == Some(&Value::Bool(true));
-        if on(&["agent_settings", "verification", "critic_enabled"]) {
-            out.push("agent_settings.verification.critic_enabled is true; the critic is not supported yet".into());
-        }
         if self
             .get(&["agent_settings", "agent_context", "secrets"])
             .and_then(Value::as_object)

@@ -162,15 +162,16 @@ fn reads_the_reference_shape_and_reports_what_it_cannot_do() {
     let problems = s.unsupported().join("\n");
     for needle in [
         "agent_kind is 'acp'",
-        "critic",
         "secrets",
         "default_runtime is 'docker'",
     ] {
         assert!(problems.contains(needle), "{needle} missing in {problems}");
     }
     assert!(
-        !problems.contains("max_tokens") && !problems.contains("load_memory"),
-        "max_tokens and persistent memory are supported: {problems}"
+        !problems.contains("max_tokens")
+            && !problems.contains("load_memory")
+            && !problems.contains("critic"),
+        "max_tokens, persistent memory and the critic are supported: {problems}"
     );
     assert_eq!(s.condenser().unwrap().max_tokens, Some(1000));
     assert_eq!(s.mcp_servers(), vec!["a"]);

@@ -7,7 +7,9 @@
 //! OpenAI Responses, Anthropic Messages; [`routing`] picks one from the
 //! model name, `base_url` and `api_mode`. Models without native function
 //! calling get tools described in the prompt ([`non_native`]).
-//! [`LlmRegistry`] holds the LLMs of a conversation by usage id and
+//! [`router`] is the reference's router LLM (one configuration whose
+//! members answer by a strategy); [`LlmRegistry`] holds the LLMs of a
+//! conversation by usage id and their metrics.
 
 pub mod anthropic;
 pub mod catalog;
@@ -23,6 +25,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod registry;
 pub mod retry;
+pub mod router;
 pub mod routing;
 pub mod telemetry;
 pub mod types;
@@ -33,5 +36,6 @@ pub use llm::{FallbackLoader, Llm};
 pub use model_info::ModelFeatures;
 pub use registry::{LlmRegistry, RegistryError};
 pub use retry::{RetryEvent, RetryListener};
+pub use router::{Router, Strategy as RouterStrategy};
 pub use routing::{ApiKind, Route};
 pub use types::{LlmBackend, LlmRequest, LlmResponse, StreamDelta, TokenCallback, ToolSchema};

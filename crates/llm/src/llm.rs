@@ -7,6 +7,7 @@ use crate::http::{HttpBackend, secs};
 use crate::model_info::{self, ModelFeatures};
 use crate::non_native;
 use crate::retry::{self, RetryEvent, RetryListener};
+use crate::router::{self, Router};
 use crate::routing::{self, ApiKind};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
 use openhands_wire::LlmConfig;
@@ -33,6 +34,8 @@ struct Inner {
     metrics: Mutex<Metrics>,
     retry_listener: RwLock<Option<RetryListener>>,
     fallback: Mutex<FallbackState>,
+    /// For a router configuration: its members and strategy.
+    router: Option<Arc<Router>>,
 }
 
 /// The loader of the configuration's fallback LLMs and those loaded so far.
@@ -69,9 +72,49 @@ fn now_unix() -> f64 {
 impl Llm {
     /// An LLM talking to the provider the configuration names (see
     /// [`crate::routing`]). Fails on configurations that cannot be routed.
+    /// A router configuration (`llms_for_routing`, see [`crate::router`])
+    /// gets its members, each built the same way.
     pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
+        if let Some((strategy, specs)) = router::spec_of(&config)? {
+            let mut members = Vec::with_capacity(specs.len());
+            for (name, member) in specs {
+                let llm = Self::new(member).map_err(|e| {
+                    LlmError::Config(format!("{}.{name}: {e}", router::MEMBERS_FIELD))
+                })?;
+                members.push((name, llm));
+            }
+            return Self::router(config, Router::new(strategy, members)?);
+        }
         let backend = HttpBackend::new(&config)?;
         Ok(Self::with_backend(config, Arc::new(backend)))
+    }
+
+    /// A router LLM: `config` is the router's own configuration (its
+    /// `usage_id`, `router_name`, ...), `router` the members that answer.
+    pub fn router(config: LlmConfig, router: Router) -> Result<Self, LlmError> {
+        let mut llm = Self::with_backend(config, Arc::new(RouterOnly));
+        if let Some(inner) = Arc::get_mut(&mut llm.inner) {
+            inner.router = Some(Arc::new(router));
+        }
+        Ok(llm)
+    }
+
+    /// The router, when this LLM is one.
+    pub fn as_router(&self) -> Option<&Router> {
+        self.inner.router.as_deref()
+    }
+
+    /// The LLMs that make calls and keep metrics: the members (recursively)
+    /// for a router, else this LLM.
+    pub fn answering_llms(&self) -> Vec<Llm> {
+        match &self.inner.router {
+            Some(r) => r
+                .members()
+                .iter()
+                .flat_map(|(_, m)| m.answering_llms())
+                .collect(),
+            None => vec![self.clone()],
+        }
     }
 
     /// An LLM answering through `backend` (a fake in tests, a custom
@@ -85,6 +128,7 @@ impl Llm {
                 metrics: Mutex::new(metrics),
                 retry_listener: RwLock::new(None),
                 fallback: Mutex::new(FallbackState::default()),
+                router: None,
             }),
         }
     }
@@ -94,14 +138,23 @@ impl Llm {
     pub fn with_usage_id(&self, usage_id: impl Into<String>) -> Self {
         let mut config = self.inner.config.clone();
         config.usage_id = usage_id.into();
-        let copy = Self::with_backend(config, self.inner.backend.clone());
+        let mut copy = Self::with_backend(config, self.inner.backend.clone());
+        if let Some(inner) = Arc::get_mut(&mut copy.inner) {
+            inner.router = self.inner.router.clone();
+        }
         copy.set_fallback_loader(self.inner.fallback.lock().loader.clone());
         copy
     }
 
     /// Installs what loads the configuration's fallback LLMs (see
     /// [`crate::fallback`]); `None` turns fallback off.
+    /// A router passes it to its members.
     pub fn set_fallback_loader(&self, loader: Option<Arc<dyn FallbackLoader>>) {
+        if let Some(r) = &self.inner.router {
+            for (_, m) in r.members() {
+                m.set_fallback_loader(loader.clone());
+            }
+        }
         let mut state = self.inner.fallback.lock();
         state.loader = loader;
         state.loaded.clear();
@@ -147,8 +200,15 @@ impl Llm {
         model_info::caching_active(&self.inner.config)
     }
 
-    /// A snapshot of the metrics.
+    /// A snapshot of the metrics; a router's are its members' together.
     pub fn metrics(&self) -> Metrics {
+        if let Some(r) = &self.inner.router {
+            let mut all = Metrics::new(self.inner.config.model.clone());
+            for (_, m) in r.members() {
+                all.merge(&m.metrics());
+            }
+            return all;
+        }
         self.inner.metrics.lock().clone()
     }
 
@@ -164,6 +224,11 @@ impl Llm {
 
     /// Sets (or clears) the observer told about every retry.
     pub fn set_retry_listener(&self, listener: Option<RetryListener>) {
+        if let Some(r) = &self.inner.router {
+            for (_, m) in r.members() {
+                m.set_retry_listener(listener.clone());
+            }
+        }
         *self.inner.retry_listener.write() = listener;
     }
 
@@ -177,6 +242,10 @@ impl Llm {
         on_token: Option<TokenCallback>,
     ) -> Result<LlmResponse, LlmError> {
         use tracing::Instrument;
+        if let Some(r) = &self.inner.router {
+            let (_, member) = r.select(&request.messages);
+            return Box::pin(member.completion(request, on_token)).await;
+        }
         let span = crate::telemetry::llm_span(&self.inner.config, request);
         let started = Instant::now();
         let mut attempts = 0;
@@ -409,6 +478,23 @@ impl Llm {
                 response_id: resp.id.clone(),
             });
         }
+    }
+}
+
+/// The backend of a router LLM: never called, its members answer.
+struct RouterOnly;
+
+#[async_trait::async_trait]
+impl LlmBackend for RouterOnly {
+    async fn complete(
+        &self,
+        _config: &LlmConfig,
+        _request: &LlmRequest,
+        _on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        Err(LlmError::Config(
+            "a router LLM answers through its members".into(),
+        ))
     }
 }
 

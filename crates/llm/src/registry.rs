@@ -79,6 +79,11 @@ impl LlmRegistry {
         self.entries.read().iter().map(|(k, _)| k.clone()).collect()
     }
 
+    /// The registered LLMs in registration order.
+    pub fn llms(&self) -> Vec<Llm> {
+        self.entries.read().iter().map(|(_, l)| l.clone()).collect()
+    }
+
     /// Number of registered LLMs.
     pub fn len(&self) -> usize {
         self.entries.read().len()

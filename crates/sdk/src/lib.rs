@@ -29,6 +29,7 @@ pub mod secrets;
 pub mod security;
 pub mod skills;
 pub mod subagent;
+pub mod switch_llm;
 pub mod telemetry;
 #[cfg(test)]
 mod test_http;

@@ -76,6 +76,9 @@ pub struct ToolEnv {
     /// Starts child conversations of this one, when its host can (the
     /// agent server); `None` otherwise.
     pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
+    /// The conversation's LLM switch (saved profiles), for the `switch_llm`
+    /// tool; `None` outside a conversation.
+    pub llm_switch: Option<Arc<dyn crate::switch_llm::LlmSwitch>>,
 }
 
 impl ToolEnv {
@@ -91,6 +94,7 @@ impl ToolEnv {
             mcp_oauth_states: None,
             conversation_id: None,
             child_launcher: None,
+            llm_switch: None,
         }
     }
 }

@@ -194,6 +194,10 @@ impl Agent {
             defaults.push(INVOKE_SKILL_CLASS.to_string());
         }
         for class in &defaults {
+            if let Some(t) = crate::switch_llm::by_name(class, env) {
+                tools.push(t);
+                continue;
+            }
             if class == INVOKE_SKILL_CLASS || class == "invoke_skill" {
                 tools.push(Arc::new(
                     InvokeSkillTool::new(skills.clone(), env.working_dir.clone())
@@ -250,6 +254,15 @@ impl Agent {
             let tool =
                 ClientTool::new(client).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
             vec![Arc::new(tool) as Arc<dyn Tool>]
+        } else if let Some(tool) = crate::switch_llm::by_name(&spec.name, env) {
+            if !params.is_empty() {
+                return Err(ToolError::InvalidArguments(format!(
+                    "Tool '{}' does not accept parameters",
+                    spec.name
+                ))
+                .into());
+            }
+            vec![tool]
         } else if let Some(builtin) = builtin_by_class(&spec.name) {
             if !params.is_empty() {
                 return Err(ToolError::InvalidArguments(format!(

@@ -7,6 +7,7 @@ use super::stuck::{StuckDetector, StuckPattern};
 use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
 use crate::agent::{Agent, AgentRuntime};
 use crate::fsutil::Durability;
+use crate::profiles::{ProfileSource, ProfileSwitchError};
 use crate::secrets::{Cipher, SecretSource, SecretsRegistry};
 use crate::tool::ToolEnv;
 use openhands_llm::{StreamDelta, TokenCallback};
@@ -104,6 +105,10 @@ pub struct ConversationOptions {
     /// `start_child_conversation` tool); set by a host that can run them
     /// (the agent server). Sub-agents inherit it.
     pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
+    /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
+    /// choose from (`None`: the user's `~/.openhands/profiles`, secrets
+    /// opened with `cipher`).
+    pub profiles: Option<Arc<dyn ProfileSource>>,
 }
 
 impl Default for ConversationOptions {
@@ -131,6 +136,7 @@ impl Default for ConversationOptions {
             mcp_oauth_states: None,
             plugins: Vec::new(),
             child_launcher: None,
+            profiles: None,
         }
     }
 }
@@ -172,6 +178,13 @@ pub(crate) struct Inner {
     /// The explicit plugins loaded (start request, then `load_plugin`),
     /// each pinned to the commit it resolved to.
     pub resolved_plugins: Mutex<super::pins::Pins>,
+    /// Every LLM the conversation has called or may call (the agent's,
+    /// the condenser's, router members, switched-to profiles) by usage id:
+    /// the live half of [`LocalConversation::stats`].
+    pub llm_registry: openhands_llm::LlmRegistry,
+    /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
+    /// choose from.
+    pub profiles: Arc<dyn ProfileSource>,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -383,6 +396,20 @@ impl LocalConversation {
             .agent_registry
             .discover(&working_dir, options.skill_sources.home.as_deref());
         let home = options.skill_sources.home.clone();
+        let llm_registry = openhands_llm::LlmRegistry::new();
+        register_llm(&llm_registry, agent.llm());
+        let profiles: Arc<dyn ProfileSource> = match &options.profiles {
+            Some(p) => p.clone(),
+            None => Arc::new(crate::profiles::LlmProfileStore::new(
+                crate::profiles::LlmProfileStore::default_dir(
+                    &home
+                        .clone()
+                        .or_else(crate::paths::user_home)
+                        .unwrap_or_else(|| PathBuf::from("/")),
+                ),
+                options.cipher.clone(),
+            )),
+        };
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
         let child_options = ConversationOptions {
@@ -410,6 +437,7 @@ impl LocalConversation {
                     mcp_oauth_states: options.mcp_oauth_states.clone(),
                     conversation_id: Some(id),
                     child_launcher: options.child_launcher.clone(),
+                    llm_switch: Some(Arc::new(ConversationSwitch(weak.clone()))),
                 };
                 let hooks =
                     hook_config.map(|c| Self::runner_for(weak, c, &env, id.to_string(), hook_llm));
@@ -438,6 +466,8 @@ impl LocalConversation {
                     agent_registry: options.agent_registry.clone(),
                     plugin_unreported: Mutex::new(Vec::new()),
                     resolved_plugins: Mutex::new(super::pins::Pins::default()),
+                    llm_registry,
+                    profiles,
                 }
             }),
         }
@@ -578,21 +608,11 @@ impl LocalConversation {
         self.inner.core.lock().secrets.clone()
     }
 
-    /// LLM statistics: stored figures plus this process's live metrics.
+    /// LLM statistics: stored figures plus the live metrics of every LLM
+    /// in the conversation's registry, by usage id.
     pub fn stats(&self) -> ConversationStats {
         let mut stats = self.inner.core.lock().stats_base.clone();
-        let mut llms = vec![self.inner.agent.read().llm().clone()];
-        if let Some(c) = self
-            .inner
-            .runtime
-            .lock()
-            .as_ref()
-            .and_then(|r| r.condenser())
-            .and_then(|c| c.llm())
-        {
-            llms.push(c.clone());
-        }
-        for llm in llms {
+        for llm in self.inner.llm_registry.llms() {
             let live = llm.metrics();
             if live.token_usages.is_empty() && stats.usage_to_metrics.get(llm.usage_id()).is_some()
             {
@@ -612,6 +632,12 @@ impl LocalConversation {
                 .insert(llm.usage_id().to_string(), merged);
         }
         stats
+    }
+
+    /// The conversation's LLMs by usage id (the reference's
+    /// `llm_registry`).
+    pub fn llm_registry(&self) -> &openhands_llm::LlmRegistry {
+        &self.inner.llm_registry
     }
 
     /// Adds an event listener.
@@ -726,6 +752,9 @@ impl LocalConversation {
                 .map_err(crate::agent::AgentError::from)?,
         };
         let r = agent.materialize_with(&self.inner.env, mcp)?;
+        if let Some(llm) = r.condenser().and_then(|c| c.llm()) {
+            register_llm(&self.inner.llm_registry, llm);
+        }
         self.inner
             .mcp_unreported
             .lock()
@@ -1161,19 +1190,67 @@ impl LocalConversation {
         Ok(())
     }
 
-    /// Switches the agent's LLM (tools and prompt stay).
+    /// Switches the agent's LLM (tools and prompt stay). The LLM's
+    /// `usage_id` is its registry key: an LLM registered under it with the
+    /// same configuration is reused; one with another configuration is
+    /// replaced and its metrics carried over (as the reference does).
     pub fn switch_llm(&self, llm: openhands_llm::Llm) -> Result<(), ConversationError> {
+        let llm = self.registered(llm);
         let new_agent = self.inner.agent.read().with_swapped_llm(llm);
         let spec = new_agent.spec().clone();
-        let stats = self.stats();
         *self.inner.agent.write() = new_agent;
         let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
         self.commit(true, move |c| {
             c.set_agent_spec(spec);
-            c.set_stats_base(stats);
             vec![state_update("agent", value)]
         })?;
         Ok(())
+    }
+
+    /// Switches the agent's LLM to the saved profile `name`, registered
+    /// (and reused) under `profile:<name>`. Returns the model now active.
+    /// Blocking (reads the profile file).
+    pub fn switch_profile(&self, name: &str) -> Result<String, ProfileSwitchError> {
+        let usage_id = format!("profile:{name}");
+        let llm = match self.inner.llm_registry.get(&usage_id) {
+            Ok(llm) => llm,
+            Err(_) => {
+                let mut config = self.inner.profiles.load(name)?;
+                config.usage_id = usage_id;
+                openhands_llm::Llm::new(config)
+                    .map_err(|e| ProfileSwitchError::Invalid(e.to_string()))?
+            }
+        };
+        let model = llm.model().to_string();
+        self.switch_llm(llm)
+            .map_err(|e| ProfileSwitchError::Conversation(e.to_string()))?;
+        Ok(model)
+    }
+
+    /// The saved profiles the conversation may switch to, sorted.
+    pub fn profile_names(&self) -> Vec<String> {
+        self.inner.profiles.names()
+    }
+
+    /// `llm` as the registry has it (see [`LocalConversation::switch_llm`]).
+    fn registered(&self, llm: openhands_llm::Llm) -> openhands_llm::Llm {
+        let registry = &self.inner.llm_registry;
+        if llm.as_router().is_some() {
+            register_llm(registry, &llm);
+            return llm;
+        }
+        match registry.get(llm.usage_id()) {
+            Ok(known) if known.config() == llm.config() => known,
+            Ok(known) => {
+                llm.restore_metrics(known.metrics());
+                registry.replace(llm.clone());
+                llm
+            }
+            Err(_) => {
+                register_llm(registry, &llm);
+                llm
+            }
+        }
     }
 
     /// Answers pending actions: accept (they run on the next `run`) or
@@ -1768,6 +1845,42 @@ fn with_client_tools(
     agent
         .with_client_tools(specs)
         .map_err(|e| ConversationError::Agent(e.into()))
+}
+
+/// The conversation as the `switch_llm` tool sees it (a weak link: the
+/// tool lives in the conversation's runtime).
+struct ConversationSwitch(std::sync::Weak<Inner>);
+
+impl ConversationSwitch {
+    fn conversation(&self) -> Result<LocalConversation, ProfileSwitchError> {
+        self.0
+            .upgrade()
+            .map(|inner| LocalConversation { inner })
+            .ok_or_else(|| ProfileSwitchError::Conversation("the conversation is closed".into()))
+    }
+}
+
+impl crate::switch_llm::LlmSwitch for ConversationSwitch {
+    fn profile_names(&self) -> Vec<String> {
+        self.conversation()
+            .map(|c| c.profile_names())
+            .unwrap_or_default()
+    }
+
+    fn switch_profile(&self, name: &str) -> Result<String, ProfileSwitchError> {
+        self.conversation()?.switch_profile(name)
+    }
+}
+
+/// Registers what answers for `llm` (the LLM itself, or a router's
+/// members) under its usage id, unless that id is taken: the first LLM of
+/// a usage id keeps it, as in the reference.
+fn register_llm(registry: &openhands_llm::LlmRegistry, llm: &openhands_llm::Llm) {
+    for l in llm.answering_llms() {
+        if !registry.contains(l.usage_id()) {
+            let _ = registry.add(l);
+        }
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {

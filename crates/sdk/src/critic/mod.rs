@@ -14,6 +14,7 @@
 //! logged.
 
 pub mod api;
+pub mod settings;
 
 #[cfg(test)]
 #[path = "tests.rs"]

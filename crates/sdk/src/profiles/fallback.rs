@@ -55,10 +55,13 @@ impl FallbackLoader for ProfileFallbackLoader {
     }
 }
 
-/// Installs the user's profile loader on `llm` when its configuration has
-/// a fallback strategy and no loader is installed yet.
+/// Installs the user's profile loader on `llm` (on each member of a
+/// router) when its configuration has a fallback strategy and no loader is
+/// installed yet.
 pub fn install_default_loader(llm: &Llm) {
-    if llm.config().fallback_strategy.is_some() && !llm.has_fallback_loader() {
-        llm.set_fallback_loader(Some(std::sync::Arc::new(ProfileFallbackLoader::for_user())));
+    for llm in llm.answering_llms() {
+        if llm.config().fallback_strategy.is_some() && !llm.has_fallback_loader() {
+            llm.set_fallback_loader(Some(std::sync::Arc::new(ProfileFallbackLoader::for_user())));
+        }
     }
 }

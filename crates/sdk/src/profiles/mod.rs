@@ -13,10 +13,12 @@
 pub mod fallback;
 pub mod files;
 pub mod llm_json;
+pub mod source;
 
 pub use files::{
     ProfileFiles, ProfileJson, StoreError, canonical_name, check_name, create_private_dir,
 };
+pub use source::{ProfileSource, ProfileSwitchError};
 
 use crate::secrets::Cipher;
 use llm_json::SecretMode;

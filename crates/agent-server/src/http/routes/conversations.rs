@@ -23,6 +23,7 @@ use openhands_protocol::conversations::{
     SwitchAcpModelRequest, SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest,
     UpdateSecretsRequest,
 };
+use openhands_sdk::profiles::ProfileSwitchError;
 use openhands_sdk::secrets::{SecretSource, looks_encrypted, unprotect};
 use openhands_wire::secret::SecretString;
 use openhands_wire::state::ExecutionStatus;
@@ -721,29 +722,32 @@ async fn switch_profile(
     let id = conversation_id(path)?;
     let req: SwitchProfileRequest = body(&headers, &bytes)?;
     let live = live(&svc, id).await?;
-    let Some(profiles) = svc.config().profiles.clone() else {
+    if svc.config().profiles.is_none() {
         return Err(ApiError::not_found_msg(format!(
             "Profile '{}' not found",
             req.profile_name
         )));
-    };
-    let stored = profiles
-        .load(&req.profile_name, true)
-        .await
-        .map_err(|e| match e {
-            crate::service::profiles::ProfileError::NotFound(_) => {
-                ApiError::not_found_msg(format!("Profile '{}' not found", req.profile_name))
-            }
-            other => ApiError::bad_request(other.to_string()),
-        })?;
-    let mut config = stored.config;
-    config.usage_id = format!("profile:{}", req.profile_name);
-    let llm = openhands_llm::Llm::new(config).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    }
+    // The conversation loads the profile from the server's profile service
+    // (registered as `profile:<name>`), as the `switch_llm` tool does.
     let conv = live.conv.clone();
-    crate::service::conversations::error::blocking(move || {
-        conv.switch_llm(llm).map_err(ServiceError::from)
-    })
-    .await?;
+    let name = req.profile_name.clone();
+    let switched = tokio::task::spawn_blocking(move || conv.switch_profile(&name))
+        .await
+        .map_err(|e| ApiError::from(ServiceError::Internal(e.to_string())))?;
+    match switched {
+        Ok(_) => {}
+        Err(ProfileSwitchError::NotFound(_)) => {
+            return Err(ApiError::not_found_msg(format!(
+                "Profile '{}' not found",
+                req.profile_name
+            )));
+        }
+        Err(ProfileSwitchError::Invalid(e)) => return Err(ApiError::bad_request(e)),
+        Err(ProfileSwitchError::Conversation(e)) => {
+            return Err(ApiError::from(ServiceError::Internal(e)));
+        }
+    }
     Ok(success())
 }
 

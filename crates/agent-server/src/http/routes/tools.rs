@@ -27,6 +27,11 @@ pub fn default_entry(name: &str) -> ToolCatalogEntry {
             "Searches file contents with regular expressions.",
         ),
         "glob" => (true, false, "Finds files whose paths match a glob pattern."),
+        openhands_sdk::switch_llm::NAME => (
+            true,
+            true,
+            "Lets the agent move the conversation to another saved LLM profile.",
+        ),
         "browser_tool_set" => (
             true,
             false,
@@ -59,12 +64,20 @@ pub async fn list_available_tools(State(state): State<SharedState>) -> Json<Vec<
     security(("APIKeyHeader" = [])),
     responses((status = 200, description = "Successful Response", body = ToolCatalogResponse)))]
 pub async fn get_tool_catalog(State(state): State<SharedState>) -> Json<ToolCatalogResponse> {
-    let tools = match &state.tool_catalog {
+    let mut tools: Vec<ToolCatalogEntry> = match &state.tool_catalog {
         Some(catalog) => catalog(),
         None => (state.tool_names)()
             .iter()
             .map(|n| default_entry(n))
             .collect(),
     };
+    // The SDK's `switch_llm` is offered by every server, as the reference's
+    // built-in (it is resolved by the agent, not the tool registry).
+    if !tools
+        .iter()
+        .any(|t| t.name == openhands_sdk::switch_llm::NAME)
+    {
+        tools.push(default_entry(openhands_sdk::switch_llm::NAME));
+    }
     Json(ToolCatalogResponse { tools })
 }

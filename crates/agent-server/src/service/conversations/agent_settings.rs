@@ -76,54 +76,12 @@ fn critic(v: &Value, spec: &AgentSpec) -> Result<Option<Value>, Box<ValidationIs
     let Some(obj) = v.as_object() else {
         return Err(dict_type(&["verification"], v));
     };
-    let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
-    if !flag("critic_enabled") {
-        return Ok(None);
-    }
-    let key = obj
-        .get("critic_api_key")
-        .and_then(Value::as_str)
-        .filter(|k| !k.is_empty())
-        .map(String::from)
-        .or_else(|| spec.llm.api_key.as_ref().map(|k| k.expose().to_string()))
-        .filter(|k| !k.is_empty());
-    let Some(key) = key else {
+    let llm_key = spec.llm.api_key.as_ref().map(|k| k.expose().to_string());
+    let Some(out) =
+        openhands_sdk::critic::settings::critic_from_verification(obj, llm_key.as_deref())
+    else {
         return Ok(None);
     };
-    let mut out = Map::new();
-    out.insert("kind".into(), json!("APIBasedCritic"));
-    out.insert("api_key".into(), json!(key));
-    out.insert(
-        "mode".into(),
-        obj.get("critic_mode")
-            .cloned()
-            .filter(|m| !m.is_null())
-            .unwrap_or_else(|| json!("finish_and_message")),
-    );
-    if flag("enable_iterative_refinement") {
-        let threshold = obj
-            .get("critic_threshold")
-            .cloned()
-            .filter(|x| !x.is_null());
-        let max = obj
-            .get("max_refinement_iterations")
-            .cloned()
-            .filter(|x| !x.is_null());
-        out.insert(
-            "iterative_refinement".into(),
-            json!({"success_threshold": threshold.unwrap_or(json!(0.6)),
-                   "max_iterations": max.unwrap_or(json!(3))}),
-        );
-    }
-    for (from, to) in [
-        ("critic_server_url", "server_url"),
-        ("critic_model_name", "model_name"),
-    ] {
-        if let Some(x) = obj.get(from).filter(|x| !x.is_null()) {
-            out.insert(to.into(), x.clone());
-        }
-    }
-    let out = Value::Object(out);
     openhands_sdk::critic::Critic::from_json(&out).map_err(|e| {
         let message = e.to_string();
         Box::new(

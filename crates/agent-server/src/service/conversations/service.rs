@@ -335,6 +335,7 @@ impl ConversationService {
                 agent_registry,
                 plugins,
                 child_launcher,
+                profiles: profiles.as_ref().map(|p| p.as_source()),
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -527,6 +528,11 @@ impl ConversationService {
         for tool in &agent_spec.tools {
             let known = self.inner.config.tools.contains(&tool.name)
                 || openhands_sdk::builtins::builtin_by_class(&tool.name).is_some()
+                || [
+                    openhands_sdk::switch_llm::NAME,
+                    openhands_sdk::switch_llm::CLASS,
+                ]
+                .contains(&tool.name.as_str())
                 || ClientToolSpec::from_tool_spec(tool).is_some();
             if !known {
                 return Err(ServiceError::Invalid(format!(
@@ -714,6 +720,7 @@ impl ConversationService {
             agent_registry,
             plugins,
             child_launcher: self.child_launcher(),
+            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1196,6 +1203,7 @@ impl ConversationService {
             agent_registry,
             plugins,
             child_launcher: self.child_launcher(),
+            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();

@@ -643,9 +643,13 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
         )
     })?;
     let mut spec = openhands_tools::presets::get_default_agent(llm, false);
-    // Settings without `tools` get the standard exec tools; the reference
-    // adds the browser there only when asked (`resolve_tool_specs`).
+    // Settings without `tools` get the standard exec tools and `switch_llm`;
+    // the reference adds the browser there only when asked
+    // (`resolve_tool_specs`).
     spec.tools = openhands_tools::presets::get_default_tools(false);
+    spec.tools.push(openhands_wire::tool::ToolSpec::named(
+        openhands_sdk::switch_llm::NAME,
+    ));
     if let Some(tools) = obj.get("tools").filter(|t| !t.is_null()) {
         spec.tools = from_body(tools.clone()).map_err(|e| {
             AgentProblem::Error(
@@ -653,6 +657,7 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
             )
         })?;
     }
+    builtins_as_defaults(&mut spec);
     match obj.get("mcp_config") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) => {
@@ -672,6 +677,37 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
     }
     super::agent_settings::apply(obj, &mut spec).map_err(AgentProblem::Issue)?;
     Ok(spec)
+}
+
+/// Parameterless built-in tools named among the settings' tools
+/// (`switch_llm`, `finish`, `think`, by name or class) move to
+/// `include_default_tools` by class name, as the reference's
+/// `create_agent` does.
+fn builtins_as_defaults(spec: &mut AgentSpec) {
+    const BUILTINS: [(&str, &str); 3] = [
+        ("finish", "FinishTool"),
+        ("think", "ThinkTool"),
+        (
+            openhands_sdk::switch_llm::NAME,
+            openhands_sdk::switch_llm::CLASS,
+        ),
+    ];
+    let mut kept = Vec::with_capacity(spec.tools.len());
+    for tool in std::mem::take(&mut spec.tools) {
+        let class = BUILTINS
+            .iter()
+            .find(|(name, class)| tool.name == *name || tool.name == *class)
+            .map(|(_, class)| *class);
+        match class {
+            Some(class) if tool.params.is_empty() => {
+                if !spec.include_default_tools.iter().any(|d| d == class) {
+                    spec.include_default_tools.push(class.to_string());
+                }
+            }
+            _ => kept.push(tool),
+        }
+    }
+    spec.tools = kept;
 }
 
 /// Masks credentials inside the `input` of every issue.
@@ -818,6 +854,11 @@ mod tests {
         .unwrap();
         let names: Vec<&str> = ok.agent.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["terminal", "file_editor", "task_tracker"]);
+        assert_eq!(
+            ok.agent.include_default_tools,
+            ["FinishTool", "ThinkTool", "SwitchLLMTool"],
+            "as the reference's create_agent"
+        );
         assert_eq!(ok.agent.llm.model, "openai/m");
         let custom = parse_start(json!({
             "agent_settings": {"llm": {"model": "m"}, "tools": [{"name": "file_editor"}]},
@@ -825,6 +866,24 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(custom.agent.tools.len(), 1);
+        assert_eq!(
+            custom.agent.include_default_tools,
+            ["FinishTool", "ThinkTool"]
+        );
+        let listed = parse_start(json!({
+            "agent_settings": {"llm": {"model": "m"}, "tools": [{"name": "switch_llm"}, {"name": "grep"}]},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        let names: Vec<&str> = listed.agent.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["grep"]);
+        assert!(
+            listed
+                .agent
+                .include_default_tools
+                .iter()
+                .any(|d| d == "SwitchLLMTool")
+        );
         let e = parse_start(json!({
             "agent_settings": {"llm": {"model": 5, "api_key": "sk-secret"}},
             "workspace": {"working_dir": "/w"}

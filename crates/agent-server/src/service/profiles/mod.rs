@@ -304,6 +304,12 @@ impl ProfileService {
         })
     }
 
+    /// This service as the profile source of a conversation
+    /// (`switch_profile`, the `switch_llm` tool).
+    pub fn as_source(&self) -> std::sync::Arc<dyn openhands_sdk::profiles::ProfileSource> {
+        std::sync::Arc::new(self.clone())
+    }
+
     /// Saves (or replaces) a profile. Secrets are encrypted with the
     /// server's key; without `include_secrets` they are written redacted.
     /// Secret values posted as tokens of our key are decrypted first.
@@ -453,4 +459,26 @@ pub enum Expose {
     Encrypted,
     /// Values in clear (trusted backends).
     Plaintext,
+}
+
+/// Conversations switch to the server's profiles, provider connections
+/// resolved (blocking, as the trait says).
+impl openhands_sdk::profiles::ProfileSource for ProfileService {
+    fn names(&self) -> Vec<String> {
+        self.files.names().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "LLM profiles are unreadable");
+            Vec::new()
+        })
+    }
+
+    fn load(&self, name: &str) -> Result<LlmConfig, openhands_sdk::profiles::ProfileSwitchError> {
+        use openhands_sdk::profiles::ProfileSwitchError;
+        match self.load_blocking(name, true) {
+            Ok(p) => Ok(p.config),
+            Err(ProfileError::NotFound(n)) | Err(ProfileError::Store(StoreError::NotFound(n))) => {
+                Err(ProfileSwitchError::NotFound(n))
+            }
+            Err(e) => Err(ProfileSwitchError::Invalid(e.to_string())),
+        }
+    }
 }
