@@ -56,8 +56,18 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
     registry.register_fn(WRITE_FILE_NAME, WriteFileTool::new);
     registry.register_fn(EDIT_NAME, EditTool::new);
     registry.register_fn(LIST_DIRECTORY_NAME, ListDirectoryTool::new);
-    registry.register_fn(TASK_TOOL_SET_NAME, TaskTool::new);
-    registry.register_fn(TASK_NAME, TaskTool::new);
+    for name in [TASK_TOOL_SET_NAME, TASK_NAME] {
+        // `sub_agent_scope` restricting sub-agents is refused, not ignored.
+        registry.register_factory(
+            name,
+            std::sync::Arc::new(|params, env| {
+                crate::delegation::check_sub_agent_scope(params)
+                    .map_err(openhands_sdk::tool::ToolError::InvalidArguments)?;
+                Ok(vec![std::sync::Arc::new(TaskTool::new(env))
+                    as std::sync::Arc<dyn openhands_sdk::tool::Tool>])
+            }),
+        );
+    }
     registry.register_fn(DELEGATE_NAME, DelegateTool::new);
     registry.register_factory(BROWSER_TOOL_SET_NAME, std::sync::Arc::new(browser_tool_set));
     // `plan_path` (absolute) may be given in the tool spec's params.

@@ -131,6 +131,16 @@ impl Agent {
         a
     }
 
+    /// A copy of this `ACPAgent` selecting another model (`acp_model`, also
+    /// the placeholder LLM's model name, as the reference records it).
+    pub fn with_acp_model(mut self, model: &str) -> Self {
+        self.spec
+            .extra
+            .insert("acp_model".into(), serde_json::Value::String(model.into()));
+        self.spec.llm.model = model.into();
+        self
+    }
+
     /// A copy of this agent with another MCP server configuration (a
     /// sub-agent inherits its parent's).
     pub fn with_mcp_config(

@@ -26,6 +26,9 @@ pub enum ConversationError {
     /// Invalid request (bad event id, nothing pending, ...).
     #[error("{0}")]
     Invalid(String),
+    /// The ACP server of an `ACPAgent` failed (did not start, did not answer).
+    #[error(transparent)]
+    Acp(#[from] openhands_acp::AcpError),
 }
 
 /// A `ConversationErrorEvent.code` for an error.
@@ -38,5 +41,6 @@ pub fn error_code(e: &ConversationError) -> String {
         ConversationError::Interrupted => "Interrupted".into(),
         ConversationError::NotFound(_) => "NotFound".into(),
         ConversationError::Invalid(_) => "ValueError".into(),
+        ConversationError::Acp(a) => a.init_code().into(),
     }
 }

@@ -185,6 +185,10 @@ pub(crate) struct Inner {
     /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
     /// choose from.
     pub profiles: Arc<dyn ProfileSource>,
+    /// The ACP server of an `ACPAgent` conversation, once started.
+    pub acp: Mutex<Option<openhands_acp::AcpClient>>,
+    /// Held while an ACP server starts (one start at a time).
+    pub acp_start: tokio::sync::Mutex<()>,
 }
 
 /// A conversation running its agent in this process. Cheap to clone.
@@ -468,6 +472,8 @@ impl LocalConversation {
                     resolved_plugins: Mutex::new(super::pins::Pins::default()),
                     llm_registry,
                     profiles,
+                    acp: Mutex::new(None),
+                    acp_start: tokio::sync::Mutex::new(()),
                 }
             }),
         }
@@ -796,6 +802,12 @@ impl LocalConversation {
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
+        if self.is_acp() {
+            let this = self.clone();
+            off_runtime(move || this.ensure_initialized()).await?;
+            self.ensure_acp_started().await?;
+            return Ok(());
+        }
         let ready = self.inner.context_resolved.load(Ordering::SeqCst)
             && (self.inner.hooks.read().is_none()
                 || self.inner.session_started.load(Ordering::SeqCst))
@@ -855,7 +867,7 @@ impl LocalConversation {
     }
 
     /// Makes `agent` the conversation's agent (recorded in the state).
-    pub(super) fn replace_agent(&self, agent: Agent) -> Result<(), ConversationError> {
+    pub(crate) fn replace_agent(&self, agent: Agent) -> Result<(), ConversationError> {
         let spec = agent.spec().clone();
         *self.inner.agent.write() = agent;
         *self.inner.runtime.lock() = None;
@@ -871,6 +883,11 @@ impl LocalConversation {
     /// Blocking (resolves skills, builds the tools, writes the event).
     pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
         self.resolve_agent_context()?;
+        if self.is_acp() {
+            // The ACP server owns the prompt and the tools.
+            self.ensure_acp_prompt()?;
+            return self.session_start_hooks();
+        }
         let rt = self.runtime()?;
         let has_prompt = self
             .inner
@@ -1336,8 +1353,11 @@ impl LocalConversation {
             return Err(ConversationError::AlreadyRunning);
         };
         if let Err(e) = self.ensure_initialized_async().await {
-            // Recorded so clients see why nothing ran.
-            self.fail(&e).await?;
+            // Recorded so clients see why nothing ran (an ACP server that
+            // did not start recorded its own error).
+            if !matches!(e, ConversationError::Acp(_)) {
+                self.fail(&e).await?;
+            }
             return Err(e);
         }
         let cancel = CancellationToken::new();
@@ -1771,6 +1791,7 @@ impl LocalConversation {
         if let Some(m) = started {
             m.client.close().await;
         }
+        self.close_acp().await;
     }
 
     /// Whether `close` was called.

@@ -8,6 +8,7 @@
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
 
+pub mod acp;
 mod agent_hooks;
 mod analysis;
 pub mod branch;

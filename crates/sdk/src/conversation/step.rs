@@ -127,6 +127,9 @@ impl LocalConversation {
 
     /// One iteration of the agent loop.
     pub(crate) async fn step(&self, cancel: &CancellationToken) -> Result<(), ConversationError> {
+        if self.is_acp() {
+            return self.acp_step(cancel).await;
+        }
         let runtime = self.runtime()?;
         let pending = self.with_branch(unmatched_actions);
         if !pending.is_empty() {

@@ -9,9 +9,11 @@
 pub mod builtins;
 pub mod child_conversation;
 pub mod delegate;
+pub mod scope;
 pub mod task;
 
 pub use builtins::builtin_agent_definitions;
 pub use child_conversation::{START_CHILD_CONVERSATION_NAME, StartChildConversationTool};
 pub use delegate::{DELEGATE_NAME, DelegateTool};
+pub use scope::{SUB_AGENT_SCOPE_PARAM, check_sub_agent_scope};
 pub use task::{TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};

@@ -758,6 +758,7 @@ async fn switch_profile(
     responses((status = 200, description = "Successful Response", body = Success),
               (status = 400, description = "Agent is not ACP, or provider can't switch models", body = ErrorDetail),
               (status = 404, description = "Conversation not found", body = ErrorDetail),
+              (status = 504, description = "ACP server did not answer the model switch in time", body = ErrorDetail),
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn switch_acp_model(
     State(svc): Svc,
@@ -766,13 +767,16 @@ async fn switch_acp_model(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
-    let _req: SwitchAcpModelRequest = body(&headers, &bytes)?;
-    let _live = live(&svc, id).await?;
-    // This server runs native agents only (start requests with an ACPAgent
-    // are refused), so no conversation can switch an ACP model.
-    Err(ApiError::bad_request(
-        "switch_acp_model is only supported for ACPAgent conversations",
-    ))
+    let req: SwitchAcpModelRequest = body(&headers, &bytes)?;
+    let live = live(&svc, id).await?;
+    match live.conv.switch_acp_model(&req.model).await {
+        Ok(()) => Ok(success()),
+        Err(openhands_sdk::ConversationError::Invalid(m)) => Err(ApiError::bad_request(m)),
+        Err(openhands_sdk::ConversationError::Acp(
+            e @ openhands_acp::AcpError::Rpc(openhands_acp::rpc::RpcError::Timeout { .. }),
+        )) => Err(ApiError::new(StatusCode::GATEWAY_TIMEOUT, e.to_string())),
+        Err(e) => Err(ServiceError::from(e).into()),
+    }
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/load_plugin", tag = "Conversations",

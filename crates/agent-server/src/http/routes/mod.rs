@@ -5,6 +5,7 @@
 //! in [`api_routes`] (JSON bodies) — they are then served under `/api`,
 //! behind the session-key check, and described in `/openapi.json`.
 
+pub mod acp;
 pub mod agent_profiles;
 pub mod app_backends;
 pub mod archive;
@@ -179,6 +180,7 @@ pub fn api_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(catalogs::skill_catalog))
         .routes(routes!(catalogs::sync_skills))
         .routes(routes!(sub_agents::get_sub_agents))
+        .routes(routes!(acp::discover_models))
         .routes(routes!(secrets::list_secrets, secrets::create_secret))
         .routes(routes!(secrets::get_secret_value, secrets::delete_secret))
 }

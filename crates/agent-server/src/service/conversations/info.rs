@@ -30,6 +30,13 @@ pub fn mask_agent(agent: &mut Value, mask: &Value) {
     {
         mask_llm(llm, mask);
     }
+    // Whoever holds an ACP session id can resume it (the reference
+    // redacts it on every dump).
+    if let Some(id) = agent.get_mut("acp_resume_session_id")
+        && id.is_string()
+    {
+        *id = json!("**********");
+    }
 }
 
 /// Hides the keys of the guardrail models in an analyzer JSON (also inside
@@ -147,6 +154,31 @@ pub fn runtime_info() -> Value {
     json!({"runtime_status": "available", "can_resume": true, "runtime_error": null})
 }
 
+/// `current_model_id`, `available_models` and
+/// `supports_runtime_model_switch` of an ACP conversation, from what its
+/// session recorded in `agent_state` (the configured `acp_model` before a
+/// session started); `null`, `[]`, `false` for other agents.
+fn acp_model_fields(agent: &Value, agent_state: Option<&Value>) -> (Value, Value, Value) {
+    let st = |k: &str| agent_state.and_then(|s| s.get(k)).filter(|v| !v.is_null());
+    let started = st("acp_session_id").is_some();
+    let current = st("acp_current_model_id")
+        .cloned()
+        .or_else(|| {
+            (!started)
+                .then(|| agent.get("acp_model").filter(|v| !v.is_null()).cloned())
+                .flatten()
+        })
+        .unwrap_or(Value::Null);
+    let models = st("acp_available_models")
+        .filter(|v| v.is_array())
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    let switch = st("acp_supports_runtime_model_switch")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    (current, models, json!(switch))
+}
+
 fn take(state: &mut Map<String, Value>, key: &str, default: Value) -> Value {
     state.remove(key).unwrap_or(default)
 }
@@ -167,6 +199,7 @@ pub fn conversation_info(
         _ => Map::new(),
     };
     let mut agent = take(&mut s, "agent", Value::Null);
+    let acp = acp_model_fields(&agent, s.get("agent_state"));
     mask_agent(&mut agent, &Value::Null);
     if let Some(ctx) = agent.get_mut("agent_context")
         && let Some(skills) = ctx.get_mut("skills")
@@ -274,9 +307,10 @@ pub fn conversation_info(
         "tags".into(),
         take(&mut s, "tags", Value::Object(meta.tags.clone())),
     );
-    out.insert("current_model_id".into(), Value::Null);
-    out.insert("available_models".into(), json!([]));
-    out.insert("supports_runtime_model_switch".into(), json!(false));
+    let (current_model_id, available_models, supports_switch) = acp;
+    out.insert("current_model_id".into(), current_model_id);
+    out.insert("available_models".into(), available_models);
+    out.insert("supports_runtime_model_switch".into(), supports_switch);
     out.insert(
         "launched_agent_profile".into(),
         meta.launched_agent_profile.clone(),

@@ -459,15 +459,15 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
         .and_then(Value::as_str)
         .unwrap_or("Agent")
         .to_string();
+    if kind == openhands_acp::ACP_AGENT_KIND
+        && let Value::Object(map) = &agent_raw
+    {
+        return acp_agent(map.clone(), &["body", "agent"]);
+    }
     if kind != "Agent" {
-        let message = if kind == "ACPAgent" {
-            "This server runs native agents only (kind 'Agent'); ACPAgent is not supported"
-                .to_string()
-        } else {
-            format!(
-                "Unknown kind '{kind}' for openhands.sdk.agent.base.AgentBase; Expected one of: ['ACPAgent', 'Agent']"
-            )
-        };
+        let message = format!(
+            "Unknown kind '{kind}' for openhands.sdk.agent.base.AgentBase; Expected one of: ['ACPAgent', 'Agent']"
+        );
         return Err(AgentProblem::Issue(Box::new(
             ValidationIssue::new(
                 "value_error",
@@ -480,6 +480,24 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
     }
     let spec = from_body::<AgentSpec>(agent_raw)
         .map_err(|e| AgentProblem::Error(redact_error(e.nested_under("agent")).into()))?;
+    for (i, tool) in spec.tools.iter().enumerate() {
+        if openhands_tools::delegation::scope::SCOPED_TOOL_NAMES.contains(&tool.name.as_str())
+            && let Err(message) = openhands_tools::delegation::check_sub_agent_scope(&tool.params)
+        {
+            let mut at = loc(&["body", "agent", "tools"]);
+            at.push(LocPart::Index(i));
+            at.extend(loc(&["params", "sub_agent_scope"]));
+            return Err(AgentProblem::Issue(Box::new(
+                ValidationIssue::new(
+                    "value_error",
+                    at,
+                    format!("Value error, {message}"),
+                    redact_value(Value::Object(tool.params.clone())),
+                )
+                .with_ctx(json!({ "error": message })),
+            )));
+        }
+    }
     if let Some(c) = spec.condenser.as_ref().filter(|c| !c.is_null())
         && let Err(e) = openhands_sdk::condenser::Condenser::validate(c)
     {
@@ -606,6 +624,126 @@ fn redact_mcp_server(mut v: Value) -> Value {
 /// Builds the agent of `agent_settings` (`OpenHandsAgentSettings`): its
 /// `llm`, its `tools` (default: terminal, file editor, task tracker), its
 /// MCP servers, then the rest through [`super::agent_settings::apply`].
+/// An `ACPAgent` from its JSON at `at`: its ACP fields checked (a 422
+/// naming the field, also for a program that is not found), the
+/// placeholder LLM and the empty tool lists filled in as the reference's
+/// defaults.
+fn acp_agent(mut map: Map<String, Value>, at: &[&str]) -> Result<AgentSpec, AgentProblem> {
+    let problem = |field: &str, message: String, input: Value| {
+        let mut path = at.to_vec();
+        path.push(field);
+        AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&path),
+                format!("Value error, {message}"),
+                redact_value(input),
+            )
+            .with_ctx(json!({ "error": message })),
+        ))
+    };
+    let config = openhands_acp::AcpAgentConfig::from_agent(&map).map_err(|e| {
+        let input = map.get(&e.field).cloned().unwrap_or(Value::Null);
+        problem(&e.field, e.message, input)
+    })?;
+    let program = &config.command[0];
+    let path = std::env::var("PATH").ok();
+    let resolved =
+        openhands_workspace::exec::which::resolve_program(program.as_ref(), path.as_deref());
+    if !std::path::Path::new(&resolved).is_file() {
+        return Err(problem(
+            "acp_command",
+            format!("ACP server program '{program}' was not found"),
+            json!(config.command),
+        ));
+    }
+    if let Some(servers) = map
+        .get("mcp_config")
+        .and_then(|m| m.get("mcpServers"))
+        .and_then(Value::as_object)
+        && let Some((name, _)) = servers.iter().find(|(_, s)| s.get("command").is_none())
+    {
+        return Err(problem(
+            "mcp_config",
+            format!(
+                "MCP server '{name}': only stdio MCP servers can be passed to an ACP server here"
+            ),
+            Value::Null,
+        ));
+    }
+    if map.get("llm").is_none_or(Value::is_null) {
+        map.insert(
+            "llm".into(),
+            json!({"model": openhands_acp::ACP_SENTINEL_MODEL, "usage_id": openhands_acp::ACP_SENTINEL_MODEL}),
+        );
+    }
+    for key in ["tools", "include_default_tools"] {
+        if map.get(key).is_none_or(Value::is_null) {
+            map.insert(key.into(), json!([]));
+        }
+    }
+    let nested = at.last().copied().unwrap_or("agent");
+    from_body::<AgentSpec>(Value::Object(map))
+        .map_err(|e| AgentProblem::Error(redact_error(e.nested_under(nested)).into()))
+}
+
+/// The `ACPAgent` an `agent_kind: "acp"` settings block describes (the
+/// reference's `ACPAgentSettings.create_agent`): `acp_command` or the
+/// provider's default command.
+fn acp_agent_from_settings(obj: &Map<String, Value>) -> Result<AgentSpec, AgentProblem> {
+    let at = ["body", "agent_settings"];
+    let mut agent = Map::new();
+    agent.insert("kind".into(), json!(openhands_acp::ACP_AGENT_KIND));
+    let server = obj
+        .get("acp_server")
+        .and_then(Value::as_str)
+        .unwrap_or("claude-code")
+        .to_string();
+    let command = match obj.get("acp_command") {
+        Some(Value::Array(c)) if !c.is_empty() => Value::Array(c.clone()),
+        Some(Value::String(c)) if !c.trim().is_empty() => {
+            json!(c.split_whitespace().collect::<Vec<_>>())
+        }
+        _ => match openhands_acp::providers::by_key(&server) {
+            Some(p) => json!(p.default_command),
+            None => {
+                let message = if server == "custom" {
+                    "ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to".to_string()
+                } else {
+                    format!("No default ACP command for acp_server='{server}'")
+                };
+                return Err(AgentProblem::Issue(Box::new(
+                    ValidationIssue::new(
+                        "value_error",
+                        loc(&[at[0], at[1], "acp_command"]),
+                        format!("Value error, {message}"),
+                        Value::Null,
+                    )
+                    .with_ctx(json!({ "error": message })),
+                )));
+            }
+        },
+    };
+    agent.insert("acp_command".into(), command);
+    agent.insert("acp_server".into(), json!(server));
+    for key in [
+        "acp_args",
+        "acp_model",
+        "acp_session_mode",
+        "acp_prompt_timeout",
+        "acp_startup_timeout",
+        "acp_isolate_data_dir",
+        "acp_file_secrets",
+        "mcp_config",
+        "agent_context",
+    ] {
+        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
+            agent.insert(key.into(), v.clone());
+        }
+    }
+    acp_agent(agent, &at)
+}
+
 fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
     let issue = |i: ValidationIssue| AgentProblem::Issue(Box::new(i));
     let Some(obj) = settings.as_object() else {
@@ -616,6 +754,9 @@ fn agent_from_settings(settings: &Value) -> Result<AgentSpec, AgentProblem> {
             redact_value(settings.clone()),
         )));
     };
+    if obj.get("agent_kind").and_then(Value::as_str) == Some("acp") {
+        return acp_agent_from_settings(obj);
+    }
     if let Some(kind) = obj.get("agent_kind").and_then(Value::as_str)
         && !matches!(kind, "openhands" | "llm")
     {
@@ -904,10 +1045,55 @@ mod tests {
             json!(["body", "agent_settings", "llm"])
         );
         let e = parse_start(json!({
-            "agent_settings": {"agent_kind": "acp", "llm": {"model": "m"}},
+            "agent_settings": {"agent_kind": "acp", "acp_server": "custom"},
             "workspace": {"working_dir": "/w"}
         }))
         .unwrap_err();
-        assert_eq!(detail(e)[0]["type"], "value_error");
+        let d = detail(e);
+        assert_eq!(d[0]["type"], "value_error");
+        assert_eq!(
+            d[0]["loc"],
+            json!(["body", "agent_settings", "acp_command"])
+        );
+        let acp = parse_start(json!({
+            "agent_settings": {"agent_kind": "acp", "acp_server": "custom", "acp_command": ["sh"], "acp_model": "m1"},
+            "workspace": {"working_dir": "/w"}
+        }))
+        .unwrap();
+        assert_eq!(acp.agent.kind, "ACPAgent");
+        assert_eq!(acp.agent.llm.model, "acp-managed");
+        assert!(acp.agent.include_default_tools.is_empty());
+        assert_eq!(acp.agent.extra["acp_model"], "m1");
+        let scoped = json!({"kind": "Agent", "llm": {"model": "m"},
+            "tools": [{"name": "task_tool_set", "params": {"sub_agent_scope": {"tools": true}}}]});
+        let e =
+            parse_start(json!({"agent": scoped, "workspace": {"working_dir": "/w"}})).unwrap_err();
+        assert_eq!(
+            detail(e)[0]["loc"],
+            json!(["body", "agent", "tools", 0, "params", "sub_agent_scope"])
+        );
+        for (agent, field) in [
+            (json!({"kind": "ACPAgent"}), "acp_command"),
+            (
+                json!({"kind": "ACPAgent", "acp_command": ["/nonexistent/acp-server"]}),
+                "acp_command",
+            ),
+            (
+                json!({"kind": "ACPAgent", "acp_command": ["sh"], "acp_isolate_data_dir": true}),
+                "acp_isolate_data_dir",
+            ),
+            (
+                json!({"kind": "ACPAgent", "acp_command": ["sh"], "mcp_config": {"mcpServers": {"r": {"url": "http://x"}}}}),
+                "mcp_config",
+            ),
+        ] {
+            let e = parse_start(json!({"agent": agent, "workspace": {"working_dir": "/w"}}))
+                .unwrap_err();
+            assert_eq!(
+                detail(e)[0]["loc"],
+                json!(["body", "agent", field]),
+                "{field}"
+            );
+        }
     }
 }

@@ -1,0 +1,328 @@
+//! `ACPAgent` conversations over the HTTP API against a real ACP
+//! implementation: the reference's Python ACP library driving
+//! `crates/acp/tests/fixtures/scripted_peer.py` (skipped without the compat
+//! venv's python in `OPENHANDS_TEST_MCP_PYTHON`). Also `POST
+//! /api/acp/models`, `switch_acp_model` and the 4xx answers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod conversations_support;
+
+use conversations_support::*;
+use serde_json::{Value, json};
+
+fn python() -> Option<String> {
+    std::env::var("OPENHANDS_TEST_MCP_PYTHON")
+        .ok()
+        .filter(|p| std::path::Path::new(p).exists())
+}
+
+fn peer() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../acp/tests/fixtures/scripted_peer.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn acp_agent(python: &str, mode: &str) -> Value {
+    json!({"kind": "ACPAgent", "acp_command": [python, peer(), mode],
+           "acp_startup_timeout": 30, "acp_prompt_timeout": 30})
+}
+
+fn no_llm(_: &std::path::Path) -> openhands_testkit::Script {
+    openhands_testkit::Script::from_turns(Vec::<openhands_testkit::Turn>::new())
+}
+
+async fn start(env: &Env, agent: Value, text: &str) -> String {
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(json!({"agent": agent, "initial_message": {
+                "role": "user", "content": [{"type": "text", "text": text}], "run": true}})),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    info["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn an_acp_conversation_runs_a_turn_and_maps_the_updates_like_the_reference() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let mut agent = acp_agent(&py, "normal");
+    agent["acp_model"] = json!("alpha");
+    let id = start(&env, agent, "list the files").await;
+    env.wait_status(&id, &["finished"]).await;
+    let events = env.events(&id).await;
+    let kinds: Vec<String> = events.iter().map(label).collect();
+    let sys = events
+        .iter()
+        .find(|e| e["kind"] == "SystemPromptEvent")
+        .unwrap();
+    assert!(
+        sys["system_prompt"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("powered by an ACP server")
+    );
+    assert_eq!(sys["tools"], json!([]));
+    let calls: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ACPToolCallEvent")
+        .collect();
+    let seen: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|e| {
+            (
+                e["tool_call_id"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // Start + one terminal report per call; the call left open is closed
+    // as completed when the prompt returns.
+    assert_eq!(
+        seen,
+        [
+            ("t1", "pending"),
+            ("t1", "completed"),
+            ("t2", "in_progress"),
+            ("t2", "completed")
+        ],
+        "{kinds:?}"
+    );
+    let done = calls[1];
+    assert_eq!(done["source"], "agent");
+    assert_eq!(done["tool_kind"], "execute");
+    assert_eq!(done["title"], "Run ls");
+    assert_eq!(done["raw_input"], json!({"command": "ls"}));
+    assert_eq!(done["raw_output"], "a.txt\nb.txt");
+    assert_eq!(done["is_error"], false);
+    assert_eq!(done["content"][0]["type"], "content");
+    assert_eq!(done["content"][0]["content"]["text"], "a.txt\nb.txt");
+    let action = events
+        .iter()
+        .find(|e| e["kind"] == "ActionEvent")
+        .expect("finish action");
+    let answer = "You said: list the files; model=alpha; permission=allow-1";
+    assert_eq!(
+        action["action"],
+        json!({"message": answer, "kind": "FinishAction"})
+    );
+    assert_eq!(action["tool_name"], "finish");
+    assert_eq!(action["reasoning_content"], "Thinking about it.");
+    let obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent")
+        .unwrap();
+    assert_eq!(obs["observation"]["content"][0]["text"], answer);
+    assert_eq!(obs["action_id"], action["id"]);
+    // The finish pair comes after every tool call report.
+    let pos = |k: &str| kinds.iter().rposition(|x| x.starts_with(k)).unwrap();
+    assert!(pos("ACPToolCallEvent") < pos("Action:finish"));
+
+    let (_, info) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(info["current_model_id"], "alpha");
+    assert_eq!(info["available_models"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        info["available_models"][1],
+        json!({"model_id": "alpha", "name": "Alpha", "description": null})
+    );
+    assert_eq!(info["supports_runtime_model_switch"], false);
+    assert_eq!(info["agent"]["kind"], "ACPAgent");
+
+    // The switch reaches the peer: the next turn reports the new model.
+    let (s, r) = env
+        .post(
+            &format!("/api/conversations/{id}/switch_acp_model"),
+            json!({"model": "beta"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    let (s, r) = env
+        .post(
+            &format!("/api/conversations/{id}/switch_acp_model"),
+            json!({"model": "nope"}),
+        )
+        .await;
+    assert_eq!(s, 400, "{r}");
+    assert!(r["detail"].as_str().unwrap().contains("rejected"), "{r}");
+    let (s, r) = env
+        .post(
+            &format!("/api/conversations/{id}/switch_acp_model"),
+            json!({"model": " "}),
+        )
+        .await;
+    assert_eq!(s, 400, "{r}");
+    env.send(&id, "again", true).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let last = loop {
+        let events = env.events(&id).await;
+        let last = events
+            .iter()
+            .rev()
+            .find(|e| e["kind"] == "ActionEvent")
+            .cloned()
+            .unwrap();
+        if last["action"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("again")
+        {
+            break last;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "second turn did not finish"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(
+        last["action"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("You said: again; model=beta"),
+        "{last}"
+    );
+    let (_, info) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(info["current_model_id"], "beta");
+    assert_eq!(info["agent"]["acp_model"], "beta");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_peer_that_dies_mid_run_ends_in_error_not_a_hang() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let id = start(&env, acp_agent(&py, "die"), "crash please").await;
+    env.wait_status(&id, &["error"]).await;
+    let events = env.events(&id).await;
+    let err = events
+        .iter()
+        .find(|e| e["kind"] == "ConversationErrorEvent")
+        .expect("error event");
+    assert_eq!(err["code"], "ACPPromptError", "{err}");
+    assert_eq!(err["source"], "agent");
+    let msg = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "MessageEvent" && e["source"] == "agent")
+        .unwrap();
+    assert!(
+        msg["llm_message"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("ACP error: "),
+        "{msg}"
+    );
+    // The started call is closed as failed.
+    let last_call = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "ACPToolCallEvent")
+        .unwrap();
+    assert_eq!(
+        (last_call["status"].clone(), last_call["is_error"].clone()),
+        (json!("failed"), json!(true))
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn acp_models_are_discovered_and_bad_commands_are_refused() {
+    let env = Env::start(no_llm).await;
+    // Unknown program: a clear 422 naming the field at start.
+    let (s, r) = env
+        .post(
+            "/api/conversations",
+            env.start_body(
+                json!({"agent": {"kind": "ACPAgent", "acp_command": ["no-such-acp-server-xyz"]}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 422, "{r}");
+    assert_eq!(
+        r["detail"][0]["loc"],
+        json!(["body", "agent", "acp_command"])
+    );
+    assert!(
+        r["detail"][0]["msg"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-acp-server-xyz")
+    );
+    // A custom server without a command.
+    let (s, r) = env
+        .post(
+            "/api/acp/models",
+            json!({"agent_settings": {"agent_kind": "acp", "acp_server": "custom"}}),
+        )
+        .await;
+    assert_eq!(s, 422, "{r}");
+    // A command that cannot start is reported in `error`, as the reference does.
+    let (s, r) = env
+        .post(
+            "/api/acp/models",
+            json!({"agent_settings": {"acp_server": "custom", "acp_command": ["/nonexistent/acp"]}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["error"]["code"], "ACPSpawnError");
+    assert_eq!(r["available_models"], json!([]));
+    // A non-ACP conversation cannot switch an ACP model.
+    let plain = env.create(json!({})).await;
+    let (s, r) = env
+        .post(
+            &format!(
+                "/api/conversations/{}/switch_acp_model",
+                plain["id"].as_str().unwrap()
+            ),
+            json!({"model": "x"}),
+        )
+        .await;
+    assert_eq!(s, 400, "{r}");
+    assert_eq!(
+        r["detail"],
+        "switch_acp_model is only supported for ACP conversations."
+    );
+    let Some(py) = python() else {
+        env.stop().await;
+        return;
+    };
+    let (s, r) = env
+        .post(
+            "/api/acp/models",
+            json!({"agent_settings": {"agent_kind": "acp", "acp_server": "custom",
+                "acp_command": [py, peer(), "normal"]}, "secrets": {"PEER_TOKEN": "t0k3n"}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["error"], Value::Null);
+    assert_eq!(r["agent_name"], "scripted-peer");
+    assert_eq!(r["agent_version"], "0.1.0");
+    assert_eq!(r["current_model_id"], "peer-default");
+    assert_eq!(r["supports_runtime_model_switch"], false);
+    assert_eq!(r["available_models"][2]["model_id"], "beta");
+    // Before the first run a switch is only stored.
+    let mut agent = acp_agent(&py, "normal");
+    agent["acp_model"] = json!("alpha");
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(json!({"agent": agent})),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    assert_eq!(info["current_model_id"], "alpha");
+    let id = info["id"].as_str().unwrap().to_string();
+    let (s, r) = env
+        .post(
+            &format!("/api/conversations/{id}/switch_acp_model"),
+            json!({"model": "beta"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    let (_, info) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(info["current_model_id"], "beta");
+    env.stop().await;
+}
