@@ -71,6 +71,9 @@ pub struct ToolEnv {
     /// Where MCP servers using OAuth find their tokens and put refreshed
     /// ones (`None`: each server's own `auth.state`, kept in memory).
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// Saved LLM profiles for tools that consult another model (the
+    /// oracle, the vision inspector); `None` outside a conversation.
+    pub profile_llms: Option<Arc<dyn crate::profile_llm::ProfileLlms>>,
 }
 
 impl ToolEnv {
@@ -84,6 +87,7 @@ impl ToolEnv {
             exec: openhands_workspace::exec::ExecPolicy::default(),
             delegation: None,
             mcp_oauth_states: None,
+            profile_llms: None,
         }
     }
 }

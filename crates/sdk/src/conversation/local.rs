@@ -100,6 +100,10 @@ pub struct ConversationOptions {
     /// servers the agent's, their hooks run after `hook_config`'s, their
     /// agents join the registry.
     pub plugins: Vec<crate::plugin::PluginSource>,
+    /// Directory of the saved LLM profiles tools may consult (`ask_oracle`,
+    /// `inspect_image_with_vision`); `None`: `.openhands/profiles` in the
+    /// skill sources' home (the user's home).
+    pub profile_store_dir: Option<PathBuf>,
 }
 
 impl Default for ConversationOptions {
@@ -126,6 +130,7 @@ impl Default for ConversationOptions {
             agent_registry: crate::subagent::registry::AgentRegistry::new(),
             mcp_oauth_states: None,
             plugins: Vec::new(),
+            profile_store_dir: None,
         }
     }
 }
@@ -390,6 +395,15 @@ impl LocalConversation {
         let home = options.skill_sources.home.clone();
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
+        let profile_dir = options.profile_store_dir.clone().unwrap_or_else(|| {
+            let home = options
+                .skill_sources
+                .home
+                .clone()
+                .or_else(crate::paths::user_home)
+                .unwrap_or_else(|| PathBuf::from("/"));
+            crate::profiles::LlmProfileStore::default_dir(&home)
+        });
         let child_options = ConversationOptions {
             conversation_id: None,
             callbacks: Vec::new(),
@@ -419,6 +433,13 @@ impl LocalConversation {
                         home,
                     ))),
                     mcp_oauth_states: options.mcp_oauth_states.clone(),
+                    profile_llms: Some(Arc::new(super::profile_llms::ConversationLlms::new(
+                        weak.clone(),
+                        crate::profiles::LlmProfileStore::new(
+                            profile_dir.clone(),
+                            options.cipher.clone(),
+                        ),
+                    ))),
                 },
                 child_options,
                 callbacks: RwLock::new(options.callbacks.clone()),

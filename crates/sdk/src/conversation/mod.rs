@@ -19,6 +19,7 @@ mod hooks;
 mod local;
 mod pending;
 mod plugins;
+mod profile_llms;
 mod step;
 pub mod stuck;
 pub mod view;
