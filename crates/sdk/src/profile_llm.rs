@@ -7,6 +7,8 @@
 
 use openhands_llm::Llm;
 use openhands_wire::LlmConfig;
+use openhands_wire::metrics::Metrics;
+use std::sync::Arc;
 
 /// Why a profile's LLM is not available.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,7 +46,7 @@ pub trait ProfileLlms: Send + Sync {
 /// [`ProfileLlms::profile_llm`] on a blocking thread (a first use reads
 /// the profile's file).
 pub async fn load_profile_llm(
-    llms: std::sync::Arc<dyn ProfileLlms>,
+    llms: Arc<dyn ProfileLlms>,
     profile_name: &str,
     usage_id: &str,
 ) -> Result<Llm, ProfileLlmError> {
@@ -61,4 +63,16 @@ pub fn profile_has_vision(config: &LlmConfig) -> bool {
     openhands_llm::model_info::vision_active(config)
         && openhands_llm::model_info::model_spec(&config.model)
             .is_some_and(|m| m.capabilities.vision)
+}
+
+/// What `profiles::tool_llms::StoreProfileLlms` needs of its conversation (implemented by the
+/// conversation, which it holds weakly).
+pub trait ProfileOwner: Send + Sync {
+    /// The metrics recorded so far under `usage_id`.
+    fn recorded_usage(self: Arc<Self>, usage_id: &str) -> Option<Metrics>;
+    /// Stores `metrics` under `usage_id` in the statistics, replacing
+    /// earlier ones.
+    fn record_usage(self: Arc<Self>, usage_id: String, metrics: Metrics) -> Result<(), String>;
+    /// See [`ProfileLlms::latest_user_image_urls`].
+    fn latest_user_image_urls(self: Arc<Self>) -> Vec<String>;
 }

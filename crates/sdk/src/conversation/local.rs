@@ -433,13 +433,15 @@ impl LocalConversation {
                         home,
                     ))),
                     mcp_oauth_states: options.mcp_oauth_states.clone(),
-                    profile_llms: Some(Arc::new(super::profile_llms::ConversationLlms::new(
-                        weak.clone(),
-                        crate::profiles::LlmProfileStore::new(
-                            profile_dir.clone(),
-                            options.cipher.clone(),
+                    profile_llms: Some(Arc::new(
+                        crate::profiles::tool_llms::StoreProfileLlms::new(
+                            weak.clone(),
+                            crate::profiles::LlmProfileStore::new(
+                                profile_dir.clone(),
+                                options.cipher.clone(),
+                            ),
                         ),
-                    ))),
+                    )),
                 },
                 child_options,
                 callbacks: RwLock::new(options.callbacks.clone()),

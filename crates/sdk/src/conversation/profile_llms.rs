@@ -1,96 +1,32 @@
-//! The conversation's side of [`ProfileLlms`]: profiles from its profile
-//! store, loaded once per usage id, their cost recorded in its statistics.
+//! The conversation as the owner of its tools' profile LLMs
+//! ([`crate::profile_llm::StoreProfileLlms`]): recorded usage, statistics,
+//! the user's latest images.
 
 use super::local::{Inner, LocalConversation};
-use crate::profile_llm::{ProfileLlmError, ProfileLlms, profile_has_vision};
-use crate::profiles::LlmProfileStore;
-use crate::profiles::files::StoreError;
-use openhands_llm::Llm;
+use crate::profile_llm::ProfileOwner;
 use openhands_wire::content::Content;
 use openhands_wire::event::{EventBody, SourceType};
 use openhands_wire::message::Role;
-use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::sync::Weak;
+use openhands_wire::metrics::Metrics;
+use std::sync::Arc;
 
-/// Profile LLMs of one conversation.
-pub(crate) struct ConversationLlms {
-    conversation: Weak<Inner>,
-    store: LlmProfileStore,
-    loaded: Mutex<HashMap<String, Llm>>,
-}
-
-impl ConversationLlms {
-    /// Profiles of `store` for the conversation behind `conversation`.
-    pub(crate) fn new(conversation: Weak<Inner>, store: LlmProfileStore) -> Self {
-        Self {
-            conversation,
-            store,
-            loaded: Mutex::new(HashMap::new()),
-        }
+impl ProfileOwner for Inner {
+    fn recorded_usage(self: Arc<Self>, usage_id: &str) -> Option<Metrics> {
+        LocalConversation { inner: self }
+            .stats()
+            .usage_to_metrics
+            .get(usage_id)
+            .cloned()
     }
 
-    fn conversation(&self) -> Option<LocalConversation> {
-        self.conversation
-            .upgrade()
-            .map(|inner| LocalConversation { inner })
-    }
-}
-
-impl ProfileLlms for ConversationLlms {
-    fn profile_llm(&self, profile_name: &str, usage_id: &str) -> Result<Llm, ProfileLlmError> {
-        if let Some(llm) = self.loaded.lock().get(usage_id) {
-            return Ok(llm.clone());
-        }
-        let conversation = self.conversation().ok_or(ProfileLlmError::Closed)?;
-        let mut config = self.store.load(profile_name).map_err(|e| match e {
-            StoreError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
-            other => ProfileLlmError::Invalid(other.to_string()),
-        })?;
-        config.usage_id = usage_id.to_string();
-        let llm = Llm::new(config).map_err(|e| ProfileLlmError::Invalid(e.to_string()))?;
-        crate::profiles::fallback::install_default_loader(&llm);
-        // A resumed conversation keeps counting where it stopped.
-        if let Some(previous) = conversation.stats().usage_to_metrics.get(usage_id) {
-            llm.restore_metrics(previous.clone());
-        }
-        let mut loaded = self.loaded.lock();
-        Ok(loaded.entry(usage_id.to_string()).or_insert(llm).clone())
+    fn record_usage(self: Arc<Self>, usage_id: String, metrics: Metrics) -> Result<(), String> {
+        LocalConversation { inner: self }
+            .record_usage(usage_id, metrics)
+            .map_err(|e| e.to_string())
     }
 
-    fn record_usage(&self, llm: &Llm) {
-        if let Some(conversation) = self.conversation()
-            && let Err(e) = conversation.record_usage(llm.usage_id().to_string(), llm.metrics())
-        {
-            tracing::warn!(usage_id = llm.usage_id(), error = %e, "profile LLM cost not recorded");
-        }
-    }
-
-    fn vision_profiles(&self) -> Vec<String> {
-        let names = match self.store.list() {
-            Ok(names) => names,
-            Err(e) => {
-                tracing::debug!(error = %e, "profile store not readable");
-                return Vec::new();
-            }
-        };
-        let mut out: Vec<String> = names
-            .into_iter()
-            .filter(|name| {
-                self.store
-                    .load(name)
-                    .is_ok_and(|config| profile_has_vision(&config))
-            })
-            .collect();
-        out.sort();
-        out
-    }
-
-    fn latest_user_image_urls(&self) -> Vec<String> {
-        let Some(conversation) = self.conversation() else {
-            return Vec::new();
-        };
-        conversation.with_branch(|events| {
+    fn latest_user_image_urls(self: Arc<Self>) -> Vec<String> {
+        LocalConversation { inner: self }.with_branch(|events| {
             events
                 .iter()
                 .rev()

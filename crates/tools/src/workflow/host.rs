@@ -3,7 +3,6 @@
 //! when the run ends, is cancelled or times out; sub-agents still running
 //! then are interrupted.
 
-use super::WorkflowAction;
 use super::protocol::{Answer, Job, Request};
 use openhands_sdk::subagent::{SubAgentHost, SubAgentOutcome};
 use openhands_workspace::exec::{ExecPolicy, GroupChild, ProcessSpec};
@@ -60,10 +59,12 @@ pub(super) struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Runs `action`'s script to its end; its result text.
+    /// Runs `job`'s script (of the workflow `name`) to its end; its
+    /// result text.
     pub(super) async fn execute(
         self,
-        action: &WorkflowAction,
+        name: &str,
+        job: Job<'_>,
         cancel: &CancellationToken,
     ) -> Result<String, WorkflowError> {
         let spec = ProcessSpec::new(self.python, self.exec.env.child_env())
@@ -76,7 +77,7 @@ impl Run<'_> {
         let agents = cancel.child_token();
         let mut running = JoinSet::new();
         let outcome = self
-            .serve(&mut child, action, cancel, &agents, &mut running)
+            .serve(&mut child, name, job, cancel, &agents, &mut running)
             .await;
         agents.cancel();
         let _ = child.terminate(Duration::from_secs(2)).await;
@@ -93,7 +94,8 @@ impl Run<'_> {
     async fn serve(
         &self,
         child: &mut GroupChild,
-        action: &WorkflowAction,
+        name: &str,
+        job: Job<'_>,
         cancel: &CancellationToken,
         agents: &CancellationToken,
         running: &mut JoinSet<()>,
@@ -105,10 +107,6 @@ impl Run<'_> {
         };
         let tail = Arc::new(parking_lot::Mutex::new(VecDeque::new()));
         running.spawn(log_stderr(stderr, tail.clone()));
-        let job = Job {
-            script: &action.script,
-            max_concurrency: action.max_concurrency,
-        };
         write_line(&mut stdin, &job).await?;
         let (answers, mut answered) = mpsc::unbounded_channel::<Answer>();
         let mut lines = BufReader::new(stdout).lines();
@@ -137,7 +135,7 @@ impl Run<'_> {
                         Ok(Request::RunAgent { id, prompt, subagent_type, description }) => {
                             let n = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;
                             tracing::debug!(
-                                workflow = %action.name, task = n,
+                                workflow = %name, task = n,
                                 description = description.as_deref().unwrap_or(""),
                                 "workflow sub-agent task"
                             );

@@ -269,7 +269,11 @@ impl TypedTool for WorkflowTool {
             tasks: self.tasks.clone(),
             timeout: WORKFLOW_TIMEOUT,
         };
-        let outcome = run.execute(&action, &ctx.cancel).await;
+        let job = protocol::Job {
+            script: &action.script,
+            max_concurrency: action.max_concurrency,
+        };
+        let outcome = run.execute(&action.name, job, &ctx.cancel).await;
         if let Err(e) = &outcome {
             tracing::warn!(workflow = %action.name, error = %e, "workflow failed");
         }
