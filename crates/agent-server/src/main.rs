@@ -44,7 +44,7 @@ struct Args {
 }
 
 /// Logging to stderr (`RUST_LOG`/`LOG_LEVEL`, `LOG_JSON`) and, when the
-/// `OTEL_*` variables ask for it, OpenTelemetry trace export (returned, to
+/// `OTEL_*` variables ask for it, OpenTelemetry trace and metrics export (returned, to
 /// be flushed at exit).
 fn init_logging() -> Option<Telemetry> {
     let level = std::env::var("LOG_LEVEL").unwrap_or_else(|_| "info".into());
@@ -59,7 +59,9 @@ fn init_logging() -> Option<Telemetry> {
         Ok(t) => (t, None),
         Err(e) => (None, Some(e)),
     };
-    let registry = tracing_subscriber::registry().with(telemetry.as_ref().map(Telemetry::layer));
+    let registry = tracing_subscriber::registry()
+        .with(telemetry.as_ref().and_then(Telemetry::layer))
+        .with(telemetry.as_ref().and_then(Telemetry::metrics_layer));
     let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .with_writer(std::io::stderr);
@@ -70,8 +72,8 @@ fn init_logging() -> Option<Telemetry> {
     }
     if let Some(e) = problem {
         tracing::warn!("OpenTelemetry export is off: {e}");
-    } else if telemetry.is_some() {
-        tracing::info!("exporting traces over OTLP/HTTP");
+    } else if let Some(t) = &telemetry {
+        tracing::info!("OpenTelemetry export over OTLP/HTTP: {t:?}");
     }
     telemetry
 }

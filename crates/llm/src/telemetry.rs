@@ -13,6 +13,14 @@ use tracing::field::Empty;
 /// The `tracing` target of every span meant for export.
 pub const TARGET: &str = "openhands::otel";
 
+/// The `tracing` target of the metric events (a target of its own, so
+/// they never show up as span events of the trace export). Each event
+/// carries one `monotonic_counter.<name>` or `histogram.<name>` field, the
+/// naming `tracing_opentelemetry::MetricsLayer` turns into instruments; the
+/// other fields are the measurement's attributes. TRACE level: free unless
+/// a subscriber enables this target.
+pub const METRICS_TARGET: &str = "openhands_metrics";
+
 /// The provider part of a model name (`openai/gpt-5` → `openai`).
 fn provider(model: &str) -> &str {
     model.split_once('/').map_or("openai", |(p, _)| p)
@@ -53,8 +61,8 @@ pub fn llm_span(config: &LlmConfig, request: &LlmRequest) -> Span {
     span
 }
 
-/// Records the outcome of a call on its span: usage, cost, latency and
-/// retries, or the error.
+/// Records the outcome of a call on its span (usage, cost, latency and
+/// retries, or the error) and as metrics.
 pub fn record(
     span: &Span,
     config: &LlmConfig,
@@ -62,6 +70,7 @@ pub fn record(
     attempts: u32,
     latency: std::time::Duration,
 ) {
+    record_metrics(config, result, latency);
     if span.is_disabled() {
         return;
     }
@@ -95,6 +104,70 @@ pub fn record(
         Err(e) => {
             span.record("otel.status_code", "ERROR");
             span.record("error.type", e.code());
+        }
+    }
+}
+
+/// The GenAI client metrics of one call: `gen_ai.client.token.usage`
+/// (input and output tokens), `gen_ai.client.operation.duration` (seconds)
+/// and, for a failed call, `openhands.errors`.
+fn record_metrics(
+    config: &LlmConfig,
+    result: &Result<LlmResponse, LlmError>,
+    latency: std::time::Duration,
+) {
+    let model = config.model.as_str();
+    let provider = provider(model);
+    match result {
+        Ok(r) => {
+            for (kind, tokens) in [
+                ("input", r.usage.prompt_tokens),
+                ("output", r.usage.completion_tokens),
+            ] {
+                tracing::event!(
+                    target: METRICS_TARGET,
+                    tracing::Level::TRACE,
+                    {
+                        "histogram.gen_ai.client.token.usage" = tokens,
+                        gen_ai.token.type = kind,
+                        gen_ai.operation.name = "chat",
+                        gen_ai.provider.name = provider,
+                        gen_ai.request.model = model,
+                    }
+                );
+            }
+            tracing::event!(
+                target: METRICS_TARGET,
+                tracing::Level::TRACE,
+                {
+                    "histogram.gen_ai.client.operation.duration" = latency.as_secs_f64(),
+                    gen_ai.operation.name = "chat",
+                    gen_ai.provider.name = provider,
+                    gen_ai.request.model = model,
+                }
+            );
+        }
+        Err(e) => {
+            tracing::event!(
+                target: METRICS_TARGET,
+                tracing::Level::TRACE,
+                {
+                    "histogram.gen_ai.client.operation.duration" = latency.as_secs_f64(),
+                    gen_ai.operation.name = "chat",
+                    gen_ai.provider.name = provider,
+                    gen_ai.request.model = model,
+                    error.type = e.code(),
+                }
+            );
+            tracing::event!(
+                target: METRICS_TARGET,
+                tracing::Level::TRACE,
+                {
+                    "monotonic_counter.openhands.errors" = 1_u64,
+                    openhands.error.source = "llm",
+                    error.type = e.code(),
+                }
+            );
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod memory;
 pub mod paths;
 pub mod plugin;
+pub mod profile_llm;
 pub mod profiles;
 pub mod remote;
 pub mod response_schema;
@@ -35,6 +36,7 @@ pub mod telemetry;
 mod test_http;
 pub mod tokens;
 pub mod tool;
+pub mod vision_inspect;
 pub mod visualizer;
 
 pub use agent::Agent;

@@ -7,7 +7,7 @@ use openhands_wire::state::ExecutionStatus;
 use tracing::Span;
 use tracing::field::Empty;
 
-pub use openhands_llm::telemetry::TARGET;
+pub use openhands_llm::telemetry::{METRICS_TARGET, TARGET};
 
 /// The span of one `run` of conversation `id`.
 pub fn run_span(id: &uuid::Uuid) -> Span {
@@ -31,6 +31,7 @@ pub fn record_run<E: std::fmt::Display>(
     result: &Result<ExecutionStatus, E>,
     steps: u32,
 ) {
+    record_run_metrics(result);
     if span.is_disabled() {
         return;
     }
@@ -61,6 +62,52 @@ pub fn step_span(id: &uuid::Uuid, number: u32) -> Span {
         otel.status_code = Empty,
         error.type = Empty,
     )
+}
+
+/// Counts a finished run (`openhands.runs`, by final status or error) and
+/// a failed one in `openhands.errors`.
+fn record_run_metrics<E: std::fmt::Display>(result: &Result<ExecutionStatus, E>) {
+    match result {
+        Ok(status) => tracing::event!(
+            target: METRICS_TARGET,
+            tracing::Level::TRACE,
+            {
+                "monotonic_counter.openhands.runs" = 1_u64,
+                openhands.execution_status = status.as_str(),
+            }
+        ),
+        Err(_) => {
+            tracing::event!(
+                target: METRICS_TARGET,
+                tracing::Level::TRACE,
+                {
+                    "monotonic_counter.openhands.runs" = 1_u64,
+                    openhands.execution_status = "error",
+                }
+            );
+            tracing::event!(
+                target: METRICS_TARGET,
+                tracing::Level::TRACE,
+                {
+                    "monotonic_counter.openhands.errors" = 1_u64,
+                    openhands.error.source = "run",
+                }
+            );
+        }
+    }
+}
+
+/// Counts a failed tool call in `openhands.errors`.
+pub fn count_tool_error(tool: &str) {
+    tracing::event!(
+        target: METRICS_TARGET,
+        tracing::Level::TRACE,
+        {
+            "monotonic_counter.openhands.errors" = 1_u64,
+            openhands.error.source = "tool",
+            gen_ai.tool.name = tool,
+        }
+    );
 }
 
 /// Marks a failed step or tool call.

@@ -79,6 +79,9 @@ pub struct ToolEnv {
     /// The conversation's LLM switch (saved profiles), for the `switch_llm`
     /// tool; `None` outside a conversation.
     pub llm_switch: Option<Arc<dyn crate::switch_llm::LlmSwitch>>,
+    /// Saved LLM profiles for tools that consult another model (the
+    /// oracle, the vision inspector); `None` outside a conversation.
+    pub profile_llms: Option<Arc<dyn crate::profile_llm::ProfileLlms>>,
 }
 
 impl ToolEnv {
@@ -95,6 +98,7 @@ impl ToolEnv {
             conversation_id: None,
             child_launcher: None,
             llm_switch: None,
+            profile_llms: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! `enable_browser` is set, as the reference does.
 
 use crate::apply_patch::{APPLY_PATCH_NAME, ApplyPatchTool};
+use crate::ask_oracle::{ASK_ORACLE_NAME, AskOracleTool};
 use crate::delegation::{DELEGATE_NAME, DelegateTool, TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};
 use crate::file_editor::{FILE_EDITOR_NAME, FileEditorTool};
 use crate::gemini::{
@@ -19,6 +20,7 @@ use crate::planning_file_editor::{
 };
 use crate::task_tracker::{TASK_TRACKER_NAME, TaskTrackerTool};
 use crate::terminal::TerminalTool;
+use crate::workflow::{WORKFLOW_NAME, WORKFLOW_TOOL_SET_NAME, WorkflowTool};
 use openhands_browser::{BROWSER_TOOL_SET_NAME, browser_tool_set};
 use openhands_sdk::tool::ToolRegistry;
 use openhands_wire::LlmConfig;
@@ -32,7 +34,8 @@ pub const TERMINAL_NAME: &str = "terminal";
 /// Registers factories for every built-in tool: `terminal`, `file_editor`,
 /// `task_tracker`, `grep`, `glob`, `apply_patch`, `read_file`, `write_file`,
 /// `edit`, `list_directory`, `planning_file_editor`, the delegation tools
-/// `task_tool_set` (alias `task`) and `delegate`, and `browser_tool_set`
+/// `task_tool_set` (alias `task`) and `delegate`, `ask_oracle`,
+/// `workflow_tool_set` (alias `workflow`), and `browser_tool_set`
 /// (the browser tools, one lazily started Chromium per conversation). Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
@@ -69,6 +72,19 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
         );
     }
     registry.register_fn(DELEGATE_NAME, DelegateTool::new);
+    registry.register_fn(ASK_ORACLE_NAME, AskOracleTool::new);
+    // `workflow_tool_set` (and `workflow`) take `sub_agent_scope`.
+    for name in [WORKFLOW_TOOL_SET_NAME, WORKFLOW_NAME] {
+        registry.register_factory(
+            name,
+            std::sync::Arc::new(|params, env| {
+                let tool = WorkflowTool::from_params(params, env)?;
+                Ok(vec![
+                    std::sync::Arc::new(tool) as std::sync::Arc<dyn openhands_sdk::tool::Tool>
+                ])
+            }),
+        );
+    }
     registry.register_factory(BROWSER_TOOL_SET_NAME, std::sync::Arc::new(browser_tool_set));
     // `plan_path` (absolute) may be given in the tool spec's params.
     registry.register_factory(

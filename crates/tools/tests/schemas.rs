@@ -6,12 +6,34 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use openhands_sdk::profile_llm::{ProfileLlmError, ProfileLlms};
 use openhands_sdk::tool::{Tool, ToolEnv};
+use openhands_sdk::vision_inspect::VisionInspectTool;
 use openhands_tools::terminal::TerminalTool;
 use openhands_tools::{
-    ApplyPatchTool, EditTool, FileEditorTool, GlobTool, GrepTool, ListDirectoryTool,
-    PlanningFileEditorTool, ReadFileTool, TaskTrackerTool, WriteFileTool,
+    ApplyPatchTool, AskOracleTool, EditTool, FileEditorTool, GlobTool, GrepTool, ListDirectoryTool,
+    PlanningFileEditorTool, ReadFileTool, TaskTrackerTool, WorkflowTool, WriteFileTool,
 };
+
+/// Profiles with one vision profile, for the vision tool to exist.
+struct OneVisionProfile;
+
+impl ProfileLlms for OneVisionProfile {
+    fn profile_llm(
+        &self,
+        name: &str,
+        _usage_id: &str,
+    ) -> Result<openhands_llm::Llm, ProfileLlmError> {
+        Err(ProfileLlmError::NotFound(name.to_string()))
+    }
+    fn record_usage(&self, _llm: &openhands_llm::Llm) {}
+    fn vision_profiles(&self) -> Vec<String> {
+        vec!["eyes".into()]
+    }
+    fn latest_user_image_urls(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
 use serde_json::{Map, Value, json};
 
 const REFERENCE: &str = include_str!("fixtures/llm_tool_parameters.json");
@@ -19,11 +41,16 @@ const REFERENCE: &str = include_str!("fixtures/llm_tool_parameters.json");
 /// `to_openai_tool(add_security_risk_prediction=True)`), descriptions
 /// replaced.
 const BROWSER_REFERENCE: &str = include_str!("fixtures/browser_tool_parameters.json");
+/// The SDK's `inspect_image_with_vision` as the reference sends it (its
+/// tool created with the annotations `create` gives it), descriptions
+/// replaced.
+const SDK_REFERENCE: &str = include_str!("fixtures/sdk_tool_parameters.json");
 
 /// The reference schema of `name`.
 fn reference(name: &str) -> Value {
     let mut all: Vec<Value> = serde_json::from_str(REFERENCE).unwrap();
     all.extend(serde_json::from_str::<Vec<Value>>(BROWSER_REFERENCE).unwrap());
+    all.extend(serde_json::from_str::<Vec<Value>>(SDK_REFERENCE).unwrap());
     all.into_iter()
         .find(|t| t["function"]["name"] == name)
         .map(|t| t["function"]["parameters"].clone())
@@ -98,7 +125,8 @@ fn assert_described(v: &Value, path: &str) {
 #[test]
 fn schemas_match_reference_structure() {
     let dir = tempfile::tempdir().unwrap();
-    let env = ToolEnv::new(dir.path());
+    let mut env = ToolEnv::new(dir.path());
+    env.profile_llms = Some(std::sync::Arc::new(OneVisionProfile));
     let browser = openhands_browser::browser_tool_set(&Map::new(), &env).unwrap();
     assert_eq!(
         browser.len(),
@@ -119,6 +147,9 @@ fn schemas_match_reference_structure() {
         std::sync::Arc::new(EditTool::new(&env)),
         std::sync::Arc::new(ListDirectoryTool::new(&env)),
         std::sync::Arc::new(PlanningFileEditorTool::new(&env, None).unwrap()),
+        std::sync::Arc::new(AskOracleTool::new(&env)),
+        std::sync::Arc::new(WorkflowTool::new(&env)),
+        std::sync::Arc::new(VisionInspectTool::create(&env).expect("a vision profile exists")),
     ];
     tools.extend(browser);
     for tool in &tools {

@@ -15,6 +15,7 @@ use crate::condenser::Condenser;
 use crate::response_schema::{ResponseSchema, WithResponseSchema};
 use crate::skills::invoke::InvokeSkillTool;
 use crate::tool::{Tool, ToolEnv, ToolError, ToolRegistry};
+use crate::vision_inspect::{VISION_INSPECT_CLASS, VISION_INSPECT_NAME, VisionInspectTool};
 use openhands_llm::{Llm, LlmError, ToolSchema};
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::tool::ToolDefinition;
@@ -203,9 +204,20 @@ impl Agent {
         {
             defaults.push(INVOKE_SKILL_CLASS.to_string());
         }
+        // A model without vision gets the vision inspector when a saved
+        // profile can see images (it offers nothing otherwise).
+        if !self.llm.vision_is_active() && !defaults.iter().any(|d| d == VISION_INSPECT_CLASS) {
+            defaults.push(VISION_INSPECT_CLASS.to_string());
+        }
         for class in &defaults {
             if let Some(t) = crate::switch_llm::by_name(class, env) {
                 tools.push(t);
+                continue;
+            }
+            if class == VISION_INSPECT_CLASS || class == VISION_INSPECT_NAME {
+                if let Some(tool) = VisionInspectTool::create(env) {
+                    tools.push(Arc::new(tool));
+                }
                 continue;
             }
             if class == INVOKE_SKILL_CLASS || class == "invoke_skill" {

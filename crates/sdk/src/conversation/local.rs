@@ -109,6 +109,10 @@ pub struct ConversationOptions {
     /// choose from (`None`: the user's `~/.openhands/profiles`, secrets
     /// opened with `cipher`).
     pub profiles: Option<Arc<dyn ProfileSource>>,
+    /// Directory of the saved LLM profiles tools may consult (`ask_oracle`,
+    /// `inspect_image_with_vision`); `None`: `.openhands/profiles` in the
+    /// skill sources' home (the user's home).
+    pub profile_store_dir: Option<PathBuf>,
 }
 
 impl Default for ConversationOptions {
@@ -137,6 +141,7 @@ impl Default for ConversationOptions {
             plugins: Vec::new(),
             child_launcher: None,
             profiles: None,
+            profile_store_dir: None,
         }
     }
 }
@@ -416,6 +421,15 @@ impl LocalConversation {
         };
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
+        let profile_dir = options.profile_store_dir.clone().unwrap_or_else(|| {
+            let home = options
+                .skill_sources
+                .home
+                .clone()
+                .or_else(crate::paths::user_home)
+                .unwrap_or_else(|| PathBuf::from("/"));
+            crate::profiles::LlmProfileStore::default_dir(&home)
+        });
         let child_options = ConversationOptions {
             conversation_id: None,
             callbacks: Vec::new(),
@@ -442,6 +456,15 @@ impl LocalConversation {
                     conversation_id: Some(id),
                     child_launcher: options.child_launcher.clone(),
                     llm_switch: Some(Arc::new(ConversationSwitch(weak.clone()))),
+                    profile_llms: Some(Arc::new(
+                        crate::profiles::tool_llms::StoreProfileLlms::new(
+                            weak.clone(),
+                            crate::profiles::LlmProfileStore::new(
+                                profile_dir.clone(),
+                                options.cipher.clone(),
+                            ),
+                        ),
+                    )),
                 };
                 let hooks =
                     hook_config.map(|c| Self::runner_for(weak, c, &env, id.to_string(), hook_llm));

@@ -22,6 +22,7 @@ mod local;
 mod pending;
 mod pins;
 mod plugins;
+mod profile_llms;
 mod step;
 pub mod stuck;
 pub mod view;

@@ -145,6 +145,9 @@ impl LocalConversation {
         }
         let messages = self.llm_messages(&runtime);
         let llm = self.inner.agent.read().llm().clone();
+        let Some(messages) = self.images_for_model(&runtime, &llm, messages).await? else {
+            return Ok(());
+        };
         let request = LlmRequest {
             messages,
             tools: runtime.schemas().to_vec(),
@@ -175,6 +178,43 @@ impl LocalConversation {
             return Err(ConversationError::Interrupted);
         }
         self.handle_response(&runtime, response, cancel).await
+    }
+
+    /// What the model gets of the latest user message's images when it
+    /// cannot see them: text references for the vision inspector when the
+    /// agent has it; otherwise the agent says so and the run finishes
+    /// (`None`).
+    async fn images_for_model(
+        &self,
+        runtime: &AgentRuntime,
+        llm: &openhands_llm::Llm,
+        messages: Vec<Message>,
+    ) -> Result<Option<Vec<Message>>, ConversationError> {
+        use crate::vision_inspect as vision;
+        if llm.vision_is_active() || !vision::latest_user_message_has_image(&messages) {
+            return Ok(Some(messages));
+        }
+        if runtime.tool(vision::VISION_INSPECT_NAME).is_some() {
+            return Ok(Some(vision::replace_latest_user_images(messages)));
+        }
+        let reply = Event::with_source(
+            SourceType::Agent,
+            EventBody::Message(openhands_wire::event::MessageEvent {
+                llm_message: vision::no_vision_reply(llm.model()),
+                llm_response_id: None,
+                activated_skills: Vec::new(),
+                extended_content: Vec::new(),
+                sender: None,
+                critic_result: None,
+            }),
+        );
+        self.commit_async(true, move |c| {
+            let mut out = vec![reply];
+            out.extend(c.set_status(openhands_wire::state::ExecutionStatus::Finished));
+            out
+        })
+        .await?;
+        Ok(None)
     }
 
     /// Condenses the view when the condenser asks for it; true when a
@@ -461,6 +501,7 @@ impl LocalConversation {
                             .map_err(|e| e.to_string());
                         if let Err(e) = &result {
                             crate::telemetry::record_error(&span, e);
+                            crate::telemetry::count_tool_error(&a.tool_name);
                         }
                         result
                     }

@@ -14,6 +14,7 @@ pub mod fallback;
 pub mod files;
 pub mod llm_json;
 pub mod source;
+pub mod tool_llms;
 
 pub use files::{
     ProfileFiles, ProfileJson, StoreError, canonical_name, check_name, create_private_dir,

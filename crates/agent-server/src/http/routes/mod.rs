@@ -296,6 +296,9 @@ pub fn build_router(state: SharedState) -> Router {
         .layer(CatchPanicLayer::custom(errors::panic_response))
         .layer(axum::middleware::from_fn(errors::json_errors))
         .layer(cors::layer(&state.config))
+        .layer(axum::middleware::from_fn(
+            crate::http::middleware::trace_context::trace_context,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state);
     match dormant {

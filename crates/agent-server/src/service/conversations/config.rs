@@ -188,6 +188,7 @@ impl ServiceConfig {
             .map(|(_, m)| m.clone())
             .unwrap_or_else(|| match name {
                 "task_tool_set" => "openhands.tools.task.definition".into(),
+                "workflow_tool_set" => "openhands.tools.workflow.definition".into(),
                 "browser_tool_set" => "openhands.tools.browser_use.definition".into(),
                 "read_file" | "write_file" | "edit" | "list_directory" => {
                     format!("openhands.tools.gemini.{name}.definition")

@@ -395,7 +395,11 @@ impl Live {
         };
         self.touch();
         let this = self.clone();
-        tokio::spawn(async move { this.run_loop(permit).await });
+        // The run belongs to the span of whatever started it (a request's
+        // server span carrying the client's trace context, when exported).
+        tokio::spawn(tracing::Instrument::in_current_span(async move {
+            this.run_loop(permit).await
+        }));
         Ok(())
     }
 

@@ -1,0 +1,85 @@
+//! [`ProfileLlms`] over a profile store: the saved profiles a
+//! conversation's tools consult, loaded once per usage id.
+
+use super::LlmProfileStore;
+use super::files::StoreError;
+use crate::profile_llm::{ProfileLlmError, ProfileLlms, ProfileOwner, profile_has_vision};
+use openhands_llm::Llm;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Weak;
+
+/// [`ProfileLlms`] over a profile store, for one conversation.
+pub struct StoreProfileLlms {
+    owner: Weak<dyn ProfileOwner>,
+    store: LlmProfileStore,
+    loaded: Mutex<HashMap<String, Llm>>,
+}
+
+impl StoreProfileLlms {
+    /// Profiles of `store` for the conversation `owner`.
+    pub fn new(owner: Weak<dyn ProfileOwner>, store: LlmProfileStore) -> Self {
+        Self {
+            owner,
+            store,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl ProfileLlms for StoreProfileLlms {
+    fn profile_llm(&self, profile_name: &str, usage_id: &str) -> Result<Llm, ProfileLlmError> {
+        if let Some(llm) = self.loaded.lock().get(usage_id) {
+            return Ok(llm.clone());
+        }
+        let owner = self.owner.upgrade().ok_or(ProfileLlmError::Closed)?;
+        let mut config = self.store.load(profile_name).map_err(|e| match e {
+            StoreError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
+            other => ProfileLlmError::Invalid(other.to_string()),
+        })?;
+        config.usage_id = usage_id.to_string();
+        let llm = Llm::new(config).map_err(|e| ProfileLlmError::Invalid(e.to_string()))?;
+        crate::profiles::fallback::install_default_loader(&llm);
+        // A resumed conversation keeps counting where it stopped.
+        if let Some(previous) = owner.recorded_usage(usage_id) {
+            llm.restore_metrics(previous);
+        }
+        let mut loaded = self.loaded.lock();
+        Ok(loaded.entry(usage_id.to_string()).or_insert(llm).clone())
+    }
+
+    fn record_usage(&self, llm: &Llm) {
+        if let Some(owner) = self.owner.upgrade()
+            && let Err(e) = owner.record_usage(llm.usage_id().to_string(), llm.metrics())
+        {
+            tracing::warn!(usage_id = llm.usage_id(), error = %e, "profile LLM cost not recorded");
+        }
+    }
+
+    fn vision_profiles(&self) -> Vec<String> {
+        let names = match self.store.list() {
+            Ok(names) => names,
+            Err(e) => {
+                tracing::debug!(error = %e, "profile store not readable");
+                return Vec::new();
+            }
+        };
+        let mut out: Vec<String> = names
+            .into_iter()
+            .filter(|name| {
+                self.store
+                    .load(name)
+                    .is_ok_and(|config| profile_has_vision(&config))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn latest_user_image_urls(&self) -> Vec<String> {
+        self.owner
+            .upgrade()
+            .map(|o| o.latest_user_image_urls())
+            .unwrap_or_default()
+    }
+}
