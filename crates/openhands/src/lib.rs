@@ -71,6 +71,8 @@
 //! * **Remote**: a [`Workspace::Remote`] (see [`RemoteWorkspace`]) makes
 //!   [`Conversation::new`] create the conversation on an agent server and
 //!   stream its events over the WebSocket; the same calls drive it.
+//!   [`DockerWorkspace`] starts that server in a container (the host
+//!   directory mounted) and hands out its workspace.
 //! * **The server itself** (feature `server`): `openhands::server` is the agent
 //!   server library behind the `openhands-agent-server` binary.
 //! * **Offline runs and tests** (feature `testing`): `openhands::testing` has the
@@ -106,6 +108,7 @@ pub use openhands_wire::agent::AgentSpec;
 pub use openhands_wire::event::SecurityRisk;
 pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
 pub use openhands_wire::tool::ToolAnnotations;
+pub use openhands_workspace::docker::{DockerWorkspace, DockerWorkspaceOptions};
 pub use openhands_workspace::{LocalWorkspace, RemoteWorkspace, Workspace};
 
 /// Events of a conversation and their parts (the reference's wire types).

@@ -11,12 +11,16 @@
 //!   `/api/git/*`) with the session API key.
 //! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
 //!   reference's `Workspace(working_dir=..., host=...)` factory.
+//! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
+//!   container with a host directory mounted, used as a remote workspace;
+//!   and the image builder.
 //! * [`git`] — change lists and diffs with the reference's semantics, the one
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
 
 pub mod archive;
 pub mod confine;
+pub mod docker;
 pub mod exec;
 pub mod git;
 mod local;

@@ -146,7 +146,7 @@ impl DockerSandboxes {
             "-e".into(),
             "HOME=/root".into(),
             self.image.clone(),
-            super::AGENT_SERVER_BIN.into(),
+            openhands_workspace::docker::image::SERVER_PATH.into(),
             "--host".into(),
             "127.0.0.1".into(),
             "--port".into(),
@@ -170,73 +170,16 @@ impl DockerSandboxes {
     }
 }
 
-/// The shell tools copied into the image (with their libraries).
-const IMAGE_TOOLS: &str = "bash sh env ls cat cp mv rm mkdir rmdir touch ln grep sed head tail wc \
-sort uniq find xargs tr cut dirname basename pwd sleep date id uname tee chmod stat readlink \
-realpath diff printf echo test true false mktemp awk git";
-
-const BUILD_SCRIPT: &str = r#"set -euo pipefail
-stage="$1"; bin="$2"; tag="$3"; docker="$4"; tools="$5"
-copy() {
-  cp -L --parents "$1" "$stage/"
-  for l in $(ldd "$1" 2>/dev/null | grep -o '/[^ )]*'); do
-    if [ -e "$l" ]; then cp -L --parents -n "$l" "$stage/"; fi
-  done
-}
-for t in $tools; do
-  p=$(command -v "$t" || true)
-  if [ -n "$p" ] && [ -f "$p" ]; then
-    copy "$p"
-    if [ -f "/bin/$t" ]; then copy "/bin/$t"; fi
-  fi
-done
-mkdir -p "$stage/usr/local/bin" "$stage/tmp" "$stage/root" "$stage/etc"
-chmod 1777 "$stage/tmp"
-cp -L "$bin" "$stage/usr/local/bin/openhands-agent-server"
-copy "$stage/usr/local/bin/openhands-agent-server" 2>/dev/null || true
-for l in $(ldd "$bin" | grep -o '/[^ )]*'); do if [ -e "$l" ]; then cp -L --parents -n "$l" "$stage/"; fi; done
-cp /etc/passwd /etc/group "$stage/etc/"
-if [ -d /etc/ssl/certs ]; then mkdir -p "$stage/etc/ssl"; cp -rL /etc/ssl/certs "$stage/etc/ssl/"; fi
-tar -C "$stage" -c . | "$docker" import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'ENV HOME=/root' - "$tag"
-"#;
-
 /// Builds the sandbox image `tag` from `agent_server` and this machine's
-/// shell tools; returns the image id.
+/// shell tools (the workspace crate's one image builder, its processes
+/// under the sandbox environment policy); returns the image id.
 pub async fn build_image(
     docker: &Path,
     agent_server: &Path,
     tag: &str,
 ) -> Result<String, ProvisionError> {
-    let stage =
-        tokio::task::spawn_blocking(|| tempfile::Builder::new().prefix("oh-image-").tempdir())
-            .await
-            .map_err(|e| ProvisionError::Docker(e.to_string()))?
-            .map_err(|source| ProvisionError::Io {
-                path: std::env::temp_dir().to_string_lossy().into_owned(),
-                source,
-            })?;
     let env = sandbox_env_policy().child_env_from(sandbox_base_env(&[]));
-    let spec = ProcessSpec::bash(BUILD_SCRIPT, env)
-        .arg("build-image")
-        .arg(stage.path())
-        .arg(agent_server)
-        .arg(tag)
-        .arg(docker)
-        .arg(IMAGE_TOOLS);
-    let limits = RunLimits {
-        timeout: Duration::from_secs(600),
-        ..RunLimits::default()
-    };
-    let out = run_to_completion(&spec, &limits, &CancellationToken::new(), 1 << 20)
+    openhands_workspace::docker::image::build_image(docker, agent_server, tag, env)
         .await
-        .map_err(|e| ProvisionError::Docker(format!("cannot run the image build: {e}")))?;
-    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
-    match out.end {
-        RunEnd::Exited(0) => Ok(text(&out.stdout)),
-        RunEnd::Exited(code) => Err(ProvisionError::Docker(format!(
-            "the image build exited with {code}: {}",
-            text(&out.stderr)
-        ))),
-        _ => Err(ProvisionError::Docker("the image build timed out".into())),
-    }
+        .map_err(|e| ProvisionError::Docker(e.to_string()))
 }
