@@ -7,7 +7,7 @@ use crate::http::{HttpBackend, secs};
 use crate::model_info::{self, ModelFeatures};
 use crate::non_native;
 use crate::retry::{self, RetryEvent, RetryListener};
-use crate::router::{self, Router};
+use crate::router::{self, RouteMember, Router};
 use crate::routing::{self, ApiKind};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
 use openhands_wire::LlmConfig;
@@ -35,7 +35,7 @@ struct Inner {
     retry_listener: RwLock<Option<RetryListener>>,
     fallback: Mutex<FallbackState>,
     /// For a router configuration: its members and strategy.
-    router: Option<Arc<Router>>,
+    router: Option<Arc<Router<Llm>>>,
 }
 
 /// The loader of the configuration's fallback LLMs and those loaded so far.
@@ -91,7 +91,7 @@ impl Llm {
 
     /// A router LLM: `config` is the router's own configuration (its
     /// `usage_id`, `router_name`, ...), `router` the members that answer.
-    pub fn router(config: LlmConfig, router: Router) -> Result<Self, LlmError> {
+    pub fn router(config: LlmConfig, router: Router<Llm>) -> Result<Self, LlmError> {
         let mut llm = Self::with_backend(config, Arc::new(RouterOnly));
         if let Some(inner) = Arc::get_mut(&mut llm.inner) {
             inner.router = Some(Arc::new(router));
@@ -100,7 +100,7 @@ impl Llm {
     }
 
     /// The router, when this LLM is one.
-    pub fn as_router(&self) -> Option<&Router> {
+    pub fn as_router(&self) -> Option<&Router<Llm>> {
         self.inner.router.as_deref()
     }
 
@@ -482,6 +482,15 @@ impl Llm {
 }
 
 /// The backend of a router LLM: never called, its members answer.
+impl RouteMember for Llm {
+    fn config(&self) -> &LlmConfig {
+        Llm::config(self)
+    }
+    fn model(&self) -> &str {
+        Llm::model(self)
+    }
+}
+
 struct RouterOnly;
 
 #[async_trait::async_trait]

@@ -17,7 +17,6 @@
 //! the router records nothing itself.
 
 use crate::error::LlmError;
-use crate::llm::Llm;
 use crate::model_info;
 use openhands_wire::LlmConfig;
 use openhands_wire::content::Content;
@@ -130,14 +129,22 @@ fn check_members<'a>(
     Ok(())
 }
 
+/// What a router needs of a member (an [`crate::Llm`]).
+pub trait RouteMember: Clone {
+    /// The member's configuration (its model's limits decide routes).
+    fn config(&self) -> &LlmConfig;
+    /// The member's model name.
+    fn model(&self) -> &str;
+}
+
 /// The members of a router LLM and its strategy.
-pub struct Router {
+pub struct Router<M> {
     strategy: Strategy,
-    members: Vec<(String, Llm)>,
+    members: Vec<(String, M)>,
     active: Mutex<Option<String>>,
 }
 
-impl std::fmt::Debug for Router {
+impl<M> std::fmt::Debug for Router<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Router")
             .field("strategy", &self.strategy)
@@ -149,9 +156,9 @@ impl std::fmt::Debug for Router {
     }
 }
 
-impl Router {
+impl<M: RouteMember> Router<M> {
     /// A router over `members` (checked as [`spec_of`] checks them).
-    pub fn new(strategy: Strategy, members: Vec<(String, Llm)>) -> Result<Self, LlmError> {
+    pub fn new(strategy: Strategy, members: Vec<(String, M)>) -> Result<Self, LlmError> {
         check_members(strategy, members.iter().map(|(k, _)| k.as_str()))?;
         Ok(Self {
             strategy,
@@ -166,7 +173,7 @@ impl Router {
     }
 
     /// The members, by name, in order.
-    pub fn members(&self) -> &[(String, Llm)] {
+    pub fn members(&self) -> &[(String, M)] {
         &self.members
     }
 
@@ -176,7 +183,7 @@ impl Router {
     }
 
     /// The member that answers `messages`; remembered as the active one.
-    pub fn select(&self, messages: &[Message]) -> (String, Llm) {
+    pub fn select(&self, messages: &[Message]) -> (String, M) {
         let index = match self.strategy {
             Strategy::Multimodal => self.multimodal(messages),
             Strategy::Random => random_below(self.members.len()),

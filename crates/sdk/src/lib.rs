@@ -18,6 +18,7 @@ pub mod fsutil;
 pub mod goal;
 pub mod hooks;
 pub mod installed;
+pub mod llm_switch;
 pub mod mcp;
 pub mod memory;
 pub mod paths;

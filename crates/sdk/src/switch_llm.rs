@@ -5,7 +5,7 @@
 //! HTTP `switch_profile` route uses), reached through [`LlmSwitch`] in the
 //! tool environment.
 
-use crate::profiles::ProfileSwitchError;
+use crate::llm_switch::ProfileSwitchError;
 use crate::tool::{Tool, ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
@@ -18,14 +18,7 @@ pub const NAME: &str = "switch_llm";
 /// The tool's class name (`include_default_tools`, tool specs).
 pub const CLASS: &str = "SwitchLLMTool";
 
-/// What the tool needs of its conversation.
-pub trait LlmSwitch: Send + Sync {
-    /// The saved profiles that may be switched to, sorted.
-    fn profile_names(&self) -> Vec<String>;
-    /// Switches the conversation's agent to profile `name`; returns the
-    /// model now active. Blocking (reads the profile).
-    fn switch_profile(&self, name: &str) -> Result<String, ProfileSwitchError>;
-}
+pub use crate::llm_switch::LlmSwitch;
 
 /// `SwitchLLMAction`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

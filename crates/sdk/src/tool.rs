@@ -75,10 +75,10 @@ pub struct ToolEnv {
     pub conversation_id: Option<uuid::Uuid>,
     /// Starts child conversations of this one, when its host can (the
     /// agent server); `None` otherwise.
-    pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
+    pub child_launcher: Option<Arc<dyn crate::subagent::launch::ChildLauncher>>,
     /// The conversation's LLM switch (saved profiles), for the `switch_llm`
     /// tool; `None` outside a conversation.
-    pub llm_switch: Option<Arc<dyn crate::switch_llm::LlmSwitch>>,
+    pub llm_switch: Option<Arc<dyn crate::llm_switch::LlmSwitch>>,
     /// Saved LLM profiles for tools that consult another model (the
     /// oracle, the vision inspector); `None` outside a conversation.
     pub profile_llms: Option<Arc<dyn crate::profile_llm::ProfileLlms>>,

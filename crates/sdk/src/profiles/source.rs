@@ -6,20 +6,7 @@
 use super::{LlmProfileStore, StoreError};
 use openhands_wire::LlmConfig;
 
-/// Why switching to a profile failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProfileSwitchError {
-    /// No profile of that name.
-    #[error("LLM profile '{0}' was not found.")]
-    NotFound(String),
-    /// The profile exists but cannot be used (unreadable, bad JSON, a
-    /// configuration no LLM can be built from).
-    #[error("{0}")]
-    Invalid(String),
-    /// The conversation could not record the switch.
-    #[error("{0}")]
-    Conversation(String),
-}
+pub use crate::llm_switch::ProfileSwitchError;
 
 impl From<StoreError> for ProfileSwitchError {
     fn from(e: StoreError) -> Self {

@@ -2,24 +2,40 @@
 //! of this server starts its child on the same server, exactly as
 //! `POST /api/conversations/{id}/children` does.
 
-use super::service::WeakConversationService;
+use super::error::ServiceError;
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use openhands_protocol::conversations::{
     Isolation, StartChildConversationRequest, StartChildConversationResponse,
 };
 use openhands_sdk::subagent::ChildLauncher;
+use std::sync::Arc;
 use uuid::Uuid;
 
-/// Starts children through the conversation service (without keeping the
-/// service alive).
+/// Starts a child of a parent: `(parent, task, title, worktree)` → the
+/// child, `None` when the parent does not exist (the conversation service's
+/// `start_child`, reached without keeping the service alive).
+pub type StartChild = Arc<
+    dyn Fn(
+            Uuid,
+            String,
+            Option<String>,
+            bool,
+        )
+            -> BoxFuture<'static, Result<Option<StartChildConversationResponse>, ServiceError>>
+        + Send
+        + Sync,
+>;
+
+/// Starts children through the conversation service.
 pub struct ServiceChildLauncher {
-    service: WeakConversationService,
+    start: StartChild,
 }
 
 impl ServiceChildLauncher {
-    /// A launcher for `service`'s conversations.
-    pub fn new(service: WeakConversationService) -> Self {
-        Self { service }
+    /// A launcher starting children with `start`.
+    pub fn new(start: StartChild) -> Self {
+        Self { start }
     }
 }
 
@@ -30,23 +46,16 @@ impl ChildLauncher for ServiceChildLauncher {
         parent: Uuid,
         request: StartChildConversationRequest,
     ) -> Result<StartChildConversationResponse, String> {
-        let Some(service) = self.service.upgrade() else {
-            return Err("Child conversation launch failed: the server is shutting down".into());
-        };
         if let Err(e) = request.validate() {
             return Err(format!("Invalid child conversation request: {e}"));
         }
         let worktree = request.isolation == Isolation::Worktree;
-        // The child is launched from a task of its own: the parent's run
-        // holds its conversation while this tool call is in flight, and the
-        // launch must not be cancelled half-way with the parent's step.
-        let launched = tokio::spawn(async move {
-            service
-                .start_child(parent, request.task, request.title, worktree)
-                .await
-        })
-        .await
-        .map_err(|e| format!("Child conversation launch failed: {e}"))?;
+        // The child is launched from a task of its own: the launch must not
+        // be cancelled half-way when the parent's step is.
+        let launch = (self.start)(parent, request.task, request.title, worktree);
+        let launched = tokio::spawn(launch)
+            .await
+            .map_err(|e| format!("Child conversation launch failed: {e}"))?;
         match launched {
             Ok(Some(child)) => Ok(child),
             Ok(None) => {

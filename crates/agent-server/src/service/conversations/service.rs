@@ -141,8 +141,17 @@ impl ConversationService {
     /// The launcher the conversations of this service start their children
     /// with (the `start_child_conversation` tool).
     fn child_launcher(&self) -> Option<Arc<dyn openhands_sdk::subagent::ChildLauncher>> {
+        let service = self.downgrade();
         Some(Arc::new(super::children::ServiceChildLauncher::new(
-            self.downgrade(),
+            Arc::new(move |parent, task, title, worktree| {
+                let service = service.clone();
+                Box::pin(async move {
+                    match service.upgrade() {
+                        Some(s) => s.start_child(parent, task, title, worktree).await,
+                        None => Err(ServiceError::Internal("the server is shutting down".into())),
+                    }
+                })
+            }),
         )))
     }
 
