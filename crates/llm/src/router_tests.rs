@@ -1,4 +1,5 @@
 use super::*;
+use crate::Llm;
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
 use openhands_wire::content::ImageContent;
 use openhands_wire::metrics::TokenUsage;
