@@ -6,7 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod conversations_support;
+
+use conversations_support::{Env, two_step};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -69,16 +71,10 @@ fn operations(doc: &Value) -> BTreeMap<(String, String), Operation> {
 async fn every_reference_operation_is_documented_alike() {
     let reference = reference_operations();
     assert!(reference.len() > 150, "the recorded list looks truncated");
-    let s = common::start().await;
-    let doc: Value = s
-        .client
-        .get(s.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    // A server with its conversation service, as the binary runs.
+    let env = Env::start(two_step).await;
+    let (status, doc) = env.get("/openapi.json").await;
+    assert_eq!(status, 200);
     let ours = operations(&doc);
     let mut missing = Vec::new();
     let mut different = Vec::new();
@@ -97,5 +93,5 @@ async fn every_reference_operation_is_documented_alike() {
         different.len(),
         different.join("\n")
     );
-    s.handle.shutdown().await.unwrap();
+    env.stop().await;
 }
