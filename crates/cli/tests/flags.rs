@@ -324,10 +324,6 @@ fn unsupported_settings_are_refused_not_ignored() {
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
     assert_usage_error(&out, "load_public_skills is true");
 
-    write(json!({"agent_settings": {"verification": {"critic_enabled": true}}}));
-    let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
-    assert_usage_error(&out, "the critic is not supported yet");
-
     write(json!({"agent_settings": {"tools": [{"name": "browser_tool_set"}]}}));
     let out = openhands(&sb, url).args(["run", "x"]).output().unwrap();
     assert_usage_error(&out, "unknown tool 'browser_tool_set'");

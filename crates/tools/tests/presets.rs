@@ -58,11 +58,11 @@ async fn registry_has_every_builtin_tool() {
             continue;
         }
         assert_eq!(tools.len(), 1);
-        // The task tool set offers one tool, `task`.
-        let expected = if name == "task_tool_set" {
-            "task"
-        } else {
-            name.as_str()
+        // The task and workflow tool sets offer one tool each.
+        let expected = match name.as_str() {
+            "task_tool_set" => "task",
+            "workflow_tool_set" => "workflow",
+            other => other,
         };
         assert_eq!(tools[0].name(), expected);
         tools[0].close().await;
