@@ -101,6 +101,18 @@ impl AcpAgentConfig {
                 "a per-conversation ACP data directory is not supported by this server",
             ));
         }
+        let file_secrets = agent.get("acp_file_secrets");
+        if file_secrets.is_some_and(|v| match v {
+            Value::Null => false,
+            Value::Object(m) => !m.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            _ => true,
+        }) {
+            return Err(ConfigError::new(
+                "acp_file_secrets",
+                "writing secrets to files for the ACP server is not supported by this server",
+            ));
+        }
         if agent
             .get("tools")
             .and_then(Value::as_array)
@@ -202,6 +214,14 @@ mod tests {
         assert_eq!(
             field(json!({"acp_command": ["x"], "tools": [{"name": "terminal"}]})),
             "tools"
+        );
+        assert_eq!(
+            field(json!({"acp_command": ["x"], "acp_file_secrets": {"~/.key": "K"}})),
+            "acp_file_secrets"
+        );
+        assert!(
+            AcpAgentConfig::from_agent(&obj(json!({"acp_command": ["x"], "acp_file_secrets": {}})))
+                .is_ok()
         );
         assert_eq!(
             field(json!({"acp_command": ["x"], "acp_prompt_timeout": -1})),
