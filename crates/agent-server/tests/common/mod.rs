@@ -79,6 +79,9 @@ pub fn config_in(dir: &std::path::Path, keys: Vec<String>) -> Config {
         conversations_path: dir.join("conversations"),
         workspace_path: dir.join("project"),
         bash_events_dir: dir.join("bash_events"),
+        // Never the user's real ~/.openhands (settings, profiles, sign-in
+        // credentials that some routes write or delete).
+        persistence_dir: dir.join("persistence"),
         ..Config::default()
     }
 }
