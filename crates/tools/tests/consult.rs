@@ -47,7 +47,7 @@ fn start(script: Script, tools: Vec<ToolSpec>, no_vision: bool, profiles: &Path)
         agent,
         ws.path(),
         ConversationOptions {
-            profile_store_dir: Some(profiles.to_path_buf()),
+            profiles: Some(Arc::new(LlmProfileStore::new(profiles, None))),
             skill_sources: SkillSources {
                 home: Some(home.path().to_path_buf()),
                 public_skills_dir: None,

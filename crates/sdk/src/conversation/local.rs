@@ -106,13 +106,10 @@ pub struct ConversationOptions {
     /// (the agent server). Sub-agents inherit it.
     pub child_launcher: Option<Arc<dyn crate::subagent::ChildLauncher>>,
     /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
-    /// choose from (`None`: the user's `~/.openhands/profiles`, secrets
-    /// opened with `cipher`).
+    /// choose from and tools consult (`ask_oracle`, the vision inspector);
+    /// `None`: `.openhands/profiles` in the skill sources' home (the user's
+    /// home), secrets opened with `cipher`.
     pub profiles: Option<Arc<dyn ProfileSource>>,
-    /// Directory of the saved LLM profiles tools may consult (`ask_oracle`,
-    /// `inspect_image_with_vision`); `None`: `.openhands/profiles` in the
-    /// skill sources' home (the user's home).
-    pub profile_store_dir: Option<PathBuf>,
 }
 
 impl Default for ConversationOptions {
@@ -141,7 +138,6 @@ impl Default for ConversationOptions {
             plugins: Vec::new(),
             child_launcher: None,
             profiles: None,
-            profile_store_dir: None,
         }
     }
 }
@@ -421,15 +417,6 @@ impl LocalConversation {
         };
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
-        let profile_dir = options.profile_store_dir.clone().unwrap_or_else(|| {
-            let home = options
-                .skill_sources
-                .home
-                .clone()
-                .or_else(crate::paths::user_home)
-                .unwrap_or_else(|| PathBuf::from("/"));
-            crate::profiles::LlmProfileStore::default_dir(&home)
-        });
         let child_options = ConversationOptions {
             conversation_id: None,
             callbacks: Vec::new(),
@@ -459,10 +446,7 @@ impl LocalConversation {
                     profile_llms: Some(Arc::new(
                         crate::profiles::tool_llms::StoreProfileLlms::new(
                             weak.clone(),
-                            crate::profiles::LlmProfileStore::new(
-                                profile_dir.clone(),
-                                options.cipher.clone(),
-                            ),
+                            profiles.clone(),
                         ),
                     )),
                 };

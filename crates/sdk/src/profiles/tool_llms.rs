@@ -1,27 +1,27 @@
-//! [`ProfileLlms`] over a profile store: the saved profiles a
-//! conversation's tools consult, loaded once per usage id.
+//! [`ProfileLlms`] over the conversation's [`ProfileSource`] (the same
+//! saved profiles `switch_llm` chooses from): the profiles its tools
+//! consult, loaded once per usage id.
 
-use super::LlmProfileStore;
-use super::files::StoreError;
+use super::source::{ProfileSource, ProfileSwitchError};
 use crate::profile_llm::{ProfileLlmError, ProfileLlms, ProfileOwner, profile_has_vision};
 use openhands_llm::Llm;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
-/// [`ProfileLlms`] over a profile store, for one conversation.
+/// [`ProfileLlms`] over a profile source, for one conversation.
 pub struct StoreProfileLlms {
     owner: Weak<dyn ProfileOwner>,
-    store: LlmProfileStore,
+    profiles: Arc<dyn ProfileSource>,
     loaded: Mutex<HashMap<String, Llm>>,
 }
 
 impl StoreProfileLlms {
-    /// Profiles of `store` for the conversation `owner`.
-    pub fn new(owner: Weak<dyn ProfileOwner>, store: LlmProfileStore) -> Self {
+    /// Profiles of `profiles` for the conversation `owner`.
+    pub fn new(owner: Weak<dyn ProfileOwner>, profiles: Arc<dyn ProfileSource>) -> Self {
         Self {
             owner,
-            store,
+            profiles,
             loaded: Mutex::new(HashMap::new()),
         }
     }
@@ -33,8 +33,8 @@ impl ProfileLlms for StoreProfileLlms {
             return Ok(llm.clone());
         }
         let owner = self.owner.upgrade().ok_or(ProfileLlmError::Closed)?;
-        let mut config = self.store.load(profile_name).map_err(|e| match e {
-            StoreError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
+        let mut config = self.profiles.load(profile_name).map_err(|e| match e {
+            ProfileSwitchError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
             other => ProfileLlmError::Invalid(other.to_string()),
         })?;
         config.usage_id = usage_id.to_string();
@@ -57,17 +57,12 @@ impl ProfileLlms for StoreProfileLlms {
     }
 
     fn vision_profiles(&self) -> Vec<String> {
-        let names = match self.store.list() {
-            Ok(names) => names,
-            Err(e) => {
-                tracing::debug!(error = %e, "profile store not readable");
-                return Vec::new();
-            }
-        };
-        let mut out: Vec<String> = names
+        let mut out: Vec<String> = self
+            .profiles
+            .names()
             .into_iter()
             .filter(|name| {
-                self.store
+                self.profiles
                     .load(name)
                     .is_ok_and(|config| profile_has_vision(&config))
             })

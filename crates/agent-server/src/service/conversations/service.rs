@@ -345,7 +345,6 @@ impl ConversationService {
                 plugins,
                 child_launcher,
                 profiles: profiles.as_ref().map(|p| p.as_source()),
-                profile_store_dir: profiles.as_ref().map(|p| p.files().dir().to_path_buf()),
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -731,7 +730,6 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            profile_store_dir: profile_store_dir(&self.inner.config),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1215,7 +1213,6 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            profile_store_dir: profile_store_dir(&self.inner.config),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();
@@ -1513,15 +1510,6 @@ fn use_server_profiles(agent: &Agent, profiles: Option<&crate::service::profiles
             .llm()
             .set_fallback_loader(Some(std::sync::Arc::new(p.fallback_loader())));
     }
-}
-
-/// Where the server's conversations find the saved profiles their tools
-/// consult (`ask_oracle`, the vision inspector): the server's own profiles.
-fn profile_store_dir(config: &super::config::ServiceConfig) -> Option<PathBuf> {
-    config
-        .profiles
-        .as_ref()
-        .map(|p| p.files().dir().to_path_buf())
 }
 
 /// The workspace directory a stored conversation works in.
