@@ -209,3 +209,74 @@ async fn agent_profile_id_builds_the_agent_and_scopes_secrets() {
     assert_eq!(s, 422);
     assert!(d.to_string().contains("mutually exclusive"), "{d}");
 }
+
+/// A public skill `name` in the cached clone of the public repository.
+fn public_skill(env: &Env, name: &str) {
+    let repo = env
+        .dir
+        .path()
+        .join("persistence/cache/skills/public-skills");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let dir = repo.join("skills").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = name.to_uppercase();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {marker}-SKILL-DESC\n---\nUse {marker} wisely.\n"),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_profile_launch_keeps_the_public_skills_it_selects() {
+    let env = Env::start(done).await;
+    public_skill(&env, "alpha-tool");
+    public_skill(&env, "beta-tool");
+    public_skill(&env, "gamma-tool");
+    let id = setup(&env).await;
+    let (s, body) = env
+        .post(
+            "/api/agent-profiles/p1",
+            json!({"llm_profile_ref": "fast", "tools": [{"name": "file_editor"}],
+                   "public_skills": ["alpha-tool", "gamma-tool", "not-in-catalog"],
+                   "disabled_skills": ["gamma-tool"]}),
+        )
+        .await;
+    assert!(s == 200 || s == 201, "{s} {body}");
+
+    let (s, d) = env
+        .post("/api/agent-profiles/p1/materialize", json!({}))
+        .await;
+    assert_eq!(s, 200, "{d}");
+    let names: Vec<&str> = d["resolved_skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(names.contains(&"alpha-tool"), "{d}");
+    assert!(!names.contains(&"beta-tool"), "not allowed: {d}");
+    assert!(!names.contains(&"gamma-tool"), "disabled: {d}");
+    let ctx = &d["resolved_settings"]["agent_context"];
+    assert_eq!(ctx["load_public_skills"], false, "{ctx}");
+    assert_eq!(ctx["load_user_skills"], false, "{ctx}");
+    assert_eq!(ctx["load_project_skills"], true, "{ctx}");
+
+    let body = json!({
+        "agent_profile_id": id,
+        "workspace": {"kind": "LocalWorkspace", "working_dir": env.workspace().to_string_lossy()},
+    });
+    let (s, info) = env.post("/api/conversations", body).await;
+    assert_eq!(s, 201, "{info}");
+    let conv = info["id"].as_str().unwrap().to_string();
+    let (s, _) = env.send(&conv, "hello", true).await;
+    assert_eq!(s, 200);
+    env.wait_finished_and_settled(&conv).await;
+    let text = serde_json::to_string(&env.events(&conv).await).unwrap();
+    assert!(
+        text.contains("ALPHA-TOOL-SKILL-DESC"),
+        "the selected public skill reaches the agent"
+    );
+    assert!(!text.contains("BETA-TOOL-SKILL-DESC"));
+    assert!(!text.contains("GAMMA-TOOL-SKILL-DESC"));
+}

@@ -30,6 +30,7 @@ pub async fn attach(state: AppState, mut tools: ToolRegistry) -> Result<AppState
         state.agent_profiles.clone(),
         state.profiles.clone(),
         state.settings.clone(),
+        config.skill_sources.clone(),
     ));
     config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;

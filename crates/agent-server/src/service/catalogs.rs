@@ -153,8 +153,20 @@ impl CatalogService {
 
     /// The public and user skills an agent profile launch can load, each
     /// with its origin (a user skill shadowing a public one is the user's).
+    /// The public tier is the local copy `EXTENSIONS_PATH` names or, without
+    /// one, the cached clone of the public repository when one exists (a
+    /// listing never downloads: `POST /api/skills/sync` and the marketplace
+    /// catalogs keep the clone fresh).
     pub async fn skill_catalog(&self) -> Vec<(Skill, Origin)> {
-        let sources = self.sources.clone();
+        let mut sources = self.sources.clone();
+        if sources.public_skills_dir.is_none()
+            && let Some(PublicRepo::Cached { dir, .. }) = PublicRepo::of(&sources)
+            && tokio::fs::try_exists(dir.join(".git"))
+                .await
+                .unwrap_or(false)
+        {
+            sources.public_skills_dir = Some(dir);
+        }
         blocking(move || {
             let public = sources.public_skills_dir.is_some();
             let user = sources.home.is_some();

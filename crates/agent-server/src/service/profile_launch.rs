@@ -9,15 +9,22 @@
 //! revision, `secret_refs`, the override) and keeps only the request
 //! secrets `secret_refs` allows.
 //!
-//! Skills: the profile's `disabled_skills` reach the agent context (a
-//! deny-list applied when skills load) with project and user skills on.
-//! This server has no public-skill catalog of its own, so `public_skills`
-//! (an allow-list over that tier) selects nothing more. ACP profiles are
-//! refused: this server runs native agents only.
+//! Skills: the launch reads the server's skill catalog (the public tier and
+//! the user's skills, as `GET /api/skills/catalog` lists them) and keeps
+//! what the profile selects — `disabled_skills` is a deny-list over every
+//! skill, `public_skills` an allow-list over the public tier only, so a
+//! user skill stays on. The selection is carried as the agent context's
+//! `skills` with the user and public switches off (they arrived through
+//! the catalog); project skills still load in the conversation's workspace
+//! under the same deny-list. ACP profiles are refused: this server runs
+//! native agents only.
 
 use crate::service::agent_profiles::{AgentProfileError, AgentProfileService, validate_profile};
+use crate::service::catalogs::{CatalogService, Origin};
 use crate::service::profiles::{ProfileError, ProfileService};
 use crate::service::settings::SettingsService;
+use openhands_sdk::skills::Skill;
+use openhands_sdk::skills::context::SkillSources;
 use serde_json::{Map, Value, json};
 
 /// Why a launch cannot be resolved.
@@ -68,6 +75,8 @@ struct Resolution {
     resolved_mcp: Vec<String>,
     dangling_mcp: Vec<String>,
     errors: Vec<String>,
+    /// The catalog skills the profile keeps.
+    skills: Vec<Skill>,
 }
 
 /// Resolves agent profiles into launches.
@@ -76,6 +85,7 @@ pub struct ProfileLauncher {
     agent_profiles: AgentProfileService,
     llm_profiles: ProfileService,
     settings: SettingsService,
+    catalog: CatalogService,
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -88,16 +98,19 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 }
 
 impl ProfileLauncher {
-    /// A launcher over the server's stores.
+    /// A launcher over the server's stores; `skills` are where its skill
+    /// catalog is read from.
     pub fn new(
         agent_profiles: AgentProfileService,
         llm_profiles: ProfileService,
         settings: SettingsService,
+        skills: SkillSources,
     ) -> Self {
         Self {
             agent_profiles,
             llm_profiles,
             settings,
+            catalog: CatalogService::new(skills),
         }
     }
 
@@ -231,6 +244,7 @@ impl ProfileLauncher {
             .cloned()
             .unwrap_or(Value::Null);
         d["errors"] = json!(r.errors);
+        d["resolved_skills"] = json!(r.skills.iter().map(|s| &s.name).collect::<Vec<_>>());
         if let Some(settings) = r.settings {
             d["valid"] = json!(true);
             d["resolved_settings"] = Value::Object(redact_settings(settings));
@@ -319,6 +333,11 @@ impl ProfileLauncher {
                 dangling_mcp.join(", ")
             ));
         }
+        let skills = select_skills(
+            self.catalog.skill_catalog().await,
+            &strings(profile.get("disabled_skills")).unwrap_or_default(),
+            strings(profile.get("public_skills")).as_deref(),
+        );
         let settings = match llm {
             Some(llm) if errors.is_empty() => {
                 let critic_key = stored
@@ -327,7 +346,7 @@ impl ProfileLauncher {
                     .and_then(|v| v.get("critic_api_key"))
                     .cloned()
                     .unwrap_or(Value::Null);
-                Some(compose(profile, llm, filtered, critic_key))
+                Some(compose(profile, llm, filtered, critic_key, &skills))
             }
             _ => None,
         };
@@ -340,8 +359,32 @@ impl ProfileLauncher {
             resolved_mcp,
             dangling_mcp,
             errors,
+            skills,
         })
     }
+}
+
+/// The catalog skills a profile keeps: none named in `disabled`, and of the
+/// public tier only those `public_allow` names (`None`: the whole tier).
+/// Names the catalog lacks select nothing, so a drifting catalog never
+/// fails a launch.
+fn select_skills(
+    catalog: Vec<(Skill, Origin)>,
+    disabled: &[String],
+    public_allow: Option<&[String]>,
+) -> Vec<Skill> {
+    catalog
+        .into_iter()
+        .filter(|(skill, origin)| {
+            let name = &skill.name;
+            !disabled.contains(name)
+                && match (public_allow, origin) {
+                    (None, _) | (_, Origin::User) => true,
+                    (Some(allowed), Origin::Public) => allowed.contains(name),
+                }
+        })
+        .map(|(skill, _)| skill)
+        .collect()
 }
 
 /// `OpenHandsAgentSettings` from a profile, its LLM and its MCP servers.
@@ -350,6 +393,7 @@ fn compose(
     llm: Value,
     mcp_config: Map<String, Value>,
     critic_api_key: Value,
+    skills: &[Skill],
 ) -> Map<String, Value> {
     let get = |k: &str| profile.get(k).cloned().unwrap_or(Value::Null);
     let mut verification = profile
@@ -369,8 +413,10 @@ fn compose(
         "agent_context".into(),
         json!({
             "system_message_suffix": get("system_message_suffix"),
+            "skills": skills.iter().filter_map(|s| serde_json::to_value(s).ok()).collect::<Vec<_>>(),
             "load_project_skills": true,
-            "load_user_skills": true,
+            "load_user_skills": false,
+            "load_public_skills": false,
             "disabled_skills": profile.get("disabled_skills").cloned().unwrap_or(json!([])),
         }),
     );
@@ -448,6 +494,7 @@ mod tests {
             json!({"model": "m", "api_key": "sk-1"}),
             mcp,
             json!("crit-1"),
+            &[],
         );
         assert_eq!(s["agent_context"]["system_message_suffix"], "be brief");
         assert_eq!(s["agent_context"]["disabled_skills"], json!(["x"]));

@@ -24,13 +24,18 @@ use openhands_sdk::plugin::strict::StrictFetchError;
 use serde_json::json;
 use std::time::Duration;
 
-fn service(state: &SharedState) -> CatalogService {
-    let sources = state
+/// Where the server reads skills from: its conversation service's sources,
+/// or this process's environment before one is attached.
+pub(crate) fn skill_sources(state: &SharedState) -> openhands_sdk::skills::context::SkillSources {
+    state
         .conversations
         .as_ref()
         .map(|c| c.config().skill_sources.clone())
-        .unwrap_or_else(openhands_sdk::skills::context::SkillSources::from_env);
-    CatalogService::new(sources)
+        .unwrap_or_else(openhands_sdk::skills::context::SkillSources::from_env)
+}
+
+fn service(state: &SharedState) -> CatalogService {
+    CatalogService::new(skill_sources(state))
 }
 
 /// Python's `repr` of a string (how the reference prints a dict detail).
