@@ -60,7 +60,7 @@ fi
 stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null || true; fi; }
 trap stop_dockerd EXIT
 
-step "MCP test servers (npm: @modelcontextprotocol/server-everything)"
+step "npm test assets (@modelcontextprotocol/server-everything, rrweb)"
 # The MCP tests run the reference MCP server over stdio and streamable HTTP,
 # and a Python one over SSE; without node/npm or Python they say so loudly
 # and skip.
@@ -78,6 +78,16 @@ if [ ! -f "$MCP_EVERYTHING" ]; then
     fi
 fi
 if [ -f "$MCP_EVERYTHING" ]; then export OPENHANDS_TEST_MCP_EVERYTHING="$MCP_EVERYTHING"; fi
+# The browser recording tests serve rrweb (npm: rrweb@2.0.0-alpha.17) to the
+# page themselves: there is no CDN here. Without it they say so and skip.
+RRWEB_DIR="${OPENHANDS_RRWEB_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/rrweb}"
+RRWEB_FILE="$RRWEB_DIR/node_modules/rrweb/dist/rrweb.umd.cjs"
+if [ ! -f "$RRWEB_FILE" ] && command -v npm >/dev/null; then
+    mkdir -p "$RRWEB_DIR"
+    timeout 600 npm install --no-audit --no-fund --prefix "$RRWEB_DIR" rrweb@2.0.0-alpha.17 >/dev/null \
+        || echo "warning: npm could not install rrweb; the browser recording tests will skip"
+fi
+if [ -f "$RRWEB_FILE" ]; then export OPENHANDS_TEST_RRWEB="$RRWEB_FILE"; fi
 # The SSE test server is built with the `mcp` package from PyPI, which the
 # compat venv (the reference SDK's dependencies) has.
 if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then

@@ -16,6 +16,9 @@ pub enum BrowserError {
     /// An operation did not finish in time.
     #[error("the browser operation timed out after {0} seconds")]
     Timeout(u64),
+    /// Session recording could not start or stop; the text says why.
+    #[error("{0}")]
+    Recording(String),
     /// The run was interrupted; the browser was closed.
     #[error(
         "the browser operation was interrupted; the browser was closed and starts again on the next browser action"

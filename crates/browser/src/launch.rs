@@ -1,6 +1,7 @@
 //! Finding and starting Chromium: headless, its own temporary profile, a
 //! DevTools port chosen by Chromium itself, started through
-//! `openhands_workspace::exec` (environment policy, own process group).
+//! `openhands_workspace::exec` (environment policy, own process group, and
+//! the conversation's sandbox when it has one).
 
 use crate::error::BrowserError;
 use openhands_workspace::exec::{ExecPolicy, GroupChild, ProcessSpec};
@@ -118,10 +119,13 @@ fn nix_is_root() -> bool {
 /// Starts Chromium and waits (up to the startup timeout) for its DevTools
 /// endpoint. The process is killed again when it does not come up.
 pub async fn launch(options: &LaunchOptions) -> Result<Launched, BrowserError> {
-    if options.exec.sandbox.is_some() {
+    let sandbox = options.exec.sandbox.as_ref();
+    if let Some(sb) = sandbox
+        && !sb.config().network
+    {
         return Err(BrowserError::Start(
-            "the browser tools do not run inside a conversation sandbox yet; start the \
-             conversation without a sandbox to use them"
+            "the conversation's sandbox has no network, and the browser is driven over a \
+             DevTools connection on loopback; enable the sandbox's network to use the browser tools"
                 .into(),
         ));
     }
@@ -129,8 +133,14 @@ pub async fn launch(options: &LaunchOptions) -> Result<Launched, BrowserError> {
         .prefix("openhands-browser-")
         .tempdir()
         .map_err(|e| BrowserError::Start(format!("cannot create a profile directory: {e}")))?;
+    // In a sandbox Chromium shares the network namespace (so its DevTools
+    // port on loopback is reachable from here) and sees the host read-only
+    // with a private /tmp: the profile, where it also announces its port,
+    // is bound in writable.
     let spec = ProcessSpec::new(options.executable.as_os_str(), options.exec.env.child_env())
-        .args(chromium_args(profile.path(), options.headless));
+        .args(chromium_args(profile.path(), options.headless))
+        .sandbox(sandbox)
+        .sandbox_bind(profile.path(), true);
     let mut child = GroupChild::spawn(&spec).map_err(|e| {
         BrowserError::Start(format!(
             "cannot start {}: {e}",

@@ -1,6 +1,7 @@
 //! The browser tool set: `browser_navigate`, `browser_click`,
 //! `browser_type`, `browser_get_state`, `browser_get_content`,
-//! `browser_scroll`, `browser_go_back`, tabs and storage, with the
+//! `browser_scroll`, `browser_go_back`, tabs, storage and session
+//! recording (`browser_start_recording`/`browser_stop_recording`), with the
 //! reference's names, parameters and `BrowserObservation`.
 //!
 //! Each conversation gets one headless Chromium ([`session`]), started on
@@ -14,12 +15,16 @@ pub mod error;
 pub mod launch;
 pub mod observation;
 pub mod ops;
+mod record_ops;
+pub mod recording;
 mod running;
+mod script;
 pub mod session;
 pub mod tools;
 
 pub use error::BrowserError;
 pub use launch::{CHROMIUM_ENV, find_chromium};
 pub use observation::BrowserObservation;
+pub use recording::{RECORDING_DIR, RRWEB_URL_ENV, RecordingConfig, RrwebSource};
 pub use session::{BrowserConfig, BrowserSession};
 pub use tools::{BROWSER_TOOL_SET_NAME, browser_tool_set};

@@ -3,7 +3,9 @@
 
 use crate::content::format_content;
 use crate::error::BrowserError;
+use crate::record_ops;
 use crate::running::Running;
+use crate::script::eval;
 use base64::Engine;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom_storage::{
@@ -86,6 +88,22 @@ pub enum BrowserOp {
     GetStorage,
     /// Restore cookies and web storage.
     SetStorage(Value),
+    /// Start recording the session with rrweb.
+    StartRecording,
+    /// Stop recording and write the remaining events.
+    StopRecording,
+}
+
+impl BrowserOp {
+    /// Whether the action may load another page, so a recording takes the
+    /// page's events before and restarts its recorder after (the
+    /// reference's `recording_aware` actions).
+    fn may_navigate(&self) -> bool {
+        matches!(
+            self,
+            BrowserOp::Navigate { .. } | BrowserOp::Click { .. } | BrowserOp::GoBack
+        )
+    }
 }
 
 /// What an action answers: the text for the model and, for states with a
@@ -114,25 +132,23 @@ pub fn tab_id(page: &Page) -> String {
     id[start..].to_string()
 }
 
-/// Evaluates `expr` (awaited when it is a promise) and parses its JSON value.
-async fn eval<T: DeserializeOwned>(page: &Page, expr: &str) -> Result<T, BrowserError> {
-    let wrapped = format!(
-        "(async () => {{ const v = await ({expr}); return JSON.stringify(v === undefined ? null : v); }})()"
-    );
-    let text: String = page
-        .evaluate(wrapped)
-        .await?
-        .into_value()
-        .map_err(|e| BrowserError::Cdp(format!("unexpected answer from the page: {e}")))?;
-    serde_json::from_str(&text)
-        .map_err(|e| BrowserError::Cdp(format!("unexpected answer from the page: {e}")))
-}
-
 /// Performs `op` on `running`.
 pub(crate) async fn perform(
     running: &mut Running,
     op: BrowserOp,
 ) -> Result<OpOutput, BrowserError> {
+    let recording = running.recording.is_some() && op.may_navigate();
+    if recording {
+        record_ops::collect(running, false, false).await;
+    }
+    let out = perform_action(running, op).await;
+    if recording {
+        record_ops::restart_on_page(running).await;
+    }
+    out
+}
+
+async fn perform_action(running: &mut Running, op: BrowserOp) -> Result<OpOutput, BrowserError> {
     match op {
         BrowserOp::Navigate { url, new_tab } => navigate(running, &url, new_tab).await,
         BrowserOp::Click { index, new_tab } => click(running, index, new_tab).await,
@@ -161,6 +177,8 @@ pub(crate) async fn perform(
         BrowserOp::CloseTab(id) => close_tab(running, &id).await,
         BrowserOp::GetStorage => get_storage(running).await,
         BrowserOp::SetStorage(state) => set_storage(running, &state).await,
+        BrowserOp::StartRecording => record_ops::start(running).await.map(OpOutput::text),
+        BrowserOp::StopRecording => record_ops::stop(running).await.map(OpOutput::text),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::error::BrowserError;
 use crate::launch::Launched;
+use crate::recording::{Recording, RecordingConfig};
 use chromiumoxide::Page;
 use chromiumoxide::browser::Browser;
 use std::time::Duration;
@@ -19,6 +20,12 @@ pub(crate) struct Running {
     pub(crate) current: usize,
     /// How long waiting for a page load may take.
     pub(crate) load_timeout: Duration,
+    /// How recordings are made.
+    pub(crate) recording_config: RecordingConfig,
+    /// The recording in progress.
+    pub(crate) recording: Option<Recording>,
+    /// The task writing the recording's events periodically.
+    pub(crate) flusher: Option<JoinHandle<()>>,
 }
 
 impl Running {
@@ -29,8 +36,15 @@ impl Running {
             .ok_or_else(|| BrowserError::Cdp("no tab is open".into()))
     }
 
-    /// Closes the connection and terminates the process group.
+    /// Closes the connection and terminates the process group; events of
+    /// a recording already taken from the page are written first.
     pub(crate) async fn stop(mut self) {
+        if let Some(flusher) = self.flusher.take() {
+            flusher.abort();
+        }
+        if let Some(mut recording) = self.recording.take() {
+            recording.save_logged().await;
+        }
         let _ = tokio::time::timeout(Duration::from_secs(3), self.browser.close()).await;
         self.launched.child.terminate(Duration::from_secs(3)).await;
         self.pump.abort();

@@ -5,12 +5,15 @@
 use crate::error::BrowserError;
 use crate::launch::{LaunchOptions, chromium_missing_message, find_chromium, launch};
 use crate::ops::{self, BrowserOp, OpOutput};
+use crate::record_ops;
+use crate::recording::RecordingConfig;
 use crate::running::Running;
 use chromiumoxide::browser::Browser;
 use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
 use openhands_workspace::exec::ExecPolicy;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -31,6 +34,8 @@ pub struct BrowserConfig {
     pub cdp_timeout: Duration,
     /// Environment policy of the conversation's processes.
     pub exec: ExecPolicy,
+    /// How session recordings are made and where they go.
+    pub recording: RecordingConfig,
 }
 
 impl Default for BrowserConfig {
@@ -42,6 +47,7 @@ impl Default for BrowserConfig {
             action_timeout: Duration::from_secs(120),
             cdp_timeout: Duration::from_secs(30),
             exec: ExecPolicy::default(),
+            recording: RecordingConfig::default(),
         }
     }
 }
@@ -49,7 +55,7 @@ impl Default for BrowserConfig {
 /// The browser of one conversation, shared by its browser tools.
 pub struct BrowserSession {
     config: BrowserConfig,
-    state: Mutex<Option<Running>>,
+    state: Arc<Mutex<Option<Running>>>,
     /// Process group of the running browser (0: none), readable without
     /// the state lock.
     pgid: AtomicI32,
@@ -68,7 +74,7 @@ impl BrowserSession {
     pub fn new(config: BrowserConfig) -> Self {
         Self {
             config,
-            state: Mutex::new(None),
+            state: Arc::new(Mutex::new(None)),
             pgid: AtomicI32::new(0),
         }
     }
@@ -137,9 +143,32 @@ impl BrowserSession {
         let Some(running) = state.as_mut() else {
             return Err(BrowserError::Start("the browser is not running".into()));
         };
-        match tokio::time::timeout(self.config.action_timeout, ops::perform(running, op)).await {
+        let out = match tokio::time::timeout(self.config.action_timeout, ops::perform(running, op))
+            .await
+        {
             Ok(r) => r,
             Err(_) => Err(BrowserError::Timeout(self.config.action_timeout.as_secs())),
+        };
+        self.keep_flusher(running);
+        out
+    }
+
+    /// Runs the periodic writer while a recording is in progress.
+    fn keep_flusher(&self, running: &mut Running) {
+        let live = running.flusher.as_ref().is_some_and(|f| !f.is_finished());
+        match (running.recording.is_some(), live) {
+            (true, false) => {
+                running.flusher = Some(spawn_flusher(
+                    Arc::downgrade(&self.state),
+                    self.config.recording.flush_interval,
+                ));
+            }
+            (false, _) => {
+                if let Some(f) = running.flusher.take() {
+                    f.abort();
+                }
+            }
+            (true, true) => {}
         }
     }
 
@@ -205,6 +234,9 @@ impl BrowserSession {
                     tabs: Vec::new(),
                     current: 0,
                     load_timeout: self.config.cdp_timeout,
+                    recording_config: self.config.recording.clone(),
+                    recording: None,
+                    flusher: None,
                 };
                 running.stop().await;
                 return Err(BrowserError::Start(format!("cannot open a tab: {why}")));
@@ -218,6 +250,9 @@ impl BrowserSession {
             tabs: vec![page],
             current: 0,
             load_timeout: self.config.cdp_timeout,
+            recording_config: self.config.recording.clone(),
+            recording: None,
+            flusher: None,
         })
     }
 
@@ -243,9 +278,40 @@ impl BrowserSession {
         let running = guard.take();
         self.pgid.store(0, Ordering::SeqCst);
         drop(guard);
-        if let Some(r) = running {
+        if let Some(mut r) = running {
+            // A recording in progress keeps what the page collected, as the
+            // reference's clean-up does.
+            if r.recording.is_some() {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(10), record_ops::stop(&mut r)).await;
+            }
             r.stop().await;
             tracing::info!("browser closed");
         }
     }
+}
+
+/// Every `interval`, takes the current page's recording events and writes
+/// them (restarting the recorder when the page changed behind our back);
+/// ends when the recording or the browser does.
+fn spawn_flusher(
+    state: std::sync::Weak<Mutex<Option<Running>>>,
+    interval: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(interval).await;
+            let Some(state) = state.upgrade() else {
+                return;
+            };
+            let mut guard = state.lock().await;
+            let Some(running) = guard.as_mut() else {
+                return;
+            };
+            if running.recording.is_none() {
+                return;
+            }
+            record_ops::collect(running, true, true).await;
+        }
+    })
 }

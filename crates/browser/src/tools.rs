@@ -5,6 +5,7 @@
 use crate::error::BrowserError;
 use crate::observation::{BrowserObservation, save_screenshot};
 use crate::ops::BrowserOp;
+use crate::recording::{RECORDING_DIR, RrwebSource};
 use crate::session::{BrowserConfig, BrowserSession};
 use openhands_sdk::tool::{Tool, ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::tool::ToolAnnotations;
@@ -44,7 +45,7 @@ impl BrowserShared {
             }
             Err(e) => {
                 let text = match e {
-                    BrowserError::Missing(m) => m,
+                    BrowserError::Missing(m) | BrowserError::Recording(m) => m,
                     other => format!("Browser operation failed: {other}"),
                 };
                 BrowserObservation::new(text, true, None, save_dir)
@@ -371,6 +372,28 @@ browser_tool!(
     op: |a| BrowserOp::SetStorage(Value::Object(a.storage_state)),
 );
 
+browser_tool!(
+    /// Starts an rrweb recording of the session.
+    BrowserStartRecordingTool, BrowserStartRecordingAction, "browser_start_recording", "BrowserStartRecordingTool", "BrowserStartRecordingAction",
+    {},
+    description: "Begin recording what happens in the browser with rrweb: the page's DOM and every change to it, mouse movement, clicks, scrolling and input.\n\nThe recording goes to .agent_tmp/browser_observations/recording-<timestamp>/ in the workspace, as JSON files each holding an array of rrweb events; they are written every 5 seconds, sooner when more than 1 MB has collected, and can be replayed with rrweb-player. It goes on across page loads (the recorder is started again on each new page) until browser_stop_recording.",
+    schema: object_schema(json!({}), &[]),
+    annotations: annotations("browser_start_recording", false, false, false, false),
+    validate: |a| Ok(()),
+    op: |a| { let _ = a; BrowserOp::StartRecording },
+);
+
+browser_tool!(
+    /// Stops the recording and writes what is left.
+    BrowserStopRecordingTool, BrowserStopRecordingAction, "browser_stop_recording", "BrowserStopRecordingTool", "BrowserStopRecordingAction",
+    {},
+    description: "End the recording browser_start_recording began and write the events not yet saved.\n\nThe answer says how many rrweb events were captured, in how many JSON files, and names the recording's folder (under .agent_tmp/browser_observations/ in the workspace). Each file is an array of rrweb events that rrweb-player can replay.",
+    schema: object_schema(json!({}), &[]),
+    annotations: annotations("browser_stop_recording", false, false, false, false),
+    validate: |a| Ok(()),
+    op: |a| { let _ = a; BrowserOp::StopRecording },
+);
+
 /// Options of the tool set read from the agent's `ToolSpec.params`.
 fn config_from_params(
     params: &Map<String, Value>,
@@ -380,6 +403,18 @@ fn config_from_params(
         exec: env.exec.clone(),
         ..BrowserConfig::default()
     };
+    config.recording.output_root = env.working_dir.join(RECORDING_DIR);
+    match params.get("recording_script_url") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            config.recording.source = RrwebSource::parse(s);
+        }
+        Some(_) => {
+            return Err(ToolError::InvalidArguments(
+                "browser_tool_set: `recording_script_url` must be a non-empty string (an http(s) URL or a local path of rrweb)".into(),
+            ));
+        }
+    }
     let seconds = |name: &str| -> Result<Option<Duration>, ToolError> {
         match params.get(name) {
             None | Some(Value::Null) => Ok(None),
@@ -407,7 +442,10 @@ fn config_from_params(
 
 /// The tools of `browser_tool_set` for one conversation, sharing one
 /// browser that starts on first use. `params` may set
-/// `action_timeout_seconds`, `init_timeout_seconds` and `headless`.
+/// `action_timeout_seconds`, `init_timeout_seconds`, `headless` and
+/// `recording_script_url` (where rrweb is loaded from; see
+/// [`crate::recording::RRWEB_URL_ENV`]). Recordings go to
+/// [`RECORDING_DIR`] in the workspace.
 pub fn browser_tool_set(
     params: &Map<String, Value>,
     env: &ToolEnv,
@@ -432,6 +470,8 @@ pub fn browser_tool_set(
         Arc::new(BrowserSwitchTabTool::new(shared.clone())),
         Arc::new(BrowserCloseTabTool::new(shared.clone())),
         Arc::new(BrowserGetStorageTool::new(shared.clone())),
-        Arc::new(BrowserSetStorageTool::new(shared)),
+        Arc::new(BrowserSetStorageTool::new(shared.clone())),
+        Arc::new(BrowserStartRecordingTool::new(shared.clone())),
+        Arc::new(BrowserStopRecordingTool::new(shared)),
     ])
 }

@@ -389,7 +389,7 @@ async fn a_missing_browser_is_an_error_observation_not_a_failure() {
     let ws = tempfile::tempdir().unwrap();
     let env = ToolEnv::new(ws.path());
     let tools = browser_tool_set(&Map::new(), &env).unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 14);
     let session = BrowserSession::new(BrowserConfig {
         executable: Some("/nonexistent/chromium".into()),
         ..BrowserConfig::default()
@@ -410,6 +410,10 @@ fn bad_tool_set_params_are_refused() {
     params.insert("action_timeout_seconds".into(), json!(-1));
     let err = browser_tool_set(&params, &env).err().unwrap();
     assert!(err.to_string().contains("action_timeout_seconds"), "{err}");
+    let mut params = Map::new();
+    params.insert("recording_script_url".into(), json!(5));
+    let err = browser_tool_set(&params, &env).err().unwrap();
+    assert!(err.to_string().contains("recording_script_url"), "{err}");
     let tools = browser_tool_set(&Map::new(), &env).unwrap();
     let click = tools.iter().find(|t| t.name() == "browser_click").unwrap();
     let e = click

@@ -1,7 +1,7 @@
 //! A tiny website on loopback for the browser tests: a home page with
 //! links (one opening a new tab), a form, the form's result page (echoing what was typed), a page
 //! with a button that changes the page by script, and a page that never
-//! answers.
+//! answers; extra scripts (such as rrweb) can be served beside them.
 
 use axum::Router;
 use axum::extract::Query;
@@ -58,7 +58,13 @@ async fn result(Query(q): Query<HashMap<String, String>>) -> Html<String> {
 impl TestSite {
     /// Serves the site on a free loopback port.
     pub async fn start() -> std::io::Result<Self> {
-        let app = Router::new()
+        Self::start_with_scripts(Vec::new()).await
+    }
+
+    /// Serves the site plus each `(path, JavaScript)` pair as a script
+    /// (`application/javascript`) at its path.
+    pub async fn start_with_scripts(scripts: Vec<(String, String)>) -> std::io::Result<Self> {
+        let mut app = Router::new()
             .route("/", get(|| async { Html(HOME) }))
             .route("/form", get(|| async { Html(FORM) }))
             .route("/button", get(|| async { Html(BUTTON) }))
@@ -70,6 +76,20 @@ impl TestSite {
                     Html("")
                 }),
             );
+        for (path, body) in scripts {
+            app = app.route(
+                &path,
+                get(move || {
+                    let body = body.clone();
+                    async move {
+                        (
+                            [(axum::http::header::CONTENT_TYPE, "application/javascript")],
+                            body,
+                        )
+                    }
+                }),
+            );
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {

@@ -48,9 +48,11 @@ async fn registry_has_every_builtin_tool() {
     for name in reg.names() {
         let tools = reg.resolve(&name, &Map::new(), &env).unwrap();
         if name == "browser_tool_set" {
-            // Twelve tools on one browser, which starts only when used.
+            // Fourteen tools on one browser, which starts only when used.
             let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            assert_eq!(names.len(), 12);
+            assert_eq!(names.len(), 14);
+            assert!(names.contains(&"browser_start_recording"), "{names:?}");
+            assert!(names.contains(&"browser_stop_recording"), "{names:?}");
             assert!(names.iter().all(|n| n.starts_with("browser_")), "{names:?}");
             for t in &tools {
                 t.close().await;
