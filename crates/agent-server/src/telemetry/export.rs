@@ -2,7 +2,8 @@
 //! failed export is logged as a warning (once per failure streak) instead
 //! of vanishing.
 
-use super::{Protocol, Settings, TelemetryError};
+use super::error::TelemetryError;
+use super::settings::{Protocol, Settings};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::Temporality;

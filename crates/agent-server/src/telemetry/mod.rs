@@ -32,9 +32,11 @@
 //! streak is logged as a warning, every export gives up at the timeout,
 //! and runs never wait for it.
 
+mod error;
 mod export;
 mod settings;
 
+pub use error::TelemetryError;
 pub use settings::{MetricsSettings, Protocol, SERVICE_NAME, Settings};
 
 use opentelemetry::trace::TracerProvider as _;
@@ -45,22 +47,6 @@ use tracing_opentelemetry::OpenTelemetryLayer;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
-
-/// Why the export cannot be set up (the server runs without it).
-#[derive(Debug, thiserror::Error)]
-pub enum TelemetryError {
-    /// A variable has a value this server does not support.
-    #[error("{name}: {reason}")]
-    Setting {
-        /// The variable.
-        name: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The exporter could not be built or flushed.
-    #[error("OpenTelemetry export: {0}")]
-    Export(String),
-}
 
 /// A running export (traces, metrics or both).
 pub struct Telemetry {

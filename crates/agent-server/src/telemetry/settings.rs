@@ -2,7 +2,7 @@
 //! reference's short forms (`OTEL_ENDPOINT`, `OTEL_EXPORTER`,
 //! `OTEL_HEADERS`).
 
-use super::TelemetryError;
+use super::error::TelemetryError;
 use std::collections::HashMap;
 use std::time::Duration;
 
