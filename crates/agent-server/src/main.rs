@@ -73,7 +73,7 @@ fn init_logging() -> Option<Telemetry> {
     if let Some(e) = problem {
         tracing::warn!("OpenTelemetry export is off: {e}");
     } else if let Some(t) = &telemetry {
-        tracing::info!("OpenTelemetry export over OTLP/HTTP: {t:?}");
+        tracing::info!("OpenTelemetry export: {t:?}");
     }
     telemetry
 }

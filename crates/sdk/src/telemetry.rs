@@ -9,7 +9,14 @@ use tracing::field::Empty;
 
 pub use openhands_llm::telemetry::{METRICS_TARGET, TARGET};
 
-/// The span of one `run` of conversation `id`.
+/// Decorates the span of a run before the run enters it (a host sets its
+/// name, adds attributes, or parents it; see
+/// `ConversationOptions::run_span_hook`). Only called while spans are
+/// recorded.
+pub type RunSpanHook = std::sync::Arc<dyn Fn(&Span) + Send + Sync>;
+
+/// The span of one `run` of conversation `id`. Its `otel.name` may be
+/// recorded again by a [`RunSpanHook`].
 pub fn run_span(id: &uuid::Uuid) -> Span {
     tracing::trace_span!(
         target: TARGET,

@@ -9,6 +9,7 @@ pub mod extract;
 pub mod front;
 pub mod gateway;
 pub mod middleware;
+pub mod observability_headers;
 pub mod routes;
 pub mod session_keys;
 pub mod setup;

@@ -110,6 +110,11 @@ pub struct ConversationOptions {
     /// `None`: `.openhands/profiles` in the skill sources' home (the user's
     /// home), secrets opened with `cipher`.
     pub profiles: Option<Arc<dyn ProfileSource>>,
+    /// Called with the span of each `run` before the run enters it, while
+    /// spans are recorded: the agent server names, tags and parents it by
+    /// the start request's `observability_*` fields. Not passed to
+    /// sub-agents.
+    pub run_span_hook: Option<crate::telemetry::RunSpanHook>,
 }
 
 impl Default for ConversationOptions {
@@ -138,6 +143,7 @@ impl Default for ConversationOptions {
             plugins: Vec::new(),
             child_launcher: None,
             profiles: None,
+            run_span_hook: None,
         }
     }
 }
@@ -183,6 +189,8 @@ pub(crate) struct Inner {
     /// the condenser's, router members, switched-to profiles) by usage id:
     /// the live half of [`LocalConversation::stats`].
     pub llm_registry: openhands_llm::LlmRegistry,
+    /// Decorates each run's span (see [`ConversationOptions::run_span_hook`]).
+    pub run_span_hook: Option<crate::telemetry::RunSpanHook>,
     /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
     /// choose from.
     pub profiles: Arc<dyn ProfileSource>,
@@ -425,6 +433,7 @@ impl LocalConversation {
             tags: None,
             hook_config: None,
             plugins: Vec::new(),
+            run_span_hook: None,
             ..options.clone()
         };
         Self {
@@ -476,6 +485,7 @@ impl LocalConversation {
                     hook_config: options.hook_config.clone(),
                     agent_registry: options.agent_registry.clone(),
                     plugin_unreported: Mutex::new(Vec::new()),
+                    run_span_hook: options.run_span_hook.clone(),
                     resolved_plugins: Mutex::new(super::pins::Pins::default()),
                     llm_registry,
                     profiles,
@@ -1346,6 +1356,11 @@ impl LocalConversation {
     pub async fn run(&self) -> Result<ExecutionStatus, ConversationError> {
         use tracing::Instrument;
         let span = crate::telemetry::run_span(&self.id());
+        if let Some(hook) = &self.inner.run_span_hook
+            && !span.is_disabled()
+        {
+            hook(&span);
+        }
         let mut steps = 0;
         let result = self.run_steps(&mut steps).instrument(span.clone()).await;
         crate::telemetry::record_run(&span, &result, steps);

@@ -4,13 +4,13 @@ use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
 use crate::http::state::SharedState;
 use crate::service::conversations::ConversationService;
-use crate::service::gateway::run::{Observability, RunFailure, RunRequest, run_detached};
+use crate::service::gateway::run::{RunFailure, RunRequest, run_detached};
 use crate::service::gateway::{GatewayError, input};
 use crate::service::profiles::ProfileError;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use openhands_protocol::openai::CONVERSATION_HEADER;
 use openhands_protocol::openai::{
@@ -88,44 +88,6 @@ async fn profile_llm(state: &SharedState, model: &str) -> Result<LlmConfig, ApiE
         ) => Err(e.into()),
         Err(e) => Err(ApiError::bad_request(e.to_string())),
     }
-}
-
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
-
-/// The `X-OpenHands-Observability-*` headers.
-fn observability(headers: &HeaderMap) -> Result<Observability, ApiError> {
-    let mut obs = Observability {
-        span_name: header_str(headers, "X-OpenHands-Observability-Span-Name").map(str::to_string),
-        parent_span_context: header_str(headers, "X-OpenHands-Observability-Parent-Span-Context")
-            .map(str::to_string),
-        ..Observability::default()
-    };
-    if let Some(tags) = header_str(headers, "X-OpenHands-Observability-Tags") {
-        obs.tags = tags
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect();
-    }
-    if let Some(raw) = header_str(headers, "X-OpenHands-Observability-Metadata") {
-        match serde_json::from_str::<Value>(raw) {
-            Ok(Value::Object(m)) => obs.metadata = Some(m),
-            _ => {
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "X-OpenHands-Observability-Metadata must be a JSON object",
-                ));
-            }
-        }
-    }
-    Ok(obs)
 }
 
 /// The conversation to continue (`X-OpenHands-ServerConversation-ID`).
@@ -216,7 +178,7 @@ pub async fn chat_completions(
     ApiJson(body): ApiJson<ChatCompletionRequest>,
 ) -> Result<Response, Rejection> {
     let reuse = reused_conversation(&headers)?;
-    let obs = observability(&headers)?;
+    let obs = crate::http::observability_headers::parse(&headers)?;
     let (system_text, content) = input::chat_task(&body.messages)?;
     let llm = profile_llm(&state, &body.model).await?;
     input::check_system_len(&system_text)?;
@@ -297,7 +259,7 @@ pub async fn responses(
         )
         .into());
     }
-    let obs = observability(&headers)?;
+    let obs = crate::http::observability_headers::parse(&headers)?;
     let content = input::responses_user_content(&body)?;
     let system_text = input::responses_system_text(&body)?;
     let llm = profile_llm(&state, &body.model).await?;
@@ -337,29 +299,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn observability_headers_are_parsed() {
-        let mut h = HeaderMap::new();
-        h.insert("X-OpenHands-Observability-Tags", "a, b,,c".parse().unwrap());
-        h.insert(
-            "X-OpenHands-Observability-Metadata",
-            r#"{"k": 1}"#.parse().unwrap(),
-        );
-        h.insert(
-            "X-OpenHands-Observability-Span-Name",
-            "span".parse().unwrap(),
-        );
-        let o = observability(&h).unwrap();
-        assert_eq!(o.tags, vec!["a", "b", "c"]);
-        assert_eq!(o.metadata.unwrap()["k"], 1);
-        assert_eq!(o.span_name.as_deref(), Some("span"));
-        h.insert("X-OpenHands-Observability-Metadata", "[1]".parse().unwrap());
-        assert_eq!(
-            observability(&h).unwrap_err().status(),
-            StatusCode::UNPROCESSABLE_ENTITY
-        );
-    }
-
-    #[test]
     fn conversation_header_must_be_a_uuid() {
         let mut h = HeaderMap::new();
         assert_eq!(reused_conversation(&h).unwrap(), None);
@@ -369,7 +308,7 @@ mod tests {
         h.insert(CONVERSATION_HEADER, "nope".parse().unwrap());
         assert_eq!(
             reused_conversation(&h).unwrap_err().status(),
-            StatusCode::UNPROCESSABLE_ENTITY
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY
         );
     }
 }

@@ -309,7 +309,11 @@ async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, A
     operation_id = "start_conversation_api_conversations_post",
     request_body = StartConversationRequest,
     security(("APIKeyHeader" = [])),
-    params(("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills")),
+    params(("include_skills" = Option<bool>, Query, description = "Include agent.agent_context.skills"),
+        ("X-OpenHands-Observability-Span-Name" = Option<String>, Header),
+        ("X-OpenHands-Observability-Tags" = Option<String>, Header),
+        ("X-OpenHands-Observability-Metadata" = Option<String>, Header),
+        ("X-OpenHands-Observability-Parent-Span-Context" = Option<String>, Header)),
     responses((status = 200, description = "Existing conversation (idempotent create with conversation_id)", body = Value),
               (status = 201, description = "Conversation created", body = Value),
               (status = 429, description = "Server conversation run capacity is full", body = ErrorDetail),
@@ -321,6 +325,7 @@ async fn start(State(svc): Svc, headers: HeaderMap, bytes: Bytes) -> Result<Resp
         .map(str::to_ascii_lowercase);
     let mut raw = parse_json_body(&bytes, ct.as_deref())
         .map_err(crate::service::conversations::start::redact_error)?;
+    crate::http::observability_headers::parse(&headers)?.apply_to_start(&mut raw);
     let launched = svc.resolve_profile_launch(&mut raw).await?;
     let mut spec = crate::service::conversations::start::parse_start(raw)?;
     if let Some(launched) = launched {

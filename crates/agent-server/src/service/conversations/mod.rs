@@ -12,6 +12,7 @@ pub mod goal;
 pub mod hub;
 pub mod info;
 pub mod live;
+pub mod observability;
 pub mod sandboxing;
 pub mod search;
 pub mod service;

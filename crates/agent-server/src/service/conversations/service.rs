@@ -313,6 +313,7 @@ impl ConversationService {
             (stored_workspace(&m), m.sandboxed)
         };
         let agent_registry = agent_registry(&self.inner.config, &meta.lock().agent_definitions);
+        let run_span_hook = super::observability::run_span_hook(id, meta.clone());
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
@@ -345,6 +346,7 @@ impl ConversationService {
                 plugins,
                 child_launcher,
                 profiles: profiles.as_ref().map(|p| p.as_source()),
+                run_span_hook: Some(run_span_hook),
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -730,6 +732,7 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
+            run_span_hook: Some(super::observability::run_span_hook(id, meta.clone())),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1213,6 +1216,7 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
+            run_span_hook: Some(super::observability::run_span_hook(fork_id, meta.clone())),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();

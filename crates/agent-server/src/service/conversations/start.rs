@@ -58,6 +58,11 @@ pub fn parse_start(raw: Value) -> Result<StartSpec, ServiceError> {
         },
         None => Map::new(),
     };
+    issues.extend(super::observability::validate(
+        &request.observability_span_name,
+        &request.observability_tags,
+        &request.observability_metadata,
+    ));
     for (name, module) in &request.tool_module_qualnames {
         if !module.is_string() {
             issues.push(ValidationIssue::new(

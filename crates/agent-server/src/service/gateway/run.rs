@@ -15,24 +15,12 @@ use openhands_wire::agent::AgentSpec;
 use openhands_wire::content::Content;
 use openhands_wire::message::{Message, Role};
 use openhands_wire::state::ExecutionStatus;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// Observability settings taken from the `X-OpenHands-Observability-*`
-/// request headers.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Observability {
-    /// Span name.
-    pub span_name: Option<String>,
-    /// Tags.
-    pub tags: Vec<String>,
-    /// Metadata object.
-    pub metadata: Option<Map<String, Value>>,
-    /// Parent span context.
-    pub parent_span_context: Option<String>,
-}
+pub use crate::service::conversations::observability::Observability;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -130,21 +118,7 @@ fn start_body(
         "initial_message": {"role": "user", "content": req.content, "run": true},
         "autotitle": false,
     });
-    let obs = &req.observability;
-    if let Some(m) = body.as_object_mut() {
-        if let Some(s) = &obs.span_name {
-            m.insert("observability_span_name".into(), json!(s));
-        }
-        if !obs.tags.is_empty() {
-            m.insert("observability_tags".into(), json!(obs.tags));
-        }
-        if let Some(md) = &obs.metadata {
-            m.insert("observability_metadata".into(), Value::Object(md.clone()));
-        }
-        if let Some(p) = &obs.parent_span_context {
-            m.insert("observability_parent_span_context".into(), json!(p));
-        }
-    }
+    req.observability.apply_to_start(&mut body);
     Ok(body)
 }
 

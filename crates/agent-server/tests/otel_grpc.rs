@@ -1,0 +1,157 @@
+//! OpenTelemetry export over OTLP/gRPC seen by a real collector-side
+//! receiver: a tonic server implementing the collector's `TraceService`
+//! and `MetricsService` (`opentelemetry-proto`) gets the same span tree of
+//! a two-step run as the OTLP/HTTP test, the configured headers as gRPC
+//! metadata, and the run metrics.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod conversations_support;
+mod otel_support;
+
+use conversations_support::*;
+use openhands_agent_server::telemetry::{MetricsSettings, Settings, Telemetry};
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use otel_support::*;
+use parking_lot::Mutex;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing_subscriber::prelude::*;
+
+#[derive(Default)]
+struct Received {
+    traces: Vec<ExportTraceServiceRequest>,
+    tokens: Vec<Option<String>>,
+    metrics: Vec<ExportMetricsServiceRequest>,
+}
+
+#[derive(Clone, Default)]
+struct Collector(Arc<Mutex<Received>>);
+
+#[async_trait::async_trait]
+impl TraceService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let token = request
+            .metadata()
+            .get("x-collector-token")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut got = self.0.lock();
+        got.tokens.push(token);
+        got.traces.push(request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+#[async_trait::async_trait]
+impl MetricsService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        self.0.lock().metrics.push(request.into_inner());
+        Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
+    }
+}
+
+/// A gRPC collector on 127.0.0.1; returns its endpoint.
+async fn collector() -> (String, Collector) {
+    let collector = Collector::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tonic::transport::Server::builder()
+        .add_service(TraceServiceServer::new(collector.clone()))
+        .add_service(MetricsServiceServer::new(collector.clone()));
+    tokio::spawn(async move {
+        server
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .await
+            .unwrap()
+    });
+    (format!("http://{addr}"), collector)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
+    let (endpoint, collector) = collector().await;
+    let traces = Settings {
+        headers: HashMap::from([("X-Collector-Token".to_string(), "t0k".to_string())]),
+        timeout: Duration::from_secs(5),
+        service_name: "otel-grpc".into(),
+        ..Settings::grpc(endpoint.clone())
+    };
+    let metrics = MetricsSettings {
+        export: traces.clone(),
+        interval: Duration::from_millis(300),
+    };
+    let telemetry = Arc::new(Telemetry::start_with(Some(traces), Some(metrics)).unwrap());
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry()
+            .with(telemetry.layer())
+            .with(telemetry.metrics_layer()),
+    )
+    .unwrap();
+
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Please create x.txt, then finish.", true)
+        .await;
+    env.wait_finished_and_settled(&id).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !all_points(&collector.0.lock().metrics)
+        .iter()
+        .any(|p| p.0 == "openhands.runs")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no run metric exported"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let t = telemetry.clone();
+    tokio::task::spawn_blocking(move || t.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+
+    let got = collector.0.lock();
+    assert!(!got.traces.is_empty(), "nothing exported");
+    assert!(
+        got.tokens.iter().all(|t| t.as_deref() == Some("t0k")),
+        "{:?}",
+        got.tokens
+    );
+    let spans = spans_of(&got.traces, "otel-grpc");
+    let run = check_two_step_tree(&spans, &id, "invoke_agent openhands");
+    assert!(run.parent_span_id.is_empty());
+    let points = all_points(&got.metrics);
+    assert!(
+        points
+            .iter()
+            .any(|p| p.0 == "openhands.runs" && p.1.contains("finished") && p.2 == 1.0),
+        "{points:?}"
+    );
+    assert!(
+        points
+            .iter()
+            .any(|p| p.0 == "gen_ai.client.token.usage" && p.2 > 0.0),
+        "{points:?}"
+    );
+}
