@@ -319,14 +319,12 @@ async fn a_scope_with_no_agent_within_it_says_so() {
     c.close().await;
 }
 
+/// What a handler was asked: `(label, pending tool names)` per call.
+type Asked = Arc<Mutex<Vec<(String, Vec<String>)>>>;
+
 /// A handler answering `approve`, recording what it was asked.
-fn recording_handler(
-    approve: bool,
-) -> (
-    Arc<dyn ConfirmationHandler>,
-    Arc<Mutex<Vec<(String, Vec<String>)>>>,
-) {
-    let asked: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+fn recording_handler(approve: bool) -> (Arc<dyn ConfirmationHandler>, Asked) {
+    let asked: Asked = Arc::default();
     let log = asked.clone();
     let handler = move |label: &str, pending: &[Event]| {
         let tools = pending

@@ -142,6 +142,12 @@ impl Agent {
         self
     }
 
+    /// A copy of this agent with another condenser configuration.
+    pub fn with_condenser(mut self, condenser: Option<serde_json::Value>) -> Self {
+        self.spec.condenser = condenser;
+        self
+    }
+
     /// A copy of this agent with other tool specs (a scoped sub-agent's
     /// delegation tools carry the scope on).
     pub fn with_tool_specs(mut self, tools: Vec<openhands_wire::tool::ToolSpec>) -> Self {
@@ -483,6 +489,11 @@ pub struct AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// Replaces the condenser (it follows a switched LLM).
+    pub(crate) fn set_condenser(&mut self, condenser: Option<Condenser>) {
+        self.condenser = condenser;
+    }
+
     /// A tool by name.
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
