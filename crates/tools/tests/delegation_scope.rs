@@ -86,7 +86,7 @@ fn text_of(obs: &Value) -> String {
 }
 
 fn definition(name: &str, tools: &[&str]) -> AgentDefinition {
-    let mut d = AgentDefinition::named(name, &format!("the {name} agent"));
+    let mut d = AgentDefinition::named(name, format!("the {name} agent"));
     d.tools = tools.iter().map(|t| t.to_string()).collect();
     d.system_prompt = format!("You are the {name} agent.");
     d
