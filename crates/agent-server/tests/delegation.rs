@@ -120,6 +120,64 @@ async fn agent_definitions_of_the_start_request_are_used_by_the_task_tool() {
     assert_eq!(meta["agent_definitions"][0]["name"], "helper");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_task_tool_refuses_wider_agents_and_sub_agent_confirmations_are_approved() {
+    let env = Env::start(|_| {
+        Script::from_turns([
+            Turn::tool_call(
+                "task",
+                json!({"prompt": "[[mock:script:wide]] edit", "subagent_type": "wide"}),
+            ),
+            Turn::tool_call(
+                "task",
+                json!({"prompt": "[[mock:script:careful]] write the marker", "subagent_type": "careful"}),
+            ),
+            Turn::tool_call("finish", json!({"message": "parent done"})),
+        ])
+        .with_script(
+            "careful",
+            vec![
+                Turn::tool_call("terminal", json!({"command": "echo hi > marker.txt"})),
+                Turn::tool_call("finish", json!({"message": "marker written"})),
+            ],
+        )
+        .with_toolless_reply(Turn::text("A title"))
+    })
+    .await;
+    let mut agent = env.agent(&["task_tool_set", "terminal"]);
+    agent["tools"][0]["params"] = json!({"sub_agent_scope": {"tools": true}});
+    let info = env
+        .create(json!({
+            "agent": agent,
+            "agent_definitions": [
+                {"name": "wide", "description": "Edits files.", "tools": ["file_editor"]},
+                {"name": "careful", "description": "Asks first.", "tools": ["terminal"],
+                 "permission_mode": "always_confirm"}
+            ],
+            "initial_message": {"role": "user", "content": [{"type": "text", "text": "delegate"}], "run": true}
+        }))
+        .await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.wait_status(&id, &["finished"]).await;
+    let events = env.events(&id).await;
+    let obs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "task")
+        .map(|e| &e["observation"])
+        .collect();
+    assert_eq!(obs.len(), 2, "{events:?}");
+    assert_eq!(obs[0]["is_error"], true);
+    assert_eq!(
+        obs[0]["content"][0]["text"],
+        "Failed to execute task: Agent 'wide' uses file_editor, which this agent does not have."
+    );
+    // Without a confirmation handler (as the reference server runs it) the
+    // sub-agent's held action is approved and runs.
+    assert_eq!(obs[1]["status"], "completed", "{}", obs[1]);
+    assert_eq!(obs[1]["content"][0]["text"], "marker written");
+    assert!(env.workspace().join("marker.txt").exists());
+}
+
 #[tokio::test]
 async fn invalid_agent_definitions_are_refused_naming_the_field() {
     let env = Env::start(|_| Script::from_turns([Turn::text("x")])).await;

@@ -14,7 +14,7 @@ use openhands_wire::agent::AgentSpec;
 use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
 use openhands_wire::tool::ToolSpec;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn condensing_agent(script: Script, max_size: u64) -> (Agent, Arc<ScriptedLlm>) {
@@ -160,4 +160,106 @@ async fn condense_on_request() {
         "CondensationRequest".to_string(),
         "Condensation".to_string()
     ]));
+}
+
+/// An agent whose condenser is configured with `condenser_llm`; its own
+/// LLM answers from `script`.
+fn agent_with_condenser_llm(script: Script, condenser_llm: Value) -> (Agent, Arc<ScriptedLlm>) {
+    let mut config = LlmConfig::new("openai/scripted");
+    config.usage_id = "agent".into();
+    let backend = Arc::new(ScriptedLlm::new(script));
+    let llm = Llm::with_backend(config.clone(), backend.clone());
+    let mut spec = AgentSpec::new(config, vec![ToolSpec::named("echo")]);
+    spec.condenser = Some(json!({
+        "kind": "LLMSummarizingCondenser",
+        "llm": condenser_llm,
+        "max_size": 100,
+        "keep_first": 2
+    }));
+    (Agent::with_llm(spec, llm, registry()), backend)
+}
+
+/// Runs a few turns, switches the agent's LLM to a new scripted one and
+/// condenses; which backends were asked for the summary, and the
+/// persisted condenser configuration.
+async fn condense_after_switch(condenser_llm: Value) -> (usize, usize, Value, LocalConversation) {
+    let script = Script::from_turns(vec![echo("a"), echo("b"), echo("c"), finish("ok")])
+        .with_toolless_reply(Turn::text("old summary"));
+    let (agent, old) = agent_with_condenser_llm(script, condenser_llm);
+    let ws = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let c = LocalConversation::new(
+        agent,
+        ws.path(),
+        ConversationOptions {
+            persistence_dir: Some(root.path().to_path_buf()),
+            ..ConversationOptions::default()
+        },
+    )
+    .unwrap();
+    c.send_message("go").unwrap();
+    c.run().await.unwrap();
+
+    let mut switched = LlmConfig::new("openai/switched");
+    switched.usage_id = "agent".into();
+    let new = Arc::new(ScriptedLlm::new(
+        Script::from_turns(vec![finish("done")]).with_toolless_reply(Turn::text("new summary")),
+    ));
+    c.switch_llm(Llm::with_backend(switched, new.clone()))
+        .unwrap();
+    c.condense().await.unwrap();
+    let summary = c
+        .events()
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Condensation(x) => x.summary,
+            _ => None,
+        })
+        .expect("a condensation was recorded");
+    let toolless = |b: &ScriptedLlm| b.requests().iter().filter(|r| r.tools.is_empty()).count();
+    let (old_asked, new_asked) = (toolless(&old), toolless(&new));
+    assert_eq!(
+        summary,
+        if new_asked > 0 {
+            "new summary"
+        } else {
+            "old summary"
+        }
+    );
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(
+            root.path()
+                .join(c.id().simple().to_string())
+                .join("base_state.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let condenser = state["agent"]["condenser"].clone();
+    (old_asked, new_asked, condenser, c)
+}
+
+#[tokio::test]
+async fn a_condenser_using_the_agents_llm_follows_an_llm_switch() {
+    let mut same = LlmConfig::new("openai/scripted");
+    same.usage_id = "condenser".into();
+    let (old_asked, new_asked, condenser, c) =
+        condense_after_switch(serde_json::to_value(&same).unwrap()).await;
+    assert_eq!((old_asked, new_asked), (0, 1));
+    assert_eq!(condenser["llm"]["model"], "openai/switched");
+    assert_eq!(condenser["llm"]["usage_id"], "condenser");
+    assert!(c.stats().usage_to_metrics.get("condenser").is_some());
+}
+
+#[tokio::test]
+async fn a_condenser_with_its_own_llm_keeps_it_after_an_llm_switch() {
+    // Configured differently from the agent's LLM (other retries): the
+    // reference leaves such a condenser alone.
+    let mut own = LlmConfig::new("openai/scripted");
+    own.usage_id = "condenser".into();
+    own.num_retries = 0;
+    let (old_asked, new_asked, condenser, _c) =
+        condense_after_switch(serde_json::to_value(&own).unwrap()).await;
+    assert_eq!((old_asked, new_asked), (1, 0));
+    assert_eq!(condenser["llm"]["model"], "openai/scripted");
 }

@@ -7,7 +7,7 @@
 
 use crate::apply_patch::{APPLY_PATCH_NAME, ApplyPatchTool};
 use crate::ask_oracle::{ASK_ORACLE_NAME, AskOracleTool};
-use crate::delegation::{DELEGATE_NAME, DelegateTool, TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};
+use crate::delegation::{DELEGATE_NAME, DelegateTool, TASK_NAME, TASK_TOOL_SET_NAME};
 use crate::file_editor::{FILE_EDITOR_NAME, FileEditorTool};
 use crate::gemini::{
     EDIT_NAME, EditTool, LIST_DIRECTORY_NAME, ListDirectoryTool, READ_FILE_NAME, ReadFileTool,
@@ -60,16 +60,8 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
     registry.register_fn(EDIT_NAME, EditTool::new);
     registry.register_fn(LIST_DIRECTORY_NAME, ListDirectoryTool::new);
     for name in [TASK_TOOL_SET_NAME, TASK_NAME] {
-        // `sub_agent_scope` restricting sub-agents is refused, not ignored.
-        registry.register_factory(
-            name,
-            std::sync::Arc::new(|params, env| {
-                crate::delegation::check_sub_agent_scope(params)
-                    .map_err(openhands_sdk::tool::ToolError::InvalidArguments)?;
-                Ok(vec![std::sync::Arc::new(TaskTool::new(env))
-                    as std::sync::Arc<dyn openhands_sdk::tool::Tool>])
-            }),
-        );
+        // `sub_agent_scope` keeps the sub-agents within this agent's tools.
+        registry.register_factory(name, crate::delegation::task::factory(None));
     }
     registry.register_fn(DELEGATE_NAME, DelegateTool::new);
     registry.register_fn(ASK_ORACLE_NAME, AskOracleTool::new);

@@ -142,6 +142,27 @@ impl Agent {
         self
     }
 
+    /// A copy of this agent with another condenser configuration.
+    pub fn with_condenser(mut self, condenser: Option<serde_json::Value>) -> Self {
+        self.spec.condenser = condenser;
+        self
+    }
+
+    /// A copy of this agent with other tool specs (a scoped sub-agent's
+    /// delegation tools carry the scope on).
+    pub fn with_tool_specs(mut self, tools: Vec<openhands_wire::tool::ToolSpec>) -> Self {
+        self.spec.tools = tools;
+        self
+    }
+
+    /// The names of the tools it uses, as a `sub_agent_scope` compares
+    /// them: its tool specs, its default built-ins and its extra instances.
+    pub fn scoped_tool_names(&self) -> std::collections::BTreeSet<String> {
+        let mut names = crate::subagent::scope::agent_tool_names(&self.spec);
+        names.extend(self.extra_tools.iter().map(|t| t.name().to_string()));
+        names
+    }
+
     /// A copy of this agent with another MCP server configuration (a
     /// sub-agent inherits its parent's).
     pub fn with_mcp_config(
@@ -468,6 +489,11 @@ pub struct AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// Replaces the condenser (it follows a switched LLM).
+    pub(crate) fn set_condenser(&mut self, condenser: Option<Condenser>) {
+        self.condenser = condenser;
+    }
+
     /// A tool by name.
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)

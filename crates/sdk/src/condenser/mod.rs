@@ -212,6 +212,44 @@ impl Condenser {
         }
     }
 
+    /// The reference's rule for a condenser when the agent's LLM is
+    /// switched from `current` to `new`: an `LLMSummarizingCondenser`
+    /// whose LLM is configured exactly as `current` (its `usage_id` and an
+    /// omitted key aside) follows the switch, keeping its own `usage_id`;
+    /// any other condenser keeps its LLM. Returns the condenser's new
+    /// JSON, or `None` when it stays as it is.
+    pub fn follow_llm_switch(
+        value: &Value,
+        current: &openhands_wire::LlmConfig,
+        new: &openhands_wire::LlmConfig,
+    ) -> Option<Value> {
+        let kind = value.get("kind").and_then(Value::as_str);
+        if !matches!(kind, Some("LLMSummarizingCondenser") | None) {
+            return None;
+        }
+        let mut own: openhands_wire::LlmConfig =
+            serde_json::from_value(value.get("llm")?.clone()).ok()?;
+        if own
+            .api_key
+            .as_ref()
+            .is_none_or(|k| k.is_redacted_or_empty())
+        {
+            own.api_key = current.api_key.clone();
+        }
+        let usage_id = std::mem::take(&mut own.usage_id);
+        let mut current = current.clone();
+        current.usage_id = String::new();
+        if own != current {
+            return None;
+        }
+        let mut config = new.clone();
+        config.usage_id = usage_id;
+        let mut out = value.clone();
+        out.as_object_mut()?
+            .insert("llm".into(), serde_json::to_value(config).ok()?);
+        Some(out)
+    }
+
     /// The LLM used for summaries, if any.
     pub fn llm(&self) -> Option<&Llm> {
         match self {

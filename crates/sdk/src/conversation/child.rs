@@ -91,6 +91,25 @@ impl ChildConversation for LocalConversation {
         }
     }
 
+    fn pending_actions(&self) -> Vec<openhands_wire::event::Event> {
+        self.with_branch(|events| {
+            let ids: std::collections::HashSet<String> = super::pending::unmatched_actions(events)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            events
+                .iter()
+                .filter(|e| ids.contains(&e.id))
+                .cloned()
+                .collect()
+        })
+    }
+
+    fn reject_pending(&self, reason: &str) -> Result<(), String> {
+        self.respond_to_confirmation(false, Some(reason.to_string()))
+            .map_err(|e| e.to_string())
+    }
+
     fn final_response(&self) -> String {
         self.agent_final_response()
     }

@@ -1228,9 +1228,20 @@ impl LocalConversation {
     /// `usage_id` is its registry key: an LLM registered under it with the
     /// same configuration is reused; one with another configuration is
     /// replaced and its metrics carried over (as the reference does).
+    /// An `LLMSummarizingCondenser` configured with the agent's old LLM
+    /// follows the switch (as the reference's): it summarises with the new
+    /// one under its own `usage_id`, its cost so far kept.
     pub fn switch_llm(&self, llm: openhands_llm::Llm) -> Result<(), ConversationError> {
         let llm = self.registered(llm);
-        let new_agent = self.inner.agent.read().with_swapped_llm(llm);
+        let old = self.inner.agent.read().clone();
+        let mut new_agent = old.with_swapped_llm(llm.clone());
+        let followed = old.spec().condenser.as_ref().and_then(|c| {
+            crate::condenser::Condenser::follow_llm_switch(c, old.llm().config(), llm.config())
+        });
+        if let Some(condenser) = &followed {
+            new_agent = new_agent.with_condenser(Some(condenser.clone()));
+            self.condenser_follows(condenser, &llm)?;
+        }
         let spec = new_agent.spec().clone();
         *self.inner.agent.write() = new_agent;
         let value = super::core::agent_json(&spec, None).unwrap_or(Value::Null);
@@ -1238,6 +1249,32 @@ impl LocalConversation {
             c.set_agent_spec(spec);
             vec![state_update("agent", value)]
         })?;
+        Ok(())
+    }
+
+    /// Rebuilds the live runtime's condenser from `condenser` with the
+    /// switched-to `llm`; its LLM replaces the registry's entry under the
+    /// same `usage_id`, taking over the metrics recorded there.
+    fn condenser_follows(
+        &self,
+        condenser: &Value,
+        llm: &openhands_llm::Llm,
+    ) -> Result<(), ConversationError> {
+        let mut slot = self.inner.runtime.lock();
+        let Some(rt) = slot.as_mut() else {
+            // Not built yet: it will be built from the new configuration.
+            return Ok(());
+        };
+        let rebuilt = crate::condenser::Condenser::from_json(condenser, llm)
+            .map_err(|e| ConversationError::Agent(crate::agent::AgentError::from(e)))?;
+        if let Some(new_llm) = rebuilt.llm() {
+            let registry = &self.inner.llm_registry;
+            if let Ok(known) = registry.get(new_llm.usage_id()) {
+                new_llm.restore_metrics(known.metrics());
+            }
+            registry.replace(new_llm.clone());
+        }
+        rt.set_condenser(Some(rebuilt));
         Ok(())
     }
 

@@ -4,7 +4,9 @@
 //! conversation types so the tool layer does not depend on them.
 
 use super::error::SubAgentError;
+use super::scope::SubAgentScope;
 use async_trait::async_trait;
+use openhands_wire::event::Event;
 use openhands_wire::metrics::Metrics;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -23,15 +25,18 @@ pub enum SubAgentOutcome {
 /// A conversation's power to start sub-agents.
 #[async_trait]
 pub trait SubAgentHost: Send + Sync {
-    /// One line per available agent (`- **name**: description (tools: ...)`).
-    fn agents_info(&self) -> String;
+    /// One line per agent offered within `scope`
+    /// (`- **name**: description (tools: ...)`).
+    fn agents_info(&self, scope: SubAgentScope) -> String;
 
     /// Starts a sub-agent of `agent_type` (`None`/empty: the default
-    /// agent); with `conversation_id` of a persisted one, resumes it.
+    /// agent) within `scope`; with `conversation_id` of a persisted one,
+    /// resumes it.
     async fn spawn(
         &self,
         agent_type: Option<&str>,
         conversation_id: Option<Uuid>,
+        scope: SubAgentScope,
     ) -> Result<Arc<dyn SubAgentHandle>, SubAgentError>;
 
     /// Records `child`'s cumulative LLM metrics in the parent's statistics
@@ -51,8 +56,41 @@ pub trait SubAgentHandle: Send + Sync {
     /// Its cumulative LLM metrics (all its LLMs combined).
     fn metrics(&self) -> Metrics;
     /// Sends `prompt` and runs until the sub-agent stops; `cancel`
-    /// interrupts it.
-    async fn run_task(&self, prompt: &str, cancel: &CancellationToken) -> SubAgentOutcome;
+    /// interrupts it. Whenever it waits for confirmation, `confirmation`
+    /// (told `label`, the task or agent id) approves or rejects its
+    /// pending actions; without a handler they are approved.
+    async fn run_task(
+        &self,
+        prompt: &str,
+        label: &str,
+        confirmation: Option<&dyn ConfirmationHandler>,
+        cancel: &CancellationToken,
+    ) -> SubAgentOutcome;
     /// Closes its conversation (tools, MCP servers).
     async fn close(&self);
 }
+
+/// Decides on a sub-agent's actions when its confirmation policy stops it
+/// for approval (the reference's `ConfirmationHandler`): given the task or
+/// agent id and the pending `ActionEvent`s, `true` approves them (they
+/// run), `false` rejects them (each gets a `UserRejectObservation` and the
+/// sub-agent continues). Plain closures `Fn(&str, &[Event]) -> bool` are
+/// handlers.
+#[async_trait]
+pub trait ConfirmationHandler: Send + Sync {
+    /// Whether to approve `pending` of the sub-agent `label`.
+    async fn confirm(&self, label: &str, pending: &[Event]) -> bool;
+}
+
+#[async_trait]
+impl<F> ConfirmationHandler for F
+where
+    F: Fn(&str, &[Event]) -> bool + Send + Sync,
+{
+    async fn confirm(&self, label: &str, pending: &[Event]) -> bool {
+        self(label, pending)
+    }
+}
+
+/// The reason recorded on actions a [`ConfirmationHandler`] rejects.
+pub const SUB_AGENT_REJECTION_REASON: &str = "User rejected the actions";

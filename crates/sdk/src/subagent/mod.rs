@@ -16,10 +16,12 @@ pub mod load;
 pub mod parent;
 pub mod registry;
 pub mod run;
+pub mod scope;
 
 pub use definition::{AgentDefinition, DefinitionError};
 pub use error::SubAgentError;
-pub use host::{SubAgentHandle, SubAgentHost, SubAgentOutcome};
+pub use host::{ConfirmationHandler, SubAgentHandle, SubAgentHost, SubAgentOutcome};
 pub use launch::ChildLauncher;
 pub use registry::{AgentFactory, AgentRegistry, DEFAULT_AGENT, FactoryInput, RegisteredAgent};
 pub use run::{Delegation, SubAgent};
+pub use scope::SubAgentScope;

@@ -59,6 +59,10 @@ pub trait ChildConversation: Send + Sync {
     async fn run(&self) -> Result<ExecutionStatus, String>;
     /// Interrupts a run.
     fn interrupt(&self);
+    /// The action events still waiting for their result.
+    fn pending_actions(&self) -> Vec<openhands_wire::event::Event>;
+    /// Rejects the pending actions with `reason`.
+    fn reject_pending(&self, reason: &str) -> Result<(), String>;
     /// Its final answer (the `finish` message or last agent message).
     fn final_response(&self) -> String;
     /// Detail of its last `ConversationErrorEvent`.

@@ -215,12 +215,18 @@ impl AgentRegistry {
     /// One line per agent (`- **name**: description (tools: ...)`), for
     /// tool descriptions.
     pub fn factory_info(&self) -> String {
+        self.factory_info_where(|_| true)
+            .unwrap_or_else(|| "- No agents registered yet.".into())
+    }
+
+    /// [`AgentRegistry::factory_info`] of the agents whose definitions
+    /// `include` accepts; `None` when it accepts none.
+    pub fn factory_info_where(&self, include: impl Fn(&AgentDefinition) -> bool) -> Option<String> {
         let s = self.state.read();
-        if s.agents.is_empty() {
-            return "- No agents registered yet.".into();
-        }
-        s.agents
+        let lines: Vec<String> = s
+            .agents
             .iter()
+            .filter(|(_, a)| include(&a.definition))
             .map(|(name, a)| {
                 let tools = if a.definition.tools.is_empty() {
                     String::new()
@@ -229,8 +235,8 @@ impl AgentRegistry {
                 };
                 format!("- **{name}**: {}{tools}", a.definition.description)
             })
-            .collect::<Vec<_>>()
-            .join("\n")
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
     }
 }
 

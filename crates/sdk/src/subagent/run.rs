@@ -5,17 +5,20 @@
 //! statistics.
 
 use super::error::SubAgentError;
-use super::host::{SubAgentHandle, SubAgentHost, SubAgentOutcome};
+use super::host::{
+    ConfirmationHandler, SUB_AGENT_REJECTION_REASON, SubAgentHandle, SubAgentHost, SubAgentOutcome,
+};
 use super::parent::{ChildConversation, ChildSettings, ParentConversation};
 use super::registry::{AgentRegistry, FactoryInput};
+use super::scope::SubAgentScope;
 use async_trait::async_trait;
 use openhands_wire::state::ExecutionStatus;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
 
-/// How often a sub-agent stopped for confirmation is resumed (its actions
-/// approved, as the reference does without a confirmation handler).
+/// How often a sub-agent stopped for confirmation is resumed (after its
+/// actions were approved or rejected) before its run counts as ended.
 const MAX_CONFIRMATION_ROUNDS: usize = 50;
 
 /// The delegation capability a conversation gives its tools: its agent
@@ -71,11 +74,14 @@ impl Delegation {
     /// LLM (same backend, own metrics) and tools; it inherits the parent's
     /// MCP servers, iteration limit and confirmation policy unless its
     /// definition sets them. With `conversation_id` of a persisted
-    /// sub-agent, that conversation is resumed.
+    /// sub-agent, that conversation is resumed. Within a restricting
+    /// `scope` an agent using a tool the parent lacks is refused, and the
+    /// sub-agent's own delegation tools carry the scope on.
     pub async fn spawn_child(
         &self,
         agent_type: Option<&str>,
         conversation_id: Option<uuid::Uuid>,
+        scope: SubAgentScope,
     ) -> Result<SubAgent, SubAgentError> {
         let registered = self.agents.get(agent_type)?;
         let parent = self.parent()?;
@@ -90,8 +96,22 @@ impl Delegation {
             home: self.home.clone(),
         };
         let def = registered.definition.clone();
-        let agent =
-            (registered.factory)(&input)?.with_mcp_config(parent_agent.spec().mcp_config.clone());
+        let agent = (registered.factory)(&input)?;
+        let missing = scope.missing_from(
+            &parent_agent.scoped_tool_names(),
+            &agent.scoped_tool_names(),
+        );
+        if !missing.is_empty() {
+            return Err(SubAgentError::Invalid(format!(
+                "Agent '{}' uses {}, which this agent does not have.",
+                def.name,
+                missing.join(", ")
+            )));
+        }
+        let tools = scope.scope_delegation_tools(agent.spec().tools.clone());
+        let agent = agent
+            .with_tool_specs(tools)
+            .with_mcp_config(parent_agent.spec().mcp_config.clone());
         let settings = ChildSettings {
             conversation_id,
             max_iteration_per_run: def
@@ -114,16 +134,28 @@ impl Delegation {
 
 #[async_trait]
 impl SubAgentHost for Delegation {
-    fn agents_info(&self) -> String {
-        self.agents.factory_info()
+    fn agents_info(&self, scope: SubAgentScope) -> String {
+        if !scope.restricts() {
+            return self.agents.factory_info();
+        }
+        let parent = self
+            .parent()
+            .map(|p| p.agent().scoped_tool_names())
+            .unwrap_or_default();
+        self.agents
+            .factory_info_where(|d| scope.offers(&parent, d))
+            .unwrap_or_else(|| {
+                "- None: every registered agent uses tools this agent does not have.".into()
+            })
     }
 
     async fn spawn(
         &self,
         agent_type: Option<&str>,
         conversation_id: Option<uuid::Uuid>,
+        scope: SubAgentScope,
     ) -> Result<Arc<dyn SubAgentHandle>, SubAgentError> {
-        let sub = self.spawn_child(agent_type, conversation_id).await?;
+        let sub = self.spawn_child(agent_type, conversation_id, scope).await?;
         Ok(Arc::new(sub))
     }
 
@@ -164,9 +196,16 @@ impl SubAgentHandle for SubAgent {
         self.conversation.metrics()
     }
 
-    /// Actions waiting for confirmation are approved, as the reference
-    /// does without a confirmation handler.
-    async fn run_task(&self, prompt: &str, cancel: &CancellationToken) -> SubAgentOutcome {
+    /// Whenever the sub-agent waits for confirmation, `confirmation`
+    /// decides on its pending actions; without one they are approved, as
+    /// the reference does without a confirmation handler.
+    async fn run_task(
+        &self,
+        prompt: &str,
+        label: &str,
+        confirmation: Option<&dyn ConfirmationHandler>,
+        cancel: &CancellationToken,
+    ) -> SubAgentOutcome {
         let conv = &self.conversation;
         if let Err(e) = conv.send_message(prompt) {
             return SubAgentOutcome::Failed(e);
@@ -186,6 +225,22 @@ impl SubAgentHandle for SubAgent {
             match result {
                 Ok(ExecutionStatus::WaitingForConfirmation) if rounds < MAX_CONFIRMATION_ROUNDS => {
                     rounds += 1;
+                    let pending = conv.pending_actions();
+                    if pending.is_empty() {
+                        break ExecutionStatus::WaitingForConfirmation;
+                    }
+                    let approved = match confirmation {
+                        None => true,
+                        Some(handler) => tokio::select! {
+                            ok = handler.confirm(label, &pending) => ok,
+                            () = cancel.cancelled() => {
+                                return SubAgentOutcome::Failed("Sub-agent interrupted.".into());
+                            }
+                        },
+                    };
+                    if !approved && let Err(e) = conv.reject_pending(SUB_AGENT_REJECTION_REASON) {
+                        return SubAgentOutcome::Failed(e);
+                    }
                 }
                 Ok(s) => break s,
                 Err(e) => return SubAgentOutcome::Failed(e),

@@ -3,8 +3,10 @@
 //! id → task), which run in parallel; the observation gathers every
 //! sub-agent's answer in the order of `tasks`.
 
-use openhands_sdk::subagent::{SubAgentHandle, SubAgentHost, SubAgentOutcome};
-use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
+use openhands_sdk::subagent::{
+    ConfirmationHandler, SubAgentHandle, SubAgentHost, SubAgentOutcome, SubAgentScope,
+};
+use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, ToolFactory, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
@@ -79,6 +81,18 @@ pub struct DelegateTool {
     delegation: Option<Arc<dyn SubAgentHost>>,
     max_children: usize,
     agents: tokio::sync::Mutex<BTreeMap<String, Arc<dyn SubAgentHandle>>>,
+    confirmation: Option<Arc<dyn ConfirmationHandler>>,
+}
+
+/// The `delegate` tool's factory with a confirmation handler (deciding on
+/// sub-agents' actions their confirmation policy holds; without one they
+/// are approved, as the reference does): register it under
+/// [`DELEGATE_NAME`] in place of the default.
+pub fn factory(confirmation: Option<Arc<dyn ConfirmationHandler>>) -> ToolFactory {
+    Arc::new(move |_params, env| {
+        let tool = DelegateTool::new(env).with_confirmation_handler(confirmation.clone());
+        Ok(vec![Arc::new(tool) as Arc<dyn openhands_sdk::tool::Tool>])
+    })
 }
 
 impl DelegateTool {
@@ -88,7 +102,18 @@ impl DelegateTool {
             delegation: env.delegation.clone(),
             max_children: DEFAULT_MAX_CHILDREN,
             agents: tokio::sync::Mutex::new(BTreeMap::new()),
+            confirmation: None,
         }
+    }
+
+    /// The same tool deciding on its sub-agents' confirmations with
+    /// `handler` (`None`: approve them).
+    pub fn with_confirmation_handler(
+        mut self,
+        handler: Option<Arc<dyn ConfirmationHandler>>,
+    ) -> Self {
+        self.confirmation = handler;
+        self
     }
 
     /// The same tool with another bound on live sub-agents.
@@ -150,7 +175,10 @@ impl DelegateTool {
             .collect();
         let mut created = Vec::new();
         for t in &types {
-            match delegation.spawn(Some(t), None).await {
+            match delegation
+                .spawn(Some(t), None, SubAgentScope::default())
+                .await
+            {
                 Ok(sub) => created.push(sub),
                 Err(e) => {
                     for sub in &created {
@@ -231,10 +259,9 @@ impl DelegateTool {
                 })
                 .collect()
         };
-        let outcomes = futures::future::join_all(
-            runs.iter()
-                .map(|(_, sub, task)| sub.run_task(task, &ctx.cancel)),
-        )
+        let outcomes = futures::future::join_all(runs.iter().map(|(id, sub, task)| {
+            sub.run_task(task, id, self.confirmation.as_deref(), &ctx.cancel)
+        }))
         .await;
         let mut lines = Vec::new();
         let mut errors = 0;
@@ -277,7 +304,7 @@ impl TypedTool for DelegateTool {
         let agents = self
             .delegation
             .as_ref()
-            .map(|d| d.agents_info())
+            .map(|d| d.agents_info(SubAgentScope::default()))
             .unwrap_or_else(|| "- None: delegation is not available here.".into());
         format!(
             "Work with several sub-agents at once. First `spawn` them with your own \

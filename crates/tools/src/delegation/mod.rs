@@ -15,5 +15,5 @@ pub mod task;
 pub use builtins::builtin_agent_definitions;
 pub use child_conversation::{START_CHILD_CONVERSATION_NAME, StartChildConversationTool};
 pub use delegate::{DELEGATE_NAME, DelegateTool};
-pub use scope::{SUB_AGENT_SCOPE_PARAM, check_sub_agent_scope};
+pub use scope::{SUB_AGENT_SCOPE_PARAM, SubAgentScope, check_sub_agent_scope};
 pub use task::{TASK_NAME, TASK_TOOL_SET_NAME, TaskTool};

@@ -1,49 +1,21 @@
 //! `sub_agent_scope`, the delegation tools' parameter (the reference's
-//! `SubAgentScope`): with `tools: true` the sub-agents a delegating agent
-//! offers and starts must use only tools it has itself, and pass the scope
-//! on to their own delegation tools. `mcp_servers` is deprecated and
-//! ignored there too (sub-agents always inherit the parent's MCP servers).
-//!
-//! Restricting sub-agents to the parent's tools is not implemented here, so
-//! `tools: true` is refused by name rather than silently ignored; the
-//! unrestricted default is accepted.
+//! `SubAgentScope`, implemented in `openhands_sdk::subagent::scope`): with
+//! `tools: true` the sub-agents a delegating agent offers and starts must
+//! use only tools it has itself, and pass the scope on to their own
+//! delegation tools. `mcp_servers` is deprecated and ignored (sub-agents
+//! always inherit the parent's MCP servers).
 
 use serde_json::{Map, Value};
 
-/// The tool parameter's name.
-pub const SUB_AGENT_SCOPE_PARAM: &str = "sub_agent_scope";
+pub use openhands_sdk::subagent::scope::{
+    DELEGATION_TOOL_NAMES, SUB_AGENT_SCOPE_PARAM, SubAgentScope,
+};
 
-/// Tools taking the parameter (the reference's delegation tools that exist
-/// here).
-pub const SCOPED_TOOL_NAMES: [&str; 2] = [super::task::TASK_TOOL_SET_NAME, super::task::TASK_NAME];
-
-/// Checks a delegation tool's `sub_agent_scope` parameter: absent, `null`
-/// or not restricting is fine; anything else is an error naming the field.
+/// Checks the shape of a delegation tool's `sub_agent_scope` parameter:
+/// absent, `null` or a valid scope is fine; anything else is an error
+/// naming the field.
 pub fn check_sub_agent_scope(params: &Map<String, Value>) -> Result<(), String> {
-    let scope = match params.get(SUB_AGENT_SCOPE_PARAM) {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err("sub_agent_scope: Input should be a valid dictionary".into()),
-    };
-    for (key, value) in scope {
-        match key.as_str() {
-            "tools" | "mcp_servers" if value.is_boolean() => {}
-            "tools" | "mcp_servers" => {
-                return Err(format!(
-                    "sub_agent_scope.{key}: Input should be a valid boolean"
-                ));
-            }
-            other => {
-                return Err(format!(
-                    "sub_agent_scope.{other}: Extra inputs are not permitted"
-                ));
-            }
-        }
-    }
-    if scope.get("tools").and_then(Value::as_bool) == Some(true) {
-        return Err("sub_agent_scope.tools: keeping sub-agents within the delegating agent's tools is not supported by this server".into());
-    }
-    Ok(())
+    SubAgentScope::from_params(params).map(|_| ())
 }
 
 #[cfg(test)]
@@ -56,18 +28,13 @@ mod tests {
     }
 
     #[test]
-    fn only_the_unrestricted_scope_is_accepted() {
+    fn valid_scopes_pass_and_bad_shapes_name_the_field() {
         assert!(check_sub_agent_scope(&params(json!({}))).is_ok());
         assert!(
-            check_sub_agent_scope(&params(
-                json!({"sub_agent_scope": {"tools": false, "mcp_servers": true}})
-            ))
-            .is_ok()
+            check_sub_agent_scope(&params(json!({"sub_agent_scope": {"tools": true}}))).is_ok()
         );
-        let e = check_sub_agent_scope(&params(json!({"sub_agent_scope": {"tools": true}})))
-            .unwrap_err();
-        assert!(e.starts_with("sub_agent_scope.tools"), "{e}");
-        assert!(check_sub_agent_scope(&params(json!({"sub_agent_scope": {"x": 1}}))).is_err());
+        let e = check_sub_agent_scope(&params(json!({"sub_agent_scope": {"x": 1}}))).unwrap_err();
+        assert!(e.starts_with("sub_agent_scope.x"), "{e}");
         assert!(check_sub_agent_scope(&params(json!({"sub_agent_scope": 3}))).is_err());
     }
 }

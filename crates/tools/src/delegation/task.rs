@@ -3,8 +3,13 @@
 //! answer (`TaskObservation` with `task_id`, `subagent`, `status`). A task
 //! can be continued with `resume: <task_id>`.
 
-use openhands_sdk::subagent::{DEFAULT_AGENT, SubAgentHandle, SubAgentHost, SubAgentOutcome};
-use openhands_sdk::tool::{StoredObservation, ToolCallContext, ToolEnv, ToolError, TypedTool};
+use openhands_sdk::subagent::{
+    ConfirmationHandler, DEFAULT_AGENT, SubAgentHandle, SubAgentHost, SubAgentOutcome,
+    SubAgentScope,
+};
+use openhands_sdk::tool::{
+    StoredObservation, ToolCallContext, ToolEnv, ToolError, ToolFactory, TypedTool,
+};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
 use parking_lot::Mutex;
@@ -85,16 +90,53 @@ pub struct TaskTool {
     delegation: Option<Arc<dyn SubAgentHost>>,
     tasks: tokio::sync::Mutex<BTreeMap<String, TaskRecord>>,
     counter: Mutex<u64>,
+    scope: SubAgentScope,
+    confirmation: Option<Arc<dyn ConfirmationHandler>>,
+}
+
+/// The task tool set's factory (`task_tool_set`, `task`): its
+/// `sub_agent_scope` parameter is read from the tool spec (a malformed one
+/// is refused naming the field); `confirmation` decides on sub-agents'
+/// actions their confirmation policy holds (without one they are
+/// approved, as the reference does). Register it under
+/// [`TASK_TOOL_SET_NAME`] to install a handler.
+pub fn factory(confirmation: Option<Arc<dyn ConfirmationHandler>>) -> ToolFactory {
+    Arc::new(move |params, env| {
+        let scope = SubAgentScope::from_params(params).map_err(ToolError::InvalidArguments)?;
+        let tool = TaskTool::new(env)
+            .with_scope(scope)
+            .with_confirmation_handler(confirmation.clone());
+        Ok(vec![Arc::new(tool) as Arc<dyn openhands_sdk::tool::Tool>])
+    })
 }
 
 impl TaskTool {
-    /// The tool for the conversation `env` belongs to.
+    /// The tool for the conversation `env` belongs to (unscoped, sub-agent
+    /// confirmations approved).
     pub fn new(env: &ToolEnv) -> Self {
         Self {
             delegation: env.delegation.clone(),
             tasks: tokio::sync::Mutex::new(BTreeMap::new()),
             counter: Mutex::new(0),
+            scope: SubAgentScope::default(),
+            confirmation: None,
         }
+    }
+
+    /// The same tool offering and starting only sub-agents within `scope`.
+    pub fn with_scope(mut self, scope: SubAgentScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// The same tool deciding on its sub-agents' confirmations with
+    /// `handler` (`None`: approve them).
+    pub fn with_confirmation_handler(
+        mut self,
+        handler: Option<Arc<dyn ConfirmationHandler>>,
+    ) -> Self {
+        self.confirmation = handler;
+        self
     }
 
     fn next_id(&self) -> String {
@@ -121,13 +163,17 @@ impl TaskTool {
                 return Ok((id.clone(), live.clone()));
             }
             let sub = delegation
-                .spawn(Some(&action.subagent_type), Some(record.conversation_id))
+                .spawn(
+                    Some(&action.subagent_type),
+                    Some(record.conversation_id),
+                    self.scope,
+                )
                 .await
                 .map_err(|e| e.to_string())?;
             return Ok((id.clone(), sub));
         }
         let sub = delegation
-            .spawn(Some(&action.subagent_type), None)
+            .spawn(Some(&action.subagent_type), None, self.scope)
             .await
             .map_err(|e| e.to_string())?;
         let id = self.next_id();
@@ -154,7 +200,7 @@ impl TypedTool for TaskTool {
         let agents = self
             .delegation
             .as_ref()
-            .map(|d| d.agents_info())
+            .map(|d| d.agents_info(self.scope))
             .unwrap_or_else(|| "- None: delegation is not available here.".into());
         format!(
             "Hand a self-contained, multi-step task to a sub-agent that works on its own \
@@ -215,7 +261,14 @@ impl TypedTool for TaskTool {
                 ));
             }
         };
-        let outcome = sub.run_task(&action.prompt, &ctx.cancel).await;
+        let outcome = sub
+            .run_task(
+                &action.prompt,
+                &task_id,
+                self.confirmation.as_deref(),
+                &ctx.cancel,
+            )
+            .await;
         delegation.record_metrics(&format!("task:{task_id}"), sub.as_ref());
         {
             let mut tasks = self.tasks.lock().await;

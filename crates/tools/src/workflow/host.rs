@@ -4,7 +4,7 @@
 //! then are interrupted.
 
 use super::protocol::{Answer, Job, Request};
-use openhands_sdk::subagent::{SubAgentHost, SubAgentOutcome};
+use openhands_sdk::subagent::{SubAgentHost, SubAgentOutcome, SubAgentScope};
 use openhands_workspace::exec::{ExecPolicy, GroupChild, ProcessSpec};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -45,13 +45,21 @@ pub(super) enum WorkflowError {
     Died(String),
 }
 
+/// Where a run's sub-agents come from: the conversation's delegation and
+/// the tool's `sub_agent_scope`.
+#[derive(Clone)]
+pub(super) struct SubAgents {
+    pub host: Arc<dyn SubAgentHost>,
+    pub scope: SubAgentScope,
+}
+
 /// What one run needs.
 pub(super) struct Run<'a> {
     pub python: &'a str,
     pub harness: &'a str,
     pub exec: &'a ExecPolicy,
     pub working_dir: &'a Path,
-    pub delegation: Arc<dyn SubAgentHost>,
+    pub delegation: SubAgents,
     /// Numbers the sub-agent tasks of this tool (their cost is recorded
     /// under `task:workflow_<n>`).
     pub tasks: Arc<AtomicU64>,
@@ -175,7 +183,7 @@ async fn write_line<T: serde::Serialize>(
 
 /// One sub-agent task; its answer goes back to the harness.
 async fn run_agent(
-    delegation: Arc<dyn SubAgentHost>,
+    delegation: SubAgents,
     number: u64,
     id: u64,
     prompt: String,
@@ -183,7 +191,11 @@ async fn run_agent(
     cancel: CancellationToken,
     answers: mpsc::UnboundedSender<Answer>,
 ) {
-    let answer = match delegation.spawn(Some(&subagent_type), None).await {
+    let SubAgents {
+        host: delegation,
+        scope,
+    } = delegation;
+    let answer = match delegation.spawn(Some(&subagent_type), None, scope).await {
         Err(e) => Answer {
             id,
             ok: false,
@@ -191,7 +203,8 @@ async fn run_agent(
             error: Some(e.to_string()),
         },
         Ok(sub) => {
-            let outcome = sub.run_task(&prompt, &cancel).await;
+            let label = format!("workflow_{number:08x}");
+            let outcome = sub.run_task(&prompt, &label, None, &cancel).await;
             delegation.record_metrics(&format!("task:workflow_{number:08x}"), sub.as_ref());
             sub.close().await;
             match outcome {

@@ -15,7 +15,8 @@
 mod host;
 pub mod protocol;
 
-use openhands_sdk::subagent::SubAgentHost;
+use openhands_sdk::subagent::scope::SUB_AGENT_SCOPE_PARAM;
+use openhands_sdk::subagent::{SubAgentHost, SubAgentScope};
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
@@ -88,6 +89,7 @@ pub struct WorkflowTool {
     working_dir: PathBuf,
     python: String,
     tasks: Arc<AtomicU64>,
+    scope: SubAgentScope,
 }
 
 impl std::fmt::Debug for WorkflowTool {
@@ -107,25 +109,24 @@ impl WorkflowTool {
             working_dir: env.working_dir.clone(),
             python: "python3".into(),
             tasks: Arc::new(AtomicU64::new(0)),
+            scope: SubAgentScope::default(),
         }
     }
 
-    /// The tool from a tool spec's parameters: `sub_agent_scope` may be
-    /// given without restricting tools (`{"tools": false}`); restricting
-    /// sub-agents to the parent's tools is refused, as is any other
-    /// parameter.
+    /// The tool from a tool spec's parameters: `sub_agent_scope` (its
+    /// sub-agents kept within this agent's tools with `{"tools": true}`);
+    /// any other parameter is refused.
     pub fn from_params(params: &Map<String, Value>, env: &ToolEnv) -> Result<Self, ToolError> {
-        for (key, value) in params {
-            match key.as_str() {
-                "sub_agent_scope" => check_scope(value)?,
-                other => {
-                    return Err(ToolError::InvalidArguments(format!(
-                        "workflow_tool_set does not accept the parameter '{other}'"
-                    )));
-                }
-            }
+        if let Some(other) = params.keys().find(|k| k.as_str() != SUB_AGENT_SCOPE_PARAM) {
+            return Err(ToolError::InvalidArguments(format!(
+                "workflow_tool_set does not accept the parameter '{other}'"
+            )));
         }
-        Ok(Self::new(env))
+        let scope = SubAgentScope::from_params(params).map_err(ToolError::InvalidArguments)?;
+        Ok(Self {
+            scope,
+            ..Self::new(env)
+        })
     }
 
     /// The same tool running scripts with another interpreter.
@@ -133,36 +134,6 @@ impl WorkflowTool {
         self.python = python.into();
         self
     }
-}
-
-fn check_scope(value: &Value) -> Result<(), ToolError> {
-    let Some(scope) = value.as_object() else {
-        return if value.is_null() {
-            Ok(())
-        } else {
-            Err(ToolError::InvalidArguments(
-                "sub_agent_scope must be an object".into(),
-            ))
-        };
-    };
-    for (key, v) in scope {
-        match (key.as_str(), v) {
-            ("tools", Value::Bool(false)) | ("mcp_servers", Value::Bool(_)) => {}
-            ("tools", Value::Bool(true)) => {
-                return Err(ToolError::InvalidArguments(
-                    "sub_agent_scope.tools = true (keeping sub-agents within the parent's \
-                     tools) is not supported"
-                        .into(),
-                ));
-            }
-            (other, _) => {
-                return Err(ToolError::InvalidArguments(format!(
-                    "sub_agent_scope: unexpected field or value '{other}'"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 impl TypedTool for WorkflowTool {
@@ -177,7 +148,7 @@ impl TypedTool for WorkflowTool {
         let agents = self
             .delegation
             .as_ref()
-            .map(|d| d.agents_info())
+            .map(|d| d.agents_info(SubAgentScope::default()))
             .unwrap_or_else(|| "- None: sub-agents are not available here.".into());
         format!(
             "Coordinate many sub-agents with a short Python script, for big jobs that split \
@@ -265,7 +236,10 @@ impl TypedTool for WorkflowTool {
             harness: HARNESS,
             exec: &self.exec,
             working_dir: &self.working_dir,
-            delegation,
+            delegation: host::SubAgents {
+                host: delegation,
+                scope: self.scope,
+            },
             tasks: self.tasks.clone(),
             timeout: WORKFLOW_TIMEOUT,
         };
@@ -289,12 +263,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scope_without_restriction_is_accepted_and_restriction_refused() {
+    fn scope_is_read_and_bad_shapes_are_refused() {
         let env = ToolEnv::new(std::env::temp_dir());
         let ok = json!({"sub_agent_scope": {"tools": false, "mcp_servers": true}});
-        assert!(WorkflowTool::from_params(ok.as_object().unwrap(), &env).is_ok());
+        let tool = WorkflowTool::from_params(ok.as_object().unwrap(), &env).unwrap();
+        assert!(!tool.scope.restricts());
         let restrict = json!({"sub_agent_scope": {"tools": true}});
-        let err = WorkflowTool::from_params(restrict.as_object().unwrap(), &env).unwrap_err();
+        let tool = WorkflowTool::from_params(restrict.as_object().unwrap(), &env).unwrap();
+        assert!(tool.scope.restricts());
+        let bad = json!({"sub_agent_scope": {"tools": 1}});
+        let err = WorkflowTool::from_params(bad.as_object().unwrap(), &env).unwrap_err();
         assert!(err.to_string().contains("sub_agent_scope.tools"), "{err}");
         let other = json!({"color": "red"});
         assert!(WorkflowTool::from_params(other.as_object().unwrap(), &env).is_err());

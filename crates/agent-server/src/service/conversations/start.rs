@@ -486,7 +486,7 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
     let spec = from_body::<AgentSpec>(agent_raw)
         .map_err(|e| AgentProblem::Error(redact_error(e.nested_under("agent")).into()))?;
     for (i, tool) in spec.tools.iter().enumerate() {
-        if openhands_tools::delegation::scope::SCOPED_TOOL_NAMES.contains(&tool.name.as_str())
+        if openhands_tools::delegation::scope::DELEGATION_TOOL_NAMES.contains(&tool.name.as_str())
             && let Err(message) = openhands_tools::delegation::check_sub_agent_scope(&tool.params)
         {
             let mut at = loc(&["body", "agent", "tools"]);
@@ -1070,12 +1070,17 @@ mod tests {
         assert!(acp.agent.include_default_tools.is_empty());
         assert_eq!(acp.agent.extra["acp_model"], "m1");
         let scoped = json!({"kind": "Agent", "llm": {"model": "m"},
-            "tools": [{"name": "task_tool_set", "params": {"sub_agent_scope": {"tools": true}}}]});
+            "tools": [{"name": "task_tool_set", "params": {"sub_agent_scope": {"tools": 5}}}]});
         let e =
             parse_start(json!({"agent": scoped, "workspace": {"working_dir": "/w"}})).unwrap_err();
         assert_eq!(
             detail(e)[0]["loc"],
             json!(["body", "agent", "tools", 0, "params", "sub_agent_scope"])
+        );
+        let restricting = json!({"kind": "Agent", "llm": {"model": "m"},
+            "tools": [{"name": "task_tool_set", "params": {"sub_agent_scope": {"tools": true}}}]});
+        assert!(
+            parse_start(json!({"agent": restricting, "workspace": {"working_dir": "/w"}})).is_ok()
         );
         for (agent, field) in [
             (json!({"kind": "ACPAgent"}), "acp_command"),
