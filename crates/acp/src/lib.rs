@@ -8,7 +8,9 @@
 //! - [`client`]: process + handshake + session, prompts, cancel, model switch;
 //! - [`updates`]: a turn's `session/update`s accumulated as the reference's
 //!   bridge does (text, thoughts, `ACPToolCallEvent` fields);
-//! - [`models`] and [`discover`]: session models and `POST /api/acp/models`.
+//! - [`models`] and [`discover`]: session models and `POST /api/acp/models`;
+//! - [`files`]: credential files (`acp_file_secrets`) and per-conversation
+//!   data directories (`acp_isolate_data_dir`).
 //!
 //! Protocol message shapes are checked against Zed's
 //! `agent-client-protocol-schema` types where we read them.
@@ -17,13 +19,14 @@ pub mod client;
 pub mod config;
 pub mod discover;
 pub mod error;
+pub mod files;
 pub mod models;
 pub mod providers;
 pub mod rpc;
 pub mod updates;
 
 pub use client::{AcpClient, LaunchOptions, PriorSession, PromptOutcome, SessionState};
-pub use config::{ACP_AGENT_KIND, ACP_SENTINEL_MODEL, AcpAgentConfig, ConfigError};
+pub use config::{ACP_AGENT_KIND, ACP_SENTINEL_MODEL, AcpAgentConfig, ConfigError, FileSecretSpec};
 pub use discover::discover_models;
 pub use error::AcpError;
 pub use models::{AcpModelDiscovery, AcpModelDiscoveryError, AcpModelInfo};

@@ -326,3 +326,106 @@ async fn acp_models_are_discovered_and_bad_commands_are_refused() {
     assert_eq!(info["current_model_id"], "beta");
     env.stop().await;
 }
+
+/// Starts a conversation with `secrets` and waits for its first turn;
+/// returns the id and the turn's answer.
+async fn run_with_secrets(env: &Env, agent: Value, secrets: Value) -> (String, String) {
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(
+                json!({"agent": agent, "secrets": secrets, "initial_message": {
+                "role": "user", "content": [{"type": "text", "text": "report"}], "run": true}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.wait_status(&id, &["finished", "error"]).await;
+    let events = env.events(&id).await;
+    let answer = events
+        .iter()
+        .find(|e| e["kind"] == "ActionEvent")
+        .map(|a| a["action"]["message"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no answer: {events:?}"));
+    (id, answer)
+}
+
+fn conversation_dir(env: &Env, id: &str) -> std::path::PathBuf {
+    env.conversations_dir().join(id.replace('-', ""))
+}
+
+#[tokio::test]
+async fn file_secrets_are_written_private_and_located_by_their_variable() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let mut agent = acp_agent(&py, "report");
+    agent["acp_command"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("CODEX_HOME,CODEX_AUTH_JSON,KIMI_CODE_HOME,PLAIN"));
+    let auth = r#"{"tokens": {"refresh_token": "rt-1"}}"#;
+    let (id, answer) = run_with_secrets(
+        &env,
+        agent,
+        json!({"CODEX_AUTH_JSON": auth, "PLAIN": "plain-value"}),
+    )
+    .await;
+    let dir = conversation_dir(&env, &id).join("acp/codex");
+    let file = dir.join("auth.json");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), auth);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&dir), 0o700);
+    // The variable points at the directory; the secret itself is not passed
+    // as a variable; secrets without a spec still are (masked in events).
+    assert!(
+        answer.contains(&format!("CODEX_HOME={}", dir.display())),
+        "{answer}"
+    );
+    assert!(answer.contains("CODEX_AUTH_JSON=unset"), "{answer}");
+    assert!(answer.contains("KIMI_CODE_HOME=unset"), "{answer}");
+    assert!(answer.contains("PLAIN=**********"), "{answer}");
+    // The file secret is not advertised to the agent as a variable.
+    let events = env.events(&id).await;
+    let sys = events
+        .iter()
+        .find(|e| e["kind"] == "SystemPromptEvent")
+        .unwrap();
+    let suffix = sys["dynamic_context"]["text"].as_str().unwrap_or_default();
+    assert!(
+        suffix.contains("PLAIN") && !suffix.contains("CODEX_AUTH_JSON"),
+        "{suffix}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn an_isolated_data_directory_lives_in_the_conversation() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    // A command the reference recognises as codex: a codex-acp wrapper
+    // script in front of the scripted peer.
+    let bin = env.workspace().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("codex-acp");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec '{py}' '{}' \"$@\"\n", peer()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = json!({"kind": "ACPAgent", "acp_command": [wrapper, "report", "CODEX_HOME"],
+        "acp_isolate_data_dir": true, "acp_startup_timeout": 30, "acp_prompt_timeout": 30});
+    let (id, answer) = run_with_secrets(&env, agent, json!({})).await;
+    let dir = conversation_dir(&env, &id).join("acp/codex");
+    assert!(dir.is_dir());
+    assert!(
+        answer.contains(&format!("CODEX_HOME={}", dir.display())),
+        "{answer}"
+    );
+    env.stop().await;
+}
+

@@ -97,7 +97,11 @@ impl LocalConversation {
     /// server knows its own working directory, so it is not repeated.
     fn acp_suffix(&self) -> Option<String> {
         let mut spec = self.inner.agent.read().spec().clone();
-        let secret_names = self.secrets().names();
+        let mut secret_names = self.secrets().names();
+        if let Some(Ok(config)) = acp_config(&spec) {
+            let on_disk = openhands_acp::files::present_file_secret_names(&config, &secret_names);
+            secret_names.retain(|n| !on_disk.contains(n));
+        }
         let has_context = spec.agent_context.as_ref().is_some_and(|c| c.is_object());
         if !has_context && secret_names.is_empty() {
             return None;
@@ -133,9 +137,32 @@ impl LocalConversation {
             *self.inner.acp.lock() = None;
         }
         let config = self.acp_agent_config()?;
-        let opts = self.acp_launch_options(&config)?;
+        let mut opts = self.acp_launch_options(&config)?;
         let cwd = opts.cwd.to_string_lossy().into_owned();
-        match AcpClient::start(&config, opts).await {
+        let prepared = {
+            let config = config.clone();
+            let root = openhands_acp::files::acp_root(
+                self.persistence_dir().as_deref(),
+                &self.inner.env.working_dir,
+            );
+            let secrets = self.secrets();
+            let mut env = opts.env.clone();
+            tokio::task::spawn_blocking(move || {
+                openhands_acp::files::isolate_data_dir(&config, &root, &mut env)?;
+                openhands_acp::files::materialize(&config, &root, &|n| secrets.get(n), &mut env)?;
+                Ok::<_, openhands_acp::files::FilesError>(env)
+            })
+            .await
+            .map_err(|e| ConversationError::Invalid(format!("ACP credential files: {e}")))?
+        };
+        let started = match prepared {
+            Ok(env) => {
+                opts.env = env;
+                AcpClient::start(&config, opts).await
+            }
+            Err(e) => Err(AcpError::Invalid(e.to_string())),
+        };
+        match started {
             Ok(client) => {
                 let state = client.state();
                 self.record_acp_state(&state, &cwd, config.model.is_some())
@@ -174,16 +201,20 @@ impl LocalConversation {
     }
 
     /// Working directory, environment (policy + every conversation secret
-    /// as a variable, as the reference injects them), sandbox, the session
-    /// to resume and the agent's stdio MCP servers.
+    /// as a variable, as the reference injects them, except the file
+    /// secrets written to disk before the start), sandbox, the session to
+    /// resume and the agent's stdio MCP servers.
     fn acp_launch_options(
         &self,
         config: &AcpAgentConfig,
     ) -> Result<LaunchOptions, ConversationError> {
         let secrets = self.secrets();
-        let pairs: Vec<(String, String)> = secrets
-            .names()
+        let names = secrets.names();
+        // File secrets are written to disk, not passed as variables.
+        let on_disk = openhands_acp::files::present_file_secret_names(config, &names);
+        let pairs: Vec<(String, String)> = names
             .into_iter()
+            .filter(|n| !on_disk.contains(n))
             .filter(|n| openhands_workspace::exec::env::is_valid_name(n))
             .filter_map(|n| secrets.get(&n).map(|v| (n, v)))
             .collect();
