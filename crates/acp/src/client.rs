@@ -5,6 +5,7 @@
 //! `acp_startup_timeout`; prompts with an inactivity deadline; cancel;
 //! live model switches.
 
+use crate::auth;
 use crate::config::AcpAgentConfig;
 use crate::error::AcpError;
 use crate::models::{AcpModelInfo, extract_session_models};
@@ -29,10 +30,6 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Longest stderr line logged.
 const MAX_LOG_LINE: usize = 4000;
-
-/// Auth method ids the client can perform, with the variable supplying
-/// the credential.
-const AUTH_METHOD_ENV: [(&str, &str); 1] = [("gemini-api-key", "GEMINI_API_KEY")];
 
 /// A session to try to resume.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,22 +242,14 @@ impl AcpClient {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if let Some(method) = methods.iter().find_map(|m| {
-            let id = m.get("id").and_then(Value::as_str)?;
-            AUTH_METHOD_ENV
-                .iter()
-                .find(|(mid, var)| *mid == id && opts.env.get(var).is_some_and(|v| !v.is_empty()))
-                .map(|(mid, _)| *mid)
-        }) {
-            self.inner
-                .rpc
-                .request("authenticate", json!({"methodId": method}), AUTH_TIMEOUT)
-                .await?;
-        } else if !methods.is_empty() {
-            tracing::warn!(
-                "ACP server offers auth methods this client cannot perform; relying on configured credentials"
-            );
-        }
+        let auth_note = self
+            .authenticate(config, opts, &methods, &state.agent_name)
+            .await?;
+        // A session refused for want of credentials says what was missing.
+        let explain = |e: AcpError| match &auth_note {
+            Some(note) if e.indicates_auth() => AcpError::Auth(format!("{}; {note}", e.detail())),
+            _ => e,
+        };
         let cwd = opts.cwd.to_string_lossy().into_owned();
         let mut response = None;
         if let Some(prior) = &opts.prior_session {
@@ -283,7 +272,7 @@ impl AcpClient {
                 Err(AcpError::Rpc(RpcError::Remote { message, .. })) => {
                     tracing::warn!(%message, "ACP session/load refused; starting a fresh session");
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(explain(e)),
             }
         }
         if response.is_none() {
@@ -292,7 +281,8 @@ impl AcpClient {
                     "session/new",
                     json!({"cwd": cwd, "mcpServers": opts.mcp_servers}),
                 )
-                .await?;
+                .await
+                .map_err(explain)?;
             state.session_id = r
                 .get("sessionId")
                 .and_then(Value::as_str)
@@ -328,6 +318,81 @@ impl AcpClient {
             .await?;
         }
         Ok(state)
+    }
+
+    /// Authenticates with the method [`auth::select_method`] picks (API-key
+    /// methods of gemini-cli carry the gateway base URL). When none fits and
+    /// no credential is configured out of band, returns why, for the error
+    /// of a refused session.
+    async fn authenticate(
+        &self,
+        config: &AcpAgentConfig,
+        opts: &LaunchOptions,
+        methods: &[Value],
+        agent_name: &str,
+    ) -> Result<Option<String>, AcpError> {
+        if methods.is_empty() {
+            return Ok(None);
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let Some(method) = auth::select_method(methods, &opts.env, home.as_deref()) else {
+            let provider = providers::resolve(config.server.as_deref(), &config.command)
+                .or_else(|| providers::by_agent_name(agent_name));
+            let specs = crate::files::active_file_secrets(config);
+            let configured = auth::preconfigured(provider, &specs, &opts.env);
+            let offered: Vec<&str> = methods
+                .iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .collect();
+            if !configured.is_empty() {
+                tracing::info!(
+                    ?offered,
+                    ?configured,
+                    "ACP auth methods cannot be performed here; using the configured credentials"
+                );
+                return Ok(None);
+            }
+            let reason = auth::failure_reason(methods, &opts.env, home.as_deref(), provider);
+            let note = format!(
+                "ACP server offers auth methods [{}] but no matching credential is available ({reason})",
+                offered.join(", ")
+            );
+            tracing::warn!("{note} — session creation may fail");
+            return Ok(Some(note));
+        };
+        tracing::info!(%method, "ACP: authenticating");
+        let mut params = json!({"methodId": method});
+        if method == "gemini-api-key"
+            && let Some(var) = providers::by_agent_name(agent_name).and_then(|p| p.base_url_env_var)
+            && let Some(url) = opts.env.get(var).filter(|u| !u.is_empty())
+        {
+            params["_meta"] = json!({"gateway": {"baseUrl": url}});
+        }
+        match self
+            .inner
+            .rpc
+            .request("authenticate", params, AUTH_TIMEOUT)
+            .await
+        {
+            Ok(_) => Ok(None),
+            Err(RpcError::Timeout { .. }) if method == "chat-gpt" => Err(AcpError::Auth(
+                "ChatGPT authentication did not complete in time. Please sign in again.".into(),
+            )),
+            Err(RpcError::Timeout { .. }) => Err(AcpError::Auth(format!(
+                "ACP authentication with '{method}' timed out after {}s.",
+                AUTH_TIMEOUT.as_secs()
+            ))),
+            Err(e) => {
+                let e = AcpError::Rpc(e);
+                if method == "chat-gpt" && e.indicates_auth() {
+                    Err(AcpError::Auth(
+                        "ChatGPT authentication needs to be refreshed.".into(),
+                    ))
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 
     async fn apply_model(&self, state: &SessionState, model: &str) -> Result<(), AcpError> {

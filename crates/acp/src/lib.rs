@@ -10,11 +10,13 @@
 //!   bridge does (text, thoughts, `ACPToolCallEvent` fields);
 //! - [`models`] and [`discover`]: session models and `POST /api/acp/models`;
 //! - [`files`]: credential files (`acp_file_secrets`) and per-conversation
-//!   data directories (`acp_isolate_data_dir`).
+//!   data directories (`acp_isolate_data_dir`);
+//! - [`auth`]: which `authenticate` method fits the credentials present.
 //!
 //! Protocol message shapes are checked against Zed's
 //! `agent-client-protocol-schema` types where we read them.
 
+pub mod auth;
 pub mod client;
 pub mod config;
 pub mod discover;
