@@ -93,6 +93,8 @@ pub enum PromptOutcome {
         stop_reason: Option<String>,
         /// The response's `usage`, if any.
         usage: Option<Value>,
+        /// The response's `_meta`, if any (gemini-cli's token quota).
+        meta: Option<Value>,
     },
     /// The prompt was cancelled (by us, or the server said `cancelled`).
     Cancelled,
@@ -105,6 +107,15 @@ struct Inner {
     state: Mutex<SessionState>,
     prompt_timeout: Duration,
     startup_timeout: Duration,
+    /// The last cumulative cost seen per session, and the last context
+    /// window (kept for the server's life, as the reference's bridge does).
+    usage: Mutex<UsageMemory>,
+}
+
+#[derive(Default)]
+struct UsageMemory {
+    last_cost_by_session: std::collections::HashMap<String, f64>,
+    context_window: u64,
 }
 
 /// A running ACP server with one session. Cheap to clone.
@@ -179,6 +190,7 @@ impl AcpClient {
                 state: Mutex::new(SessionState::default()),
                 prompt_timeout: config.prompt_timeout,
                 startup_timeout: config.startup_timeout,
+                usage: Mutex::new(UsageMemory::default()),
             }),
         };
         let started =
@@ -450,6 +462,7 @@ impl AcpClient {
         let idle = self.inner.prompt_timeout;
         let mut last = Instant::now();
         let mut notes_open = true;
+        let mut saw_usage = false;
         let answer = loop {
             tokio::select! {
                 biased;
@@ -457,6 +470,7 @@ impl AcpClient {
                     Some(n) => {
                         if n.method == "session/update" {
                             last = Instant::now();
+                            saw_usage |= is_usage_update(&n.params);
                             on_update(&n.params);
                         }
                     }
@@ -479,7 +493,22 @@ impl AcpClient {
         // Updates queued before the answer belong to this turn.
         while let Ok(n) = notes.try_recv() {
             if n.method == "session/update" {
+                saw_usage |= is_usage_update(&n.params);
                 on_update(&n.params);
+            }
+        }
+        // The turn's usage update normally precedes the answer; a server
+        // that sends it later gets a short grace, as in the reference.
+        if answer.as_ref().is_ok_and(Result::is_ok) && !saw_usage && notes_open {
+            let deadline = Instant::now() + usage_update_timeout();
+            while let Ok(Some(n)) = tokio::time::timeout_at(deadline, notes.recv()).await {
+                if n.method == "session/update" {
+                    let usage = is_usage_update(&n.params);
+                    on_update(&n.params);
+                    if usage {
+                        break;
+                    }
+                }
             }
         }
         let response = match answer {
@@ -503,7 +532,29 @@ impl AcpClient {
         Ok(PromptOutcome::Completed {
             stop_reason,
             usage: response.get("usage").cloned().filter(|u| !u.is_null()),
+            meta: response.get("_meta").cloned().filter(|u| !u.is_null()),
         })
+    }
+
+    /// Notes a turn's `usage_update`: remembers the context window and
+    /// returns the cost added since the session's previous cumulative cost
+    /// (0 when it did not grow).
+    pub fn note_usage(&self, session_id: &str, update: &crate::usage::UsageUpdate) -> f64 {
+        let mut memory = self.inner.usage.lock();
+        memory.context_window = update.size;
+        let Some(total) = update.cost else {
+            return 0.0;
+        };
+        let last = memory
+            .last_cost_by_session
+            .insert(session_id.to_string(), total)
+            .unwrap_or(0.0);
+        (total - last).max(0.0)
+    }
+
+    /// The last context window a `usage_update` reported (0: none yet).
+    pub fn context_window(&self) -> u64 {
+        self.inner.usage.lock().context_window
     }
 
     async fn send_cancel(&self, session_id: &str) {
@@ -594,6 +645,26 @@ fn model_config_options(agent_name: &str, model: &str) -> Vec<(&'static str, Str
         ];
     }
     vec![("model", model.to_string())]
+}
+
+/// Whether a `session/update` carries a `usage_update`.
+fn is_usage_update(params: &Value) -> bool {
+    params
+        .get("update")
+        .and_then(|u| u.get("sessionUpdate"))
+        .and_then(Value::as_str)
+        == Some("usage_update")
+}
+
+/// How long to wait for a late `usage_update` after the answer
+/// (`ACP_USAGE_UPDATE_TIMEOUT`, 2 s).
+fn usage_update_timeout() -> Duration {
+    std::env::var("ACP_USAGE_UPDATE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(2))
 }
 
 fn log_stderr(program: String, stderr: tokio::process::ChildStderr) {

@@ -11,7 +11,8 @@
 //! - [`models`] and [`discover`]: session models and `POST /api/acp/models`;
 //! - [`files`]: credential files (`acp_file_secrets`) and per-conversation
 //!   data directories (`acp_isolate_data_dir`);
-//! - [`auth`]: which `authenticate` method fits the credentials present.
+//! - [`auth`]: which `authenticate` method fits the credentials present;
+//! - [`usage`]: a turn's tokens and cost (prompt `usage`, `usage_update`).
 //!
 //! Protocol message shapes are checked against Zed's
 //! `agent-client-protocol-schema` types where we read them.
@@ -26,6 +27,7 @@ pub mod models;
 pub mod providers;
 pub mod rpc;
 pub mod updates;
+pub mod usage;
 
 pub use client::{AcpClient, LaunchOptions, PriorSession, PromptOutcome, SessionState};
 pub use config::{ACP_AGENT_KIND, ACP_SENTINEL_MODEL, AcpAgentConfig, ConfigError, FileSecretSpec};

@@ -429,3 +429,58 @@ async fn an_isolated_data_directory_lives_in_the_conversation() {
     env.stop().await;
 }
 
+#[tokio::test]
+async fn usage_updates_and_prompt_usage_become_the_conversation_stats() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let mut agent = acp_agent(&py, "normal");
+    agent["acp_model"] = json!("alpha");
+    let id = start(&env, agent, "one").await;
+    env.wait_status(&id, &["finished"]).await;
+    env.send(&id, "two", true).await;
+    // Wait until the second turn's figures (and its stats update) are in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let events = env.events(&id).await;
+        let recorded = events.iter().any(|e| {
+            e["kind"] == "ConversationStateUpdateEvent"
+                && e["key"] == "stats"
+                && e["value"]["usage_to_metrics"]["acp-managed"]["accumulated_cost"] == json!(0.5)
+        });
+        if recorded {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "second turn not recorded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (_, info) = env.get(&format!("/api/conversations/{id}")).await;
+    let m = &info["stats"]["usage_to_metrics"]["acp-managed"];
+    assert_eq!(m["model_name"], "alpha", "{info}");
+    // The peer reports a cumulative session cost of 0.25 then 0.50: each
+    // turn records what it grew by.
+    assert!(
+        (m["accumulated_cost"].as_f64().unwrap() - 0.5).abs() < 1e-9,
+        "{m}"
+    );
+    let costs: Vec<f64> = m["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cost"].as_f64().unwrap())
+        .collect();
+    assert_eq!(costs, [0.25, 0.25]);
+    let acc = &m["accumulated_token_usage"];
+    assert_eq!(acc["prompt_tokens"], 200);
+    assert_eq!(acc["completion_tokens"], 40);
+    assert_eq!(acc["cache_read_tokens"], 10);
+    assert_eq!(acc["reasoning_tokens"], 6);
+    assert_eq!(acc["context_window"], 200000);
+    assert_eq!(acc["per_turn_token"], 120);
+    assert_eq!(acc["model"], "alpha");
+    assert_eq!(m["token_usages"][1]["response_id"], "sess-1");
+    assert_eq!(m["response_latencies"].as_array().unwrap().len(), 2);
+    env.stop().await;
+}

@@ -357,6 +357,7 @@ impl LocalConversation {
         };
         let secrets = self.secrets();
         let mut acc = TurnAccumulator::default();
+        let started = std::time::Instant::now();
         let outcome = {
             let mask = |v: &mut Value| mask_strings(v, &secrets);
             let mut on_update = |params: &Value| {
@@ -377,7 +378,14 @@ impl LocalConversation {
         let _ = writer.await;
 
         match outcome {
-            Ok(PromptOutcome::Completed { .. }) => {
+            Ok(PromptOutcome::Completed { usage, meta, .. }) => {
+                let metrics = self.acp_turn_metrics(
+                    &client,
+                    &acc,
+                    usage.as_ref(),
+                    meta.as_ref(),
+                    started.elapsed().as_secs_f64(),
+                );
                 if suffix.is_some() {
                     let mut st = self.inner.core.lock().state.agent_state.clone();
                     st.insert("acp_suffix_installed".into(), json!(true));
@@ -394,6 +402,10 @@ impl LocalConversation {
                 let thought = thought.as_str().unwrap_or_default().to_string();
                 let (action, observation) = finish_events(&text, &thought);
                 self.commit_async(true, move |c| {
+                    let (key, metrics) = metrics;
+                    let mut stats = c.stats_base().clone();
+                    stats.usage_to_metrics.insert(key, metrics);
+                    c.set_stats_base(stats);
                     let mut out = vec![action, observation];
                     out.extend(c.set_status(ExecutionStatus::Finished));
                     out
@@ -438,6 +450,111 @@ impl LocalConversation {
                 Ok(())
             }
         }
+    }
+
+    /// The agent LLM's metrics (by its usage id, `acp-managed`) with this
+    /// turn recorded as the reference records it: the cost the session's
+    /// cumulative `usage_update` cost grew by, else (no reported cost) the
+    /// price of the reported tokens for `acp_model`; the tokens with the
+    /// last context window, under the session id as response id; the
+    /// turn's latency.
+    fn acp_turn_metrics(
+        &self,
+        client: &AcpClient,
+        acc: &TurnAccumulator,
+        usage: Option<&Value>,
+        meta: Option<&Value>,
+        elapsed: f64,
+    ) -> (String, openhands_wire::metrics::Metrics) {
+        use openhands_acp::usage::{TurnTokens, UsageUpdate};
+        use openhands_wire::metrics::{Cost, Metrics, ResponseLatency, TokenUsage};
+        let spec = self.inner.agent.read().spec().clone();
+        let key = if spec.llm.usage_id.is_empty() {
+            openhands_acp::ACP_SENTINEL_MODEL.to_string()
+        } else {
+            spec.llm.usage_id.clone()
+        };
+        let acp_model = spec
+            .extra
+            .get("acp_model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned);
+        let model = acp_model
+            .clone()
+            .unwrap_or_else(|| openhands_acp::ACP_SENTINEL_MODEL.to_string());
+        let mut metrics = self
+            .inner
+            .core
+            .lock()
+            .stats_base
+            .usage_to_metrics
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| Metrics::new(model.clone()));
+        metrics.model_name = model.clone();
+        let session_id = client.state().session_id;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
+        let add_cost = |metrics: &mut Metrics, cost: f64| {
+            metrics.accumulated_cost += cost;
+            metrics.costs.push(Cost {
+                model: model.clone(),
+                cost,
+                timestamp: now,
+            });
+        };
+        let mut cost_recorded = false;
+        if let Some(update) = acc.usage.as_ref().and_then(UsageUpdate::parse) {
+            let delta = client.note_usage(&session_id, &update);
+            if delta > 0.0 {
+                add_cost(&mut metrics, delta);
+                cost_recorded = true;
+            }
+        }
+        let tokens = TurnTokens::from_response(usage, meta);
+        if tokens.any() {
+            let turn = TokenUsage {
+                model: model.clone(),
+                prompt_tokens: tokens.input,
+                completion_tokens: tokens.output,
+                cache_read_tokens: tokens.cache_read,
+                cache_write_tokens: tokens.cache_write,
+                reasoning_tokens: tokens.reasoning,
+                context_window: client.context_window(),
+                per_turn_token: tokens.input + tokens.output,
+                response_id: session_id.clone(),
+            };
+            metrics
+                .accumulated_token_usage
+                .get_or_insert_with(|| TokenUsage {
+                    model: model.clone(),
+                    response_id: session_id.clone(),
+                    ..TokenUsage::default()
+                })
+                .accumulate(&turn);
+            metrics.token_usages.push(turn);
+            if !cost_recorded && let Some(m) = &acp_model {
+                let price = openhands_llm::model_info::cost(
+                    &openhands_wire::llm_config::LlmConfig::new(m.clone()),
+                    tokens.input,
+                    tokens.output,
+                    0,
+                    0,
+                );
+                if price > 0.0 {
+                    add_cost(&mut metrics, price);
+                }
+            }
+        }
+        metrics.response_latencies.push(ResponseLatency {
+            model,
+            latency: elapsed.max(0.0),
+            response_id: session_id,
+        });
+        (key, metrics)
     }
 
     /// The ACP content blocks of the last user message (text with its
