@@ -12,7 +12,8 @@
 //! - [`files`]: credential files (`acp_file_secrets`) and per-conversation
 //!   data directories (`acp_isolate_data_dir`);
 //! - [`auth`]: which `authenticate` method fits the credentials present;
-//! - [`usage`]: a turn's tokens and cost (prompt `usage`, `usage_update`).
+//! - [`usage`]: a turn's tokens and cost (prompt `usage`, `usage_update`);
+//! - [`retry`]: which failed prompts are sent again, and when.
 //!
 //! Protocol message shapes are checked against Zed's
 //! `agent-client-protocol-schema` types where we read them.
@@ -25,6 +26,7 @@ pub mod error;
 pub mod files;
 pub mod models;
 pub mod providers;
+pub mod retry;
 pub mod rpc;
 pub mod updates;
 pub mod usage;
@@ -34,4 +36,5 @@ pub use config::{ACP_AGENT_KIND, ACP_SENTINEL_MODEL, AcpAgentConfig, ConfigError
 pub use discover::discover_models;
 pub use error::AcpError;
 pub use models::{AcpModelDiscovery, AcpModelDiscoveryError, AcpModelInfo};
+pub use retry::RetryPolicy;
 pub use updates::{ToolCallEntry, TurnAccumulator};

@@ -220,20 +220,21 @@ async fn report(
     let mut opts = launch(dir);
     strip_credentials(&mut opts.env);
     for (k, v) in vars {
-        opts.env.set(k, *v).unwrap();
+        opts.env
+            .set(k, *v)
+            .map_err(|e| AcpError::Invalid(e.to_string()))?;
     }
     let mut cfg = config(py, "report");
     cfg.command.push("NONE".into());
     let client = AcpClient::start(&cfg, opts).await?;
     let mut acc = TurnAccumulator::default();
-    client
+    let out = client
         .prompt(text("x"), &CancellationToken::new(), &mut |p| {
             acc.apply(p, &|_| {});
         })
-        .await
-        .unwrap();
+        .await;
     client.close().await;
-    Ok(acc.response_text())
+    out.map(|_| acc.response_text())
 }
 
 #[tokio::test]

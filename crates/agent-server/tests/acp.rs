@@ -386,7 +386,12 @@ async fn file_secrets_are_written_private_and_located_by_their_variable() {
     );
     assert!(answer.contains("CODEX_AUTH_JSON=unset"), "{answer}");
     assert!(answer.contains("KIMI_CODE_HOME=unset"), "{answer}");
-    assert!(answer.contains("PLAIN=**********"), "{answer}");
+    assert!(
+        answer.contains("PLAIN=")
+            && !answer.contains("PLAIN=unset")
+            && !answer.contains("plain-value"),
+        "{answer}"
+    );
     // The file secret is not advertised to the agent as a variable.
     let events = env.events(&id).await;
     let sys = events
@@ -482,5 +487,52 @@ async fn usage_updates_and_prompt_usage_become_the_conversation_stats() {
     assert_eq!(acc["model"], "alpha");
     assert_eq!(m["token_usages"][1]["response_id"], "sess-1");
     assert_eq!(m["response_latencies"].as_array().unwrap().len(), 2);
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_prompt_failing_with_an_internal_error_is_retried_once_and_succeeds() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let id = start(&env, acp_agent(&py, "flaky"), "try").await;
+    // The reference waits 5 s before the first retry.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let events = loop {
+        let events = env.events(&id).await;
+        if events.iter().any(|e| e["kind"] == "ActionEvent") {
+            break events;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answer: {events:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    env.wait_status(&id, &["finished"]).await;
+    assert!(
+        !events.iter().any(|e| e["kind"] == "ConversationErrorEvent"),
+        "{events:?}"
+    );
+    let answer = events.iter().find(|e| e["kind"] == "ActionEvent").unwrap();
+    assert!(
+        answer["action"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("You said: try;"),
+        "{answer}"
+    );
+    // The failed attempt's open call is closed as failed before the retry.
+    let flaky: Vec<(Value, Value)> = events
+        .iter()
+        .filter(|e| e["kind"] == "ACPToolCallEvent" && e["tool_call_id"] == "t-flaky")
+        .map(|e| (e["status"].clone(), e["is_error"].clone()))
+        .collect();
+    assert_eq!(
+        flaky,
+        [
+            (json!("in_progress"), json!(false)),
+            (json!("failed"), json!(true))
+        ]
+    );
     env.stop().await;
 }

@@ -358,14 +358,46 @@ impl LocalConversation {
         let secrets = self.secrets();
         let mut acc = TurnAccumulator::default();
         let started = std::time::Instant::now();
-        let outcome = {
-            let mask = |v: &mut Value| mask_strings(v, &secrets);
-            let mut on_update = |params: &Value| {
-                if let Some(entry) = acc.apply(params, &mask) {
-                    let _ = tx.send(entry);
-                }
+        // Transient failures are retried as the reference does
+        // (`openhands_acp::retry`); the failed attempt's open tool calls
+        // are closed as failed first, since a retried turn gets new ids.
+        let policy = openhands_acp::RetryPolicy::from_env();
+        let mut attempt = 0u32;
+        let outcome = loop {
+            let result = {
+                let mask = |v: &mut Value| mask_strings(v, &secrets);
+                let mut on_update = |params: &Value| {
+                    if let Some(entry) = acc.apply(params, &mask) {
+                        let _ = tx.send(entry);
+                    }
+                };
+                client.prompt(blocks.clone(), cancel, &mut on_update).await
             };
-            client.prompt(blocks, cancel, &mut on_update).await
+            let delay = match &result {
+                Err(e) => policy.next_delay(attempt, e, client.is_alive()),
+                Ok(_) => None,
+            };
+            let Some(delay) = delay else {
+                break result;
+            };
+            if let Err(e) = &result {
+                tracing::warn!(
+                    attempt = attempt + 1,
+                    attempts = policy.max_retries + 1,
+                    delay_s = delay.as_secs_f64(),
+                    error = %e.detail(),
+                    "ACP prompt failed with a retriable error; retrying"
+                );
+            }
+            for entry in acc.close_open_calls("failed") {
+                let _ = tx.send(entry);
+            }
+            acc = TurnAccumulator::default();
+            attempt += 1;
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = cancel.cancelled() => break Ok(PromptOutcome::Cancelled),
+            }
         };
         let closing = match &outcome {
             Ok(PromptOutcome::Completed { .. }) => "completed",
