@@ -5,6 +5,7 @@
 //! `acp_startup_timeout`; prompts with an inactivity deadline; cancel;
 //! live model switches.
 
+use crate::auth;
 use crate::config::AcpAgentConfig;
 use crate::error::AcpError;
 use crate::models::{AcpModelInfo, extract_session_models};
@@ -29,10 +30,6 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Longest stderr line logged.
 const MAX_LOG_LINE: usize = 4000;
-
-/// Auth method ids the client can perform, with the variable supplying
-/// the credential.
-const AUTH_METHOD_ENV: [(&str, &str); 1] = [("gemini-api-key", "GEMINI_API_KEY")];
 
 /// A session to try to resume.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +93,8 @@ pub enum PromptOutcome {
         stop_reason: Option<String>,
         /// The response's `usage`, if any.
         usage: Option<Value>,
+        /// The response's `_meta`, if any (gemini-cli's token quota).
+        meta: Option<Value>,
     },
     /// The prompt was cancelled (by us, or the server said `cancelled`).
     Cancelled,
@@ -108,6 +107,15 @@ struct Inner {
     state: Mutex<SessionState>,
     prompt_timeout: Duration,
     startup_timeout: Duration,
+    /// The last cumulative cost seen per session, and the last context
+    /// window (kept for the server's life, as the reference's bridge does).
+    usage: Mutex<UsageMemory>,
+}
+
+#[derive(Default)]
+struct UsageMemory {
+    last_cost_by_session: std::collections::HashMap<String, f64>,
+    context_window: u64,
 }
 
 /// A running ACP server with one session. Cheap to clone.
@@ -182,6 +190,7 @@ impl AcpClient {
                 state: Mutex::new(SessionState::default()),
                 prompt_timeout: config.prompt_timeout,
                 startup_timeout: config.startup_timeout,
+                usage: Mutex::new(UsageMemory::default()),
             }),
         };
         let started =
@@ -245,22 +254,14 @@ impl AcpClient {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if let Some(method) = methods.iter().find_map(|m| {
-            let id = m.get("id").and_then(Value::as_str)?;
-            AUTH_METHOD_ENV
-                .iter()
-                .find(|(mid, var)| *mid == id && opts.env.get(var).is_some_and(|v| !v.is_empty()))
-                .map(|(mid, _)| *mid)
-        }) {
-            self.inner
-                .rpc
-                .request("authenticate", json!({"methodId": method}), AUTH_TIMEOUT)
-                .await?;
-        } else if !methods.is_empty() {
-            tracing::warn!(
-                "ACP server offers auth methods this client cannot perform; relying on configured credentials"
-            );
-        }
+        let auth_note = self
+            .authenticate(config, opts, &methods, &state.agent_name)
+            .await?;
+        // A session refused for want of credentials says what was missing.
+        let explain = |e: AcpError| match &auth_note {
+            Some(note) if e.indicates_auth() => AcpError::Auth(format!("{}; {note}", e.detail())),
+            _ => e,
+        };
         let cwd = opts.cwd.to_string_lossy().into_owned();
         let mut response = None;
         if let Some(prior) = &opts.prior_session {
@@ -283,7 +284,7 @@ impl AcpClient {
                 Err(AcpError::Rpc(RpcError::Remote { message, .. })) => {
                     tracing::warn!(%message, "ACP session/load refused; starting a fresh session");
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(explain(e)),
             }
         }
         if response.is_none() {
@@ -292,7 +293,8 @@ impl AcpClient {
                     "session/new",
                     json!({"cwd": cwd, "mcpServers": opts.mcp_servers}),
                 )
-                .await?;
+                .await
+                .map_err(explain)?;
             state.session_id = r
                 .get("sessionId")
                 .and_then(Value::as_str)
@@ -328,6 +330,81 @@ impl AcpClient {
             .await?;
         }
         Ok(state)
+    }
+
+    /// Authenticates with the method [`auth::select_method`] picks (API-key
+    /// methods of gemini-cli carry the gateway base URL). When none fits and
+    /// no credential is configured out of band, returns why, for the error
+    /// of a refused session.
+    async fn authenticate(
+        &self,
+        config: &AcpAgentConfig,
+        opts: &LaunchOptions,
+        methods: &[Value],
+        agent_name: &str,
+    ) -> Result<Option<String>, AcpError> {
+        if methods.is_empty() {
+            return Ok(None);
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let Some(method) = auth::select_method(methods, &opts.env, home.as_deref()) else {
+            let provider = providers::resolve(config.server.as_deref(), &config.command)
+                .or_else(|| providers::by_agent_name(agent_name));
+            let specs = crate::files::active_file_secrets(config);
+            let configured = auth::preconfigured(provider, &specs, &opts.env);
+            let offered: Vec<&str> = methods
+                .iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .collect();
+            if !configured.is_empty() {
+                tracing::info!(
+                    ?offered,
+                    ?configured,
+                    "ACP auth methods cannot be performed here; using the configured credentials"
+                );
+                return Ok(None);
+            }
+            let reason = auth::failure_reason(methods, &opts.env, home.as_deref(), provider);
+            let note = format!(
+                "ACP server offers auth methods [{}] but no matching credential is available ({reason})",
+                offered.join(", ")
+            );
+            tracing::warn!("{note} — session creation may fail");
+            return Ok(Some(note));
+        };
+        tracing::info!(%method, "ACP: authenticating");
+        let mut params = json!({"methodId": method});
+        if method == "gemini-api-key"
+            && let Some(var) = providers::by_agent_name(agent_name).and_then(|p| p.base_url_env_var)
+            && let Some(url) = opts.env.get(var).filter(|u| !u.is_empty())
+        {
+            params["_meta"] = json!({"gateway": {"baseUrl": url}});
+        }
+        match self
+            .inner
+            .rpc
+            .request("authenticate", params, AUTH_TIMEOUT)
+            .await
+        {
+            Ok(_) => Ok(None),
+            Err(RpcError::Timeout { .. }) if method == "chat-gpt" => Err(AcpError::Auth(
+                "ChatGPT authentication did not complete in time. Please sign in again.".into(),
+            )),
+            Err(RpcError::Timeout { .. }) => Err(AcpError::Auth(format!(
+                "ACP authentication with '{method}' timed out after {}s.",
+                AUTH_TIMEOUT.as_secs()
+            ))),
+            Err(e) => {
+                let e = AcpError::Rpc(e);
+                if method == "chat-gpt" && e.indicates_auth() {
+                    Err(AcpError::Auth(
+                        "ChatGPT authentication needs to be refreshed.".into(),
+                    ))
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 
     async fn apply_model(&self, state: &SessionState, model: &str) -> Result<(), AcpError> {
@@ -385,6 +462,7 @@ impl AcpClient {
         let idle = self.inner.prompt_timeout;
         let mut last = Instant::now();
         let mut notes_open = true;
+        let mut saw_usage = false;
         let answer = loop {
             tokio::select! {
                 biased;
@@ -392,6 +470,7 @@ impl AcpClient {
                     Some(n) => {
                         if n.method == "session/update" {
                             last = Instant::now();
+                            saw_usage |= is_usage_update(&n.params);
                             on_update(&n.params);
                         }
                     }
@@ -414,7 +493,22 @@ impl AcpClient {
         // Updates queued before the answer belong to this turn.
         while let Ok(n) = notes.try_recv() {
             if n.method == "session/update" {
+                saw_usage |= is_usage_update(&n.params);
                 on_update(&n.params);
+            }
+        }
+        // The turn's usage update normally precedes the answer; a server
+        // that sends it later gets a short grace, as in the reference.
+        if answer.as_ref().is_ok_and(Result::is_ok) && !saw_usage && notes_open {
+            let deadline = Instant::now() + usage_update_timeout();
+            while let Ok(Some(n)) = tokio::time::timeout_at(deadline, notes.recv()).await {
+                if n.method == "session/update" {
+                    let usage = is_usage_update(&n.params);
+                    on_update(&n.params);
+                    if usage {
+                        break;
+                    }
+                }
             }
         }
         let response = match answer {
@@ -438,7 +532,29 @@ impl AcpClient {
         Ok(PromptOutcome::Completed {
             stop_reason,
             usage: response.get("usage").cloned().filter(|u| !u.is_null()),
+            meta: response.get("_meta").cloned().filter(|u| !u.is_null()),
         })
+    }
+
+    /// Notes a turn's `usage_update`: remembers the context window and
+    /// returns the cost added since the session's previous cumulative cost
+    /// (0 when it did not grow).
+    pub fn note_usage(&self, session_id: &str, update: &crate::usage::UsageUpdate) -> f64 {
+        let mut memory = self.inner.usage.lock();
+        memory.context_window = update.size;
+        let Some(total) = update.cost else {
+            return 0.0;
+        };
+        let last = memory
+            .last_cost_by_session
+            .insert(session_id.to_string(), total)
+            .unwrap_or(0.0);
+        (total - last).max(0.0)
+    }
+
+    /// The last context window a `usage_update` reported (0: none yet).
+    pub fn context_window(&self) -> u64 {
+        self.inner.usage.lock().context_window
     }
 
     async fn send_cancel(&self, session_id: &str) {
@@ -529,6 +645,26 @@ fn model_config_options(agent_name: &str, model: &str) -> Vec<(&'static str, Str
         ];
     }
     vec![("model", model.to_string())]
+}
+
+/// Whether a `session/update` carries a `usage_update`.
+fn is_usage_update(params: &Value) -> bool {
+    params
+        .get("update")
+        .and_then(|u| u.get("sessionUpdate"))
+        .and_then(Value::as_str)
+        == Some("usage_update")
+}
+
+/// How long to wait for a late `usage_update` after the answer
+/// (`ACP_USAGE_UPDATE_TIMEOUT`, 2 s).
+fn usage_update_timeout() -> Duration {
+    std::env::var("ACP_USAGE_UPDATE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(2))
 }
 
 fn log_stderr(program: String, stderr: tokio::process::ChildStderr) {

@@ -29,6 +29,39 @@ impl ConfigError {
     }
 }
 
+/// One `ACPFileSecretSpec`: the conversation secret `secret_name` holds a
+/// credential file's contents, written to `<acp root>/<subdir>/<filename>`
+/// before the server starts; `env_var` then names the directory
+/// (`env_points_to_dir`) or the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSecretSpec {
+    /// Reserved secret name.
+    pub secret_name: String,
+    /// Bare basename of the written file.
+    pub filename: String,
+    /// Variable the server reads to find it.
+    pub env_var: String,
+    /// Relative folder under the conversation's `acp/` directory.
+    pub subdir: String,
+    /// `env_points_to: "dir"` (else `"file"`).
+    pub env_points_to_dir: bool,
+    /// Companion variables warned about when unset.
+    pub warn_if_unset: Vec<String>,
+}
+
+impl From<&crate::providers::BuiltinFileSecret> for FileSecretSpec {
+    fn from(b: &crate::providers::BuiltinFileSecret) -> Self {
+        Self {
+            secret_name: b.secret_name.into(),
+            filename: b.filename.into(),
+            env_var: b.env_var.into(),
+            subdir: b.subdir.into(),
+            env_points_to_dir: b.env_points_to_dir,
+            warn_if_unset: b.warn_if_unset.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
 /// How to run one ACP agent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcpAgentConfig {
@@ -50,6 +83,12 @@ pub struct AcpAgentConfig {
     pub model: Option<String>,
     /// Session to resume first (`acp_resume_session_id`).
     pub resume_session_id: Option<String>,
+    /// Credential files to write before starting (`acp_file_secrets`;
+    /// default: every known provider's).
+    pub file_secrets: Vec<FileSecretSpec>,
+    /// Give the server a per-conversation data directory
+    /// (`acp_isolate_data_dir`).
+    pub isolate_data_dir: bool,
 }
 
 impl AcpAgentConfig {
@@ -64,6 +103,10 @@ impl AcpAgentConfig {
             startup_timeout: Duration::from_secs(90),
             model: None,
             resume_session_id: None,
+            file_secrets: crate::providers::default_file_secrets()
+                .map(FileSecretSpec::from)
+                .collect(),
+            isolate_data_dir: false,
         }
     }
 
@@ -91,27 +134,18 @@ impl AcpAgentConfig {
         if let Some(t) = seconds(agent, "acp_startup_timeout")? {
             cfg.startup_timeout = t;
         }
-        if agent
-            .get("acp_isolate_data_dir")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-        {
-            return Err(ConfigError::new(
-                "acp_isolate_data_dir",
-                "a per-conversation ACP data directory is not supported by this server",
-            ));
+        match agent.get("acp_isolate_data_dir") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => cfg.isolate_data_dir = *b,
+            Some(_) => {
+                return Err(ConfigError::new(
+                    "acp_isolate_data_dir",
+                    "Input should be a valid boolean",
+                ));
+            }
         }
-        let file_secrets = agent.get("acp_file_secrets");
-        if file_secrets.is_some_and(|v| match v {
-            Value::Null => false,
-            Value::Object(m) => !m.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            _ => true,
-        }) {
-            return Err(ConfigError::new(
-                "acp_file_secrets",
-                "writing secrets to files for the ACP server is not supported by this server",
-            ));
+        if let Some(v) = agent.get("acp_file_secrets").filter(|v| !v.is_null()) {
+            cfg.file_secrets = file_secrets(v)?;
         }
         if agent
             .get("tools")
@@ -136,6 +170,74 @@ impl AcpAgentConfig {
     pub fn argv(&self) -> Vec<String> {
         self.command.iter().chain(&self.args).cloned().collect()
     }
+}
+
+/// `acp_file_secrets`: a list of specs validated as the reference does
+/// (bare `filename`, relative `subdir` without `.`/`..`).
+fn file_secrets(v: &Value) -> Result<Vec<FileSecretSpec>, ConfigError> {
+    const FIELD: &str = "acp_file_secrets";
+    let items = v
+        .as_array()
+        .ok_or_else(|| ConfigError::new(FIELD, "Input should be a valid list"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let err = |m: &str| ConfigError::new(FIELD, format!("item {i}: {m}"));
+            let obj = item
+                .as_object()
+                .ok_or_else(|| err("Input should be a valid dictionary"))?;
+            let text = |k: &str| -> Result<String, ConfigError> {
+                match obj.get(k) {
+                    Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+                    Some(Value::String(_)) => Err(err(&format!(
+                        "{k}: String should have at least 1 character"
+                    ))),
+                    None => Err(err(&format!("{k}: Field required"))),
+                    Some(_) => Err(err(&format!("{k}: Input should be a valid string"))),
+                }
+            };
+            let filename = text("filename")?;
+            if filename.contains('/')
+                || filename.contains('\\')
+                || filename == "."
+                || filename == ".."
+            {
+                return Err(err("filename must be a bare basename, not a path"));
+            }
+            let subdir = text("subdir")?;
+            let parts: Vec<&str> = subdir.split('/').collect();
+            if subdir.starts_with('/') || parts.contains(&"..") || matches!(subdir.trim(), "" | ".")
+            {
+                return Err(err(
+                    "subdir must be a non-empty relative path without '.'/'..' segments",
+                ));
+            }
+            let env_points_to_dir = match obj.get("env_points_to") {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) if s == "file" => false,
+                Some(Value::String(s)) if s == "dir" => true,
+                Some(_) => return Err(err("env_points_to: Input should be 'dir' or 'file'")),
+            };
+            let warn_if_unset = match obj.get("warn_if_unset") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|x| x.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| err("warn_if_unset: Input should be a valid string"))?,
+                Some(_) => return Err(err("warn_if_unset: Input should be a valid tuple")),
+            };
+            Ok(FileSecretSpec {
+                secret_name: text("secret_name")?,
+                filename,
+                env_var: text("env_var")?,
+                subdir,
+                env_points_to_dir,
+                warn_if_unset,
+            })
+        })
+        .collect()
 }
 
 fn opt_string(agent: &Map<String, Value>, field: &str) -> Result<Option<String>, ConfigError> {
@@ -199,6 +301,18 @@ mod tests {
         assert_eq!(c.prompt_timeout, Duration::from_secs(5));
         assert_eq!(c.startup_timeout, Duration::from_secs(90));
         assert_eq!(c.resume_session_id, None);
+        assert_eq!(c.file_secrets.len(), 4, "the built-in specs by default");
+        assert!(!c.isolate_data_dir);
+        let c = AcpAgentConfig::from_agent(&obj(json!({
+            "acp_command": ["x"], "acp_isolate_data_dir": true,
+            "acp_file_secrets": [{"secret_name": "TOKEN_FILE", "filename": "token",
+                "env_var": "TOKEN_DIR", "subdir": "custom/one", "env_points_to": "dir"}]
+        })))
+        .unwrap();
+        assert!(c.isolate_data_dir);
+        assert_eq!(c.file_secrets.len(), 1);
+        assert!(c.file_secrets[0].env_points_to_dir);
+        assert_eq!(c.file_secrets[0].subdir, "custom/one");
     }
 
     #[test]
@@ -208,7 +322,7 @@ mod tests {
         assert_eq!(field(json!({"acp_command": []})), "acp_command");
         assert_eq!(field(json!({"acp_command": [1]})), "acp_command");
         assert_eq!(
-            field(json!({"acp_command": ["x"], "acp_isolate_data_dir": true})),
+            field(json!({"acp_command": ["x"], "acp_isolate_data_dir": "yes"})),
             "acp_isolate_data_dir"
         );
         assert_eq!(
@@ -219,10 +333,14 @@ mod tests {
             field(json!({"acp_command": ["x"], "acp_file_secrets": {"~/.key": "K"}})),
             "acp_file_secrets"
         );
-        assert!(
-            AcpAgentConfig::from_agent(&obj(json!({"acp_command": ["x"], "acp_file_secrets": {}})))
-                .is_ok()
-        );
+        let spec = |filename: &str, subdir: &str| {
+            json!({"acp_command": ["x"], "acp_file_secrets": [{"secret_name": "S",
+                "filename": filename, "env_var": "V", "subdir": subdir}]})
+        };
+        assert_eq!(field(spec("../x", "s")), "acp_file_secrets");
+        assert_eq!(field(spec("x", "../s")), "acp_file_secrets");
+        assert_eq!(field(spec("x", ".")), "acp_file_secrets");
+        assert_eq!(field(spec("x", "/abs")), "acp_file_secrets");
         assert_eq!(
             field(json!({"acp_command": ["x"], "acp_prompt_timeout": -1})),
             "acp_prompt_timeout"

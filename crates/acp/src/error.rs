@@ -23,6 +23,9 @@ pub enum AcpError {
     /// The request cannot be carried out (bad model name, no session, ...).
     #[error("{0}")]
     Invalid(String),
+    /// Authentication failed or no credential fits the server's methods.
+    #[error("{0}")]
+    Auth(String),
 }
 
 const AUTH_MARKERS: [&str; 9] = [
@@ -51,7 +54,7 @@ impl AcpError {
     /// Whether it is a credential problem (the explicit `-32000`, or an
     /// upstream 401/403 the server wrapped).
     pub fn indicates_auth(&self) -> bool {
-        if let AcpError::Rpc(RpcError::Remote { code: -32000, .. }) = self {
+        if let AcpError::Rpc(RpcError::Remote { code: -32000, .. }) | AcpError::Auth(_) = self {
             return true;
         }
         let text = self.text();

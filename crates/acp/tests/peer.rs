@@ -198,3 +198,132 @@ async fn discovery_reports_models_or_the_start_error() {
         Some("ACPStartupTimeout".to_string())
     );
 }
+
+fn strip_credentials(env: &mut openhands_workspace::exec::ChildEnv) {
+    for k in [
+        "CODEX_HOME",
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "GEMINI_API_KEY",
+        "GEMINI_BASE_URL",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ] {
+        env.remove(k);
+    }
+}
+
+async fn report(
+    py: &str,
+    dir: &std::path::Path,
+    vars: &[(&str, &str)],
+) -> Result<String, AcpError> {
+    let mut opts = launch(dir);
+    strip_credentials(&mut opts.env);
+    for (k, v) in vars {
+        opts.env
+            .set(k, *v)
+            .map_err(|e| AcpError::Invalid(e.to_string()))?;
+    }
+    let mut cfg = config(py, "report");
+    cfg.command.push("NONE".into());
+    let client = AcpClient::start(&cfg, opts).await?;
+    let mut acc = TurnAccumulator::default();
+    let out = client
+        .prompt(text("x"), &CancellationToken::new(), &mut |p| {
+            acc.apply(p, &|_| {});
+        })
+        .await;
+    client.close().await;
+    out.map(|_| acc.response_text())
+}
+
+#[tokio::test]
+async fn the_auth_method_follows_the_credentials_present() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let methods = ("PEER_AUTH_METHODS", "chat-gpt,api-key,gemini-api-key");
+    let required = ("PEER_REQUIRE_AUTH", "1");
+    // An OpenAI key selects codex's api-key method.
+    let out = report(
+        &py,
+        dir.path(),
+        &[methods, required, ("OPENAI_API_KEY", "k")],
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("auth=api-key; meta=null"), "{out}");
+    // A ChatGPT login file under CODEX_HOME wins over the key.
+    let codex = dir.path().join("codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("auth.json"),
+        r#"{"tokens": {"refresh_token": "rt"}}"#,
+    )
+    .unwrap();
+    let out = report(
+        &py,
+        dir.path(),
+        &[
+            methods,
+            required,
+            ("OPENAI_API_KEY", "k"),
+            ("CODEX_HOME", codex.to_str().unwrap()),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("auth=chat-gpt;"), "{out}");
+    // gemini-cli gets its gateway base URL with the API-key method.
+    let out = report(
+        &py,
+        dir.path(),
+        &[
+            ("PEER_AUTH_METHODS", "gemini-api-key"),
+            ("PEER_AGENT_NAME", "gemini-cli-peer"),
+            ("GEMINI_API_KEY", "g"),
+            ("GEMINI_BASE_URL", "http://proxy.local"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with(
+            r#"auth=gemini-api-key; meta={"gateway": {"baseUrl": "http://proxy.local"}}"#
+        ),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn no_fitting_auth_method_fails_the_start_naming_what_is_missing() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let e = report(
+        &py,
+        dir.path(),
+        &[
+            ("PEER_AUTH_METHODS", "chat-gpt,login:terminal"),
+            ("PEER_REQUIRE_AUTH", "1"),
+            ("CODEX_HOME", dir.path().join("none").to_str().unwrap()),
+        ],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.init_code(), "ACPAuthRequired");
+    let detail = e.detail();
+    assert!(detail.contains("[-32000]"), "{detail}");
+    assert!(
+        detail.contains("offers auth methods [chat-gpt, login] but no matching credential"),
+        "{detail}"
+    );
+    assert!(detail.contains("none/auth.json is missing"), "{detail}");
+    assert!(
+        detail.contains("login needs an interactive terminal"),
+        "{detail}"
+    );
+    // Without a requirement the session starts anyway (the warning is logged).
+    let out = report(&py, dir.path(), &[("PEER_AUTH_METHODS", "chat-gpt")])
+        .await
+        .unwrap();
+    assert!(out.starts_with("auth=None;"), "{out}");
+}

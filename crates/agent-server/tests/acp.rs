@@ -326,3 +326,213 @@ async fn acp_models_are_discovered_and_bad_commands_are_refused() {
     assert_eq!(info["current_model_id"], "beta");
     env.stop().await;
 }
+
+/// Starts a conversation with `secrets` and waits for its first turn;
+/// returns the id and the turn's answer.
+async fn run_with_secrets(env: &Env, agent: Value, secrets: Value) -> (String, String) {
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(
+                json!({"agent": agent, "secrets": secrets, "initial_message": {
+                "role": "user", "content": [{"type": "text", "text": "report"}], "run": true}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.wait_status(&id, &["finished", "error"]).await;
+    let events = env.events(&id).await;
+    let answer = events
+        .iter()
+        .find(|e| e["kind"] == "ActionEvent")
+        .map(|a| a["action"]["message"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no answer: {events:?}"));
+    (id, answer)
+}
+
+fn conversation_dir(env: &Env, id: &str) -> std::path::PathBuf {
+    env.conversations_dir().join(id.replace('-', ""))
+}
+
+#[tokio::test]
+async fn file_secrets_are_written_private_and_located_by_their_variable() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let mut agent = acp_agent(&py, "report");
+    agent["acp_command"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("CODEX_HOME,CODEX_AUTH_JSON,KIMI_CODE_HOME,PLAIN"));
+    let auth = r#"{"tokens": {"refresh_token": "rt-1"}}"#;
+    let (id, answer) = run_with_secrets(
+        &env,
+        agent,
+        json!({"CODEX_AUTH_JSON": auth, "PLAIN": "plain-value"}),
+    )
+    .await;
+    let dir = conversation_dir(&env, &id).join("acp/codex");
+    let file = dir.join("auth.json");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), auth);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&dir), 0o700);
+    // The variable points at the directory; the secret itself is not passed
+    // as a variable; secrets without a spec still are (masked in events).
+    assert!(
+        answer.contains(&format!("CODEX_HOME={}", dir.display())),
+        "{answer}"
+    );
+    assert!(answer.contains("CODEX_AUTH_JSON=unset"), "{answer}");
+    assert!(answer.contains("KIMI_CODE_HOME=unset"), "{answer}");
+    assert!(
+        answer.contains("PLAIN=")
+            && !answer.contains("PLAIN=unset")
+            && !answer.contains("plain-value"),
+        "{answer}"
+    );
+    // The file secret is not advertised to the agent as a variable.
+    let events = env.events(&id).await;
+    let sys = events
+        .iter()
+        .find(|e| e["kind"] == "SystemPromptEvent")
+        .unwrap();
+    let suffix = sys["dynamic_context"]["text"].as_str().unwrap_or_default();
+    assert!(
+        suffix.contains("PLAIN") && !suffix.contains("CODEX_AUTH_JSON"),
+        "{suffix}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn an_isolated_data_directory_lives_in_the_conversation() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    // A command the reference recognises as codex: a codex-acp wrapper
+    // script in front of the scripted peer.
+    let bin = env.workspace().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("codex-acp");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec '{py}' '{}' \"$@\"\n", peer()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = json!({"kind": "ACPAgent", "acp_command": [wrapper, "report", "CODEX_HOME"],
+        "acp_isolate_data_dir": true, "acp_startup_timeout": 30, "acp_prompt_timeout": 30});
+    let (id, answer) = run_with_secrets(&env, agent, json!({})).await;
+    let dir = conversation_dir(&env, &id).join("acp/codex");
+    assert!(dir.is_dir());
+    assert!(
+        answer.contains(&format!("CODEX_HOME={}", dir.display())),
+        "{answer}"
+    );
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn usage_updates_and_prompt_usage_become_the_conversation_stats() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let mut agent = acp_agent(&py, "normal");
+    agent["acp_model"] = json!("alpha");
+    let id = start(&env, agent, "one").await;
+    env.wait_status(&id, &["finished"]).await;
+    env.send(&id, "two", true).await;
+    // Wait until the second turn's figures (and its stats update) are in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let events = env.events(&id).await;
+        let recorded = events.iter().any(|e| {
+            e["kind"] == "ConversationStateUpdateEvent"
+                && e["key"] == "stats"
+                && e["value"]["usage_to_metrics"]["acp-managed"]["accumulated_cost"] == json!(0.5)
+        });
+        if recorded {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "second turn not recorded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (_, info) = env.get(&format!("/api/conversations/{id}")).await;
+    let m = &info["stats"]["usage_to_metrics"]["acp-managed"];
+    assert_eq!(m["model_name"], "alpha", "{info}");
+    // The peer reports a cumulative session cost of 0.25 then 0.50: each
+    // turn records what it grew by.
+    assert!(
+        (m["accumulated_cost"].as_f64().unwrap() - 0.5).abs() < 1e-9,
+        "{m}"
+    );
+    let costs: Vec<f64> = m["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cost"].as_f64().unwrap())
+        .collect();
+    assert_eq!(costs, [0.25, 0.25]);
+    let acc = &m["accumulated_token_usage"];
+    assert_eq!(acc["prompt_tokens"], 200);
+    assert_eq!(acc["completion_tokens"], 40);
+    assert_eq!(acc["cache_read_tokens"], 10);
+    assert_eq!(acc["reasoning_tokens"], 6);
+    assert_eq!(acc["context_window"], 200000);
+    assert_eq!(acc["per_turn_token"], 120);
+    assert_eq!(acc["model"], "alpha");
+    assert_eq!(m["token_usages"][1]["response_id"], "sess-1");
+    assert_eq!(m["response_latencies"].as_array().unwrap().len(), 2);
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_prompt_failing_with_an_internal_error_is_retried_once_and_succeeds() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let id = start(&env, acp_agent(&py, "flaky"), "try").await;
+    // The reference waits 5 s before the first retry.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let events = loop {
+        let events = env.events(&id).await;
+        if events.iter().any(|e| e["kind"] == "ActionEvent") {
+            break events;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answer: {events:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    env.wait_status(&id, &["finished"]).await;
+    assert!(
+        !events.iter().any(|e| e["kind"] == "ConversationErrorEvent"),
+        "{events:?}"
+    );
+    let answer = events.iter().find(|e| e["kind"] == "ActionEvent").unwrap();
+    assert!(
+        answer["action"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("You said: try;"),
+        "{answer}"
+    );
+    // The failed attempt's open call is closed as failed before the retry.
+    let flaky: Vec<(Value, Value)> = events
+        .iter()
+        .filter(|e| e["kind"] == "ACPToolCallEvent" && e["tool_call_id"] == "t-flaky")
+        .map(|e| (e["status"].clone(), e["is_error"].clone()))
+        .collect();
+    assert_eq!(
+        flaky,
+        [
+            (json!("in_progress"), json!(false)),
+            (json!("failed"), json!(true))
+        ]
+    );
+    env.stop().await;
+}

@@ -97,7 +97,11 @@ impl LocalConversation {
     /// server knows its own working directory, so it is not repeated.
     fn acp_suffix(&self) -> Option<String> {
         let mut spec = self.inner.agent.read().spec().clone();
-        let secret_names = self.secrets().names();
+        let mut secret_names = self.secrets().names();
+        if let Some(Ok(config)) = acp_config(&spec) {
+            let on_disk = openhands_acp::files::present_file_secret_names(&config, &secret_names);
+            secret_names.retain(|n| !on_disk.contains(n));
+        }
         let has_context = spec.agent_context.as_ref().is_some_and(|c| c.is_object());
         if !has_context && secret_names.is_empty() {
             return None;
@@ -133,9 +137,32 @@ impl LocalConversation {
             *self.inner.acp.lock() = None;
         }
         let config = self.acp_agent_config()?;
-        let opts = self.acp_launch_options(&config)?;
+        let mut opts = self.acp_launch_options(&config)?;
         let cwd = opts.cwd.to_string_lossy().into_owned();
-        match AcpClient::start(&config, opts).await {
+        let prepared = {
+            let config = config.clone();
+            let root = openhands_acp::files::acp_root(
+                self.persistence_dir().as_deref(),
+                &self.inner.env.working_dir,
+            );
+            let secrets = self.secrets();
+            let mut env = opts.env.clone();
+            tokio::task::spawn_blocking(move || {
+                openhands_acp::files::isolate_data_dir(&config, &root, &mut env)?;
+                openhands_acp::files::materialize(&config, &root, &|n| secrets.get(n), &mut env)?;
+                Ok::<_, openhands_acp::files::FilesError>(env)
+            })
+            .await
+            .map_err(|e| ConversationError::Invalid(format!("ACP credential files: {e}")))?
+        };
+        let started = match prepared {
+            Ok(env) => {
+                opts.env = env;
+                AcpClient::start(&config, opts).await
+            }
+            Err(e) => Err(AcpError::Invalid(e.to_string())),
+        };
+        match started {
             Ok(client) => {
                 let state = client.state();
                 self.record_acp_state(&state, &cwd, config.model.is_some())
@@ -174,16 +201,20 @@ impl LocalConversation {
     }
 
     /// Working directory, environment (policy + every conversation secret
-    /// as a variable, as the reference injects them), sandbox, the session
-    /// to resume and the agent's stdio MCP servers.
+    /// as a variable, as the reference injects them, except the file
+    /// secrets written to disk before the start), sandbox, the session to
+    /// resume and the agent's stdio MCP servers.
     fn acp_launch_options(
         &self,
         config: &AcpAgentConfig,
     ) -> Result<LaunchOptions, ConversationError> {
         let secrets = self.secrets();
-        let pairs: Vec<(String, String)> = secrets
-            .names()
+        let names = secrets.names();
+        // File secrets are written to disk, not passed as variables.
+        let on_disk = openhands_acp::files::present_file_secret_names(config, &names);
+        let pairs: Vec<(String, String)> = names
             .into_iter()
+            .filter(|n| !on_disk.contains(n))
             .filter(|n| openhands_workspace::exec::env::is_valid_name(n))
             .filter_map(|n| secrets.get(&n).map(|v| (n, v)))
             .collect();
@@ -326,14 +357,47 @@ impl LocalConversation {
         };
         let secrets = self.secrets();
         let mut acc = TurnAccumulator::default();
-        let outcome = {
-            let mask = |v: &mut Value| mask_strings(v, &secrets);
-            let mut on_update = |params: &Value| {
-                if let Some(entry) = acc.apply(params, &mask) {
-                    let _ = tx.send(entry);
-                }
+        let started = std::time::Instant::now();
+        // Transient failures are retried as the reference does
+        // (`openhands_acp::retry`); the failed attempt's open tool calls
+        // are closed as failed first, since a retried turn gets new ids.
+        let policy = openhands_acp::RetryPolicy::from_env();
+        let mut attempt = 0u32;
+        let outcome = loop {
+            let result = {
+                let mask = |v: &mut Value| mask_strings(v, &secrets);
+                let mut on_update = |params: &Value| {
+                    if let Some(entry) = acc.apply(params, &mask) {
+                        let _ = tx.send(entry);
+                    }
+                };
+                client.prompt(blocks.clone(), cancel, &mut on_update).await
             };
-            client.prompt(blocks, cancel, &mut on_update).await
+            let delay = match &result {
+                Err(e) => policy.next_delay(attempt, e, client.is_alive()),
+                Ok(_) => None,
+            };
+            let Some(delay) = delay else {
+                break result;
+            };
+            if let Err(e) = &result {
+                tracing::warn!(
+                    attempt = attempt + 1,
+                    attempts = policy.max_retries + 1,
+                    delay_s = delay.as_secs_f64(),
+                    error = %e.detail(),
+                    "ACP prompt failed with a retriable error; retrying"
+                );
+            }
+            for entry in acc.close_open_calls("failed") {
+                let _ = tx.send(entry);
+            }
+            acc = TurnAccumulator::default();
+            attempt += 1;
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = cancel.cancelled() => break Ok(PromptOutcome::Cancelled),
+            }
         };
         let closing = match &outcome {
             Ok(PromptOutcome::Completed { .. }) => "completed",
@@ -346,7 +410,14 @@ impl LocalConversation {
         let _ = writer.await;
 
         match outcome {
-            Ok(PromptOutcome::Completed { .. }) => {
+            Ok(PromptOutcome::Completed { usage, meta, .. }) => {
+                let metrics = self.acp_turn_metrics(
+                    &client,
+                    &acc,
+                    usage.as_ref(),
+                    meta.as_ref(),
+                    started.elapsed().as_secs_f64(),
+                );
                 if suffix.is_some() {
                     let mut st = self.inner.core.lock().state.agent_state.clone();
                     st.insert("acp_suffix_installed".into(), json!(true));
@@ -363,6 +434,10 @@ impl LocalConversation {
                 let thought = thought.as_str().unwrap_or_default().to_string();
                 let (action, observation) = finish_events(&text, &thought);
                 self.commit_async(true, move |c| {
+                    let (key, metrics) = metrics;
+                    let mut stats = c.stats_base().clone();
+                    stats.usage_to_metrics.insert(key, metrics);
+                    c.set_stats_base(stats);
                     let mut out = vec![action, observation];
                     out.extend(c.set_status(ExecutionStatus::Finished));
                     out
@@ -407,6 +482,111 @@ impl LocalConversation {
                 Ok(())
             }
         }
+    }
+
+    /// The agent LLM's metrics (by its usage id, `acp-managed`) with this
+    /// turn recorded as the reference records it: the cost the session's
+    /// cumulative `usage_update` cost grew by, else (no reported cost) the
+    /// price of the reported tokens for `acp_model`; the tokens with the
+    /// last context window, under the session id as response id; the
+    /// turn's latency.
+    fn acp_turn_metrics(
+        &self,
+        client: &AcpClient,
+        acc: &TurnAccumulator,
+        usage: Option<&Value>,
+        meta: Option<&Value>,
+        elapsed: f64,
+    ) -> (String, openhands_wire::metrics::Metrics) {
+        use openhands_acp::usage::{TurnTokens, UsageUpdate};
+        use openhands_wire::metrics::{Cost, Metrics, ResponseLatency, TokenUsage};
+        let spec = self.inner.agent.read().spec().clone();
+        let key = if spec.llm.usage_id.is_empty() {
+            openhands_acp::ACP_SENTINEL_MODEL.to_string()
+        } else {
+            spec.llm.usage_id.clone()
+        };
+        let acp_model = spec
+            .extra
+            .get("acp_model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned);
+        let model = acp_model
+            .clone()
+            .unwrap_or_else(|| openhands_acp::ACP_SENTINEL_MODEL.to_string());
+        let mut metrics = self
+            .inner
+            .core
+            .lock()
+            .stats_base
+            .usage_to_metrics
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| Metrics::new(model.clone()));
+        metrics.model_name = model.clone();
+        let session_id = client.state().session_id;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
+        let add_cost = |metrics: &mut Metrics, cost: f64| {
+            metrics.accumulated_cost += cost;
+            metrics.costs.push(Cost {
+                model: model.clone(),
+                cost,
+                timestamp: now,
+            });
+        };
+        let mut cost_recorded = false;
+        if let Some(update) = acc.usage.as_ref().and_then(UsageUpdate::parse) {
+            let delta = client.note_usage(&session_id, &update);
+            if delta > 0.0 {
+                add_cost(&mut metrics, delta);
+                cost_recorded = true;
+            }
+        }
+        let tokens = TurnTokens::from_response(usage, meta);
+        if tokens.any() {
+            let turn = TokenUsage {
+                model: model.clone(),
+                prompt_tokens: tokens.input,
+                completion_tokens: tokens.output,
+                cache_read_tokens: tokens.cache_read,
+                cache_write_tokens: tokens.cache_write,
+                reasoning_tokens: tokens.reasoning,
+                context_window: client.context_window(),
+                per_turn_token: tokens.input + tokens.output,
+                response_id: session_id.clone(),
+            };
+            metrics
+                .accumulated_token_usage
+                .get_or_insert_with(|| TokenUsage {
+                    model: model.clone(),
+                    response_id: session_id.clone(),
+                    ..TokenUsage::default()
+                })
+                .accumulate(&turn);
+            metrics.token_usages.push(turn);
+            if !cost_recorded && let Some(m) = &acp_model {
+                let price = openhands_llm::model_info::cost(
+                    &openhands_wire::llm_config::LlmConfig::new(m.clone()),
+                    tokens.input,
+                    tokens.output,
+                    0,
+                    0,
+                );
+                if price > 0.0 {
+                    add_cost(&mut metrics, price);
+                }
+            }
+        }
+        metrics.response_latencies.push(ResponseLatency {
+            model,
+            latency: elapsed.max(0.0),
+            response_id: session_id,
+        });
+        (key, metrics)
     }
 
     /// The ACP content blocks of the last user message (text with its

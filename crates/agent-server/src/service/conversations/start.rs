@@ -1089,8 +1089,8 @@ mod tests {
                 "acp_command",
             ),
             (
-                json!({"kind": "ACPAgent", "acp_command": ["sh"], "acp_isolate_data_dir": true}),
-                "acp_isolate_data_dir",
+                json!({"kind": "ACPAgent", "acp_command": ["sh"], "acp_file_secrets": [{"secret_name": "S", "filename": "../x", "env_var": "V", "subdir": "s"}]}),
+                "acp_file_secrets",
             ),
             (
                 json!({"kind": "ACPAgent", "acp_command": ["sh"], "mcp_config": {"mcpServers": {"r": {"url": "http://x"}}}}),
