@@ -282,6 +282,7 @@ pub async fn materialize_agent_profile(
         state.agent_profiles.clone(),
         state.profiles.clone(),
         state.settings.clone(),
+        state.meta_profiles.clone(),
     );
     Ok(Json(launcher.materialize(&name, draft).await?))
 }
