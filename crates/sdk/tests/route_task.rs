@@ -12,7 +12,7 @@ use common::*;
 use openhands_sdk::meta_profile::MetaProfileDir;
 use openhands_sdk::profiles::LlmProfileStore;
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
-use openhands_testkit::{MockLlmServer, Script, Turn};
+use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, Turn};
 use openhands_wire::LlmConfig;
 use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
@@ -20,13 +20,13 @@ use openhands_wire::tool::ToolSpec;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-async fn server(turns: Vec<Turn>) -> MockLlmServer {
+async fn server(turns: Vec<Turn>) -> MockLlmHandle {
     MockLlmServer::start(Script::from_turns(turns), 0)
         .await
         .unwrap()
 }
 
-fn profile(model: &str, server: &MockLlmServer) -> LlmConfig {
+fn profile(model: &str, server: &MockLlmHandle) -> LlmConfig {
     let mut c = LlmConfig::new(model);
     c.base_url = Some(server.base_url());
     c.api_key = Some(openhands_wire::secret::SecretString::new("sk-test"));
@@ -150,7 +150,12 @@ async fn the_classifiers_class_moves_the_conversation_to_that_profiles_model() {
     let stats = conv.stats();
     for usage in ["classifier:judge", "profile:brain"] {
         assert_eq!(
-            stats.usage_to_metrics[usage].response_latencies.len(),
+            stats
+                .usage_to_metrics
+                .get(usage)
+                .unwrap()
+                .response_latencies
+                .len(),
             1,
             "{usage} counted"
         );
