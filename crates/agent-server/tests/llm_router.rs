@@ -181,3 +181,119 @@ async fn the_agent_switches_to_a_server_profile_with_switch_llm() {
     assert_eq!(status, 404);
     env.stop().await;
 }
+
+#[tokio::test]
+async fn agent_settings_routing_classifies_and_continues_on_the_chosen_profile() {
+    let env = Env::start(|_| {
+        Script::from_turns(vec![Turn::tool_call("route_task_to_model", json!({}))])
+            .with_toolless_reply(Turn::text("T"))
+    })
+    .await;
+    let judge = MockLlmServer::start(Script::from_turns(vec![Turn::text("2")]), 0)
+        .await
+        .unwrap();
+    let brain = MockLlmServer::start(
+        // Position 0 is the routing turn the first model answered.
+        Script::from_turns(vec![Turn::text("unused"), finish("done by brain")])
+            .with_toolless_reply(Turn::text("T")),
+        0,
+    )
+    .await
+    .unwrap();
+    for (name, model, url) in [
+        ("judge", "openai/judge-model", judge.base_url()),
+        ("brain", "openai/brain-model", brain.base_url()),
+    ] {
+        let llm = json!({"model": model, "base_url": url, "api_key": "k", "num_retries": 0});
+        let (status, body) = env
+            .post(
+                &format!("/api/profiles/{name}"),
+                json!({"llm": llm, "include_secrets": true}),
+            )
+            .await;
+        assert!(status == 200 || status == 201, "{status} {body}");
+    }
+    let (status, body) = env
+        .post(
+            "/api/meta-profiles/route",
+            json!({"classifier_model": "judge", "classes": [
+                {"description": "front-end and image work", "model": "judge"},
+                {"description": "algorithms and performance", "model": "brain"}
+            ]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+
+    let settings = |extra: Value| {
+        let mut s = json!({
+            "llm": {"model": "openai/mock-model", "base_url": env.mock.base_url(), "api_key": "k", "num_retries": 0},
+            "tools": [],
+            "enable_classify_and_switch_llm_tool": true
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            s[k] = v.clone();
+        }
+        json!({
+            "agent_settings": s,
+            "workspace": {"working_dir": env.workspace().to_string_lossy()},
+        })
+    };
+    // Invalid routing settings are a 422 naming the field.
+    let (status, body) = env
+        .post(
+            "/api/conversations",
+            settings(json!({"meta_profile": {"classifier_model": "judge", "prompt_template": "no slot"}})),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["detail"][0]["loc"],
+        json!(["body", "agent_settings", "meta_profile"])
+    );
+
+    let (status, info) = env
+        .post(
+            "/api/conversations",
+            settings(json!({"active_meta_profile": "route"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    let route = info["agent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "ClassifyAndSwitchLLMTool")
+        .expect("the routing tool is configured");
+    assert_eq!(route["params"]["active_meta_profile"], "route");
+
+    env.send(&id, "Speed up the path search.", true).await;
+    env.wait_finished_and_settled(&id).await;
+    let asked = judge.completion_requests();
+    assert_eq!(asked.len(), 1);
+    assert!(user_texts(&asked[0].body).contains("Speed up the path search."));
+    let events = env.events(&id).await;
+    let obs = events
+        .iter()
+        .find(|e| e["kind"] == "ObservationEvent" && e["tool_name"] == "route_task_to_model")
+        .expect("the routing observation");
+    assert_eq!(
+        obs["observation"]["kind"],
+        "ClassifyAndSwitchLLMObservation"
+    );
+    assert_eq!(obs["observation"]["is_error"], false, "{obs}");
+    assert_eq!(obs["observation"]["model"], "brain");
+    assert_eq!(
+        obs["observation"]["chosen_class"],
+        "algorithms and performance"
+    );
+    assert_eq!(obs["observation"]["active_model"], "openai/brain-model");
+    let calls = agent_calls(&brain);
+    assert_eq!(calls.len(), 1, "the next agent call went to brain");
+    assert_eq!(calls[0]["model"], "brain-model");
+    let (_, state) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(state["agent"]["llm"]["usage_id"], "profile:brain");
+    let usage = &state["stats"]["usage_to_metrics"];
+    assert!(usage.get("classifier:judge").is_some(), "{usage}");
+    env.stop().await;
+}

@@ -280,3 +280,76 @@ async fn a_profile_launch_keeps_the_public_skills_it_selects() {
     assert!(!text.contains("BETA-TOOL-SKILL-DESC"));
     assert!(!text.contains("GAMMA-TOOL-SKILL-DESC"));
 }
+
+#[tokio::test]
+async fn a_routing_profile_resolves_its_meta_profile_and_launches_with_the_tool() {
+    let env = Env::start(done).await;
+    setup(&env).await;
+    let draft = |meta: &str| {
+        json!({"profile": {"llm_profile_ref": "fast", "enable_classify_and_switch_llm_tool": true,
+                           "meta_profile_ref": meta}})
+    };
+    let (s, d) = env
+        .post("/api/agent-profiles/p1/materialize", draft("route"))
+        .await;
+    assert_eq!(s, 200, "{d}");
+    assert_eq!(d["valid"], false);
+    assert_eq!(d["meta_profile_ref"], "route");
+    assert_eq!(d["dangling_meta_profile_ref"], "route");
+    assert_eq!(d["errors"], json!(["Meta-profile 'route' not found"]));
+
+    let save = |model: &str| json!({"classifier_model": "fast", "classes": [{"description": "anything", "model": model}]});
+    let (s, body) = env.post("/api/meta-profiles/route", save("ghost")).await;
+    assert_eq!(s, 201, "{body}");
+    let (_, d) = env
+        .post("/api/agent-profiles/p1/materialize", draft("route"))
+        .await;
+    assert_eq!(d["dangling_meta_profile_ref"], Value::Null);
+    assert_eq!(d["dangling_meta_profile_llm_refs"], json!(["ghost"]));
+    assert_eq!(
+        d["errors"],
+        json!(["LLM profile(s) routed to by the meta-profile not found: ghost"])
+    );
+
+    let (s, body) = env.post("/api/meta-profiles/route", save("fast")).await;
+    assert_eq!(s, 201, "{body}");
+    let (_, d) = env
+        .post("/api/agent-profiles/p1/materialize", draft("route"))
+        .await;
+    assert_eq!(d["valid"], true, "{d}");
+    let settings = &d["resolved_settings"];
+    assert_eq!(settings["active_meta_profile"], "route");
+    assert_eq!(settings["meta_profile"]["classifier_model"], "fast");
+    assert_eq!(
+        settings["meta_profile_llms"]["fast"]["api_key"],
+        "**********"
+    );
+    assert!(!d.to_string().contains("sk-prof-1"));
+
+    // Stored and launched: the agent gets the routing tool.
+    let mut profile = draft("route")["profile"].clone();
+    profile["tools"] = json!([{"name": "file_editor"}]);
+    let (s, body) = env.post("/api/agent-profiles/router", profile).await;
+    assert_eq!(s, 201, "{body}");
+    let (_, got) = env.get("/api/agent-profiles/router").await;
+    let id = got["profile"]["id"].as_str().unwrap().to_string();
+    let body = json!({
+        "agent_profile_id": id,
+        "workspace": {"kind": "LocalWorkspace", "working_dir": env.workspace().to_string_lossy()},
+    });
+    let (s, info) = env.post("/api/conversations", body).await;
+    assert_eq!(s, 201, "{info}");
+    let tool = info["agent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "ClassifyAndSwitchLLMTool")
+        .cloned()
+        .expect("the routing tool");
+    assert_eq!(tool["params"]["active_meta_profile"], "route");
+    assert_eq!(
+        tool["params"]["meta_profile_llms"]["fast"]["model"],
+        "openai/mock-model"
+    );
+    assert!(!info.to_string().contains("sk-prof-1"));
+}

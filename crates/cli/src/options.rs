@@ -189,6 +189,12 @@ pub fn resolve(
 
     let mut spec = openhands_tools::presets::get_default_agent(llm.clone(), true);
     spec.tools = tools;
+    if let Some(route) = settings.routing_tool()? {
+        spec.tools.retain(|t| {
+            t.name != openhands_sdk::route_task::CLASS && t.name != openhands_sdk::route_task::NAME
+        });
+        spec.tools.push(route);
+    }
     spec.mcp_config = mcp_config;
     let condenser = settings.condenser()?;
     let condense = match args.condenser {

@@ -60,6 +60,11 @@ impl Session {
             tool_registry: openhands_tools::presets::default_registry(),
             agent_registry: openhands_sdk::subagent::AgentRegistry::new()
                 .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
+            meta_profiles: Some(std::sync::Arc::new(
+                openhands_sdk::meta_profile::MetaProfileDir::new(
+                    crate::paths::openhands_dir().join("meta-profiles"),
+                ),
+            )),
             ..ConversationOptions::default()
         })
     }

@@ -492,6 +492,39 @@ impl Settings {
         }
     }
 
+    /// The `route_task_to_model` tool spec when
+    /// `agent_settings.enable_classify_and_switch_llm_tool` is true,
+    /// configured by `active_meta_profile`, `meta_profile` and
+    /// `meta_profile_llms` (checked; an error names the setting).
+    pub fn routing_tool(&self) -> anyhow::Result<Option<ToolSpec>> {
+        match self.get(&["agent_settings", "enable_classify_and_switch_llm_tool"]) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => return Ok(None),
+            Some(Value::Bool(true)) => {}
+            Some(_) => {
+                return Err(bad(
+                    &self.path,
+                    "agent_settings.enable_classify_and_switch_llm_tool",
+                    "must be true or false",
+                ));
+            }
+        }
+        let mut params = Map::new();
+        for key in openhands_sdk::route_task::PARAMS {
+            if let Some(v) = self.get(&["agent_settings", key]).filter(|v| !v.is_null()) {
+                params.insert(key.to_string(), v.clone());
+            }
+        }
+        if let Err(e) = openhands_sdk::route_task::RouteParams::from_params(&params) {
+            return Err(usage(format!(
+                "{}: agent_settings.{e} (fix it with `openhands config set` or edit the file)",
+                self.path.display()
+            )));
+        }
+        let mut tool = ToolSpec::named(openhands_sdk::route_task::CLASS);
+        tool.params = params;
+        Ok(Some(tool))
+    }
+
     /// `agent_settings.tool_concurrency_limit`.
     pub fn tool_concurrency_limit(&self) -> anyhow::Result<Option<usize>> {
         Ok(self
@@ -565,9 +598,6 @@ impl Settings {
             .is_some_and(|m| !m.is_empty())
         {
             out.push("agent_settings.agent_context.secrets are set; secrets from the settings file are not supported yet".into());
-        }
-        if on(&["agent_settings", "enable_classify_and_switch_llm_tool"]) {
-            out.push("agent_settings.enable_classify_and_switch_llm_tool is true; model routing is not supported yet".into());
         }
         if let Some(rt) = self
             .get(&["conversation_settings", "default_runtime"])

@@ -198,3 +198,30 @@ fn tools_keep_their_parameters_under_the_registered_name() {
     assert_eq!(tools[0].params["no_change_timeout_seconds"], 5);
     assert_eq!(tools[1].name, "glob");
 }
+
+#[test]
+fn routing_settings_give_the_route_task_tool_its_parameters() {
+    let off = settings(json!({"agent_settings": {"active_meta_profile": "route"}}));
+    assert_eq!(off.routing_tool().unwrap(), None);
+    let on = settings(json!({"agent_settings": {
+        "enable_classify_and_switch_llm_tool": true,
+        "active_meta_profile": "route",
+        "meta_profile": null,
+        "meta_profile_llms": {"judge": {"model": "openai/gpt-4o-mini"}}
+    }}));
+    assert!(on.unsupported().is_empty(), "{:?}", on.unsupported());
+    let tool = on.routing_tool().unwrap().unwrap();
+    assert_eq!(tool.name, "ClassifyAndSwitchLLMTool");
+    assert_eq!(tool.params["active_meta_profile"], "route");
+    assert!(!tool.params.contains_key("meta_profile"));
+    assert_eq!(
+        tool.params["meta_profile_llms"]["judge"]["model"],
+        "openai/gpt-4o-mini"
+    );
+    let bad = settings(json!({"agent_settings": {
+        "enable_classify_and_switch_llm_tool": true,
+        "meta_profile": {"classifier_model": "c", "prompt_template": "no slot"}
+    }}));
+    let e = bad.routing_tool().unwrap_err().to_string();
+    assert!(e.contains("agent_settings.meta_profile"), "{e}");
+}

@@ -1,5 +1,6 @@
 //! What a tool needs to switch its conversation's LLM to a saved profile
-//! (the `switch_llm` tool through `ToolEnv::llm_switch`), and why a switch
+//! (the `switch_llm` and `route_task_to_model` tools through
+//! `ToolEnv::llm_switch`), and why a switch
 //! fails. A leaf module: the tool environment names it without depending
 //! on the profile store.
 
@@ -25,4 +26,15 @@ pub trait LlmSwitch: Send + Sync {
     /// Switches the conversation's agent to profile `name`; returns the
     /// model now active. Blocking (reads the profile).
     fn switch_profile(&self, name: &str) -> Result<String, ProfileSwitchError>;
+    /// Switches the conversation's agent to `config`, an LLM given inline
+    /// under the profile name `name` (registered as `profile:<name>`, as a
+    /// saved profile would be); returns the model now active.
+    fn switch_profile_config(
+        &self,
+        name: &str,
+        config: openhands_wire::LlmConfig,
+    ) -> Result<String, ProfileSwitchError>;
+    /// The last `limit` messages of the conversation (user and agent
+    /// `MessageEvent`s with text), each as `<source>: <text>`, oldest first.
+    fn recent_messages(&self, limit: usize) -> Vec<String>;
 }

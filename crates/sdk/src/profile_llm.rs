@@ -31,6 +31,16 @@ pub trait ProfileLlms: Send + Sync {
     /// `usage_id` (loaded on first use, then kept).
     fn profile_llm(&self, profile_name: &str, usage_id: &str) -> Result<Llm, ProfileLlmError>;
 
+    /// The LLM of `config`, a profile given inline rather than saved,
+    /// registered under `usage_id` like [`ProfileLlms::profile_llm`]'s (the
+    /// first configuration of a usage id is kept). Without a cache of its
+    /// own an implementation builds it anew.
+    fn config_llm(&self, config: LlmConfig, usage_id: &str) -> Result<Llm, ProfileLlmError> {
+        let mut config = config;
+        config.usage_id = usage_id.to_string();
+        Llm::new(config).map_err(|e| ProfileLlmError::Invalid(e.to_string()))
+    }
+
     /// Records `llm`'s cumulative metrics in the conversation's statistics
     /// under its usage id.
     fn record_usage(&self, llm: &Llm);

@@ -211,6 +211,16 @@ mod tests {
             self.switched.lock().push(name.into());
             Ok("gpt-5".into())
         }
+        fn switch_profile_config(
+            &self,
+            name: &str,
+            _config: openhands_wire::LlmConfig,
+        ) -> Result<String, ProfileSwitchError> {
+            Err(ProfileSwitchError::NotFound(name.into()))
+        }
+        fn recent_messages(&self, _limit: usize) -> Vec<String> {
+            Vec::new()
+        }
     }
 
     #[tokio::test]

@@ -82,6 +82,9 @@ pub struct ToolEnv {
     /// Saved LLM profiles for tools that consult another model (the
     /// oracle, the vision inspector); `None` outside a conversation.
     pub profile_llms: Option<Arc<dyn crate::profile_llm::ProfileLlms>>,
+    /// The stored meta-profiles the `route_task_to_model` tool resolves
+    /// names in; `None` outside a conversation.
+    pub meta_profiles: Option<Arc<dyn crate::meta_profile::MetaProfileSource>>,
 }
 
 impl ToolEnv {
@@ -99,6 +102,7 @@ impl ToolEnv {
             child_launcher: None,
             llm_switch: None,
             profile_llms: None,
+            meta_profiles: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_sdk::profile_llm::{ProfileLlmError, ProfileLlms};
+use openhands_sdk::route_task::{ClassifyAndSwitchLlmTool, RouteParams};
 use openhands_sdk::tool::{Tool, ToolEnv};
 use openhands_sdk::vision_inspect::VisionInspectTool;
 use openhands_tools::terminal::TerminalTool;
@@ -41,9 +42,9 @@ const REFERENCE: &str = include_str!("fixtures/llm_tool_parameters.json");
 /// `to_openai_tool(add_security_risk_prediction=True)`), descriptions
 /// replaced.
 const BROWSER_REFERENCE: &str = include_str!("fixtures/browser_tool_parameters.json");
-/// The SDK's `inspect_image_with_vision` as the reference sends it (its
-/// tool created with the annotations `create` gives it), descriptions
-/// replaced.
+/// The SDK's `inspect_image_with_vision` and `route_task_to_model` as the
+/// reference sends them (its tools created with the annotations `create`
+/// gives them), descriptions replaced.
 const SDK_REFERENCE: &str = include_str!("fixtures/sdk_tool_parameters.json");
 
 /// The reference schema of `name`.
@@ -150,6 +151,7 @@ fn schemas_match_reference_structure() {
         std::sync::Arc::new(AskOracleTool::new(&env)),
         std::sync::Arc::new(WorkflowTool::new(&env)),
         std::sync::Arc::new(VisionInspectTool::create(&env).expect("a vision profile exists")),
+        std::sync::Arc::new(ClassifyAndSwitchLlmTool::new(RouteParams::default(), &env)),
     ];
     tools.extend(browser);
     for tool in &tools {

@@ -25,12 +25,14 @@ pub async fn attach(state: AppState, mut tools: ToolRegistry) -> Result<AppState
             .map_err(|e| ServiceError::Internal(format!("OH_SANDBOX=namespaces: {e}")))?;
     }
     config.profiles = Some(state.profiles.clone());
+    config.meta_profiles = Some(state.meta_profiles.clone());
     config.settings = Some(state.settings.clone());
     config.profile_launcher = Some(crate::service::profile_launch::ProfileLauncher::new(
         state.agent_profiles.clone(),
         state.profiles.clone(),
         state.settings.clone(),
         config.skill_sources.clone(),
+        state.meta_profiles.clone(),
     ));
     config.builtin_agents = openhands_tools::delegation::builtin_agent_definitions();
     let service = ConversationService::start(config).await?;

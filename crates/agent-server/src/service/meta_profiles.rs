@@ -9,76 +9,14 @@ use crate::service::settings::SettingsService;
 use openhands_sdk::profiles::create_private_dir;
 use openhands_sdk::profiles::files::write_atomic;
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Most meta-profiles a server keeps.
 pub const MAX_META_PROFILES: usize = 50;
 
-/// One task class and the LLM profile that handles it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetaProfileClass {
-    /// What tasks of this class look like.
-    pub description: String,
-    /// The LLM profile to switch to.
-    pub model: String,
-}
-
-/// A model-routing configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetaProfile {
-    /// The LLM profile that classifies the task.
-    pub classifier_model: String,
-    /// Ordered task classes.
-    #[serde(default)]
-    pub classes: Vec<MetaProfileClass>,
-    /// Direct-routing prompt (needs `{{ instance_text }}`, excludes classes).
-    #[serde(default)]
-    pub prompt_template: Option<String>,
-    /// Text for `{{ model_table }}` in direct-routing prompts.
-    #[serde(default)]
-    pub model_table: Option<String>,
-}
-
-impl MetaProfile {
-    /// The reference's checks: a template names `{{ instance_text }}` and
-    /// has no classes; with `require_route`, classes or a template exist.
-    pub fn check(&self, require_route: bool) -> Result<(), String> {
-        if let Some(t) = &self.prompt_template {
-            if !has_instance_text(t) {
-                return Err(
-                    "Direct-routing meta-profiles must include {{ instance_text }} in prompt_template."
-                        .into(),
-                );
-            }
-            if !self.classes.is_empty() {
-                return Err("Direct-routing meta-profiles cannot also define classes.".into());
-            }
-        }
-        if require_route && self.classes.is_empty() && self.prompt_template.is_none() {
-            return Err(
-                "A meta-profile needs either classes or a prompt_template to route.".into(),
-            );
-        }
-        Ok(())
-    }
-}
-
-fn has_instance_text(template: &str) -> bool {
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            return false;
-        };
-        if after[..end].trim() == "instance_text" {
-            return true;
-        }
-        rest = &after[end..];
-    }
-    false
-}
+pub use openhands_sdk::meta_profile::{MetaProfile, MetaProfileClass};
 
 /// A listed meta-profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -290,47 +228,31 @@ impl MetaProfileService {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mp(classes: usize, template: Option<&str>) -> MetaProfile {
-        MetaProfile {
-            classifier_model: "c".into(),
-            classes: (0..classes)
-                .map(|i| MetaProfileClass {
-                    description: format!("d{i}"),
-                    model: "m".into(),
-                })
-                .collect(),
-            prompt_template: template.map(str::to_string),
-            model_table: None,
-        }
+impl openhands_sdk::meta_profile::MetaProfileSource for MetaProfileService {
+    fn names(&self) -> Vec<String> {
+        self.names().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "meta-profiles are unreadable");
+            Vec::new()
+        })
     }
 
-    #[test]
-    fn routing_rules_match_the_reference() {
-        assert!(mp(1, None).check(true).is_ok());
-        assert!(mp(0, None).check(false).is_ok());
-        assert!(
-            mp(0, None)
-                .check(true)
-                .unwrap_err()
-                .contains("needs either classes")
-        );
-        assert!(mp(0, Some("route {{ instance_text }}")).check(true).is_ok());
-        assert!(mp(0, Some("route {{instance_text}}")).check(true).is_ok());
-        assert!(
-            mp(0, Some("no slot"))
-                .check(true)
-                .unwrap_err()
-                .contains("instance_text")
-        );
-        assert!(
-            mp(1, Some("{{ instance_text }}"))
-                .check(true)
-                .unwrap_err()
-                .contains("cannot also")
-        );
+    fn load(
+        &self,
+        name: &str,
+    ) -> Result<MetaProfile, openhands_sdk::meta_profile::MetaProfileLoadError> {
+        use openhands_sdk::meta_profile::MetaProfileLoadError;
+        if openhands_sdk::profiles::check_name(name).is_err() {
+            return Err(MetaProfileLoadError::Invalid(
+                name.to_string(),
+                "invalid meta-profile name".into(),
+            ));
+        }
+        self.load_blocking(name).map_err(|e| match e {
+            MetaProfileError::NotFound(_) => MetaProfileLoadError::NotFound {
+                name: name.to_string(),
+                available: openhands_sdk::meta_profile::MetaProfileSource::names(self),
+            },
+            other => MetaProfileLoadError::Invalid(name.to_string(), other.to_string()),
+        })
     }
 }

@@ -74,9 +74,20 @@ struct Resolution {
     mcp_refs: Option<Vec<String>>,
     resolved_mcp: Vec<String>,
     dangling_mcp: Vec<String>,
+    dangling_meta: Option<String>,
+    dangling_meta_llms: Vec<String>,
     errors: Vec<String>,
     /// The catalog skills the profile keeps.
     skills: Vec<Skill>,
+}
+
+/// A profile's meta-profile loaded with the LLMs it routes to.
+#[derive(Default)]
+struct MetaResolution {
+    meta_profile: Option<Value>,
+    llms: Map<String, Value>,
+    dangling: Option<String>,
+    dangling_llms: Vec<String>,
 }
 
 /// Resolves agent profiles into launches.
@@ -86,6 +97,7 @@ pub struct ProfileLauncher {
     llm_profiles: ProfileService,
     settings: SettingsService,
     catalog: CatalogService,
+    meta_profiles: crate::service::meta_profiles::MetaProfileService,
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -105,12 +117,14 @@ impl ProfileLauncher {
         llm_profiles: ProfileService,
         settings: SettingsService,
         skills: SkillSources,
+        meta_profiles: crate::service::meta_profiles::MetaProfileService,
     ) -> Self {
         Self {
             agent_profiles,
             llm_profiles,
             settings,
             catalog: CatalogService::new(skills),
+            meta_profiles,
         }
     }
 
@@ -155,8 +169,11 @@ impl ProfileLauncher {
             detail.insert("message".into(), json!(message));
             detail.insert("dangling_llm_profile_ref".into(), json!(llm_dangling));
             detail.insert("dangling_mcp_server_refs".into(), json!(r.dangling_mcp));
-            detail.insert("dangling_meta_profile_ref".into(), Value::Null);
-            detail.insert("dangling_meta_profile_llm_refs".into(), json!([]));
+            detail.insert("dangling_meta_profile_ref".into(), json!(r.dangling_meta));
+            detail.insert(
+                "dangling_meta_profile_llm_refs".into(),
+                json!(r.dangling_meta_llms),
+            );
             return Err(LaunchError::Invalid { detail, message });
         };
         let secret_refs = strings(profile.get("secret_refs"));
@@ -243,6 +260,8 @@ impl ProfileLauncher {
             .get("meta_profile_ref")
             .cloned()
             .unwrap_or(Value::Null);
+        d["dangling_meta_profile_ref"] = json!(r.dangling_meta);
+        d["dangling_meta_profile_llm_refs"] = json!(r.dangling_meta_llms);
         d["errors"] = json!(r.errors);
         d["resolved_skills"] = json!(r.skills.iter().map(|s| &s.name).collect::<Vec<_>>());
         if let Some(settings) = r.settings {
@@ -338,6 +357,16 @@ impl ProfileLauncher {
             &strings(profile.get("disabled_skills")).unwrap_or_default(),
             strings(profile.get("public_skills")).as_deref(),
         );
+        let meta = self.meta_resolution(profile, fail_on_store).await?;
+        if let Some(name) = &meta.dangling {
+            errors.push(format!("Meta-profile '{name}' not found"));
+        }
+        if !meta.dangling_llms.is_empty() {
+            errors.push(format!(
+                "LLM profile(s) routed to by the meta-profile not found: {}",
+                meta.dangling_llms.join(", ")
+            ));
+        }
         let settings = match llm {
             Some(llm) if errors.is_empty() => {
                 let critic_key = stored
@@ -346,7 +375,13 @@ impl ProfileLauncher {
                     .and_then(|v| v.get("critic_api_key"))
                     .cloned()
                     .unwrap_or(Value::Null);
-                Some(compose(profile, llm, filtered, critic_key, &skills))
+                let mut s = compose(profile, llm, filtered, critic_key, &skills);
+                s.insert(
+                    "meta_profile".into(),
+                    meta.meta_profile.clone().unwrap_or(Value::Null),
+                );
+                s.insert("meta_profile_llms".into(), Value::Object(meta.llms.clone()));
+                Some(s)
             }
             _ => None,
         };
@@ -358,9 +393,91 @@ impl ProfileLauncher {
             mcp_refs,
             resolved_mcp,
             dangling_mcp,
+            dangling_meta: meta.dangling,
+            dangling_meta_llms: meta.dangling_llms,
             errors,
             skills,
         })
+    }
+
+    /// The reference's `_load_meta_profile`: with routing on and a
+    /// `meta_profile_ref`, the meta-profile and the LLM profiles it names
+    /// (classifier and classes; every saved profile in direct mode, the
+    /// unreadable ones skipped), or what dangles.
+    async fn meta_resolution(
+        &self,
+        profile: &Map<String, Value>,
+        fail_on_store: bool,
+    ) -> Result<MetaResolution, LaunchError> {
+        use crate::service::meta_profiles::MetaProfileError;
+        let enabled = profile
+            .get("enable_classify_and_switch_llm_tool")
+            .and_then(Value::as_bool)
+            == Some(true);
+        let Some(name) = profile
+            .get("meta_profile_ref")
+            .and_then(Value::as_str)
+            .filter(|_| enabled)
+        else {
+            return Ok(MetaResolution::default());
+        };
+        let meta = match self.meta_profiles.get(name).await {
+            Ok(m) => m,
+            Err(MetaProfileError::NotFound(_)) => {
+                return Ok(MetaResolution {
+                    dangling: Some(name.to_string()),
+                    ..MetaResolution::default()
+                });
+            }
+            Err(e) => {
+                return Err(LaunchError::Store(format!(
+                    "Could not load meta-profile '{name}': {e}"
+                )));
+            }
+        };
+        let mut out = MetaResolution {
+            meta_profile: serde_json::to_value(&meta).ok(),
+            ..MetaResolution::default()
+        };
+        let mut refs = vec![meta.classifier_model.clone()];
+        refs.extend(meta.classes.iter().map(|c| c.model.clone()));
+        for r in refs {
+            if out.llms.contains_key(&r) || out.dangling_llms.contains(&r) {
+                continue;
+            }
+            match self.llm_profiles.load(&r, true).await {
+                Ok(p) => {
+                    if let Ok(v) = p.config.to_value_exposing_secrets() {
+                        out.llms.insert(r, v);
+                    }
+                }
+                Err(ProfileError::NotFound(_)) => out.dangling_llms.push(r),
+                Err(e) if fail_on_store => {
+                    return Err(LaunchError::Store(format!(
+                        "Could not load LLM profile '{r}': {e}"
+                    )));
+                }
+                Err(_) => out.dangling_llms.push(r),
+            }
+        }
+        if meta.prompt_template.is_some() {
+            let names = self
+                .llm_profiles
+                .names()
+                .await
+                .map_err(|e| LaunchError::Store(format!("Could not list LLM profiles: {e}")))?;
+            for r in names {
+                if out.llms.contains_key(&r) {
+                    continue;
+                }
+                if let Ok(p) = self.llm_profiles.load(&r, true).await
+                    && let Ok(v) = p.config.to_value_exposing_secrets()
+                {
+                    out.llms.insert(r, v);
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -426,6 +543,7 @@ fn compose(
         "enable_classify_and_switch_llm_tool".into(),
         get("enable_classify_and_switch_llm_tool"),
     );
+    s.insert("active_meta_profile".into(), get("meta_profile_ref"));
     s.insert(
         "tool_concurrency_limit".into(),
         profile
@@ -445,12 +563,20 @@ fn redact_settings(mut s: Map<String, Value>) -> Map<String, Value> {
             *v = json!(MARK);
         }
     };
-    if let Some(Value::Object(llm)) = s.get_mut("llm") {
-        for key in openhands_sdk::profiles::llm_json::SECRET_FIELDS {
-            if let Some(v) = llm.get_mut(key) {
-                hide(v);
+    let hide_llm = |llm: &mut Value| {
+        if let Value::Object(llm) = llm {
+            for key in openhands_sdk::profiles::llm_json::SECRET_FIELDS {
+                if let Some(v) = llm.get_mut(key) {
+                    hide(v);
+                }
             }
         }
+    };
+    if let Some(llm) = s.get_mut("llm") {
+        hide_llm(llm);
+    }
+    if let Some(Value::Object(llms)) = s.get_mut("meta_profile_llms") {
+        llms.values_mut().for_each(hide_llm);
     }
     if let Some(v) = s
         .get_mut("verification")

@@ -235,6 +235,10 @@ impl Agent {
                 tools.push(t);
                 continue;
             }
+            if let Some(t) = crate::route_task::by_spec(class, &serde_json::Map::new(), env) {
+                tools.push(t?);
+                continue;
+            }
             if class == VISION_INSPECT_CLASS || class == VISION_INSPECT_NAME {
                 if let Some(tool) = VisionInspectTool::create(env) {
                     tools.push(Arc::new(tool));
@@ -297,6 +301,8 @@ impl Agent {
             let tool =
                 ClientTool::new(client).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
             vec![Arc::new(tool) as Arc<dyn Tool>]
+        } else if let Some(tool) = crate::route_task::by_spec(&spec.name, &params, env) {
+            vec![tool?]
         } else if let Some(tool) = crate::switch_llm::by_name(&spec.name, env) {
             if !params.is_empty() {
                 return Err(ToolError::InvalidArguments(format!(

@@ -115,6 +115,10 @@ pub struct ConversationOptions {
     /// the start request's `observability_*` fields. Not passed to
     /// sub-agents.
     pub run_span_hook: Option<crate::telemetry::RunSpanHook>,
+    /// The stored meta-profiles the `route_task_to_model` tool resolves
+    /// names in; `None`: `.openhands/meta-profiles` in the skill sources'
+    /// home (the user's home).
+    pub meta_profiles: Option<Arc<dyn crate::meta_profile::MetaProfileSource>>,
 }
 
 impl Default for ConversationOptions {
@@ -144,6 +148,7 @@ impl Default for ConversationOptions {
             child_launcher: None,
             profiles: None,
             run_span_hook: None,
+            meta_profiles: None,
         }
     }
 }
@@ -423,6 +428,18 @@ impl LocalConversation {
                 options.cipher.clone(),
             )),
         };
+        let meta_profiles: Arc<dyn crate::meta_profile::MetaProfileSource> =
+            match &options.meta_profiles {
+                Some(m) => m.clone(),
+                None => Arc::new(crate::meta_profile::MetaProfileDir::new(
+                    crate::meta_profile::MetaProfileDir::default_dir(
+                        &home
+                            .clone()
+                            .or_else(crate::paths::user_home)
+                            .unwrap_or_else(|| PathBuf::from("/")),
+                    ),
+                )),
+            };
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
         let child_options = ConversationOptions {
@@ -458,6 +475,7 @@ impl LocalConversation {
                             profiles.clone(),
                         ),
                     )),
+                    meta_profiles: Some(meta_profiles),
                 };
                 let hooks =
                     hook_config.map(|c| Self::runner_for(weak, c, &env, id.to_string(), hook_llm));
@@ -1298,6 +1316,24 @@ impl LocalConversation {
         Ok(model)
     }
 
+    /// Switches the agent's LLM to `config`, a profile given inline under
+    /// `name` (registered as `profile:<name>` like a saved profile, an
+    /// earlier registration of that id reused). Returns the model now
+    /// active.
+    pub fn switch_profile_config(
+        &self,
+        name: &str,
+        mut config: openhands_wire::LlmConfig,
+    ) -> Result<String, ProfileSwitchError> {
+        config.usage_id = format!("profile:{name}");
+        let llm = openhands_llm::Llm::new(config)
+            .map_err(|e| ProfileSwitchError::Invalid(e.to_string()))?;
+        let model = llm.model().to_string();
+        self.switch_llm(llm)
+            .map_err(|e| ProfileSwitchError::Conversation(e.to_string()))?;
+        Ok(model)
+    }
+
     /// The saved profiles the conversation may switch to, sorted.
     pub fn profile_names(&self) -> Vec<String> {
         self.inner.profiles.names()
@@ -1949,6 +1985,20 @@ impl crate::switch_llm::LlmSwitch for ConversationSwitch {
 
     fn switch_profile(&self, name: &str) -> Result<String, ProfileSwitchError> {
         self.conversation()?.switch_profile(name)
+    }
+
+    fn switch_profile_config(
+        &self,
+        name: &str,
+        config: openhands_wire::LlmConfig,
+    ) -> Result<String, ProfileSwitchError> {
+        self.conversation()?.switch_profile_config(name, config)
+    }
+
+    fn recent_messages(&self, limit: usize) -> Vec<String> {
+        self.conversation()
+            .map(|c| c.recent_messages(limit))
+            .unwrap_or_default()
     }
 }
 

@@ -54,3 +54,39 @@ fn image_urls(content: &[Content]) -> Vec<String> {
         .flatten()
         .collect()
 }
+
+impl LocalConversation {
+    /// The last `limit` messages of the active branch (`MessageEvent`s
+    /// with text, whoever sent them), each as `<source>: <text>`, oldest
+    /// first: what a classifier reads to tell the task. Images count as
+    /// `[Image: <n> URLs]`.
+    pub fn recent_messages(&self, limit: usize) -> Vec<String> {
+        let mut out: Vec<String> = self.with_branch(|events| {
+            events
+                .iter()
+                .filter_map(|e| match &e.body {
+                    EventBody::Message(m) => {
+                        let text = m
+                            .llm_message
+                            .content
+                            .iter()
+                            .map(|c| match c {
+                                Content::Text(t) => t.text.clone(),
+                                Content::Image(i) => {
+                                    format!("[Image: {} URLs]", i.image_urls.len())
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        let text = text.trim();
+                        (!text.is_empty()).then(|| format!("{}: {text}", e.source.as_str()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        });
+        let skip = out.len().saturating_sub(limit);
+        out.drain(..skip);
+        out
+    }
+}

@@ -5,6 +5,7 @@
 use super::source::{ProfileSource, ProfileSwitchError};
 use crate::profile_llm::{ProfileLlmError, ProfileLlms, ProfileOwner, profile_has_vision};
 use openhands_llm::Llm;
+use openhands_wire::LlmConfig;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -27,16 +28,19 @@ impl StoreProfileLlms {
     }
 }
 
-impl ProfileLlms for StoreProfileLlms {
-    fn profile_llm(&self, profile_name: &str, usage_id: &str) -> Result<Llm, ProfileLlmError> {
+impl StoreProfileLlms {
+    /// The cached LLM of `usage_id`, else one built from `config()` (its
+    /// metrics continued from what the conversation recorded) and cached.
+    fn cached(
+        &self,
+        usage_id: &str,
+        config: impl FnOnce() -> Result<LlmConfig, ProfileLlmError>,
+    ) -> Result<Llm, ProfileLlmError> {
         if let Some(llm) = self.loaded.lock().get(usage_id) {
             return Ok(llm.clone());
         }
         let owner = self.owner.upgrade().ok_or(ProfileLlmError::Closed)?;
-        let mut config = self.profiles.load(profile_name).map_err(|e| match e {
-            ProfileSwitchError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
-            other => ProfileLlmError::Invalid(other.to_string()),
-        })?;
+        let mut config = config()?;
         config.usage_id = usage_id.to_string();
         let llm = Llm::new(config).map_err(|e| ProfileLlmError::Invalid(e.to_string()))?;
         crate::profiles::fallback::install_default_loader(&llm);
@@ -46,6 +50,21 @@ impl ProfileLlms for StoreProfileLlms {
         }
         let mut loaded = self.loaded.lock();
         Ok(loaded.entry(usage_id.to_string()).or_insert(llm).clone())
+    }
+}
+
+impl ProfileLlms for StoreProfileLlms {
+    fn profile_llm(&self, profile_name: &str, usage_id: &str) -> Result<Llm, ProfileLlmError> {
+        self.cached(usage_id, || {
+            self.profiles.load(profile_name).map_err(|e| match e {
+                ProfileSwitchError::NotFound(_) => ProfileLlmError::NotFound(e.to_string()),
+                other => ProfileLlmError::Invalid(other.to_string()),
+            })
+        })
+    }
+
+    fn config_llm(&self, config: LlmConfig, usage_id: &str) -> Result<Llm, ProfileLlmError> {
+        self.cached(usage_id, || Ok(config))
     }
 
     fn record_usage(&self, llm: &Llm) {

@@ -283,6 +283,7 @@ pub async fn materialize_agent_profile(
         state.profiles.clone(),
         state.settings.clone(),
         crate::http::routes::catalogs::skill_sources(&state),
+        state.meta_profiles.clone(),
     );
     Ok(Json(launcher.materialize(&name, draft).await?))
 }

@@ -1,8 +1,10 @@
 //! The parts of `agent_settings` (`OpenHandsAgentSettings`) beyond the LLM,
 //! the tools and the MCP servers: agent context, persona, tool concurrency
 //! and condenser are applied as the reference's `create_agent` does; the
-//! critic is built from `verification` as the reference's `build_critic`; the
-//! settings this server cannot honour (LLM routing, meta-profiles) are refused naming the field rather than ignored.
+//! critic is built from `verification` as the reference's `build_critic`;
+//! `enable_classify_and_switch_llm_tool` adds the `route_task_to_model` tool
+//! configured by `active_meta_profile`, `meta_profile` and
+//! `meta_profile_llms` as the reference's `create_agent` does.
 
 use openhands_protocol::conversations::{loc, redact_value};
 use openhands_protocol::validation::ValidationIssue;
@@ -24,7 +26,7 @@ pub fn apply(
     settings: &Map<String, Value>,
     spec: &mut AgentSpec,
 ) -> Result<(), Box<ValidationIssue>> {
-    refuse_unsupported(settings)?;
+    routing(settings, spec)?;
     if let Some(ctx) = present(settings, "agent_context") {
         if !ctx.is_object() {
             return Err(dict_type(&["agent_context"], ctx));
@@ -181,43 +183,97 @@ fn normalize_int(key: &str, v: Value) -> Value {
     }
 }
 
-/// Settings that would change the agent in ways this server does not
-/// implement: refused, naming the field.
-fn refuse_unsupported(settings: &Map<String, Value>) -> Result<(), Box<ValidationIssue>> {
-    let unsupported = |field: &[&str], what: &str, input: &Value| {
-        let message = format!("{what} is not supported by this server");
-        let mut at = vec!["body", "agent_settings"];
-        at.extend_from_slice(field);
-        Box::new(
-            ValidationIssue::new(
-                "value_error",
-                loc(&at),
-                format!("Value error, {message}"),
-                redact_value(input.clone()),
-            )
-            .with_ctx(json!({ "error": message })),
-        )
+/// The routing tool (`ClassifyAndSwitchLLMTool` with the meta-profile
+/// parameters) when `enable_classify_and_switch_llm_tool` is on, replacing
+/// any other spec or default of it. The meta-profile fields are checked
+/// either way (the reference's model validates them).
+fn routing(
+    settings: &Map<String, Value>,
+    spec: &mut AgentSpec,
+) -> Result<(), Box<ValidationIssue>> {
+    use openhands_sdk::route_task::{CLASS, NAME};
+    let enabled = match present(settings, "enable_classify_and_switch_llm_tool") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(issue(
+                "bool_type",
+                &["enable_classify_and_switch_llm_tool"],
+                "Input should be a valid boolean",
+                other,
+            ));
+        }
     };
-    if let Some(v) = present(settings, "enable_classify_and_switch_llm_tool")
-        && v.as_bool() == Some(true)
-    {
-        return Err(unsupported(
-            &["enable_classify_and_switch_llm_tool"],
-            "LLM routing",
-            v,
-        ));
-    }
-    for field in ["meta_profile", "active_meta_profile"] {
-        if let Some(v) = present(settings, field) {
-            return Err(unsupported(&[field], "meta-profiles", v));
+    let mut params = Map::new();
+    match present(settings, "active_meta_profile") {
+        None => {}
+        Some(Value::String(name)) => {
+            if !name.is_empty() {
+                params.insert("active_meta_profile".into(), json!(name));
+            }
+        }
+        Some(other) => {
+            return Err(issue(
+                "string_type",
+                &["active_meta_profile"],
+                "Input should be a valid string",
+                other,
+            ));
         }
     }
-    if let Some(v) = present(settings, "meta_profile_llms")
-        && v.as_object().is_some_and(|m| !m.is_empty())
-    {
-        return Err(unsupported(&["meta_profile_llms"], "meta-profiles", v));
+    if let Some(m) = present(settings, "meta_profile") {
+        if !m.is_object() {
+            return Err(dict_type(&["meta_profile"], m));
+        }
+        let parsed = openhands_sdk::meta_profile::MetaProfile::from_json(m)
+            .map_err(|e| value_error(&["meta_profile"], &e, m))?;
+        params.insert(
+            "meta_profile".into(),
+            serde_json::to_value(parsed).unwrap_or(Value::Null),
+        );
+    }
+    match present(settings, "meta_profile_llms") {
+        None => {}
+        Some(Value::Object(llms)) => {
+            for (name, llm) in llms {
+                if let Err(e) = serde_json::from_value::<openhands_wire::LlmConfig>(llm.clone()) {
+                    return Err(value_error(
+                        &["meta_profile_llms", name],
+                        &e.to_string(),
+                        llm,
+                    ));
+                }
+            }
+            if !llms.is_empty() {
+                params.insert("meta_profile_llms".into(), Value::Object(llms.clone()));
+            }
+        }
+        Some(other) => return Err(dict_type(&["meta_profile_llms"], other)),
+    }
+    if enabled {
+        spec.include_default_tools
+            .retain(|d| d != CLASS && d != NAME);
+        spec.tools.retain(|t| t.name != CLASS && t.name != NAME);
+        let mut tool = openhands_wire::tool::ToolSpec::named(CLASS);
+        tool.params = params;
+        spec.tools.push(tool);
     }
     Ok(())
+}
+
+/// A `value_error` at `agent_settings.<field>`.
+fn value_error(field: &[&str], message: &str, input: &Value) -> Box<ValidationIssue> {
+    let mut at = vec!["body", "agent_settings"];
+    at.extend_from_slice(field);
+    Box::new(
+        ValidationIssue::new(
+            "value_error",
+            loc(&at),
+            format!("Value error, {message}"),
+            redact_value(input.clone()),
+        )
+        .with_ctx(json!({ "error": message })),
+    )
 }
 
 /// A field that is present and not null.
@@ -362,7 +418,7 @@ mod tests {
                 json!(["body", "agent_settings", "verification"]),
             ),
             (
-                json!({"enable_classify_and_switch_llm_tool": true}),
+                json!({"enable_classify_and_switch_llm_tool": "yes"}),
                 json!([
                     "body",
                     "agent_settings",
@@ -370,8 +426,16 @@ mod tests {
                 ]),
             ),
             (
-                json!({"active_meta_profile": "fast"}),
+                json!({"active_meta_profile": 3}),
                 json!(["body", "agent_settings", "active_meta_profile"]),
+            ),
+            (
+                json!({"meta_profile": {"classifier_model": "c", "prompt_template": "no slot"}}),
+                json!(["body", "agent_settings", "meta_profile"]),
+            ),
+            (
+                json!({"meta_profile_llms": {"judge": {"model": 5}}}),
+                json!(["body", "agent_settings", "meta_profile_llms", "judge"]),
             ),
         ];
         for (input, want) in cases {
@@ -379,10 +443,49 @@ mod tests {
             assert_eq!(serde_json::to_value(&e).unwrap()["loc"], want, "{input}");
         }
         // Defaults that change nothing are accepted.
+        let mut s = spec();
+        let before = s.tools.clone();
         apply(
-            &settings(json!({"verification": {"critic_enabled": false}, "enable_classify_and_switch_llm_tool": false, "meta_profile_llms": {}})),
-            &mut spec(),
+            &settings(json!({"verification": {"critic_enabled": false}, "enable_classify_and_switch_llm_tool": false, "active_meta_profile": "r", "meta_profile_llms": {}})),
+            &mut s,
         )
         .unwrap();
+        assert_eq!(s.tools, before, "routing off adds no tool");
+    }
+
+    #[test]
+    fn routing_adds_the_tool_with_the_meta_profile_parameters() {
+        let mut s = spec();
+        s.include_default_tools
+            .push("ClassifyAndSwitchLLMTool".into());
+        apply(
+            &settings(json!({
+                "enable_classify_and_switch_llm_tool": true,
+                "active_meta_profile": "route",
+                "meta_profile": {"classifier_model": "judge", "classes": [{"description": "d", "model": "m"}]},
+                "meta_profile_llms": {"judge": {"model": "openai/gpt-4o-mini"}}
+            })),
+            &mut s,
+        )
+        .unwrap();
+        assert!(
+            !s.include_default_tools
+                .iter()
+                .any(|d| d == "ClassifyAndSwitchLLMTool")
+        );
+        let tools: Vec<_> = s
+            .tools
+            .iter()
+            .filter(|t| t.name == "ClassifyAndSwitchLLMTool")
+            .collect();
+        assert_eq!(tools.len(), 1);
+        let p = &tools[0].params;
+        assert_eq!(p["active_meta_profile"], "route");
+        assert_eq!(p["meta_profile"]["classifier_model"], "judge");
+        assert_eq!(p["meta_profile"]["prompt_template"], Value::Null);
+        assert_eq!(
+            p["meta_profile_llms"]["judge"]["model"],
+            "openai/gpt-4o-mini"
+        );
     }
 }

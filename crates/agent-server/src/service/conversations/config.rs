@@ -34,6 +34,8 @@ pub struct ServiceConfig {
     pub session_api_keys: Vec<String>,
     /// Saved LLM profiles (`switch_profile`).
     pub profiles: Option<crate::service::profiles::ProfileService>,
+    /// Stored meta-profiles (the `route_task_to_model` tool).
+    pub meta_profiles: Option<crate::service::meta_profiles::MetaProfileService>,
     /// The persisted settings (`agent_context.load_memory` for every new
     /// conversation, as the reference's launches).
     pub settings: Option<crate::service::settings::SettingsService>,
@@ -118,6 +120,7 @@ impl ServiceConfig {
             session_api_key: None,
             session_api_keys: Vec::new(),
             profiles: None,
+            meta_profiles: None,
             settings: None,
             profile_launcher: None,
             exec_policy: ExecPolicy::default(),
@@ -148,6 +151,9 @@ impl ServiceConfig {
             session_api_keys: config.session_api_keys.clone(),
             profiles: Some(crate::service::profiles::ProfileService::from_config(
                 config,
+            )),
+            meta_profiles: Some(crate::service::meta_profiles::MetaProfileService::new(
+                config.persistence_dir.clone(),
             )),
             settings: None,
             profile_launcher: None,
@@ -195,5 +201,17 @@ impl ServiceConfig {
                 }
                 _ => format!("openhands.tools.{name}.definition"),
             })
+    }
+}
+
+impl ServiceConfig {
+    /// The meta-profiles conversations route with, as the SDK takes them.
+    pub fn meta_profile_source(
+        &self,
+    ) -> Option<std::sync::Arc<dyn openhands_sdk::meta_profile::MetaProfileSource>> {
+        self.meta_profiles.clone().map(|m| {
+            std::sync::Arc::new(m)
+                as std::sync::Arc<dyn openhands_sdk::meta_profile::MetaProfileSource>
+        })
     }
 }

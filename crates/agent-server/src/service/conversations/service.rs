@@ -325,6 +325,7 @@ impl ConversationService {
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let skill_sources = self.inner.config.skill_sources.clone();
         let profiles = self.inner.config.profiles.clone();
+        let meta_profiles = self.inner.config.meta_profile_source();
         let mcp_oauth_states = self.inner.config.mcp_oauth_states.clone();
         let child_launcher = self.child_launcher();
         let conv = blocking(move || {
@@ -347,6 +348,7 @@ impl ConversationService {
                 child_launcher,
                 profiles: profiles.as_ref().map(|p| p.as_source()),
                 run_span_hook: Some(run_span_hook),
+                meta_profiles,
                 ..ConversationOptions::default()
             };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
@@ -542,6 +544,8 @@ impl ConversationService {
                 || [
                     openhands_sdk::switch_llm::NAME,
                     openhands_sdk::switch_llm::CLASS,
+                    openhands_sdk::route_task::NAME,
+                    openhands_sdk::route_task::CLASS,
                 ]
                 .contains(&tool.name.as_str())
                 || ClientToolSpec::from_tool_spec(tool).is_some();
@@ -733,6 +737,7 @@ impl ConversationService {
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             run_span_hook: Some(super::observability::run_span_hook(id, meta.clone())),
+            meta_profiles: self.inner.config.meta_profile_source(),
             ..ConversationOptions::default()
         };
         let meta_for_disk = meta.clone();
@@ -1217,6 +1222,7 @@ impl ConversationService {
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
             run_span_hook: Some(super::observability::run_span_hook(fork_id, meta.clone())),
+            meta_profiles: self.inner.config.meta_profile_source(),
             ..ConversationOptions::default()
         };
         let source_conv = src.conv.clone();

@@ -1,0 +1,242 @@
+//! Meta-profiles: model-routing configurations (the reference's
+//! `MetaProfile`). A classifier profile reads the recent conversation and
+//! either picks one of the ordered `classes` (each naming the saved LLM
+//! profile for that kind of task) or, with a `prompt_template`, names a
+//! saved profile directly. Every model reference is a saved LLM profile's
+//! name. Stored as `<dir>/<name>.json`; the `route_task_to_model` tool reads
+//! them through a [`MetaProfileSource`] (the agent server installs its own).
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One task class and the LLM profile that handles it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaProfileClass {
+    /// What tasks of this class look like.
+    pub description: String,
+    /// The LLM profile to switch to.
+    pub model: String,
+}
+
+/// A model-routing configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaProfile {
+    /// The LLM profile that classifies the task.
+    pub classifier_model: String,
+    /// Ordered task classes.
+    #[serde(default)]
+    pub classes: Vec<MetaProfileClass>,
+    /// Direct-routing prompt (needs `{{ instance_text }}`, excludes classes).
+    #[serde(default)]
+    pub prompt_template: Option<String>,
+    /// Text for `{{ model_table }}` in direct-routing prompts.
+    #[serde(default)]
+    pub model_table: Option<String>,
+}
+
+impl MetaProfile {
+    /// The reference's checks: a template names `{{ instance_text }}` and
+    /// has no classes; with `require_route`, classes or a template exist.
+    pub fn check(&self, require_route: bool) -> Result<(), String> {
+        if let Some(t) = &self.prompt_template {
+            if !has_placeholder(t, "instance_text") {
+                return Err(
+                    "Direct-routing meta-profiles must include {{ instance_text }} in prompt_template."
+                        .into(),
+                );
+            }
+            if !self.classes.is_empty() {
+                return Err("Direct-routing meta-profiles cannot also define classes.".into());
+            }
+        }
+        if require_route && self.classes.is_empty() && self.prompt_template.is_none() {
+            return Err(
+                "A meta-profile needs either classes or a prompt_template to route.".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Parses and checks (as a stored one loads) a meta-profile.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
+        let profile: MetaProfile =
+            serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+        profile.check(false)?;
+        Ok(profile)
+    }
+}
+
+/// Whether `template` has `{{ name }}` (spaces inside the braces allowed).
+pub(crate) fn has_placeholder(template: &str, name: &str) -> bool {
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            return false;
+        };
+        if after[..end].trim() == name {
+            return true;
+        }
+        rest = &after[end..];
+    }
+    false
+}
+
+/// Why a meta-profile could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetaProfileLoadError {
+    /// No meta-profile of that name.
+    #[error("Meta-profile `{name}` not found. Available meta-profiles: {}", list_or_none(.available))]
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// The names stored.
+        available: Vec<String>,
+    },
+    /// The file is unreadable or does not validate.
+    #[error("Failed to load meta-profile `{0}`: {1}")]
+    Invalid(String, String),
+}
+
+/// `a, b` or `none`.
+pub(crate) fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Stored meta-profiles by name. Methods do blocking I/O.
+pub trait MetaProfileSource: Send + Sync {
+    /// The stored names, sorted.
+    fn names(&self) -> Vec<String>;
+    /// The meta-profile `name`.
+    fn load(&self, name: &str) -> Result<MetaProfile, MetaProfileLoadError>;
+}
+
+/// Meta-profiles in a directory (`<dir>/<name>.json`), read-only.
+#[derive(Debug, Clone)]
+pub struct MetaProfileDir {
+    dir: PathBuf,
+}
+
+impl MetaProfileDir {
+    /// The meta-profiles in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// `<home>/.openhands/meta-profiles`, the reference's default.
+    pub fn default_dir(home: &Path) -> PathBuf {
+        home.join(".openhands").join("meta-profiles")
+    }
+}
+
+impl MetaProfileSource for MetaProfileDir {
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let file = e.file_name().to_string_lossy().to_string();
+                file.strip_suffix(".json")
+                    .filter(|n| crate::profiles::check_name(n).is_ok())
+                    .map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn load(&self, name: &str) -> Result<MetaProfile, MetaProfileLoadError> {
+        let clean = name.strip_suffix(".json").unwrap_or(name);
+        crate::profiles::check_name(clean)
+            .map_err(|e| MetaProfileLoadError::Invalid(name.to_string(), e.to_string()))?;
+        let bytes = match std::fs::read(self.dir.join(format!("{clean}.json"))) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(MetaProfileLoadError::NotFound {
+                    name: name.to_string(),
+                    available: self.names(),
+                });
+            }
+            Err(e) => return Err(MetaProfileLoadError::Invalid(name.into(), e.to_string())),
+        };
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| MetaProfileLoadError::Invalid(name.into(), e.to_string()))?;
+        MetaProfile::from_json(&value).map_err(|e| MetaProfileLoadError::Invalid(name.into(), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn mp(classes: usize, template: Option<&str>) -> MetaProfile {
+        MetaProfile {
+            classifier_model: "c".into(),
+            classes: (0..classes)
+                .map(|i| MetaProfileClass {
+                    description: format!("d{i}"),
+                    model: "m".into(),
+                })
+                .collect(),
+            prompt_template: template.map(str::to_string),
+            model_table: None,
+        }
+    }
+
+    #[test]
+    fn routing_rules_match_the_reference() {
+        assert!(mp(1, None).check(true).is_ok());
+        assert!(mp(0, None).check(false).is_ok());
+        assert!(
+            mp(0, None)
+                .check(true)
+                .unwrap_err()
+                .contains("needs either classes")
+        );
+        assert!(mp(0, Some("route {{ instance_text }}")).check(true).is_ok());
+        assert!(mp(0, Some("route {{instance_text}}")).check(true).is_ok());
+        assert!(
+            mp(0, Some("no slot"))
+                .check(true)
+                .unwrap_err()
+                .contains("instance_text")
+        );
+        assert!(
+            mp(1, Some("{{ instance_text }}"))
+                .check(true)
+                .unwrap_err()
+                .contains("cannot also")
+        );
+    }
+
+    #[test]
+    fn a_directory_lists_loads_and_names_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MetaProfileDir::new(dir.path());
+        assert!(store.names().is_empty());
+        std::fs::write(
+            dir.path().join("route.json"),
+            json!({"classifier_model": "c", "classes": [{"description": "ui", "model": "v"}]})
+                .to_string(),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bad.json"), "{").unwrap();
+        assert_eq!(store.names(), ["bad", "route"]);
+        assert_eq!(store.load("route").unwrap().classes[0].model, "v");
+        assert!(matches!(
+            store.load("bad"),
+            Err(MetaProfileLoadError::Invalid(..))
+        ));
+        let e = store.load("nope").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Meta-profile `nope` not found. Available meta-profiles: bad, route"
+        );
+    }
+}
