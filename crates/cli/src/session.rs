@@ -61,7 +61,7 @@ impl Session {
             agent_registry: openhands_sdk::subagent::AgentRegistry::new()
                 .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
             meta_profiles: Some(std::sync::Arc::new(
-                openhands_sdk::meta_profile::MetaProfileDir::new(
+                openhands_sdk::profiles::meta_dir::MetaProfileDir::new(
                     crate::paths::openhands_dir().join("meta-profiles"),
                 ),
             )),

@@ -9,8 +9,8 @@
 mod common;
 
 use common::*;
-use openhands_sdk::meta_profile::MetaProfileDir;
 use openhands_sdk::profiles::LlmProfileStore;
+use openhands_sdk::profiles::meta_dir::MetaProfileDir;
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, Turn};
 use openhands_wire::LlmConfig;

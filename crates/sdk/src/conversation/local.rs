@@ -431,8 +431,8 @@ impl LocalConversation {
         let meta_profiles: Arc<dyn crate::meta_profile::MetaProfileSource> =
             match &options.meta_profiles {
                 Some(m) => m.clone(),
-                None => Arc::new(crate::meta_profile::MetaProfileDir::new(
-                    crate::meta_profile::MetaProfileDir::default_dir(
+                None => Arc::new(crate::profiles::meta_dir::MetaProfileDir::new(
+                    crate::profiles::meta_dir::MetaProfileDir::default_dir(
                         &home
                             .clone()
                             .or_else(crate::paths::user_home)

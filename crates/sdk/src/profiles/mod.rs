@@ -13,6 +13,7 @@
 pub mod fallback;
 pub mod files;
 pub mod llm_json;
+pub mod meta_dir;
 pub mod source;
 pub mod tool_llms;
 
