@@ -19,9 +19,9 @@
 use crate::config::{AcpAgentConfig, FileSecretSpec};
 use crate::providers::{self, PROVIDERS};
 use openhands_workspace::exec::ChildEnv;
+use openhands_workspace::fsutil;
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Why the credential files could not be prepared.
@@ -182,30 +182,10 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
-/// Writes `bytes` to `path` through an owner-only temp sibling, synced and
-/// renamed into place.
+/// Writes `bytes` to `path` as an owner-only file, synced and renamed into
+/// place (the one crash-safe write of the workspace layer).
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    fsutil::write_atomic(path, bytes, fsutil::Durability::Immediate)
 }
 
 #[cfg(test)]

@@ -119,20 +119,11 @@ impl Sealer {
 /// Writes `bytes` to a new file only its owner can read (0600), atomically
 /// (temp file + rename), so a crash never leaves a partial key.
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    openhands_workspace::fsutil::write_atomic(
+        path,
+        bytes,
+        openhands_workspace::fsutil::Durability::Immediate,
+    )
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod files;
 pub mod git;
 pub mod installed;
 pub mod openai;
+pub mod py_repr;
 pub mod tools;
 pub mod validation;
 

@@ -14,7 +14,7 @@ pub mod condenser;
 pub mod conversation;
 pub mod critic;
 pub mod entry;
-pub mod fsutil;
+pub use openhands_workspace::fsutil;
 pub mod goal;
 pub mod hooks;
 pub mod installed;

@@ -5,6 +5,7 @@
 
 use super::{EMPTY_TREE, Git, GitError, git_limits, shell_join};
 use crate::exec::{OutputStream, RunEnd, run_streaming};
+use openhands_protocol::py_repr::py_repr;
 use std::path::Path;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -246,48 +247,13 @@ impl Git {
     }
 }
 
-/// Python's `repr` of a string (single quotes unless it holds one and no
-/// double quote), as the reference's messages quote values.
-fn py_repr(value: &str) -> String {
-    let quote = if value.contains('\'') && !value.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push(quote);
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
 fn to_refs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{py_repr, redact_remote};
-
-    #[test]
-    fn values_are_quoted_like_python_repr() {
-        assert_eq!(py_repr("nope"), "'nope'");
-        assert_eq!(py_repr("it's"), "\"it's\"");
-        assert_eq!(py_repr("a'b\"c"), "'a\\'b\"c'");
-        assert_eq!(py_repr("x\ny"), "'x\\ny'");
-    }
+    use super::redact_remote;
 
     #[test]
     fn remotes_lose_credentials_and_parameters() {

@@ -22,6 +22,7 @@ pub mod archive;
 pub mod confine;
 pub mod docker;
 pub mod exec;
+pub mod fsutil;
 pub mod git;
 mod local;
 mod remote;

@@ -17,6 +17,7 @@ use crate::meta_profile::{MetaProfile, MetaProfileLoadError, MetaProfileSource, 
 use crate::profile_llm::{ProfileLlmError, ProfileLlms, load_profile_llm};
 use crate::tool::{Tool, ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_llm::{Llm, LlmRequest};
+use openhands_protocol::py_repr::py_repr;
 use openhands_wire::LlmConfig;
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
@@ -209,36 +210,6 @@ pub fn by_spec(
             .map(|p| Arc::new(ClassifyAndSwitchLlmTool::new(p, env)) as Arc<dyn Tool>)
             .map_err(ToolError::InvalidArguments)
     })
-}
-
-/// A string as Python's `repr` writes it (how the reference quotes the
-/// classifier's reply in its errors).
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 impl TypedTool for ClassifyAndSwitchLlmTool {

@@ -19,6 +19,7 @@ use openhands_protocol::catalogs::{
     SkillCatalogResponse, SkillMarketplaceResponse, SyncResponse,
 };
 use openhands_protocol::conversations::loc;
+use openhands_protocol::py_repr::py_repr;
 use openhands_protocol::validation::ValidationIssue;
 use openhands_sdk::plugin::strict::StrictFetchError;
 use serde_json::json;
@@ -36,34 +37,6 @@ pub(crate) fn skill_sources(state: &SharedState) -> openhands_sdk::skills::conte
 
 fn service(state: &SharedState) -> CatalogService {
     CatalogService::new(skill_sources(state))
-}
-
-/// Python's `repr` of a string (how the reference prints a dict detail).
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 fn fetch_error(e: StrictFetchError) -> ApiError {
