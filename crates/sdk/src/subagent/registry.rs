@@ -277,8 +277,55 @@ fn build_agent(def: &AgentDefinition, input: &FactoryInput) -> Result<Agent, Sub
             "skills": skills,
         }));
     }
-    spec.condenser = def.condenser.clone().filter(|c| !c.is_null());
+    spec.condenser = sub_agent_condenser(def.condenser.as_ref(), &llm);
     Ok(Agent::with_llm(spec, llm, input.tools.clone()))
+}
+
+/// Usage id of a sub-agent's condenser LLM when it would otherwise share
+/// the agent's (its tokens would then be counted as the agent's).
+pub const CONDENSER_USAGE_ID: &str = "condenser";
+
+/// Events a sub-agent's default condenser keeps before summarising (the
+/// reference's standard summarizing condenser).
+const DEFAULT_MAX_SIZE: usize = 80;
+
+/// Leading events the default condenser never summarises.
+const DEFAULT_KEEP_FIRST: usize = 4;
+
+/// The condenser of a sub-agent, as the reference builds it: the
+/// definition's own (an `LLMSummarizingCondenser` whose LLM has the agent's
+/// usage id gets [`CONDENSER_USAGE_ID`] instead), else the standard
+/// summarizing condenser on the sub-agent's LLM, so deep sub-agent runs
+/// compact instead of overflowing the context. `NoOpCondenser` turns it
+/// off. The LLM's secrets stay redacted here; the condenser takes them
+/// from the agent's LLM when it is built.
+fn sub_agent_condenser(def: Option<&Value>, llm: &Llm) -> Option<Value> {
+    match def.filter(|c| !c.is_null()) {
+        Some(condenser) => {
+            let mut condenser = condenser.clone();
+            let summarizing =
+                condenser.get("kind").and_then(Value::as_str) == Some("LLMSummarizingCondenser");
+            if summarizing
+                && let Some(cond_llm) = condenser.get_mut("llm").and_then(Value::as_object_mut)
+                && cond_llm.get("usage_id").and_then(Value::as_str) == Some(llm.usage_id())
+            {
+                cond_llm.insert("usage_id".into(), json!(CONDENSER_USAGE_ID));
+            }
+            Some(condenser)
+        }
+        None => {
+            let mut config = serde_json::to_value(llm.config()).ok()?;
+            if let Some(m) = config.as_object_mut() {
+                m.insert("usage_id".into(), json!(CONDENSER_USAGE_ID));
+            }
+            Some(json!({
+                "kind": "LLMSummarizingCondenser",
+                "llm": config,
+                "max_size": DEFAULT_MAX_SIZE,
+                "keep_first": DEFAULT_KEEP_FIRST,
+            }))
+        }
+    }
 }
 
 fn profile_llm(def: &AgentDefinition, input: &FactoryInput) -> Result<Llm, SubAgentError> {
@@ -334,6 +381,48 @@ fn resolve_skills(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn llm() -> Llm {
+        let mut config = openhands_wire::LlmConfig::new("openai/sub-model");
+        config.usage_id = "agent".into();
+        config.api_key = Some("sk-sub".into());
+        Llm::new(config).unwrap()
+    }
+
+    #[test]
+    fn a_sub_agent_without_a_condenser_gets_the_standard_summarizing_one() {
+        let c = sub_agent_condenser(None, &llm()).unwrap();
+        assert_eq!(c["kind"], "LLMSummarizingCondenser");
+        assert_eq!(c["max_size"], 80);
+        assert_eq!(c["keep_first"], 4);
+        assert_eq!(c["llm"]["model"], "openai/sub-model");
+        assert_eq!(c["llm"]["usage_id"], CONDENSER_USAGE_ID);
+        assert!(
+            !c.to_string().contains("sk-sub"),
+            "secrets stay redacted: {c}"
+        );
+        // It builds into a summarizing condenser on the agent's LLM.
+        let built = crate::condenser::Condenser::from_json(&c, &llm()).unwrap();
+        assert_eq!(built.llm().unwrap().usage_id(), CONDENSER_USAGE_ID);
+    }
+
+    #[test]
+    fn a_definitions_condenser_is_kept_with_a_usage_id_of_its_own() {
+        let off = json!({"kind": "NoOpCondenser"});
+        assert_eq!(sub_agent_condenser(Some(&off), &llm()), Some(off));
+        let shared = json!({"kind": "LLMSummarizingCondenser", "max_size": 10,
+                            "llm": {"model": "openai/x", "usage_id": "agent"}});
+        let c = sub_agent_condenser(Some(&shared), &llm()).unwrap();
+        assert_eq!(c["llm"]["usage_id"], CONDENSER_USAGE_ID);
+        assert_eq!(c["max_size"], 10);
+        let own = json!({"kind": "LLMSummarizingCondenser",
+                         "llm": {"model": "openai/x", "usage_id": "summary"}});
+        assert_eq!(sub_agent_condenser(Some(&own), &llm()), Some(own));
+        assert_eq!(
+            sub_agent_condenser(Some(&Value::Null), &llm()).unwrap()["kind"],
+            "LLMSummarizingCondenser"
+        );
+    }
 
     #[test]
     fn plugin_definitions_rank_above_files_and_below_registrations() {
