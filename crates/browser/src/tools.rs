@@ -158,9 +158,23 @@ macro_rules! browser_tool {
             async fn close(&self) {
                 self.shared.session.close().await;
             }
+            fn prompt_guidance(&self) -> Option<&str> {
+                Some(BROWSER_PROMPT_GUIDANCE)
+            }
         }
     };
 }
+
+/// What every browser tool adds to the system prompt (once): when to reach
+/// for the browser and how to drive it without wasting steps.
+pub const BROWSER_PROMPT_GUIDANCE: &str = "<BROWSER_TOOLS>
+A real browser is available for web pages that need JavaScript or interaction.
+* Prefer plain HTTP (curl, wget, a script) for static pages and APIs; open the browser only when those do not work.
+* Element indices are only valid for the page state they came from: call `browser_get_state` before each `browser_click` or `browser_type`, and again after it. A typical loop is navigate, get state, act, get state, read content.
+* Keep each browser sub-task short (about ten actions); when an approach is not working, change it instead of repeating it.
+* On a login wall, CAPTCHA or 403, try one alternative route, then give up on the browser for that page.
+* Never submit forms, buy anything or create accounts unless the user asked for it.
+</BROWSER_TOOLS>";
 
 fn no_false() -> bool {
     false

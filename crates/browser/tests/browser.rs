@@ -390,6 +390,13 @@ async fn a_missing_browser_is_an_error_observation_not_a_failure() {
     let env = ToolEnv::new(ws.path());
     let tools = browser_tool_set(&Map::new(), &env).unwrap();
     assert_eq!(tools.len(), 14);
+    // Every browser tool carries the one guidance block; the prompt gets it once.
+    assert!(tools.iter().all(|t| t.prompt_guidance().is_some()));
+    let guidance = openhands_sdk::agent::prompt::tool_guidance(
+        tools.iter().filter_map(|t| t.prompt_guidance()),
+    )
+    .unwrap();
+    assert_eq!(guidance.matches("<BROWSER_TOOLS>").count(), 1);
     let session = BrowserSession::new(BrowserConfig {
         executable: Some("/nonexistent/chromium".into()),
         ..BrowserConfig::default()

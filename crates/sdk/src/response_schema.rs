@@ -356,6 +356,9 @@ impl Tool for WithResponseSchema {
     async fn close(&self) {
         self.inner.close().await;
     }
+    fn prompt_guidance(&self) -> Option<&str> {
+        self.inner.prompt_guidance()
+    }
     fn definition(&self) -> ToolDefinition {
         self.inner.definition()
     }

@@ -181,6 +181,13 @@ pub trait Tool: Send + Sync {
     /// Releases resources (kills sessions). Called when the conversation closes.
     async fn close(&self) {}
 
+    /// Usage guidance this tool adds to the system prompt (the reference's
+    /// `prompt_guidance`, e.g. a `<BROWSER_TOOLS>` block); each distinct
+    /// text appears once, in tool order. `None` by default.
+    fn prompt_guidance(&self) -> Option<&str> {
+        None
+    }
+
     /// The definition recorded in `SystemPromptEvent.tools`.
     fn definition(&self) -> ToolDefinition {
         let annotations = self.annotations();
@@ -323,6 +330,11 @@ pub trait TypedTool: Send + Sync {
     fn close(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
+
+    /// Usage guidance for the system prompt (see [`Tool::prompt_guidance`]).
+    fn prompt_guidance(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// An observation as the conversation stores it (JSON with its `kind`),
@@ -395,6 +407,10 @@ impl<T: TypedTool> Tool for T {
 
     async fn close(&self) {
         TypedTool::close(self).await;
+    }
+
+    fn prompt_guidance(&self) -> Option<&str> {
+        TypedTool::prompt_guidance(self)
     }
 }
 

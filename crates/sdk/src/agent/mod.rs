@@ -265,7 +265,8 @@ impl Agent {
                     .filter(keep),
             );
         }
-        let system_prompt = prompt::render_system_prompt(&self.spec)?;
+        let guidance = prompt::tool_guidance(tools.iter().filter_map(|t| t.prompt_guidance()));
+        let system_prompt = prompt::render_system_prompt_with(&self.spec, guidance.as_deref())?;
         let condenser = match &self.spec.condenser {
             Some(c) if !c.is_null() => Some(Condenser::from_json(c, &self.llm)?),
             _ => None,

@@ -48,8 +48,30 @@ pub fn wants_security_risk(spec: &AgentSpec) -> bool {
         .unwrap_or(true)
 }
 
-/// Renders the static system prompt.
+/// The distinct usage-guidance texts of the loaded tools, in tool order,
+/// joined by blank lines (`None` when no tool gives one).
+pub fn tool_guidance<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for t in texts {
+        if !t.trim().is_empty() && !seen.contains(&t) {
+            seen.push(t);
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("\n\n"))
+}
+
+/// Renders the static system prompt without tool guidance.
 pub fn render_system_prompt(spec: &AgentSpec) -> Result<String, PromptError> {
+    render_system_prompt_with(spec, None)
+}
+
+/// Renders the static system prompt; `tool_guidance` (see
+/// [`tool_guidance`]) is the template's `tool_guidance` variable, placed
+/// after the risk assessment section as the reference places it.
+pub fn render_system_prompt_with(
+    spec: &AgentSpec,
+    tool_guidance: Option<&str>,
+) -> Result<String, PromptError> {
     if let Some(p) = &spec.system_prompt {
         return Ok(p.clone());
     }
@@ -74,6 +96,10 @@ pub fn render_system_prompt(spec: &AgentSpec) -> Result<String, PromptError> {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     ctx.entry("memory_enabled").or_insert(Value::Bool(memory));
+    if let Some(g) = tool_guidance {
+        ctx.entry("tool_guidance")
+            .or_insert(Value::String(g.to_string()));
+    }
     if let Some(p) = &spec.persona {
         ctx.entry("persona").or_insert(Value::String(p.clone()));
     }
@@ -196,6 +222,20 @@ mod tests {
             render_system_prompt(&spec),
             Err(PromptError::Read { .. })
         ));
+    }
+
+    #[test]
+    fn tool_guidance_is_rendered_once_per_text_after_the_risk_section() {
+        let spec = AgentSpec::new(openhands_wire::LlmConfig::new("m"), vec![]);
+        let g = tool_guidance(["<B>\nuse it\n</B>", "", "<B>\nuse it\n</B>", "<C/>"]);
+        assert_eq!(g.as_deref(), Some("<B>\nuse it\n</B>\n\n<C/>"));
+        assert_eq!(tool_guidance([""]), None);
+        let text = render_system_prompt_with(&spec, g.as_deref()).unwrap();
+        assert_eq!(text.matches("use it").count(), 1);
+        let risk = text.find("</SECURITY_RISK_ASSESSMENT>").unwrap();
+        assert!(text.find("<B>").unwrap() > risk);
+        assert!(text.contains("<C/>"));
+        assert!(!render_system_prompt(&spec).unwrap().contains("<B>"));
     }
 
     #[test]
