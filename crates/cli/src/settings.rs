@@ -591,7 +591,6 @@ impl Settings {
                 "agent_settings.agent is '{agent}'; only \"CodeActAgent\" is supported"
             ));
         }
-        let on = |path: &[&str]| self.get(path) == Some(&Value::Bool(true));
         if self
             .get(&["agent_settings", "agent_context", "secrets"])
             .and_then(Value::as_object)

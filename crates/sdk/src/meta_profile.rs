@@ -117,7 +117,6 @@ pub trait MetaProfileSource: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn mp(classes: usize, template: Option<&str>) -> MetaProfile {
         MetaProfile {

@@ -207,11 +207,10 @@ fn routing(
     let mut params = Map::new();
     match present(settings, "active_meta_profile") {
         None => {}
-        Some(Value::String(name)) => {
-            if !name.is_empty() {
-                params.insert("active_meta_profile".into(), json!(name));
-            }
+        Some(Value::String(name)) if !name.is_empty() => {
+            params.insert("active_meta_profile".into(), json!(name));
         }
+        Some(Value::String(_)) => {}
         Some(other) => {
             return Err(issue(
                 "string_type",
