@@ -121,6 +121,37 @@ fn off_runtime<T: Send + 'static>(
         .map_err(TelemetryError::Export)
 }
 
+/// The endpoint, timeout and headers of `settings` on an OTLP/HTTP builder
+/// of either signal.
+fn http_setup<B: WithExportConfig + WithHttpConfig>(builder: B, settings: Settings) -> B {
+    builder
+        .with_endpoint(settings.endpoint)
+        .with_timeout(settings.timeout)
+        .with_headers(settings.headers)
+}
+
+/// The metadata, TLS, endpoint and timeout of `settings` on an OTLP/gRPC
+/// builder of either signal.
+fn grpc_setup<B: WithExportConfig + WithTonicConfig>(
+    builder: B,
+    settings: Settings,
+) -> Result<B, TelemetryError> {
+    let mut builder = builder.with_metadata(metadata(&settings)?);
+    if let Some(tls) = tls(&settings) {
+        builder = builder.with_tls_config(tls);
+    }
+    Ok(builder
+        .with_endpoint(settings.endpoint)
+        .with_timeout(settings.timeout))
+}
+
+/// The runtime gRPC channels must be created in.
+fn grpc_runtime(
+    grpc: Option<&tokio::runtime::Handle>,
+) -> Result<&tokio::runtime::Handle, TelemetryError> {
+    grpc.ok_or_else(|| TelemetryError::Export("no runtime for the gRPC exporter".into()))
+}
+
 /// The span exporter of `settings`. gRPC channels are created inside
 /// `grpc` (the runtime that drives their connections; required for gRPC).
 pub fn spans(
@@ -129,29 +160,21 @@ pub fn spans(
 ) -> Result<WarnedSpans, TelemetryError> {
     let inner = match settings.protocol {
         Protocol::HttpProtobuf => off_runtime(move || {
-            opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .with_endpoint(settings.endpoint)
-                .with_timeout(settings.timeout)
-                .with_headers(settings.headers)
-                .build()
-                .map_err(|e| e.to_string())
+            http_setup(
+                opentelemetry_otlp::SpanExporter::builder().with_http(),
+                settings,
+            )
+            .build()
+            .map_err(|e| e.to_string())
         })?,
         Protocol::Grpc => {
-            let _entered = grpc
-                .ok_or_else(|| TelemetryError::Export("no runtime for the gRPC exporter".into()))?
-                .enter();
-            let mut builder = opentelemetry_otlp::SpanExporter::builder()
-                .with_tonic()
-                .with_metadata(metadata(&settings)?);
-            if let Some(tls) = tls(&settings) {
-                builder = builder.with_tls_config(tls);
-            }
-            builder
-                .with_endpoint(settings.endpoint)
-                .with_timeout(settings.timeout)
-                .build()
-                .map_err(|e| TelemetryError::Export(e.to_string()))?
+            let _entered = grpc_runtime(grpc)?.enter();
+            grpc_setup(
+                opentelemetry_otlp::SpanExporter::builder().with_tonic(),
+                settings,
+            )?
+            .build()
+            .map_err(|e| TelemetryError::Export(e.to_string()))?
         }
     };
     Ok(WarnedSpans {
@@ -167,29 +190,21 @@ pub fn metrics(
 ) -> Result<WarnedMetrics, TelemetryError> {
     let inner = match settings.protocol {
         Protocol::HttpProtobuf => off_runtime(move || {
-            opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .with_endpoint(settings.endpoint)
-                .with_timeout(settings.timeout)
-                .with_headers(settings.headers)
-                .build()
-                .map_err(|e| e.to_string())
+            http_setup(
+                opentelemetry_otlp::MetricExporter::builder().with_http(),
+                settings,
+            )
+            .build()
+            .map_err(|e| e.to_string())
         })?,
         Protocol::Grpc => {
-            let _entered = grpc
-                .ok_or_else(|| TelemetryError::Export("no runtime for the gRPC exporter".into()))?
-                .enter();
-            let mut builder = opentelemetry_otlp::MetricExporter::builder()
-                .with_tonic()
-                .with_metadata(metadata(&settings)?);
-            if let Some(tls) = tls(&settings) {
-                builder = builder.with_tls_config(tls);
-            }
-            builder
-                .with_endpoint(settings.endpoint)
-                .with_timeout(settings.timeout)
-                .build()
-                .map_err(|e| TelemetryError::Export(e.to_string()))?
+            let _entered = grpc_runtime(grpc)?.enter();
+            grpc_setup(
+                opentelemetry_otlp::MetricExporter::builder().with_tonic(),
+                settings,
+            )?
+            .build()
+            .map_err(|e| TelemetryError::Export(e.to_string()))?
         }
     };
     Ok(WarnedMetrics {
