@@ -16,7 +16,9 @@ pub enum BrowserError {
     /// An operation did not finish in time.
     #[error("the browser operation timed out after {0} seconds")]
     Timeout(u64),
-    /// Session recording could not start or stop; the text says why.
+    /// Session recording could not start or stop; the text says why. The
+    /// tools answer it as a plain (not failed) observation, as the
+    /// reference does.
     #[error("{0}")]
     Recording(String),
     /// The run was interrupted; the browser was closed.

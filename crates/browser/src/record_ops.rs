@@ -23,7 +23,7 @@ pub(crate) async fn start(running: &mut Running) -> Result<String, BrowserError>
                 failure.message(&config.source, config.load_timeout),
             ));
         }
-        recording::start_in_page(&page).await?;
+        recording::start_in_page(&page).await.map_err(starting)?;
         return Ok("Already recording".into());
     }
     if let Err(failure) = recording::load(&page, &config.source, config.load_timeout).await {
@@ -42,13 +42,21 @@ pub(crate) async fn start(running: &mut Running) -> Result<String, BrowserError>
         })?;
     // Events a previous recording left in the page are not this one's.
     let _ = recording::take_events(&page, true).await;
-    let status = recording::start_in_page(&page).await?;
+    let status = recording::start_in_page(&page).await.map_err(starting)?;
     if status == Started::AlreadyRecording {
         tracing::debug!("a recorder was running in the page already");
     }
     running.recording = Some(rec);
     tracing::info!("browser recording started");
     Ok("Recording started".into())
+}
+
+/// A failure while starting the recorder, as the text the agent gets.
+fn starting(e: BrowserError) -> BrowserError {
+    match e {
+        BrowserError::Recording(m) => BrowserError::Recording(m),
+        other => BrowserError::Recording(format!("Error starting recording: {other}")),
+    }
 }
 
 /// `browser_stop_recording`: ends the recorder, writes what is left and

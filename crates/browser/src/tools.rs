@@ -43,9 +43,13 @@ impl BrowserShared {
                 }
                 BrowserObservation::new(out.text, false, out.screenshot, save_dir)
             }
+            // A recording that cannot start or stop is answered as text,
+            // not as a failed action (the reference's recording tools
+            // return their "Error: …" strings as plain results).
+            Err(BrowserError::Recording(m)) => BrowserObservation::new(m, false, None, save_dir),
             Err(e) => {
                 let text = match e {
-                    BrowserError::Missing(m) | BrowserError::Recording(m) => m,
+                    BrowserError::Missing(m) => m,
                     other => format!("Browser operation failed: {other}"),
                 };
                 BrowserObservation::new(text, true, None, save_dir)
