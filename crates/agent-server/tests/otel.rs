@@ -1,9 +1,10 @@
 //! OpenTelemetry export seen by a real collector-side receiver: an axum
 //! server decoding OTLP/HTTP protobuf (`opentelemetry-proto` types) gets
-//! the span tree of a two-step run — conversation run → agent steps → LLM
-//! call and tool call — with the GenAI attributes; a run started by a
-//! request carrying a W3C `traceparent` joins the client's trace; the
-//! metrics (runs, tokens, errors) arrive on `/v1/metrics`.
+//! the span tree of a two-step run — conversation root → run → agent steps
+//! → LLM call and tool call — with the GenAI attributes; a run started by
+//! a request carrying a W3C `traceparent` joins the client's trace and
+//! links to its conversation's root; the metrics (runs, tokens, errors)
+//! arrive on `/v1/metrics`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -39,6 +40,8 @@ async fn a_two_step_run_is_exported_as_a_span_tree_with_genai_attributes() {
     env.send(&id, "Please create x.txt, then finish.", true)
         .await;
     env.wait_finished_and_settled(&id).await;
+    // Stopping the server closes the conversation, which ends its root.
+    env.stop().await;
     let t = telemetry.clone();
     tokio::task::spawn_blocking(move || t.shutdown())
         .await
@@ -49,8 +52,11 @@ async fn a_two_step_run_is_exported_as_a_span_tree_with_genai_attributes() {
     assert!(!got.requests.is_empty(), "nothing exported");
     assert!(got.headers.iter().all(|h| h["x-collector-token"] == "t0k"));
     let spans = spans_of(&got.requests, "otel-test");
-    let run = check_two_step_tree(&spans, &id, "invoke_agent openhands");
-    assert!(run.parent_span_id.is_empty());
+    let run = check_two_step_tree(&spans, &id);
+    let root = root_of(&spans, &id);
+    assert!(root.parent_span_id.is_empty());
+    assert_eq!(run.parent_span_id, root.span_id);
+    assert_eq!(run.trace_id, root.trace_id);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,6 +113,7 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    env.stop().await;
     let t = telemetry.clone();
     tokio::task::spawn_blocking(move || t.shutdown())
         .await
@@ -135,6 +142,16 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
     assert_eq!(hex(&run.trace_id), trace_id);
     assert_eq!(run.parent_span_id, server.span_id);
     assert_eq!(children(&spans, run).len(), 2, "two steps under the run");
+    // It links to its conversation's root, which began its own trace.
+    let root = root_of(&spans, &id);
+    assert!(root.parent_span_id.is_empty());
+    assert_eq!(
+        run.links
+            .iter()
+            .map(|l| (l.trace_id.clone(), l.span_id.clone()))
+            .collect::<Vec<_>>(),
+        [(root.trace_id.clone(), root.span_id.clone())]
+    );
     // Requests without trace context make no server span.
     assert_eq!(
         spans

@@ -125,6 +125,7 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    env.stop().await;
     let t = telemetry.clone();
     tokio::task::spawn_blocking(move || t.shutdown())
         .await
@@ -139,8 +140,10 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
         got.tokens
     );
     let spans = spans_of(&got.traces, "otel-grpc");
-    let run = check_two_step_tree(&spans, &id, "invoke_agent openhands");
-    assert!(run.parent_span_id.is_empty());
+    let run = check_two_step_tree(&spans, &id);
+    let root = root_of(&spans, &id);
+    assert!(root.parent_span_id.is_empty());
+    assert_eq!(run.parent_span_id, root.span_id);
     let points = all_points(&got.metrics);
     assert!(
         points

@@ -1,7 +1,10 @@
-//! The start request's `observability_*` fields and the
+//! The start request's `observability_*` fields, the
 //! `X-OpenHands-Observability-*` headers (on `POST /api/conversations` and
-//! on the OpenAI gateway) name, tag and parent the conversation's run
-//! spans, as an OTLP/HTTP receiver decodes them.
+//! on the OpenAI gateway) and the process defaults
+//! (`OPENHANDS_OBSERVABILITY_*`, `LMNR_SPAN_CONTEXT`) name, tag and parent
+//! the conversation's trace — a `conversation` root span, a child span
+//! with the custom name, the runs under the root — as an OTLP/HTTP
+//! receiver decodes them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -62,16 +65,30 @@ fn strings(span: &Span, key: &str) -> Vec<String> {
     }
 }
 
-/// The run span is parented under the given context and carries the
-/// reference tracer's attributes.
-fn check_observability(run: &Span, id: &str, tags: &[&str]) {
-    assert_eq!(hex(&run.trace_id), TRACE);
-    assert_eq!(hex(&run.parent_span_id), PARENT);
+/// The conversation's trace: a root parented under the given context with
+/// the reference tracer's attributes, the child span `name` carrying the
+/// tags, the run under the root. Returns the root.
+fn check_trace<'a>(spans: &'a [Span], id: &str, name: &str, tags: &[&str]) -> &'a Span {
+    let root = root_of(spans, id);
+    assert_eq!(hex(&root.trace_id), TRACE);
+    assert_eq!(hex(&root.parent_span_id), PARENT);
+    assert_eq!(strings(root, "lmnr.association.properties.tags"), tags);
+    let named: Vec<&Span> = spans.iter().filter(|s| s.name == name).collect();
     assert_eq!(
-        text(run, "lmnr.association.properties.session_id"),
-        uuid::Uuid::parse_str(id).unwrap().to_string()
+        named.len(),
+        1,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
     );
-    assert_eq!(strings(run, "lmnr.association.properties.tags"), tags);
+    assert_eq!(named[0].parent_span_id, root.span_id);
+    assert_eq!(named[0].trace_id, root.trace_id);
+    assert_eq!(strings(named[0], "lmnr.association.properties.tags"), tags);
+    let runs: Vec<&Span> = children(spans, root)
+        .into_iter()
+        .filter(|s| s.name == "invoke_agent openhands")
+        .collect();
+    assert_eq!(runs.len(), 1);
+    root
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,24 +118,27 @@ async fn start_fields_name_tag_and_parent_the_run_spans() {
     env.send(&id, "Please create x.txt, then finish.", true)
         .await;
     env.wait_finished_and_settled(&id).await;
+    // Closing the conversation (here: stopping the server) ends its root.
+    env.stop().await;
     let spans = flushed(telemetry, &got).await;
 
-    let run = check_two_step_tree(&spans, &id, "swe-bench.instance");
-    check_observability(run, &id, &["nightly", "swe"]);
+    let run = check_two_step_tree(&spans, &id);
+    let root = check_trace(&spans, &id, "swe-bench.instance", &["nightly", "swe"]);
+    assert_eq!(run.parent_span_id, root.span_id);
     assert_eq!(
-        text(run, "lmnr.association.properties.metadata.experiment"),
+        text(root, "lmnr.association.properties.metadata.experiment"),
         "e1"
     );
-    assert_eq!(text(run, "experiment"), "e1");
-    assert_eq!(int(run, "lmnr.association.properties.metadata.attempt"), 2);
-    assert_eq!(int(run, "attempt"), 2);
+    assert_eq!(text(root, "experiment"), "e1");
+    assert_eq!(int(root, "lmnr.association.properties.metadata.attempt"), 2);
+    assert_eq!(int(root, "attempt"), 2);
     assert_eq!(
-        strings(run, "lmnr.association.properties.metadata.labels"),
+        strings(root, "lmnr.association.properties.metadata.labels"),
         ["a", "b"]
     );
-    assert_eq!(text(run, "lmnr.association.properties.user_id"), "user-7");
-    assert_eq!(text(run, "conversation.tags.team"), "core");
-    // The steps below it are in the same trace.
+    assert_eq!(text(root, "lmnr.association.properties.user_id"), "user-7");
+    assert_eq!(text(root, "conversation.tags.team"), "core");
+    // The steps below the run are in the same trace.
     for step in children(&spans, run) {
         assert_eq!(hex(&step.trace_id), TRACE);
     }
@@ -152,12 +172,13 @@ async fn observability_headers_drive_the_run_spans_and_the_body_wins() {
     env.send(&id, "Please create x.txt, then finish.", true)
         .await;
     env.wait_finished_and_settled(&id).await;
+    env.stop().await;
     let spans = flushed(telemetry, &got).await;
 
-    let run = check_two_step_tree(&spans, &id, "from-header");
-    check_observability(run, &id, &["h1", "h2"]);
-    assert_eq!(text(run, "source"), "body");
-    assert_eq!(text(run, "run"), "r1");
+    check_two_step_tree(&spans, &id);
+    let root = check_trace(&spans, &id, "from-header", &["h1", "h2"]);
+    assert_eq!(text(root, "source"), "body");
+    assert_eq!(text(root, "run"), "r1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,17 +204,66 @@ async fn the_gateway_passes_observability_headers_to_the_run() {
         .to_str()
         .unwrap()
         .to_string();
+    gw.stop().await;
     let spans = flushed(telemetry, &got).await;
-    let runs: Vec<&Span> = spans.iter().filter(|s| s.name == "gateway.call").collect();
-    assert_eq!(
-        runs.len(),
-        1,
-        "{:?}",
-        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
-    );
-    check_observability(runs[0], &id, &["gw"]);
-    assert_eq!(text(runs[0], "gen_ai.operation.name"), "invoke_agent");
-    assert_eq!(children(&spans, runs[0]).len(), 2, "terminal, then finish");
+    let root = check_trace(&spans, &id, "gateway.call", &["gw"]);
+    let run = children(&spans, root)
+        .into_iter()
+        .find(|s| s.name == "invoke_agent openhands")
+        .unwrap();
+    assert_eq!(text(run, "gen_ai.operation.name"), "invoke_agent");
+    assert_eq!(children(&spans, run).len(), 2, "terminal, then finish");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn process_defaults_name_and_parent_every_conversation() {
+    let (telemetry, got) = export().await;
+    // What `Config::load` reads from the process environment.
+    let vars: std::collections::BTreeMap<String, String> = [
+        (
+            "OPENHANDS_OBSERVABILITY_SPAN_NAME",
+            "nightly.eval".to_string(),
+        ),
+        (
+            "OPENHANDS_OBSERVABILITY_METADATA",
+            r#"{"suite": "swe", "experiment": "default"}"#.into(),
+        ),
+        ("OPENHANDS_OBSERVABILITY_TAGS", "not-for-servers".into()),
+        ("LMNR_SPAN_CONTEXT", format!("00-{TRACE}-{PARENT}-01")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let defaults = openhands_agent_server::Config::from_sources(None, &vars)
+        .unwrap()
+        .config
+        .observability_defaults;
+    let env = Env::start_with(two_step, move |c| {
+        c.observability_defaults = defaults.clone();
+    })
+    .await;
+    // The conversation's own metadata wins per key; its own span name
+    // would win too, but it keeps the default `conversation`.
+    let info = env
+        .create(json!({"observability_metadata": {"experiment": "e2"}}))
+        .await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Please create x.txt, then finish.", true)
+        .await;
+    env.wait_finished_and_settled(&id).await;
+    env.stop().await;
+    let spans = flushed(telemetry, &got).await;
+
+    check_two_step_tree(&spans, &id);
+    let root = root_of(&spans, &id);
+    assert_eq!(hex(&root.trace_id), TRACE);
+    assert_eq!(hex(&root.parent_span_id), PARENT);
+    assert_eq!(text(root, "suite"), "swe");
+    assert_eq!(text(root, "experiment"), "e2");
+    // Default tags only travel as client headers, as in the reference.
+    assert!(attr(root, "lmnr.association.properties.tags").is_none());
+    let named = spans.iter().find(|s| s.name == "nightly.eval").unwrap();
+    assert_eq!(named.parent_span_id, root.span_id);
 }
 
 #[tokio::test]

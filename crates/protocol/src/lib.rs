@@ -13,6 +13,7 @@ pub mod extensions;
 pub mod files;
 pub mod git;
 pub mod installed;
+pub mod observability;
 pub mod openai;
 pub mod py_repr;
 pub mod tools;

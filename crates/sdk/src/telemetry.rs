@@ -1,7 +1,10 @@
 //! Trace spans of a conversation run, each agent step and each tool call
 //! (OpenTelemetry GenAI conventions: `invoke_agent`, `execute_tool`), beside
-//! the LLM call spans of `openhands_llm::telemetry`. TRACE-level `tracing`
+//! the LLM call spans of `openhands_llm::telemetry`, all under a
+//! conversation's root span ([`observability`]). TRACE-level `tracing`
 //! spans under [`TARGET`], recorded only by a subscriber that asks for them.
+
+pub mod observability;
 
 use openhands_wire::state::ExecutionStatus;
 use tracing::Span;
@@ -9,14 +12,7 @@ use tracing::field::Empty;
 
 pub use openhands_llm::telemetry::{METRICS_TARGET, TARGET};
 
-/// Decorates the span of a run before the run enters it (a host sets its
-/// name, adds attributes, or parents it; see
-/// `ConversationOptions::run_span_hook`). Only called while spans are
-/// recorded.
-pub type RunSpanHook = std::sync::Arc<dyn Fn(&Span) + Send + Sync>;
-
-/// The span of one `run` of conversation `id`. Its `otel.name` may be
-/// recorded again by a [`RunSpanHook`].
+/// The span of one `run` of conversation `id`.
 pub fn run_span(id: &uuid::Uuid) -> Span {
     tracing::trace_span!(
         target: TARGET,

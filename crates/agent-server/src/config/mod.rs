@@ -270,6 +270,10 @@ pub struct Config {
     /// Docker host address allowed as a CORS origin (`DOCKER_HOST_ADDR`).
     #[serde(skip)]
     pub docker_host_addr: Option<String>,
+    /// The process's observability defaults for every conversation
+    /// (`OPENHANDS_OBSERVABILITY_*`, `LMNR_SPAN_CONTEXT`).
+    #[serde(skip)]
+    pub observability_defaults: openhands_protocol::observability::ProcessDefaults,
     /// Git commit of this build, for `/server_info` (`OPENHANDS_BUILD_GIT_SHA`).
     #[serde(skip)]
     pub build_git_sha: Option<String>,
@@ -337,6 +341,7 @@ impl Default for Config {
             sandbox_max_memory_mb: Some(4096),
             sandbox_max_file_size_mb: None,
             docker_host_addr: None,
+            observability_defaults: Default::default(),
             build_git_sha: None,
             build_git_ref: None,
             persistence_dir: default_persistence_dir(),
@@ -465,6 +470,8 @@ impl Config {
         }
         let non_empty = |name: &str| vars.get(name).filter(|v| !v.is_empty()).cloned();
         self.docker_host_addr = non_empty("DOCKER_HOST_ADDR");
+        self.observability_defaults =
+            openhands_protocol::observability::ProcessDefaults::from_vars(|k| vars.get(k).cloned());
         self.build_git_sha = non_empty("OPENHANDS_BUILD_GIT_SHA");
         self.build_git_ref = non_empty("OPENHANDS_BUILD_GIT_REF");
         if let Some(issuer) = non_empty("OH_OPENAI_AUTH_ISSUER") {

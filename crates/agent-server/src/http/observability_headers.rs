@@ -3,8 +3,11 @@
 //! OpenAI gateway routes.
 
 use super::error::ApiError;
-use crate::service::conversations::observability::Observability;
+use crate::service::conversations::observability::ObservabilityHeaders;
 use axum::http::{HeaderMap, StatusCode};
+use openhands_protocol::observability::{
+    METADATA_HEADER, PARENT_SPAN_CONTEXT_HEADER, SPAN_NAME_HEADER, TAGS_HEADER, split_tags,
+};
 use serde_json::Value;
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -17,23 +20,16 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The headers' values; metadata that is not a JSON object is the
 /// reference's 422.
-pub fn parse(headers: &HeaderMap) -> Result<Observability, ApiError> {
-    let mut obs = Observability {
-        span_name: header_str(headers, "X-OpenHands-Observability-Span-Name").map(str::to_string),
-        parent_span_context: header_str(headers, "X-OpenHands-Observability-Parent-Span-Context")
-            .map(str::to_string),
-        ..Observability::default()
+pub fn parse(headers: &HeaderMap) -> Result<ObservabilityHeaders, ApiError> {
+    let mut obs = ObservabilityHeaders {
+        span_name: header_str(headers, SPAN_NAME_HEADER).map(str::to_string),
+        parent_span_context: header_str(headers, PARENT_SPAN_CONTEXT_HEADER).map(str::to_string),
+        ..ObservabilityHeaders::default()
     };
-    if let Some(tags) = header_str(headers, "X-OpenHands-Observability-Tags") {
-        obs.tags = Some(
-            tags.split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string)
-                .collect(),
-        );
+    if let Some(tags) = header_str(headers, TAGS_HEADER) {
+        obs.tags = Some(split_tags(tags));
     }
-    if let Some(raw) = header_str(headers, "X-OpenHands-Observability-Metadata") {
+    if let Some(raw) = header_str(headers, METADATA_HEADER) {
         match serde_json::from_str::<Value>(raw) {
             Ok(Value::Object(m)) => obs.metadata = Some(m),
             _ => {
@@ -54,7 +50,7 @@ mod tests {
     #[test]
     fn observability_headers_are_parsed() {
         let mut h = HeaderMap::new();
-        assert_eq!(parse(&h).unwrap(), Observability::default());
+        assert_eq!(parse(&h).unwrap(), ObservabilityHeaders::default());
         h.insert("X-OpenHands-Observability-Tags", "a, b,,c".parse().unwrap());
         h.insert(
             "X-OpenHands-Observability-Metadata",

@@ -131,11 +131,32 @@ pub fn spans_of(requests: &[ExportTraceServiceRequest], service: &str) -> Vec<Sp
     spans
 }
 
-/// Checks the span tree of the two-step run of conversation `id` (the
-/// run span is named `run_name`): run → two agent steps → LLM call and
-/// tool call each, with the GenAI attributes. Returns the run span.
-pub fn check_two_step_tree<'a>(spans: &'a [Span], id: &str, run_name: &str) -> &'a Span {
-    let runs: Vec<&Span> = spans.iter().filter(|s| s.name == run_name).collect();
+/// The root span (`conversation`) of conversation `id` (exported once the
+/// conversation closed).
+pub fn root_of<'a>(spans: &'a [Span], id: &str) -> &'a Span {
+    let id = uuid::Uuid::parse_str(id).unwrap().to_string();
+    let roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "conversation" && text(s, "gen_ai.conversation.id") == id)
+        .collect();
+    assert_eq!(
+        roots.len(),
+        1,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    assert_eq!(text(roots[0], "lmnr.association.properties.session_id"), id);
+    roots[0]
+}
+
+/// Checks the span tree of the two-step run of conversation `id`: run →
+/// two agent steps → LLM call and tool call each, with the GenAI
+/// attributes. Returns the run span.
+pub fn check_two_step_tree<'a>(spans: &'a [Span], id: &str) -> &'a Span {
+    let runs: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent openhands")
+        .collect();
     assert_eq!(
         runs.len(),
         1,

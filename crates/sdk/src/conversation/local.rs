@@ -110,11 +110,14 @@ pub struct ConversationOptions {
     /// `None`: `.openhands/profiles` in the skill sources' home (the user's
     /// home), secrets opened with `cipher`.
     pub profiles: Option<Arc<dyn ProfileSource>>,
-    /// Called with the span of each `run` before the run enters it, while
-    /// spans are recorded: the agent server names, tags and parents it by
-    /// the start request's `observability_*` fields. Not passed to
-    /// sub-agents.
-    pub run_span_hook: Option<crate::telemetry::RunSpanHook>,
+    /// What names, tags and parents the conversation's trace (asked when
+    /// its root span starts and at each run; see
+    /// [`crate::telemetry::observability`]): the agent server gives the
+    /// start request's `observability_*` fields. Not passed to sub-agents.
+    pub observability: Option<crate::telemetry::observability::ObservabilitySource>,
+    /// The process's observability defaults (`OPENHANDS_OBSERVABILITY_*`,
+    /// `LMNR_SPAN_CONTEXT`); read from the environment by `default()`.
+    pub observability_defaults: openhands_protocol::observability::ProcessDefaults,
     /// The stored meta-profiles the `route_task_to_model` tool resolves
     /// names in; `None`: `.openhands/meta-profiles` in the skill sources'
     /// home (the user's home).
@@ -147,7 +150,8 @@ impl Default for ConversationOptions {
             plugins: Vec::new(),
             child_launcher: None,
             profiles: None,
-            run_span_hook: None,
+            observability: None,
+            observability_defaults: openhands_protocol::observability::ProcessDefaults::from_env(),
             meta_profiles: None,
         }
     }
@@ -194,8 +198,13 @@ pub(crate) struct Inner {
     /// the condenser's, router members, switched-to profiles) by usage id:
     /// the live half of [`LocalConversation::stats`].
     pub llm_registry: openhands_llm::LlmRegistry,
-    /// Decorates each run's span (see [`ConversationOptions::run_span_hook`]).
-    pub run_span_hook: Option<crate::telemetry::RunSpanHook>,
+    /// The conversation's trace settings (see
+    /// [`ConversationOptions::observability`]).
+    pub observability: Option<crate::telemetry::observability::ObservabilitySource>,
+    /// The process's observability defaults.
+    pub observability_defaults: openhands_protocol::observability::ProcessDefaults,
+    /// The conversation's root span, open until `close`.
+    pub trace_root: Mutex<Option<tracing::Span>>,
     /// The saved LLM profiles `switch_profile` and the `switch_llm` tool
     /// choose from.
     pub profiles: Arc<dyn ProfileSource>,
@@ -450,10 +459,10 @@ impl LocalConversation {
             tags: None,
             hook_config: None,
             plugins: Vec::new(),
-            run_span_hook: None,
+            observability: None,
             ..options.clone()
         };
-        Self {
+        let conv = Self {
             inner: Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
                 let env = ToolEnv {
                     working_dir,
@@ -503,7 +512,9 @@ impl LocalConversation {
                     hook_config: options.hook_config.clone(),
                     agent_registry: options.agent_registry.clone(),
                     plugin_unreported: Mutex::new(Vec::new()),
-                    run_span_hook: options.run_span_hook.clone(),
+                    observability: options.observability.clone(),
+                    observability_defaults: options.observability_defaults.clone(),
+                    trace_root: Mutex::new(None),
                     resolved_plugins: Mutex::new(super::pins::Pins::default()),
                     llm_registry,
                     profiles,
@@ -511,7 +522,42 @@ impl LocalConversation {
                     acp_start: tokio::sync::Mutex::new(()),
                 }
             }),
-        }
+        };
+        conv.start_trace();
+        conv
+    }
+
+    // ----- trace -------------------------------------------------------------
+
+    /// The conversation's current trace settings over the process defaults.
+    fn observability(&self) -> crate::telemetry::observability::Observability {
+        let own = self
+            .inner
+            .observability
+            .as_ref()
+            .map(|source| source())
+            .unwrap_or_default();
+        own.over(&self.inner.observability_defaults)
+    }
+
+    /// Starts the root span (see [`crate::telemetry::observability`]).
+    fn start_trace(&self) {
+        let root = crate::telemetry::observability::root_span(
+            &self.inner.id,
+            &self.observability(),
+            &self.inner.observability_defaults,
+        );
+        *self.inner.trace_root.lock() = Some(root);
+    }
+
+    /// The root span with its attributes brought up to date (`none` after
+    /// `close`).
+    fn trace_root(&self) -> tracing::Span {
+        let Some(root) = self.inner.trace_root.lock().clone() else {
+            return tracing::Span::none();
+        };
+        crate::telemetry::observability::describe(&root, &self.inner.id, &self.observability());
+        root
     }
 
     // ----- accessors -------------------------------------------------------
@@ -1429,10 +1475,9 @@ impl LocalConversation {
     pub async fn run(&self) -> Result<ExecutionStatus, ConversationError> {
         use tracing::Instrument;
         let span = crate::telemetry::run_span(&self.id());
-        if let Some(hook) = &self.inner.run_span_hook
-            && !span.is_disabled()
-        {
-            hook(&span);
+        if !span.is_disabled() {
+            let root = self.trace_root();
+            crate::telemetry::observability::join_root(&span, &root);
         }
         let mut steps = 0;
         let result = self.run_steps(&mut steps).instrument(span.clone()).await;
@@ -1878,6 +1923,8 @@ impl LocalConversation {
         }
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.cancel.lock().cancel();
+        // Ends the conversation's root span (once its runs have ended).
+        drop(self.inner.trace_root.lock().take());
         let rt = self.inner.runtime.lock().take();
         if let Some(rt) = rt {
             rt.close().await;

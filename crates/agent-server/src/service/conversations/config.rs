@@ -55,6 +55,9 @@ pub struct ServiceConfig {
     pub builtin_agents: Vec<AgentDefinition>,
     /// Where `worktree: true` conversations get their git worktrees.
     pub conversation_worktree_root: PathBuf,
+    /// The process's observability defaults (name, metadata and parent of
+    /// every conversation's trace unless its own settings say otherwise).
+    pub observability_defaults: openhands_protocol::observability::ProcessDefaults,
     /// Where MCP servers using OAuth find their tokens (the settings'
     /// servers, by URL) and put refreshed ones.
     pub mcp_oauth_states: Option<std::sync::Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
@@ -128,6 +131,7 @@ impl ServiceConfig {
             sandbox: SandboxSettings::default(),
             builtin_agents: Vec::new(),
             conversation_worktree_root: PathBuf::from("/tmp/conversation-worktrees"),
+            observability_defaults: openhands_protocol::observability::ProcessDefaults::from_env(),
             mcp_oauth_states: None,
         }
     }
@@ -170,6 +174,7 @@ impl ServiceConfig {
             sandbox: SandboxSettings::from_config(config),
             builtin_agents: Vec::new(),
             conversation_worktree_root: config.conversation_worktree_root.clone(),
+            observability_defaults: config.observability_defaults.clone(),
             mcp_oauth_states: Some(std::sync::Arc::new(
                 crate::service::mcp_settings::SettingsOAuthStates::new(
                     crate::service::mcp_settings::McpSettings::new(

@@ -1,45 +1,6 @@
 use super::*;
 
 #[test]
-fn laminar_span_contexts_and_traceparents_parse() {
-    // What `Laminar.serialize_span_context` writes: UUIDs, span id in the
-    // low half.
-    let laminar = r#"{"trace_id":"4bf92f35-77b3-4da6-a3ce-929d0e0e4736","span_id":"00000000-0000-0000-00f0-67aa0ba902b7","is_remote":false,"span_path":["root"],"span_ids_path":[]}"#;
-    let cx = parent_context(laminar).expect("laminar");
-    let span = cx.span();
-    let sc = span.span_context();
-    assert_eq!(
-        sc.trace_id().to_string(),
-        "4bf92f3577b34da6a3ce929d0e0e4736"
-    );
-    assert_eq!(sc.span_id().to_string(), "00f067aa0ba902b7");
-    assert!(sc.is_remote() && sc.is_sampled());
-    // camelCase keys and undashed UUIDs.
-    let camel = r#"{"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"000000000000000000f067aa0ba902b7"}"#;
-    let cx = parent_context(camel).expect("camel");
-    assert_eq!(
-        cx.span().span_context().span_id().to_string(),
-        "00f067aa0ba902b7"
-    );
-    let w3c = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let cx = parent_context(w3c).expect("traceparent");
-    assert_eq!(
-        cx.span().span_context().span_id().to_string(),
-        "00f067aa0ba902b7"
-    );
-    for bad in [
-        "",
-        "garbage",
-        r#"{"trace_id":"x","span_id":"y"}"#,
-        r#"{"trace_id":"00000000-0000-0000-0000-000000000000","span_id":"00000000-0000-0000-0000-000000000001"}"#,
-        // A span id wider than 64 bits.
-        r#"{"trace_id":"4bf92f35-77b3-4da6-a3ce-929d0e0e4736","span_id":"4bf92f35-77b3-4da6-a3ce-929d0e0e4736"}"#,
-    ] {
-        assert!(parent_context(bad).is_none(), "{bad}");
-    }
-}
-
-#[test]
 fn fields_are_validated_as_the_reference_validates_them() {
     let ok = validate(
         "task:run/1",
@@ -79,7 +40,7 @@ fn fields_are_validated_as_the_reference_validates_them() {
 
 #[test]
 fn headers_fold_into_the_body_as_the_reference_folds_them() {
-    let headers = Observability {
+    let headers = ObservabilityHeaders {
         span_name: Some("from-header".into()),
         tags: Some(vec!["h".into()]),
         metadata: Some(
@@ -116,4 +77,23 @@ fn headers_fold_into_the_body_as_the_reference_folds_them() {
     let mut null_parent = json!({"observability_parent_span_context": null});
     headers.apply_to_start(&mut null_parent);
     assert!(null_parent["observability_parent_span_context"].is_string());
+}
+
+#[test]
+fn stored_fields_become_the_sdk_settings() {
+    let mut meta = StoredConversation::new(uuid::Uuid::new_v4(), json!({}));
+    meta.observability_span_name = "eval".into();
+    meta.observability_tags = vec![json!("a"), json!(1)];
+    meta.observability_parent_span_context = json!("  ");
+    meta.user_id = json!("u");
+    meta.tags.insert("team".into(), json!("core"));
+    let got = source(Arc::new(Mutex::new(meta)))();
+    assert_eq!(got.span_name.as_deref(), Some("eval"));
+    assert_eq!(got.tags, ["a"]);
+    assert_eq!(got.parent_span_context, None);
+    assert_eq!(got.user_id.as_deref(), Some("u"));
+    assert_eq!(
+        got.conversation_tags,
+        [("team".to_string(), "core".to_string())]
+    );
 }

@@ -313,7 +313,8 @@ impl ConversationService {
             (stored_workspace(&m), m.sandboxed)
         };
         let agent_registry = agent_registry(&self.inner.config, &meta.lock().agent_definitions);
-        let run_span_hook = super::observability::run_span_hook(id, meta.clone());
+        let observability = super::observability::source(meta.clone());
+        let observability_defaults = self.inner.config.observability_defaults.clone();
         let shared = Shared::new(id, meta, self.inner.ctx.clone());
         let callback = shared.callback();
         let root = self.inner.ctx.root.clone();
@@ -347,7 +348,8 @@ impl ConversationService {
                 plugins,
                 child_launcher,
                 profiles: profiles.as_ref().map(|p| p.as_source()),
-                run_span_hook: Some(run_span_hook),
+                observability: Some(observability),
+                observability_defaults,
                 meta_profiles,
                 ..ConversationOptions::default()
             };
@@ -736,7 +738,8 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            run_span_hook: Some(super::observability::run_span_hook(id, meta.clone())),
+            observability: Some(super::observability::source(meta.clone())),
+            observability_defaults: self.inner.config.observability_defaults.clone(),
             meta_profiles: self.inner.config.meta_profile_source(),
             ..ConversationOptions::default()
         };
@@ -1221,7 +1224,8 @@ impl ConversationService {
             plugins,
             child_launcher: self.child_launcher(),
             profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            run_span_hook: Some(super::observability::run_span_hook(fork_id, meta.clone())),
+            observability: Some(super::observability::source(meta.clone())),
+            observability_defaults: self.inner.config.observability_defaults.clone(),
             meta_profiles: self.inner.config.meta_profile_source(),
             ..ConversationOptions::default()
         };

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use uuid::Uuid;
 
-pub use crate::service::conversations::observability::Observability;
+pub use crate::service::conversations::observability::ObservabilityHeaders;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ pub struct RunRequest {
     /// Where new conversations work.
     pub workspace: PathBuf,
     /// Observability settings for new conversations.
-    pub observability: Observability,
+    pub observability: ObservabilityHeaders,
     /// Longest wait for the run.
     pub timeout: Duration,
 }
