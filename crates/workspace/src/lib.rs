@@ -19,6 +19,7 @@
 //! * [`confine`] — keeping requested paths inside a workspace root.
 
 pub mod archive;
+pub mod client_headers;
 pub mod confine;
 pub mod docker;
 pub mod exec;

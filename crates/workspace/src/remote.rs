@@ -50,6 +50,7 @@ impl RemoteWorkspace {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
+            .default_headers(crate::client_headers::observability_headers_from_env())
             .build()
             .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
         Ok(Self {

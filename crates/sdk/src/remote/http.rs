@@ -43,6 +43,7 @@ impl ApiClient {
             .connect_timeout(timeout)
             .timeout(timeout)
             .tcp_nodelay(true)
+            .default_headers(openhands_workspace::client_headers::observability_headers_from_env())
             .build()
             .map_err(|e| RemoteError::Unreachable {
                 what: "client setup".into(),
@@ -95,6 +96,9 @@ impl ApiClient {
         let mut req = self.http.request(method, format!("{}{path}", self.base));
         if let Some(k) = &self.key {
             req = req.header(SESSION_HEADER, k);
+        }
+        for (name, value) in crate::telemetry::observability::trace_context_headers() {
+            req = req.header(name, value);
         }
         if let Some(b) = body {
             req = req.json(b);

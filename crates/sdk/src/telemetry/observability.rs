@@ -146,6 +146,26 @@ pub fn parent_context(text: &str) -> Option<opentelemetry::Context> {
     cx.span().span_context().is_valid().then_some(cx)
 }
 
+/// The W3C `traceparent` (and `tracestate`) of the current product span,
+/// for a request to an agent server made inside it (a run or tool call
+/// talking to a remote server); empty outside product spans and while
+/// nothing records them.
+pub fn trace_context_headers() -> Vec<(String, String)> {
+    if !in_product_span() {
+        return Vec::new();
+    }
+    let cx = Span::current().context();
+    if !cx.span().span_context().is_valid() {
+        return Vec::new();
+    }
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+    let mut out: Vec<(String, String)> =
+        carrier.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    out.sort();
+    out
+}
+
 /// Whether the current span is one of the product's (a traced request, a
 /// run or tool call of another conversation).
 pub(crate) fn in_product_span() -> bool {

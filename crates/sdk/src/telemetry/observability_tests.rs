@@ -235,3 +235,26 @@ fn an_unparsable_parent_leaves_the_conversation_its_own_trace() {
     let root = named(&spans, ROOT_SPAN_NAME);
     assert_eq!(root.parent_span_id, opentelemetry::trace::SpanId::INVALID);
 }
+
+#[test]
+fn requests_inside_a_product_span_carry_its_trace_context() {
+    assert!(trace_context_headers().is_empty(), "nothing records spans");
+    let mut seen = Vec::new();
+    let spans = traced(|| {
+        assert!(trace_context_headers().is_empty(), "outside product spans");
+        let tool = crate::telemetry::tool_span("terminal", "call-1");
+        tool.in_scope(|| seen = trace_context_headers());
+    });
+    let tool = named(&spans, "execute_tool terminal");
+    assert_eq!(
+        seen,
+        [(
+            "traceparent".to_string(),
+            format!(
+                "00-{}-{}-01",
+                tool.span_context.trace_id(),
+                tool.span_context.span_id()
+            )
+        )]
+    );
+}
