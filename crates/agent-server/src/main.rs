@@ -55,10 +55,11 @@ fn init_logging() -> Option<Telemetry> {
         .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
         .unwrap_or(false);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (telemetry, problem) = match Telemetry::from_env() {
-        Ok(t) => (t, None),
-        Err(e) => (None, Some(e)),
-    };
+    let (telemetry, problem) =
+        match Telemetry::from_env(openhands_agent_server::telemetry::SERVICE_NAME) {
+            Ok(t) => (t, None),
+            Err(e) => (None, Some(e)),
+        };
     let registry = tracing_subscriber::registry()
         .with(telemetry.as_ref().and_then(Telemetry::layer))
         .with(telemetry.as_ref().and_then(Telemetry::metrics_layer));
@@ -74,6 +75,9 @@ fn init_logging() -> Option<Telemetry> {
         tracing::warn!("OpenTelemetry export is off: {e}");
     } else if let Some(t) = &telemetry {
         tracing::info!("OpenTelemetry export: {t:?}");
+        for note in t.notes() {
+            tracing::warn!("{note}");
+        }
     }
     telemetry
 }

@@ -2,7 +2,8 @@
 //! receiver: a tonic server implementing the collector's `TraceService`
 //! and `MetricsService` (`opentelemetry-proto`) gets the same span tree of
 //! a two-step run as the OTLP/HTTP test, the configured headers as gRPC
-//! metadata, and the run metrics.
+//! metadata, and the run metrics; with a Laminar project key the traces go
+//! to the (self-hosted) Laminar address with the key as bearer metadata.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -35,6 +36,7 @@ use tracing_subscriber::prelude::*;
 struct Received {
     traces: Vec<ExportTraceServiceRequest>,
     tokens: Vec<Option<String>>,
+    authorizations: Vec<Option<String>>,
     metrics: Vec<ExportMetricsServiceRequest>,
 }
 
@@ -47,13 +49,17 @@ impl TraceService for Collector {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        let token = request
-            .metadata()
-            .get("x-collector-token")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let meta = |name: &str| {
+            request
+                .metadata()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let (token, authorization) = (meta("x-collector-token"), meta("authorization"));
         let mut got = self.0.lock();
         got.tokens.push(token);
+        got.authorizations.push(authorization);
         got.traces.push(request.into_inner());
         Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
@@ -157,4 +163,61 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
             .any(|p| p.0 == "gen_ai.client.token.usage" && p.2 > 0.0),
         "{points:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_laminar_project_key_exports_to_laminar_with_the_key() {
+    let (endpoint, collector) = collector().await;
+    let port = endpoint.rsplit(':').next().unwrap().to_string();
+    let vars: HashMap<&str, String> = HashMap::from([
+        ("LMNR_PROJECT_API_KEY", "lmnr-test-key".to_string()),
+        ("LMNR_BASE_URL", "http://127.0.0.1".to_string()),
+        ("LMNR_GRPC_PORT", port),
+        ("LMNR_INSTRUMENTS", "litellm,mcp".to_string()),
+        // Not used for traces while a Laminar key is set.
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://127.0.0.1:9/v1/traces".to_string(),
+        ),
+    ]);
+    let telemetry = Telemetry::from_vars(|k| vars.get(k).cloned(), "laminar-test")
+        .unwrap()
+        .expect("export on");
+    assert!(
+        telemetry
+            .notes()
+            .iter()
+            .any(|n| n.contains("LMNR_INSTRUMENTS")),
+        "{:?}",
+        telemetry.notes()
+    );
+    let telemetry = Arc::new(telemetry);
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
+        .unwrap();
+
+    let env = Env::start(two_step).await;
+    let info = env.create(json!({})).await;
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Please create x.txt, then finish.", true)
+        .await;
+    env.wait_finished_and_settled(&id).await;
+    env.stop().await;
+    let t = telemetry.clone();
+    tokio::task::spawn_blocking(move || t.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+
+    let got = collector.0.lock();
+    assert!(!got.traces.is_empty(), "nothing exported");
+    assert!(
+        got.authorizations
+            .iter()
+            .all(|a| a.as_deref() == Some("Bearer lmnr-test-key")),
+        "{:?}",
+        got.authorizations
+    );
+    let spans = spans_of(&got.traces, "laminar-test");
+    check_two_step_tree(&spans, &id);
+    root_of(&spans, &id);
 }

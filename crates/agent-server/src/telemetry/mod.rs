@@ -21,7 +21,12 @@
 //!   (`k=v,k2=v2`, percent-encoded; gRPC metadata),
 //!   `OTEL_EXPORTER_OTLP_(TRACES_|METRICS_)TIMEOUT` (milliseconds, default
 //!   10000), `OTEL_METRIC_EXPORT_INTERVAL` (milliseconds, default 60000);
-//! - `OTEL_SERVICE_NAME` (default `openhands-agent-server`);
+//! - `LMNR_PROJECT_API_KEY` sends traces to Laminar instead (gRPC to
+//!   `api.lmnr.ai:8443`, or OTLP/HTTP on 443 with `LMNR_FORCE_HTTP`;
+//!   `LMNR_BASE_URL`, `LMNR_GRPC_PORT`, `LMNR_HTTP_PORT` for a
+//!   self-hosted one), the key as bearer authorization;
+//! - `OTEL_SERVICE_NAME` (default: the host's name, `openhands-agent-server`
+//!   or `openhands-cli`);
 //!   `OTEL_SDK_DISABLED=true` turns both off, `OTEL_TRACES_EXPORTER=none` /
 //!   `OTEL_METRICS_EXPORTER=none` one of them.
 //!
@@ -56,6 +61,8 @@ pub struct Telemetry {
     grpc: Option<tokio::runtime::Runtime>,
     /// The protocols in use, for the startup log line.
     protocols: (Option<Protocol>, Option<Protocol>),
+    /// Settings that were given but do not apply.
+    notes: Vec<String>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -88,15 +95,47 @@ fn resource(service_name: String) -> Resource {
 }
 
 impl Telemetry {
-    /// The export the process environment asks for (`None`: off).
-    pub fn from_env() -> Result<Option<Self>, TelemetryError> {
-        let get = |k: &str| std::env::var(k).ok();
-        let traces = Settings::from_vars(get)?;
-        let metrics = MetricsSettings::from_vars(get)?;
+    /// The export the process environment asks for (`None`: off);
+    /// `service` is the `service.name` unless `OTEL_SERVICE_NAME` names
+    /// one.
+    pub fn from_env(service: &str) -> Result<Option<Self>, TelemetryError> {
+        Self::from_vars(|k| std::env::var(k).ok(), service)
+    }
+
+    /// The export `get` (a variable lookup) asks for (`None`: off).
+    pub fn from_vars(
+        get: impl Fn(&str) -> Option<String>,
+        service: &str,
+    ) -> Result<Option<Self>, TelemetryError> {
+        let named = get("OTEL_SERVICE_NAME").is_some_and(|n| !n.trim().is_empty());
+        let rename = |s: &mut Settings| {
+            if !named {
+                s.service_name = service.to_string();
+            }
+        };
+        let mut traces = Settings::from_vars(&get)?;
+        let mut metrics = MetricsSettings::from_vars(&get)?;
+        traces.iter_mut().for_each(rename);
+        metrics.iter_mut().for_each(|m| rename(&mut m.export));
         if traces.is_none() && metrics.is_none() {
             return Ok(None);
         }
-        Self::start_with(traces, metrics).map(Some)
+        let mut telemetry = Self::start_with(traces, metrics)?;
+        if get("LMNR_INSTRUMENTS").is_some_and(|v| !v.trim().is_empty()) {
+            telemetry.notes.push(
+                "LMNR_INSTRUMENTS is not used: it picks Laminar's instrumentations of Python \
+                 libraries; this process exports its own conversation, run, step, LLM call and \
+                 tool call spans"
+                    .into(),
+            );
+        }
+        Ok(Some(telemetry))
+    }
+
+    /// What the settings asked for that this export does not do (for the
+    /// host to log once its logging is up).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Starts exporting traces with `settings` (no metrics).
@@ -161,6 +200,7 @@ impl Telemetry {
             meters,
             grpc,
             protocols,
+            notes: Vec::new(),
         })
     }
 

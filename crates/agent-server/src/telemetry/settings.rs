@@ -1,6 +1,7 @@
-//! The export settings read from the standard `OTEL_*` variables and the
+//! The export settings read from the standard `OTEL_*` variables, the
 //! reference's short forms (`OTEL_ENDPOINT`, `OTEL_EXPORTER`,
-//! `OTEL_HEADERS`).
+//! `OTEL_HEADERS`) and, for traces, Laminar's (`LMNR_PROJECT_API_KEY`,
+//! `LMNR_BASE_URL`, `LMNR_HTTP_PORT`, `LMNR_GRPC_PORT`, `LMNR_FORCE_HTTP`).
 
 use super::error::TelemetryError;
 use std::collections::HashMap;
@@ -58,8 +59,16 @@ impl Settings {
     }
 
     /// The trace export settings of `get` (a variable lookup); `None` when
-    /// trace export is off.
+    /// trace export is off. A Laminar project key sends traces to Laminar
+    /// (see [`laminar`]) whatever the `OTEL_*` endpoints say, as the
+    /// reference's Laminar set-up does.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, TelemetryError> {
+        if disabled(&get, "TRACES") {
+            return Ok(None);
+        }
+        if let Some(laminar) = laminar(&get)? {
+            return Ok(Some(laminar));
+        }
         signal_settings(&get, "TRACES", "/v1/traces")
     }
 }
@@ -77,6 +86,9 @@ impl MetricsSettings {
     /// The metrics export settings of `get`; `None` when metrics export is
     /// off.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, TelemetryError> {
+        if disabled(&get, "METRICS") {
+            return Ok(None);
+        }
         let Some(export) = signal_settings(&get, "METRICS", "/v1/metrics")? else {
             return Ok(None);
         };
@@ -101,6 +113,78 @@ impl MetricsSettings {
             interval: Duration::from_millis(interval),
         }))
     }
+}
+
+/// A non-empty, trimmed variable.
+fn non_empty(get: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    get(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Whether export of `signal` is turned off (`OTEL_SDK_DISABLED=true`,
+/// `OTEL_<signal>_EXPORTER=none`).
+fn disabled(get: &dyn Fn(&str) -> Option<String>, signal: &str) -> bool {
+    non_empty(get, "OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        || non_empty(get, &format!("OTEL_{signal}_EXPORTER"))
+            .is_some_and(|v| v.eq_ignore_ascii_case("none"))
+}
+
+/// Laminar's default API address.
+const LAMINAR_URL: &str = "https://api.lmnr.ai";
+
+/// Trace export to Laminar when `LMNR_PROJECT_API_KEY` is set, as its SDK
+/// sets it up: `LMNR_BASE_URL` (default `https://api.lmnr.ai`; a port in
+/// it is used unless a port variable names one), gRPC on `LMNR_GRPC_PORT`
+/// (default 8443) or, with `LMNR_FORCE_HTTP` (`true`, `1`, `yes`, `on`),
+/// OTLP/HTTP on `LMNR_HTTP_PORT` (default 443) at `/v1/traces`; the key
+/// as a bearer `authorization` header. A port that is not a number is an
+/// error naming its variable.
+fn laminar(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Settings>, TelemetryError> {
+    let Some(key) = non_empty(get, "LMNR_PROJECT_API_KEY") else {
+        return Ok(None);
+    };
+    let force_http = non_empty(get, "LMNR_FORCE_HTTP")
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"));
+    let port_var = if force_http {
+        "LMNR_HTTP_PORT"
+    } else {
+        "LMNR_GRPC_PORT"
+    };
+    let mut port = match non_empty(get, port_var) {
+        Some(v) => Some(v.parse::<u16>().map_err(|_| TelemetryError::Setting {
+            name: port_var.into(),
+            reason: format!("'{v}' is not a port number"),
+        })?),
+        None => None,
+    };
+    let mut base = non_empty(get, "LMNR_BASE_URL")
+        .unwrap_or_else(|| LAMINAR_URL.into())
+        .trim_end_matches('/')
+        .to_string();
+    // A port at the end of the base URL (`http://localhost:8000`).
+    if let Some((head, tail)) = base.rsplit_once(':')
+        && !tail.is_empty()
+        && tail.len() <= 5
+        && tail.bytes().all(|b| b.is_ascii_digit())
+    {
+        let given = tail.parse::<u16>().ok();
+        base = head.to_string();
+        port = port.or(given);
+    }
+    let port = port.unwrap_or(if force_http { 443 } else { 8443 });
+    let mut settings = if force_http {
+        Settings::http(format!("{base}:{port}/v1/traces"))
+    } else {
+        Settings::grpc(format!("{base}:{port}"))
+    };
+    settings
+        .headers
+        .insert("authorization".into(), format!("Bearer {key}"));
+    if let Some(name) = non_empty(get, "OTEL_SERVICE_NAME") {
+        settings.service_name = name;
+    }
+    Ok(Some(settings))
 }
 
 /// The protocol named by `value` of variable `name`.
@@ -154,11 +238,7 @@ fn signal_settings(
     signal: &str,
     path: &str,
 ) -> Result<Option<Settings>, TelemetryError> {
-    let var = |name: &str| {
-        get(name)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
+    let var = |name: &str| non_empty(get, name);
     // The first of `names` that is set, with its name.
     let first = |names: &[String]| names.iter().find_map(|n| var(n).map(|v| (n.clone(), v)));
     let either = |suffix: &str, short: Option<&str>| {
@@ -169,9 +249,7 @@ fn signal_settings(
         names.extend(short.map(str::to_string));
         first(&names)
     };
-    if var("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
-        || var(&format!("OTEL_{signal}_EXPORTER")).is_some_and(|v| v.eq_ignore_ascii_case("none"))
-    {
+    if disabled(get, signal) {
         return Ok(None);
     }
     let protocol = match either("PROTOCOL", Some("OTEL_EXPORTER")) {

@@ -179,3 +179,60 @@ fn the_references_short_forms_apply_after_the_standard_variables() {
     assert_eq!(s.endpoint, "http://std:4318/v1/traces");
     assert_eq!(s.headers["a"], "std");
 }
+
+#[test]
+fn a_laminar_key_sends_traces_to_laminar_as_its_sdk_does() {
+    // Defaults: gRPC to api.lmnr.ai:8443, the key as bearer metadata; the
+    // OTEL_* endpoint is not used for traces.
+    let s = settings(&[
+        ("LMNR_PROJECT_API_KEY", "lmnr-key"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(s.protocol, Protocol::Grpc);
+    assert_eq!(s.endpoint, "https://api.lmnr.ai:8443");
+    assert_eq!(s.headers["authorization"], "Bearer lmnr-key");
+    assert_eq!(s.service_name, SERVICE_NAME);
+    // Forced HTTP: port 443, the traces path.
+    let s = settings(&[("LMNR_PROJECT_API_KEY", "k"), ("LMNR_FORCE_HTTP", "Yes")])
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.protocol, Protocol::HttpProtobuf);
+    assert_eq!(s.endpoint, "https://api.lmnr.ai:443/v1/traces");
+    // Self-hosted: base URL and ports.
+    let s = settings(&[
+        ("LMNR_PROJECT_API_KEY", "k"),
+        ("LMNR_BASE_URL", "http://lmnr.local/"),
+        ("LMNR_GRPC_PORT", "8001"),
+        ("LMNR_HTTP_PORT", "8000"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(s.endpoint, "http://lmnr.local:8001");
+    // A port in the base URL is used unless a port variable names one; a
+    // port that is not a number is an error naming its variable.
+    let s = settings(&[
+        ("LMNR_PROJECT_API_KEY", "k"),
+        ("LMNR_BASE_URL", "http://localhost:9000"),
+        ("LMNR_FORCE_HTTP", "1"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(s.endpoint, "http://localhost:9000/v1/traces");
+    let e = settings(&[("LMNR_PROJECT_API_KEY", "k"), ("LMNR_GRPC_PORT", "many")]).unwrap_err();
+    assert!(e.to_string().contains("LMNR_GRPC_PORT"), "{e}");
+    let s = settings(&[
+        ("LMNR_PROJECT_API_KEY", "k"),
+        ("OTEL_SERVICE_NAME", "evals"),
+    ])
+    .unwrap()
+    .unwrap();
+    assert_eq!(s.service_name, "evals");
+    // Turned off like any export; an empty key is no key.
+    assert_eq!(
+        settings(&[("LMNR_PROJECT_API_KEY", "k"), ("OTEL_SDK_DISABLED", "true")]).unwrap(),
+        None
+    );
+    assert_eq!(settings(&[("LMNR_PROJECT_API_KEY", " ")]).unwrap(), None);
+}
