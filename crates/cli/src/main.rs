@@ -77,7 +77,11 @@ struct ServeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(cli.command.is_none());
+    let service = match &cli.command {
+        Some(Command::Serve(_)) => openhands_agent_server::telemetry::SERVICE_NAME,
+        _ => logging::SERVICE_NAME,
+    };
+    let telemetry = logging::init(cli.command.is_none(), service);
     let _ = rustls::crypto::ring::default_provider().install_default();
     // Idle blocking-pool threads (disk writes, process waits) end after a
     // second instead of tokio's ten, so a served burst does not leave them behind.
@@ -108,6 +112,8 @@ fn main() -> ExitCode {
     });
     // Work still blocked on I/O (a prompt's read, a tool) must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    // The conversations have ended (their root spans with them).
+    logging::flush(telemetry);
     match result {
         Ok(code) => code,
         Err(e) => match error::as_usage(&e) {
