@@ -137,6 +137,36 @@ pub fn failure_reason(
     }
 }
 
+/// What authentication does with the methods a server offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Authenticate with this method.
+    Method(String),
+    /// No method fits, but these credentials are in place out of band.
+    Configured(Vec<String>),
+    /// No method fits and no credential is configured: why.
+    Missing(String),
+}
+
+/// The [`Decision`] for `methods` (reads credential files: call it off the
+/// async runtime). `home`: the server's home directory.
+pub fn decide(
+    methods: &[Value],
+    env: &ChildEnv,
+    home: Option<&Path>,
+    provider: Option<&Provider>,
+    specs: &[FileSecretSpec],
+) -> Decision {
+    if let Some(method) = select_method(methods, env, home) {
+        return Decision::Method(method);
+    }
+    let configured = preconfigured(provider, specs, env);
+    if !configured.is_empty() {
+        return Decision::Configured(configured);
+    }
+    Decision::Missing(failure_reason(methods, env, home, provider))
+}
+
 /// Credentials already in place although no method fits: credential files
 /// the specs' variables locate (a Codex file must be valid ChatGPT auth)
 /// and the provider's API-key variable, named as supplied.
@@ -295,5 +325,36 @@ mod tests {
             ["KIMI_CODE_CONFIG_TOML", "OPENAI_API_KEY"]
         );
         assert!(preconfigured(None, &specs, &env(&[])).is_empty());
+    }
+
+    #[test]
+    fn the_decision_is_a_method_then_configured_credentials_then_why_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let codex = crate::providers::by_key("codex");
+        let specs: Vec<FileSecretSpec> = crate::providers::default_file_secrets()
+            .map(FileSecretSpec::from)
+            .collect();
+        let offered = methods(&["chat-gpt"]);
+        let keyed = env(&[("OPENAI_API_KEY", "k")]);
+        assert_eq!(
+            decide(
+                &methods(&["api-key"]),
+                &keyed,
+                Some(tmp.path()),
+                codex,
+                &specs
+            ),
+            Decision::Method("api-key".into())
+        );
+        assert_eq!(
+            decide(&offered, &keyed, Some(tmp.path()), codex, &specs),
+            Decision::Configured(vec!["OPENAI_API_KEY".into()])
+        );
+        let Decision::Missing(reason) =
+            decide(&offered, &env(&[]), Some(tmp.path()), codex, &specs)
+        else {
+            panic!("nothing is configured");
+        };
+        assert!(reason.contains("auth.json is missing"), "{reason}");
     }
 }

@@ -347,30 +347,40 @@ impl AcpClient {
             return Ok(None);
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let Some(method) = auth::select_method(methods, &opts.env, home.as_deref()) else {
-            let provider = providers::resolve(config.server.as_deref(), &config.command)
-                .or_else(|| providers::by_agent_name(agent_name));
-            let specs = crate::files::active_file_secrets(config);
-            let configured = auth::preconfigured(provider, &specs, &opts.env);
-            let offered: Vec<&str> = methods
+        let provider = providers::resolve(config.server.as_deref(), &config.command)
+            .or_else(|| providers::by_agent_name(agent_name));
+        let specs = crate::files::active_file_secrets(config);
+        let (offered_methods, env) = (methods.to_vec(), opts.env.clone());
+        // Credential files are read on a blocking thread.
+        let decision = tokio::task::spawn_blocking(move || {
+            auth::decide(&offered_methods, &env, home.as_deref(), provider, &specs)
+        })
+        .await
+        .map_err(|e| AcpError::Auth(format!("choosing an ACP auth method failed: {e}")))?;
+        let offered = || -> Vec<&str> {
+            methods
                 .iter()
                 .filter_map(|m| m.get("id").and_then(Value::as_str))
-                .collect();
-            if !configured.is_empty() {
+                .collect()
+        };
+        let method = match decision {
+            auth::Decision::Method(method) => method,
+            auth::Decision::Configured(configured) => {
                 tracing::info!(
-                    ?offered,
+                    offered = ?offered(),
                     ?configured,
                     "ACP auth methods cannot be performed here; using the configured credentials"
                 );
                 return Ok(None);
             }
-            let reason = auth::failure_reason(methods, &opts.env, home.as_deref(), provider);
-            let note = format!(
-                "ACP server offers auth methods [{}] but no matching credential is available ({reason})",
-                offered.join(", ")
-            );
-            tracing::warn!("{note} — session creation may fail");
-            return Ok(Some(note));
+            auth::Decision::Missing(reason) => {
+                let note = format!(
+                    "ACP server offers auth methods [{}] but no matching credential is available ({reason})",
+                    offered().join(", ")
+                );
+                tracing::warn!("{note} — session creation may fail");
+                return Ok(Some(note));
+            }
         };
         tracing::info!(%method, "ACP: authenticating");
         let mut params = json!({"methodId": method});
