@@ -6,15 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openhands_llm::Llm;
+use openhands_sdk::ConversationOptions;
 use openhands_sdk::profiles::LlmProfileStore;
-use openhands_sdk::skills::context::SkillSources;
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_testkit::scripted_llm::view_of;
-use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, ScriptedLlm, Turn};
+use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, Turn};
 use openhands_tools::presets::default_registry;
 use openhands_wire::LlmConfig;
-use openhands_wire::agent::AgentSpec;
 use openhands_wire::content::{Content, ImageContent};
 use openhands_wire::event::EventBody;
 use openhands_wire::message::{Message, Role};
@@ -26,42 +23,25 @@ use std::sync::Arc;
 
 const IMAGE: &str = "data:image/png;base64,iVBORw0KGgo=";
 
-struct Setup {
-    conversation: LocalConversation,
-    backend: Arc<ScriptedLlm>,
-    _dirs: Vec<tempfile::TempDir>,
-}
+mod support;
+
+use support::{Setup, observations, start_with};
 
 /// A conversation whose agent (scripted, `disable_vision` as given) has
 /// `tools`, with saved profiles in `profiles`.
 fn start(script: Script, tools: Vec<ToolSpec>, no_vision: bool, profiles: &Path) -> Setup {
-    let mut config = LlmConfig::new("openai/scripted");
-    config.usage_id = "agent".into();
-    config.disable_vision = Some(no_vision);
-    let backend = Arc::new(ScriptedLlm::new(script));
-    let llm = Llm::with_backend(config.clone(), backend.clone());
-    let agent = Agent::with_llm(AgentSpec::new(config, tools), llm, default_registry());
-    let ws = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let conversation = LocalConversation::new(
-        agent,
-        ws.path(),
-        ConversationOptions {
-            profiles: Some(Arc::new(LlmProfileStore::new(profiles, None))),
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
-            },
-            ..ConversationOptions::default()
-        },
+    let options = ConversationOptions {
+        profiles: Some(Arc::new(LlmProfileStore::new(profiles, None))),
+        ..ConversationOptions::default()
+    };
+    start_with(
+        script,
+        tools,
+        default_registry(),
+        None,
+        |c| c.disable_vision = Some(no_vision),
+        options,
     )
-    .unwrap();
-    Setup {
-        conversation,
-        backend,
-        _dirs: vec![ws, home],
-    }
 }
 
 /// Saves profile `name` for `model` answered by `server`.
@@ -74,16 +54,6 @@ fn save_profile(dir: &Path, name: &str, model: &str, server: &MockLlmHandle) {
     LlmProfileStore::new(dir, None)
         .save(name, &config, true)
         .unwrap();
-}
-
-fn observations(c: &LocalConversation) -> Vec<(String, Value)> {
-    c.events()
-        .into_iter()
-        .filter_map(|e| match e.body {
-            EventBody::Observation(o) => Some((o.tool_name, o.observation)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The text of an OpenAI chat message's `content` (string or parts).

@@ -5,84 +5,43 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openhands_llm::Llm;
-use openhands_sdk::skills::context::SkillSources;
 use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_testkit::scripted_llm::view_of;
-use openhands_testkit::{Script, ScriptUsage, ScriptedLlm, Turn, ViewRole};
+use openhands_testkit::{Script, ScriptUsage, Turn, ViewRole};
 use openhands_tools::presets::default_registry;
 use openhands_wire::LlmConfig;
-use openhands_wire::agent::AgentSpec;
-use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
 use openhands_wire::tool::ToolSpec;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Arc;
 
-struct Setup {
-    conversation: LocalConversation,
-    backend: Arc<ScriptedLlm>,
-    root: tempfile::TempDir,
-    _home: tempfile::TempDir,
-}
+mod support;
 
+use support::{Setup, observations, start_with, text_of};
+
+/// A parent with the `task` and `delegate` tools, paying 0.01 per token.
 fn start(script: Script, workspace: &Path, registry: AgentRegistry) -> Setup {
-    let mut config = LlmConfig::new("openai/scripted");
-    config.usage_id = "agent".into();
-    config.input_cost_per_token = Some(0.01);
-    config.output_cost_per_token = Some(0.01);
-    let backend = Arc::new(ScriptedLlm::new(script));
-    let llm = Llm::with_backend(config.clone(), backend.clone());
-    let spec = AgentSpec::new(
-        config,
-        vec![
-            ToolSpec::named("task_tool_set"),
-            ToolSpec::named("delegate"),
-        ],
-    );
-    let agent = Agent::with_llm(spec, llm, default_registry());
-    let root = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let conversation = LocalConversation::new(
-        agent,
-        workspace,
-        ConversationOptions {
-            persistence_dir: Some(root.path().to_path_buf()),
-            agent_registry: registry,
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
-            },
-            ..ConversationOptions::default()
-        },
+    let tools = vec![
+        ToolSpec::named("task_tool_set"),
+        ToolSpec::named("delegate"),
+    ];
+    let costs = |c: &mut LlmConfig| {
+        c.input_cost_per_token = Some(0.01);
+        c.output_cost_per_token = Some(0.01);
+    };
+    let options = ConversationOptions {
+        agent_registry: registry,
+        ..ConversationOptions::default()
+    };
+    start_with(
+        script,
+        tools,
+        default_registry(),
+        Some(workspace),
+        costs,
+        options,
     )
-    .unwrap();
-    Setup {
-        conversation,
-        backend,
-        root,
-        _home: home,
-    }
-}
-
-fn observations(c: &LocalConversation) -> Vec<(String, Value)> {
-    c.events()
-        .into_iter()
-        .filter_map(|e| match e.body {
-            EventBody::Observation(o) => Some((o.tool_name, o.observation)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn text_of(obs: &Value) -> String {
-    obs["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 fn worker_registry() -> AgentRegistry {

@@ -5,17 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openhands_llm::Llm;
-use openhands_sdk::skills::context::SkillSources;
 use openhands_sdk::subagent::{AgentDefinition, AgentRegistry, ConfirmationHandler};
 use openhands_sdk::tool::ToolRegistry;
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_testkit::scripted_llm::view_of;
-use openhands_testkit::{Script, ScriptedLlm, Turn, ViewRole};
+use openhands_testkit::{Script, Turn, ViewRole};
 use openhands_tools::delegation::task;
 use openhands_tools::presets::default_registry;
-use openhands_wire::LlmConfig;
-use openhands_wire::agent::AgentSpec;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::state::ExecutionStatus;
 use openhands_wire::tool::ToolSpec;
@@ -24,12 +20,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 
-struct Setup {
-    conversation: LocalConversation,
-    backend: Arc<ScriptedLlm>,
-    root: tempfile::TempDir,
-    _home: tempfile::TempDir,
-}
+mod support;
+
+use support::{Setup, start_with, text_of};
 
 fn start(
     script: Script,
@@ -38,51 +31,26 @@ fn start(
     registry: AgentRegistry,
     tool_registry: ToolRegistry,
 ) -> Setup {
-    let mut config = LlmConfig::new("openai/scripted");
-    config.usage_id = "agent".into();
-    let backend = Arc::new(ScriptedLlm::new(script));
-    let llm = Llm::with_backend(config.clone(), backend.clone());
-    let agent = Agent::with_llm(AgentSpec::new(config, tools), llm, tool_registry);
-    let root = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let conversation = LocalConversation::new(
-        agent,
-        workspace,
-        ConversationOptions {
-            persistence_dir: Some(root.path().to_path_buf()),
-            agent_registry: registry,
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
-            },
-            ..ConversationOptions::default()
-        },
+    let options = ConversationOptions {
+        agent_registry: registry,
+        ..ConversationOptions::default()
+    };
+    start_with(
+        script,
+        tools,
+        tool_registry,
+        Some(workspace),
+        |_| {},
+        options,
     )
-    .unwrap();
-    Setup {
-        conversation,
-        backend,
-        root,
-        _home: home,
-    }
 }
 
+/// The observations' JSON, in order.
 fn observations(c: &LocalConversation) -> Vec<Value> {
-    c.events()
+    support::observations(c)
         .into_iter()
-        .filter_map(|e| match e.body {
-            EventBody::Observation(o) => Some(o.observation),
-            _ => None,
-        })
+        .map(|(_, o)| o)
         .collect()
-}
-
-fn text_of(obs: &Value) -> String {
-    obs["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
 }
 
 fn definition(name: &str, tools: &[&str]) -> AgentDefinition {

@@ -6,62 +6,36 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use openhands_llm::Llm;
-use openhands_sdk::skills::context::SkillSources;
 use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_testkit::scripted_llm::view_of;
-use openhands_testkit::{Script, ScriptedLlm, Turn};
+use openhands_testkit::{Script, Turn};
 use openhands_tools::presets::default_registry;
-use openhands_wire::LlmConfig;
-use openhands_wire::agent::AgentSpec;
 use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
 use openhands_wire::tool::ToolSpec;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
-struct Setup {
-    conversation: LocalConversation,
-    backend: Arc<ScriptedLlm>,
-    _dirs: Vec<tempfile::TempDir>,
-}
+mod support;
 
+use support::{Setup, start_with};
+
+/// A parent with the workflow tool set and a `worker` sub-agent.
 fn start(script: Script) -> Setup {
-    let mut config = LlmConfig::new("openai/scripted");
-    config.usage_id = "agent".into();
-    config.input_cost_per_token = Some(0.01);
-    let backend = Arc::new(ScriptedLlm::new(script));
-    let llm = Llm::with_backend(config.clone(), backend.clone());
-    let spec = AgentSpec::new(config, vec![ToolSpec::named("workflow_tool_set")]);
-    let agent = Agent::with_llm(spec, llm, default_registry());
     let registry = AgentRegistry::new();
     assert!(registry.register_definition(AgentDefinition::named("worker", "does one thing")));
-    let (ws, root, home) = (
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    );
-    let conversation = LocalConversation::new(
-        agent,
-        ws.path(),
-        ConversationOptions {
-            persistence_dir: Some(root.path().to_path_buf()),
-            agent_registry: registry,
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
-            },
-            ..ConversationOptions::default()
-        },
+    let options = ConversationOptions {
+        agent_registry: registry,
+        ..ConversationOptions::default()
+    };
+    start_with(
+        script,
+        vec![ToolSpec::named("workflow_tool_set")],
+        default_registry(),
+        None,
+        |c| c.input_cost_per_token = Some(0.01),
+        options,
     )
-    .unwrap();
-    Setup {
-        conversation,
-        backend,
-        _dirs: vec![ws, root, home],
-    }
 }
 
 fn workflow_observation(c: &LocalConversation) -> Value {
