@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod plugin_support;
 
 use common::*;
 use openhands_sdk::plugin::PluginSource;
@@ -12,55 +13,10 @@ use openhands_testkit::{Script, Turn};
 use openhands_wire::event::EventBody;
 use openhands_wire::message::Role;
 use openhands_wire::state::ExecutionStatus;
+use plugin_support::{git, write_full_plugin};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-
-/// A plugin: a triggered skill, an AgentSkills skill, a command, hooks
-/// (UserPromptSubmit context, PreToolUse blocking `rm`), an agent.
-fn write_plugin(dir: &Path, name: &str, fact: &str) {
-    fs::create_dir_all(dir.join(".plugin")).unwrap();
-    fs::write(
-        dir.join(".plugin/plugin.json"),
-        json!({"name": name, "version": "1.2.0", "description": "Weather tools"}).to_string(),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("skills/forecast-api")).unwrap();
-    fs::write(
-        dir.join("skills/forecast-api/SKILL.md"),
-        "---\nname: forecast-api\ndescription: Query the forecast API.\n---\nGET /forecast?city=X\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("skills/rain.md"),
-        format!("---\ntriggers: [umbrella]\n---\n{fact}\n"),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("commands")).unwrap();
-    fs::write(
-        dir.join("commands/now.md"),
-        "---\ndescription: Current weather\n---\nReport the weather for $ARGUMENTS.\n",
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("hooks")).unwrap();
-    fs::write(
-        dir.join("hooks/hooks.json"),
-        json!({"hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command",
-                "command": "echo '{\"additionalContext\":\"plugin hook says hi\"}'"}]}],
-            "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
-                "command": "if grep -q 'rm -rf'; then echo 'plugin refuses rm' >&2; exit 2; fi"}]}]
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("agents")).unwrap();
-    fs::write(
-        dir.join("agents/meteorologist.md"),
-        "---\nname: meteorologist\ndescription: Reads weather maps\n---\nYou read weather maps.\n",
-    )
-    .unwrap();
-}
 
 fn system_text(req: &openhands_llm::LlmRequest) -> String {
     req.messages
@@ -132,7 +88,7 @@ fn context_skill_names(c: &LocalConversation) -> Vec<String> {
 async fn a_local_plugin_brings_skills_commands_hooks_and_agents() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("weather");
-    write_plugin(&dir, "city-weather", "Take an umbrella above 50% rain.");
+    write_full_plugin(&dir, "city-weather", "Take an umbrella above 50% rain.");
     let s = conversation(
         vec![echo("rm -rf /"), echo("ls"), finish("done")],
         Some(
@@ -203,31 +159,13 @@ async fn a_local_plugin_brings_skills_commands_hooks_and_agents() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
 #[tokio::test]
 async fn a_git_plugin_is_cloned_at_its_ref_from_a_monorepo_path() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("monorepo");
     fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q"]);
-    write_plugin(
+    write_full_plugin(
         &repo.join("plugins/weather"),
         "city-weather",
         "Version one advice.",
@@ -278,7 +216,7 @@ async fn a_git_plugin_is_cloned_at_its_ref_from_a_monorepo_path() {
 async fn a_plugin_that_does_not_load_is_reported_and_the_others_still_apply() {
     let tmp = tempfile::tempdir().unwrap();
     let good = tmp.path().join("good");
-    write_plugin(&good, "good-plugin", "Good advice.");
+    write_full_plugin(&good, "good-plugin", "Good advice.");
     let bad = tmp.path().join("bad");
     fs::create_dir_all(bad.join(".claude-plugin")).unwrap();
     fs::write(bad.join(".claude-plugin/plugin.json"), "{broken").unwrap();
@@ -316,12 +254,12 @@ async fn a_plugin_that_does_not_load_is_reported_and_the_others_still_apply() {
 async fn an_auto_loading_marketplace_brings_its_plugins_and_skills() {
     let tmp = tempfile::tempdir().unwrap();
     let market = tmp.path().join("market");
-    write_plugin(
+    write_full_plugin(
         &market.join("plugins/weather"),
         "city-weather",
         "Market advice.",
     );
-    write_plugin(&market.join("plugins/other"), "other", "Never loaded.");
+    write_full_plugin(&market.join("plugins/other"), "other", "Never loaded.");
     fs::create_dir_all(market.join("skills/git-tips")).unwrap();
     fs::write(
         market.join("skills/git-tips/SKILL.md"),
@@ -405,7 +343,7 @@ async fn a_plugin_mcp_server_joins_the_agent_tools() {
 fn marketplace_skills_list_standalone_then_plugin_skills() {
     let tmp = tempfile::tempdir().unwrap();
     let market = tmp.path().join("market");
-    write_plugin(&market.join("plugins/weather"), "city-weather", "x");
+    write_full_plugin(&market.join("plugins/weather"), "city-weather", "x");
     fs::create_dir_all(market.join("skills/rain")).unwrap();
     fs::write(
         market.join("skills/rain/SKILL.md"),

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod plugin_support;
 
 use common::*;
 use openhands_sdk::conversation::{LoadPluginError, PINS_FILE};
@@ -14,44 +15,10 @@ use openhands_sdk::{ConversationOptions, LocalConversation, skills::context::Ski
 use openhands_testkit::Turn;
 use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
+use plugin_support::{git, write_plugin};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-
-/// A plugin: a keyword skill, a UserPromptSubmit hook adding context, a
-/// PreToolUse hook refusing `rm`, an agent definition.
-fn write_plugin(dir: &Path, name: &str, fact: &str) {
-    fs::create_dir_all(dir.join(".plugin")).unwrap();
-    fs::write(
-        dir.join(".plugin/plugin.json"),
-        json!({"name": name, "version": "1.0.0"}).to_string(),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("skills")).unwrap();
-    fs::write(
-        dir.join("skills/rain.md"),
-        format!("---\ntriggers: [umbrella]\n---\n{fact}\n"),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("hooks")).unwrap();
-    fs::write(
-        dir.join("hooks/hooks.json"),
-        json!({"hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command",
-                "command": "echo '{\"additionalContext\":\"plugin hook says hi\"}'"}]}],
-            "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
-                "command": "if grep -q 'rm -rf'; then echo 'plugin refuses rm' >&2; exit 2; fi"}]}]
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("agents")).unwrap();
-    fs::write(
-        dir.join("agents/meteorologist.md"),
-        "---\nname: meteorologist\ndescription: Reads weather maps\n---\nYou read weather maps.\n",
-    )
-    .unwrap();
-}
 
 fn options(root: &Path, home: &Path, id: uuid::Uuid) -> ConversationOptions {
     let mut o = persisted(root);
@@ -185,24 +152,6 @@ async fn load_plugin_brings_skills_hooks_and_agents_from_the_next_step() {
             .any(|m| m.text().contains("plugin hook says hi"))
     );
     c.close().await;
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[tokio::test]
