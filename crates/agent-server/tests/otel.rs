@@ -199,3 +199,83 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
         "{points:?}"
     );
 }
+
+/// A Rust client's `RemoteConversation` starts its own `conversation` root
+/// span, as the reference's remote conversation does; its requests carry
+/// that root's trace context, so the server span of the request that runs
+/// the conversation, and the run under it, join the client's trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_conversations_requests_join_the_clients_trace() {
+    use openhands_sdk::remote::{RemoteConversation, RemoteOptions};
+    let (endpoint, got) = receiver().await;
+    let telemetry = Arc::new(
+        Telemetry::start(Settings {
+            timeout: Duration::from_secs(5),
+            service_name: "otel-test".into(),
+            ..Settings::http(endpoint)
+        })
+        .unwrap(),
+    );
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
+        .unwrap();
+
+    let env = Env::start(two_step).await;
+    let request = serde_json::from_value(env.start_body(json!({}))).unwrap();
+    let remote = RemoteConversation::create(
+        &env.url(""),
+        Some(KEY),
+        &request,
+        RemoteOptions {
+            run_timeout: Duration::from_secs(60),
+            ..RemoteOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let id = remote.id().simple().to_string();
+    remote
+        .send_message("Please create x.txt, then finish.")
+        .await
+        .unwrap();
+    remote.run().await.unwrap();
+    env.wait_finished_and_settled(&id).await;
+    remote.close().await.unwrap();
+    drop(remote);
+    env.stop().await;
+    let t = telemetry.clone();
+    tokio::task::spawn_blocking(move || t.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+
+    let got = got.lock();
+    let spans = spans_of(&got.requests, "otel-test");
+    let roots: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "conversation" && text(s, "gen_ai.conversation.id") == remote_id(&id))
+        .collect();
+    assert_eq!(roots.len(), 2, "the client's root and the server's");
+    // The client's root began the trace; the server's began its own.
+    let client_root = roots
+        .iter()
+        .find(|r| {
+            spans
+                .iter()
+                .any(|s| s.parent_span_id == r.span_id && s.name == "POST")
+        })
+        .expect("server request spans under the client's root");
+    assert!(client_root.parent_span_id.is_empty());
+    let run = check_two_step_tree(&spans, &id);
+    let server = spans
+        .iter()
+        .find(|s| s.span_id == run.parent_span_id)
+        .expect("the run's parent");
+    assert_eq!(server.name, "POST");
+    assert_eq!(server.parent_span_id, client_root.span_id);
+    assert_eq!(run.trace_id, client_root.trace_id);
+}
+
+/// The dashed form of a conversation id.
+fn remote_id(simple: &str) -> String {
+    uuid::Uuid::parse_str(simple).unwrap().to_string()
+}

@@ -151,6 +151,15 @@ impl RemoteConversation {
         info: Value,
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
+        // The client side's `conversation` root span, as the reference's
+        // remote conversation starts one; requests carry its trace context.
+        let defaults = openhands_protocol::observability::ProcessDefaults::from_env();
+        let root = crate::telemetry::observability::root_span(
+            &id,
+            &crate::telemetry::observability::Observability::default().over(&defaults),
+            &defaults,
+        );
+        let api = api.with_trace_root(root);
         let hub = Arc::new(Hub::default());
         if let Value::Object(m) = info {
             hub.set_state(m);
@@ -574,12 +583,16 @@ impl RemoteConversation {
     /// conversation on the server.
     pub async fn close(&self) -> Result<(), RemoteError> {
         self.inner.socket.stop();
-        if self.inner.options.delete_on_close {
+        let deleted = if self.inner.options.delete_on_close {
             self.inner
                 .api
                 .call::<Value>(Method::DELETE, &self.path(""), None, &[404], None)
-                .await?;
-        }
-        Ok(())
+                .await
+                .map(drop)
+        } else {
+            Ok(())
+        };
+        self.inner.api.end_trace();
+        deleted
     }
 }

@@ -19,6 +19,10 @@ pub struct ApiClient {
     key: Option<String>,
     http: reqwest::Client,
     timeout: Duration,
+    /// The conversation root span whose trace context requests carry when
+    /// not made inside another product span (taken by
+    /// [`ApiClient::end_trace`]).
+    trace_root: std::sync::Arc<parking_lot::Mutex<Option<tracing::Span>>>,
 }
 
 impl std::fmt::Debug for ApiClient {
@@ -54,7 +58,20 @@ impl ApiClient {
             key: key.map(str::to_string),
             http,
             timeout,
+            trace_root: Default::default(),
         })
+    }
+
+    /// This client with `root` as the span its requests belong to (a
+    /// separate root from the client it was made from).
+    pub fn with_trace_root(mut self, root: tracing::Span) -> Self {
+        self.trace_root = std::sync::Arc::new(parking_lot::Mutex::new(Some(root)));
+        self
+    }
+
+    /// Ends the root span (for every clone of this client).
+    pub fn end_trace(&self) {
+        drop(self.trace_root.lock().take());
     }
 
     /// The base URL.
@@ -97,7 +114,8 @@ impl ApiClient {
         if let Some(k) = &self.key {
             req = req.header(SESSION_HEADER, k);
         }
-        for (name, value) in crate::telemetry::observability::trace_context_headers() {
+        let root = self.trace_root.lock().clone();
+        for (name, value) in crate::telemetry::observability::trace_context_headers(root.as_ref()) {
             req = req.header(name, value);
         }
         if let Some(b) = body {

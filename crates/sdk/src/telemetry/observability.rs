@@ -146,15 +146,20 @@ pub fn parent_context(text: &str) -> Option<opentelemetry::Context> {
     cx.span().span_context().is_valid().then_some(cx)
 }
 
-/// The W3C `traceparent` (and `tracestate`) of the current product span,
-/// for a request to an agent server made inside it (a run or tool call
-/// talking to a remote server); empty outside product spans and while
-/// nothing records them.
-pub fn trace_context_headers() -> Vec<(String, String)> {
-    if !in_product_span() {
-        return Vec::new();
-    }
-    let cx = Span::current().context();
+/// The W3C `traceparent` (and `tracestate`) for a request to an agent
+/// server: of the current product span (a run or tool call talking to a
+/// remote server), else of `fallback` (a remote conversation's root);
+/// empty when there is neither and while nothing records spans.
+pub fn trace_context_headers(fallback: Option<&Span>) -> Vec<(String, String)> {
+    let span = if in_product_span() {
+        Span::current()
+    } else {
+        match fallback {
+            Some(root) if !root.is_disabled() => root.clone(),
+            _ => return Vec::new(),
+        }
+    };
+    let cx = span.context();
     if !cx.span().span_context().is_valid() {
         return Vec::new();
     }
@@ -208,8 +213,8 @@ pub(crate) fn describe(span: &Span, id: &Uuid, obs: &Observability) {
 }
 
 /// Starts the root span of conversation `id` (disabled, at no cost, when
-/// nothing records the product's spans).
-pub(crate) fn root_span(id: &Uuid, obs: &Observability, defaults: &ProcessDefaults) -> Span {
+/// nothing records the product's spans). Ends when the last handle drops.
+pub fn root_span(id: &Uuid, obs: &Observability, defaults: &ProcessDefaults) -> Span {
     let contextual = in_product_span();
     let span = tracing::trace_span!(
         target: TARGET,

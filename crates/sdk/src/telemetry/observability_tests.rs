@@ -238,14 +238,37 @@ fn an_unparsable_parent_leaves_the_conversation_its_own_trace() {
 
 #[test]
 fn requests_inside_a_product_span_carry_its_trace_context() {
-    assert!(trace_context_headers().is_empty(), "nothing records spans");
+    assert!(
+        trace_context_headers(None).is_empty(),
+        "nothing records spans"
+    );
     let mut seen = Vec::new();
+    let mut from_root = Vec::new();
+    let id = Uuid::new_v4();
     let spans = traced(|| {
-        assert!(trace_context_headers().is_empty(), "outside product spans");
+        assert!(
+            trace_context_headers(None).is_empty(),
+            "outside product spans"
+        );
+        let root = root_span(&id, &Observability::default(), &ProcessDefaults::default());
+        // Outside product spans, a remote conversation's root.
+        from_root = trace_context_headers(Some(&root));
         let tool = crate::telemetry::tool_span("terminal", "call-1");
-        tool.in_scope(|| seen = trace_context_headers());
+        tool.in_scope(|| seen = trace_context_headers(Some(&root)));
     });
     let tool = named(&spans, "execute_tool terminal");
+    let root = named(&spans, ROOT_SPAN_NAME);
+    assert_eq!(
+        from_root,
+        [(
+            "traceparent".to_string(),
+            format!(
+                "00-{}-{}-01",
+                root.span_context.trace_id(),
+                root.span_context.span_id()
+            )
+        )]
+    );
     assert_eq!(
         seen,
         [(
