@@ -16,9 +16,7 @@ use openhands_agent_server::telemetry::{MetricsSettings, Protocol, Settings, Tel
 use otel_support::*;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
-use tracing_subscriber::prelude::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_step_run_is_exported_as_a_span_tree_with_genai_attributes() {
@@ -30,23 +28,13 @@ async fn a_two_step_run_is_exported_as_a_span_tree_with_genai_attributes() {
         timeout: Duration::from_secs(5),
         service_name: "otel-test".into(),
     };
-    let telemetry = Arc::new(Telemetry::start(settings).unwrap());
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
-        .unwrap();
+    let telemetry = install(Telemetry::start(settings).unwrap());
 
     let env = Env::start(two_step).await;
-    let info = env.create(json!({})).await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
+    let id = env.run_two_step(json!({})).await;
     // Stopping the server closes the conversation, which ends its root.
     env.stop().await;
-    let t = telemetry.clone();
-    tokio::task::spawn_blocking(move || t.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
 
     let got = got.lock();
     assert!(!got.requests.is_empty(), "nothing exported");
@@ -76,13 +64,7 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
         },
         interval: Duration::from_millis(300),
     };
-    let telemetry = Arc::new(Telemetry::start_with(Some(settings), Some(metrics)).unwrap());
-    tracing::subscriber::set_global_default(
-        tracing_subscriber::registry()
-            .with(telemetry.layer())
-            .with(telemetry.metrics_layer()),
-    )
-    .unwrap();
+    let telemetry = install(Telemetry::start_with(Some(settings), Some(metrics)).unwrap());
 
     let env = Env::start(two_step).await;
     let info = env.create(json!({})).await;
@@ -114,11 +96,7 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     env.stop().await;
-    let t = telemetry.clone();
-    tokio::task::spawn_blocking(move || t.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
 
     let got = got.lock();
     let spans = spans_of(&got.requests, "otel-test");
@@ -208,7 +186,7 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
 async fn a_remote_conversations_requests_join_the_clients_trace() {
     use openhands_sdk::remote::{RemoteConversation, RemoteOptions};
     let (endpoint, got) = receiver().await;
-    let telemetry = Arc::new(
+    let telemetry = install(
         Telemetry::start(Settings {
             timeout: Duration::from_secs(5),
             service_name: "otel-test".into(),
@@ -216,8 +194,6 @@ async fn a_remote_conversations_requests_join_the_clients_trace() {
         })
         .unwrap(),
     );
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
-        .unwrap();
 
     let env = Env::start(two_step).await;
     let request = serde_json::from_value(env.start_body(json!({}))).unwrap();
@@ -242,11 +218,7 @@ async fn a_remote_conversations_requests_join_the_clients_trace() {
     remote.close().await.unwrap();
     drop(remote);
     env.stop().await;
-    let t = telemetry.clone();
-    tokio::task::spawn_blocking(move || t.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
 
     let got = got.lock();
     let spans = spans_of(&got.requests, "otel-test");

@@ -30,7 +30,6 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tracing_subscriber::prelude::*;
 
 #[derive(Default)]
 struct Received {
@@ -106,20 +105,10 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
         export: traces.clone(),
         interval: Duration::from_millis(300),
     };
-    let telemetry = Arc::new(Telemetry::start_with(Some(traces), Some(metrics)).unwrap());
-    tracing::subscriber::set_global_default(
-        tracing_subscriber::registry()
-            .with(telemetry.layer())
-            .with(telemetry.metrics_layer()),
-    )
-    .unwrap();
+    let telemetry = install(Telemetry::start_with(Some(traces), Some(metrics)).unwrap());
 
     let env = Env::start(two_step).await;
-    let info = env.create(json!({})).await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
+    let id = env.run_two_step(json!({})).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !all_points(&collector.0.lock().metrics)
         .iter()
@@ -132,11 +121,7 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     env.stop().await;
-    let t = telemetry.clone();
-    tokio::task::spawn_blocking(move || t.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
 
     let got = collector.0.lock();
     assert!(!got.traces.is_empty(), "nothing exported");
@@ -191,22 +176,12 @@ async fn a_laminar_project_key_exports_to_laminar_with_the_key() {
         "{:?}",
         telemetry.notes()
     );
-    let telemetry = Arc::new(telemetry);
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
-        .unwrap();
+    let telemetry = install(telemetry);
 
     let env = Env::start(two_step).await;
-    let info = env.create(json!({})).await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
+    let id = env.run_two_step(json!({})).await;
     env.stop().await;
-    let t = telemetry.clone();
-    tokio::task::spawn_blocking(move || t.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
 
     let got = collector.0.lock();
     assert!(!got.traces.is_empty(), "nothing exported");

@@ -21,7 +21,6 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use tracing_subscriber::prelude::*;
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
@@ -29,7 +28,7 @@ const PARENT: &str = "00f067aa0ba902b7";
 /// Starts trace export to a fresh receiver (once per test process).
 async fn export() -> (Arc<Telemetry>, Arc<Mutex<Received>>) {
     let (endpoint, got) = receiver().await;
-    let telemetry = Arc::new(
+    let telemetry = install(
         Telemetry::start(Settings {
             timeout: Duration::from_secs(5),
             service_name: "otel-obs".into(),
@@ -37,17 +36,12 @@ async fn export() -> (Arc<Telemetry>, Arc<Mutex<Received>>) {
         })
         .unwrap(),
     );
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(telemetry.layer()))
-        .unwrap();
     (telemetry, got)
 }
 
 /// Flushes and returns every exported span.
 async fn flushed(telemetry: Arc<Telemetry>, got: &Mutex<Received>) -> Vec<Span> {
-    tokio::task::spawn_blocking(move || telemetry.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    shutdown(&telemetry).await;
     spans_of(&got.lock().requests, "otel-obs")
 }
 
@@ -104,8 +98,8 @@ async fn start_fields_name_tag_and_parent_the_run_spans() {
         "span_ids_path": ["00000000-0000-0000-00f0-67aa0ba902b7"],
     })
     .to_string();
-    let info = env
-        .create(json!({
+    let id = env
+        .run_two_step(json!({
             "observability_span_name": "swe-bench.instance",
             "observability_tags": ["nightly", "swe"],
             "observability_metadata": {"experiment": "e1", "attempt": 2, "labels": ["a", "b"]},
@@ -114,10 +108,6 @@ async fn start_fields_name_tag_and_parent_the_run_spans() {
             "tags": {"team": "core"},
         }))
         .await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
     // Closing the conversation (here: stopping the server) ends its root.
     env.stop().await;
     let spans = flushed(telemetry, &got).await;
@@ -244,13 +234,9 @@ async fn process_defaults_name_and_parent_every_conversation() {
     .await;
     // The conversation's own metadata wins per key; its own span name
     // would win too, but it keeps the default `conversation`.
-    let info = env
-        .create(json!({"observability_metadata": {"experiment": "e2"}}))
+    let id = env
+        .run_two_step(json!({"observability_metadata": {"experiment": "e2"}}))
         .await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
     env.stop().await;
     let spans = flushed(telemetry, &got).await;
 

@@ -49,11 +49,7 @@ async fn run_with_collector_down(settings: Settings) {
     .unwrap();
     let env = Env::start(two_step).await;
     let started = Instant::now();
-    let info = env.create(json!({})).await;
-    let id = info["id"].as_str().unwrap().to_string();
-    env.send(&id, "Please create x.txt, then finish.", true)
-        .await;
-    env.wait_finished_and_settled(&id).await;
+    env.run_two_step(json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     let t = telemetry.clone();
     let flush = Instant::now();

@@ -229,6 +229,17 @@ impl Env {
     /// Waits for `finished` and for the stats update the run commits after
     /// it (the stats of its last LLM call), so later reads of the event log
     /// all see the same events.
+    /// Creates a conversation (the start body with `extra`), runs the
+    /// two-step task (see [`two_step`]) to its end and returns the id.
+    pub async fn run_two_step(&self, extra: Value) -> String {
+        let info = self.create(extra).await;
+        let id = info["id"].as_str().unwrap().to_string();
+        self.send(&id, "Please create x.txt, then finish.", true)
+            .await;
+        self.wait_finished_and_settled(&id).await;
+        id
+    }
+
     pub async fn wait_finished_and_settled(&self, id: &str) {
         self.wait_status(id, &["finished"]).await;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -6,6 +6,7 @@
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
+use openhands_agent_server::telemetry::Telemetry;
 use opentelemetry_proto::tonic::collector::metrics::v1::{
     ExportMetricsServiceRequest, ExportMetricsServiceResponse,
 };
@@ -17,6 +18,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use parking_lot::Mutex;
 use prost::Message;
 use std::sync::Arc;
+use tracing_subscriber::prelude::*;
 
 /// What an OTLP/HTTP receiver got.
 #[derive(Default)]
@@ -262,4 +264,26 @@ pub fn all_points(metrics: &[ExportMetricsServiceRequest]) -> Vec<(String, Strin
         }
     }
     out
+}
+
+/// Makes `telemetry`'s trace and metrics layers the process's subscriber
+/// (once per test process).
+pub fn install(telemetry: Telemetry) -> Arc<Telemetry> {
+    let telemetry = Arc::new(telemetry);
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry()
+            .with(telemetry.layer())
+            .with(telemetry.metrics_layer()),
+    )
+    .unwrap();
+    telemetry
+}
+
+/// Exports what is buffered and stops (on a blocking thread).
+pub async fn shutdown(telemetry: &Arc<Telemetry>) {
+    let t = telemetry.clone();
+    tokio::task::spawn_blocking(move || t.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
 }
