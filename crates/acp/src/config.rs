@@ -49,6 +49,66 @@ pub struct FileSecretSpec {
     pub warn_if_unset: Vec<String>,
 }
 
+impl FileSecretSpec {
+    /// The spec as the reference serializes it.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "secret_name": self.secret_name,
+            "filename": self.filename,
+            "env_var": self.env_var,
+            "subdir": self.subdir,
+            "env_points_to": if self.env_points_to_dir { "dir" } else { "file" },
+            "warn_if_unset": self.warn_if_unset,
+        })
+    }
+}
+
+/// Fills the `ACPAgent` fields `agent` leaves out (or sets to null where
+/// null means the default) with the reference's defaults, so the stored
+/// and returned agent JSON reads as the reference's does: `acp_server`,
+/// `acp_session_mode`, `acp_model`, `acp_resume_session_id` null,
+/// `acp_args` empty, the timeouts 1800 and 90 seconds, the built-in
+/// `acp_file_secrets`, `acp_isolate_data_dir` false.
+pub fn fill_defaults(agent: &mut Map<String, Value>) {
+    let defaults = AcpAgentConfig::new(Vec::new());
+    let file_secrets = defaults
+        .file_secrets
+        .iter()
+        .map(FileSecretSpec::to_json)
+        .collect::<Vec<_>>();
+    let nullable = [
+        "acp_server",
+        "acp_session_mode",
+        "acp_model",
+        "acp_resume_session_id",
+    ];
+    for key in nullable {
+        agent.entry(key).or_insert(Value::Null);
+    }
+    let valued = [
+        ("acp_args", Value::Array(Vec::new())),
+        (
+            "acp_prompt_timeout",
+            serde_json::json!(defaults.prompt_timeout.as_secs_f64()),
+        ),
+        (
+            "acp_startup_timeout",
+            serde_json::json!(defaults.startup_timeout.as_secs_f64()),
+        ),
+        ("acp_file_secrets", Value::Array(file_secrets)),
+        (
+            "acp_isolate_data_dir",
+            Value::Bool(defaults.isolate_data_dir),
+        ),
+    ];
+    for (key, value) in valued {
+        let slot = agent.entry(key).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = value;
+        }
+    }
+}
+
 impl From<&crate::providers::BuiltinFileSecret> for FileSecretSpec {
     fn from(b: &crate::providers::BuiltinFileSecret) -> Self {
         Self {
@@ -344,6 +404,36 @@ mod tests {
         assert_eq!(
             field(json!({"acp_command": ["x"], "acp_prompt_timeout": -1})),
             "acp_prompt_timeout"
+        );
+    }
+
+    #[test]
+    fn stored_defaults_read_as_the_references() {
+        let mut agent =
+            json!({"kind": "ACPAgent", "acp_command": ["cat"], "acp_model": "m", "acp_args": null})
+                .as_object()
+                .unwrap()
+                .clone();
+        fill_defaults(&mut agent);
+        assert_eq!(agent["acp_model"], "m");
+        assert_eq!(agent["acp_server"], Value::Null);
+        assert_eq!(agent["acp_resume_session_id"], Value::Null);
+        assert_eq!(agent["acp_args"], json!([]));
+        assert_eq!(agent["acp_prompt_timeout"], json!(1800.0));
+        assert_eq!(agent["acp_startup_timeout"], json!(90.0));
+        assert_eq!(agent["acp_isolate_data_dir"], false);
+        // What the reference 1.58.2 stores for the first built-in spec.
+        assert_eq!(
+            agent["acp_file_secrets"][0],
+            json!({"secret_name": "CODEX_AUTH_JSON", "filename": "auth.json", "env_var": "CODEX_HOME",
+                   "subdir": "codex", "env_points_to": "dir", "warn_if_unset": []})
+        );
+        assert_eq!(agent["acp_file_secrets"].as_array().unwrap().len(), 4);
+        // The filled agent reads back as the same configuration.
+        let cfg = AcpAgentConfig::from_agent(&agent).unwrap();
+        assert_eq!(
+            cfg.file_secrets,
+            AcpAgentConfig::new(vec!["cat".into()]).file_secrets
         );
     }
 }

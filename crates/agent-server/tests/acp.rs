@@ -536,3 +536,53 @@ async fn a_prompt_failing_with_an_internal_error_is_retried_once_and_succeeds() 
     );
     env.stop().await;
 }
+
+/// The stored and returned `ACPAgent` reads as the reference's: the fields
+/// the request left out carry the reference's defaults (captured from
+/// reference 1.58.2 for `{"kind": "ACPAgent", "acp_command": ["cat"]}`).
+#[tokio::test]
+async fn an_acp_agent_is_answered_with_the_references_defaults() {
+    let env = Env::start(no_llm).await;
+    let info = env
+        .create(json!({"agent": {"kind": "ACPAgent", "acp_command": ["cat"]}}))
+        .await;
+    let id = info["id"].as_str().unwrap();
+    let (status, got) = env.get(&format!("/api/conversations/{id}")).await;
+    assert_eq!(status, 200, "{got}");
+    let agent = &got["agent"];
+    for (key, want) in [
+        ("acp_command", json!(["cat"])),
+        ("acp_server", Value::Null),
+        ("acp_args", json!([])),
+        ("acp_session_mode", Value::Null),
+        ("acp_prompt_timeout", json!(1800.0)),
+        ("acp_startup_timeout", json!(90.0)),
+        ("acp_model", Value::Null),
+        ("acp_resume_session_id", Value::Null),
+        ("acp_isolate_data_dir", json!(false)),
+    ] {
+        assert_eq!(agent[key], want, "{key}: {agent}");
+    }
+    let secrets: Vec<&str> = agent["acp_file_secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["secret_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            "CODEX_AUTH_JSON",
+            "GOOGLE_APPLICATION_CREDENTIALS_JSON",
+            "KIMI_CODE_CONFIG_TOML",
+            "PI_AUTH_JSON"
+        ]
+    );
+    assert_eq!(
+        agent["acp_file_secrets"][1],
+        json!({"secret_name": "GOOGLE_APPLICATION_CREDENTIALS_JSON",
+               "filename": "gcloud-credentials.json", "env_var": "GOOGLE_APPLICATION_CREDENTIALS",
+               "subdir": "gemini-cli", "env_points_to": "file",
+               "warn_if_unset": ["GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]})
+    );
+}

@@ -651,6 +651,8 @@ fn acp_agent(mut map: Map<String, Value>, at: &[&str]) -> Result<AgentSpec, Agen
         let input = map.get(&e.field).cloned().unwrap_or(Value::Null);
         problem(&e.field, e.message, input)
     })?;
+    // Stored and answered with the reference's defaults filled in.
+    openhands_acp::config::fill_defaults(&mut map);
     let program = &config.command[0];
     let path = std::env::var("PATH").ok();
     let resolved =
