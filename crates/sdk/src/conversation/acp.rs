@@ -356,6 +356,9 @@ impl LocalConversation {
             })
         };
         let secrets = self.secrets();
+        // The answer's text chunks (masked) go to the token listeners as
+        // they arrive, as the reference relays them to `on_token`.
+        let tokens = self.token_sink();
         let mut acc = TurnAccumulator::default();
         let started = std::time::Instant::now();
         // Transient failures are retried as the reference does
@@ -367,8 +370,17 @@ impl LocalConversation {
             let result = {
                 let mask = |v: &mut Value| mask_strings(v, &secrets);
                 let mut on_update = |params: &Value| {
+                    let chunks = acc.text.len();
                     if let Some(entry) = acc.apply(params, &mask) {
                         let _ = tx.send(entry);
+                    }
+                    if let Some(sink) = &tokens {
+                        for chunk in acc.text.iter().skip(chunks) {
+                            sink(openhands_llm::StreamDelta {
+                                content: Some(chunk.clone()),
+                                reasoning_content: None,
+                            });
+                        }
                     }
                 };
                 client.prompt(blocks.clone(), cancel, &mut on_update).await

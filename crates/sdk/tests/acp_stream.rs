@@ -1,0 +1,71 @@
+//! An `ACPAgent` conversation relays the ACP server's answer to the token
+//! listeners chunk by chunk as it arrives, as the reference relays
+//! `agent_message_chunk`s to `on_token`. Runs against the scripted ACP
+//! peer on the reference's ACP library (skipped without the compat venv's
+//! python in `OPENHANDS_TEST_MCP_PYTHON`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use openhands_sdk::skills::context::SkillSources;
+use openhands_sdk::tool::ToolRegistry;
+use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
+use openhands_wire::agent::AgentSpec;
+use openhands_wire::state::ExecutionStatus;
+use parking_lot::Mutex;
+use serde_json::json;
+use std::sync::Arc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_streams_to_token_listeners() {
+    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
+        .ok()
+        .filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+        return;
+    };
+    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../acp/tests/fixtures/scripted_peer.py");
+    let spec: AgentSpec = serde_json::from_value(json!({
+        "kind": "ACPAgent",
+        "acp_command": [python, peer, "normal"],
+        "acp_startup_timeout": 30,
+        "acp_prompt_timeout": 30,
+        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
+        "tools": [],
+        "include_default_tools": [],
+    }))
+    .unwrap();
+    let agent = Agent::new(spec, ToolRegistry::new()).unwrap();
+    let (ws, root, home) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let deltas: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = deltas.clone();
+    let conversation = LocalConversation::new(
+        agent,
+        ws.path(),
+        ConversationOptions {
+            persistence_dir: Some(root.path().to_path_buf()),
+            token_callbacks: vec![Arc::new(move |d: openhands_llm::StreamDelta| {
+                sink.lock().extend(d.content);
+            })],
+            skill_sources: SkillSources {
+                home: Some(home.path().to_path_buf()),
+                public_skills_dir: None,
+                openhands_dir: None,
+            },
+            ..ConversationOptions::default()
+        },
+    )
+    .unwrap();
+    conversation.send_message("hello there").unwrap();
+    assert_eq!(conversation.run().await.unwrap(), ExecutionStatus::Finished);
+    let answer = conversation.agent_final_response();
+    assert!(answer.starts_with("You said: hello there"), "{answer}");
+    let streamed = deltas.lock().concat();
+    assert_eq!(streamed, answer);
+    conversation.close().await;
+}
