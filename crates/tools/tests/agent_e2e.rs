@@ -10,10 +10,13 @@ use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
 use openhands_testkit::{ScriptedLlm, Turn};
 use openhands_tools::presets::{default_registry, get_default_agent};
 use openhands_wire::LlmConfig;
-use openhands_wire::event::EventBody;
 use openhands_wire::state::ExecutionStatus;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
+
+mod support;
+
+use support::observations;
 
 fn agent(turns: Vec<Turn>) -> (Agent, Arc<ScriptedLlm>) {
     let mut config = LlmConfig::new("openai/scripted");
@@ -23,16 +26,6 @@ fn agent(turns: Vec<Turn>) -> (Agent, Arc<ScriptedLlm>) {
     let mut spec = get_default_agent(config, true);
     spec.condenser = None;
     (Agent::with_llm(spec, llm, default_registry()), backend)
-}
-
-fn observations(c: &LocalConversation) -> Vec<(String, Value)> {
-    c.events()
-        .into_iter()
-        .filter_map(|e| match e.body {
-            EventBody::Observation(o) => Some((o.tool_name, o.observation)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
