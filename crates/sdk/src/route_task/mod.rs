@@ -237,13 +237,7 @@ impl TypedTool for ClassifyAndSwitchLlmTool {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            title: None,
-            read_only_hint: false,
-            destructive_hint: false,
-            idempotent_hint: false,
-            open_world_hint: false,
-        }
+        ToolAnnotations::default()
     }
 
     async fn run(
