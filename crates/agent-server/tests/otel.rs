@@ -84,17 +84,7 @@ async fn a_clients_trace_context_parents_the_run_and_metrics_are_exported() {
     assert_eq!(resp.status().as_u16(), 200);
     env.wait_finished_and_settled(&id).await;
     // Wait for at least one metrics export with the run in it.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !all_points(&got.lock().metrics)
-        .iter()
-        .any(|p| p.0 == "openhands.runs")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no run metric exported"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_metric("openhands.runs", || all_points(&got.lock().metrics)).await;
     env.stop().await;
     shutdown(&telemetry).await;
 

@@ -109,17 +109,7 @@ async fn a_two_step_run_is_exported_over_grpc_with_its_metrics() {
 
     let env = Env::start(two_step).await;
     let id = env.run_two_step(json!({})).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !all_points(&collector.0.lock().metrics)
-        .iter()
-        .any(|p| p.0 == "openhands.runs")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no run metric exported"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_metric("openhands.runs", || all_points(&collector.0.lock().metrics)).await;
     env.stop().await;
     shutdown(&telemetry).await;
 

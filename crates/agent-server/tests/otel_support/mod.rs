@@ -287,3 +287,16 @@ pub async fn shutdown(telemetry: &Arc<Telemetry>) {
         .unwrap()
         .unwrap();
 }
+
+/// Waits (up to 10 s) until `points` (see [`all_points`]) holds a data
+/// point of metric `name`.
+pub async fn wait_for_metric(name: &str, points: impl Fn() -> Vec<(String, String, f64)>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !points().iter().any(|p| p.0 == name) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {name} metric exported"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
