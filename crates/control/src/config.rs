@@ -38,6 +38,7 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_DOCKER_BIN",
     "OH_CONTROL_POLL_MS",
     "OH_CONTROL_HEARTBEAT_SECONDS",
+    "OH_CONTROL_ALLOW_UNCONFINED",
 ];
 
 /// Why the configuration is unusable.
@@ -144,6 +145,10 @@ pub struct ControlConfig {
     pub heartbeat: Duration,
     /// The LLM sandboxes use by default.
     pub llm: DefaultLlm,
+    /// Whether local sandboxes of several tenants may run on a machine
+    /// where they cannot be confined (`OH_CONTROL_ALLOW_UNCONFINED`;
+    /// default: no, such a control plane serves one tenant).
+    pub allow_unconfined: bool,
 }
 
 impl std::fmt::Debug for ControlConfig {
@@ -285,7 +290,12 @@ impl ControlConfig {
                 "must be a Fernet key (32 bytes, URL-safe base64)",
             ));
         }
+        let allow_unconfined = match get("OH_CONTROL_ALLOW_UNCONFINED") {
+            None => false,
+            Some(v) => parse_bool("OH_CONTROL_ALLOW_UNCONFINED", v)?,
+        };
         Ok(Self {
+            allow_unconfined,
             data_dir,
             database_url,
             tasks_enabled,
@@ -314,6 +324,14 @@ impl ControlConfig {
     /// Whether the state lives in PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.database_url.starts_with("postgres")
+    }
+
+    /// The SQLite database file, when the state lives in one.
+    pub fn sqlite_path(&self) -> Option<PathBuf> {
+        let rest = self.database_url.strip_prefix("sqlite:")?;
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
+        let path = rest.split('?').next().unwrap_or(rest);
+        (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
     }
 }
 
@@ -355,6 +373,8 @@ mod tests {
         assert!(c.tasks_enabled);
         assert_eq!(c.output_rotation, DEFAULT_ROTATION);
         assert_eq!(c.sandbox_mode, SandboxMode::Local);
+        assert!(!c.allow_unconfined);
+        assert_eq!(c.sqlite_path(), Some(PathBuf::from("control/control.db")));
     }
 
     #[test]
@@ -372,6 +392,7 @@ mod tests {
             ("OH_CONTROL_MAX_RUNNING_TASKS", "0"),
             ("OH_CONTROL_DATABASE_URL", "mysql://x"),
             ("OH_CONTROL_SECRET_KEY", "short"),
+            ("OH_CONTROL_ALLOW_UNCONFINED", "perhaps"),
         ] {
             let e = ControlConfig::from_vars(&vars(&[(name, value)]), &Overrides::default())
                 .unwrap_err();
@@ -397,6 +418,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.data_dir, PathBuf::from("/y"));
         assert!(c.is_postgres());
+        assert_eq!(c.sqlite_path(), None);
         assert!(!c.tasks_enabled);
         assert_eq!(c.output_rotation, Duration::from_millis(1500));
         let llm = c.llm.to_json().unwrap();

@@ -479,3 +479,188 @@ async fn a_sandbox_may_name_its_own_llm() {
     assert!(!String::from_utf8_lossy(&stored).contains("own-secret-key"));
     llm.shutdown().await;
 }
+
+/// Everything a task's output says, as one text.
+fn output_text(f: &Followed) -> String {
+    f.stdout
+        .iter()
+        .map(|o| o.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An agent in one tenant's local sandbox that looks around the file
+/// system, the processes and its environment finds no other tenant's
+/// sandbox, no control-plane key or database, no agent-server session key
+/// and no LLM key; the in-process file tools refuse paths outside its
+/// workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
+    const LLM_KEY: &str = "sk-llm-key-9d1e4c77f0";
+    const CLOUD_KEY: &str = "aws-secret-7c20b5e1d3";
+    let tmp = tempfile::Builder::new().prefix("ohctl-").tempdir().unwrap();
+    let data = tmp.path().join("control");
+    std::fs::create_dir_all(&data).unwrap();
+    // The sealing key as a file too (the environment carries it as well).
+    std::fs::write(data.join("secret.key"), common::SECRET_KEY).unwrap();
+    let d = data.to_string_lossy();
+    let look = format!(
+        "ls -la {d} {d}/sandboxes; cat {d}/secret.key {d}/control.db; \
+         cat {d}/sandboxes/*/server_config.json {d}/sandboxes/*/server.log; \
+         ls ..; cat ../server_config.json ../conversations/*/base_state.json; \
+         find {d} /tmp /var/tmp -name '*.json' 2>/dev/null | head -50; \
+         env; ps -eo pid,args; for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done; \
+         echo LOOKED-AROUND"
+    );
+    let script = Script::from_turns([
+        Turn::tool_call("terminal", json!({"command": look})),
+        Turn::tool_call(
+            "file_editor",
+            json!({"command": "view", "path": format!("{d}/secret.key")}),
+        ),
+        Turn::tool_call(
+            "grep",
+            json!({"pattern": "session_api_keys", "path": format!("{d}/sandboxes")}),
+        ),
+        Turn::tool_call("finish", json!({"message": "done"})),
+    ])
+    .with_toolless_reply(Turn::text("title"));
+    let llm = mock_llm(script).await;
+    let c = Control::start(
+        &common::Db::Sqlite,
+        &llm.base_url(),
+        Options {
+            env: vec![
+                ("LLM_API_KEY".into(), LLM_KEY.into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), CLOUD_KEY.into()),
+            ],
+            data_dir: Some(data.clone()),
+        },
+    );
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let a = tenant(&c, "acme", full, full);
+    let b = tenant(&c, "globex", full, full);
+    let create = |t: common::Tenant| {
+        let api = api.clone();
+        async move {
+            let s = api.create_sandbox(&t, json!({})).await;
+            assert_eq!(s.status, 201, "{}", s.text);
+            s.json["id"].as_str().unwrap().to_string()
+        }
+    };
+    let mine = create(a.clone()).await;
+    let theirs = create(b.clone()).await;
+    let started = api.start_task(&a, &mine, "look around").await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let task = started.json["id"].as_str().unwrap().to_string();
+    let mut f = Followed::default();
+    follow_until(&api, &a, &mine, &task, &mut f, WAIT, |_| false).await;
+    assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", f.lines);
+    let seen = output_text(&f);
+    assert!(
+        seen.contains("LOOKED-AROUND"),
+        "the look-around ran: {seen}"
+    );
+    assert!(
+        seen.contains(&mine),
+        "it sees its own sandbox directory: {seen}"
+    );
+    let key_of = |id: &str| -> String {
+        let text =
+            std::fs::read_to_string(data.join("sandboxes").join(id).join("server_config.json"))
+                .unwrap();
+        let cfg: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            cfg["sandbox"], "namespaces",
+            "conversations are sandboxed again"
+        );
+        cfg["session_api_keys"][0].as_str().unwrap().to_string()
+    };
+    for (what, secret) in [
+        ("the other tenant's sandbox id", theirs.clone()),
+        (
+            "the control plane's sealing key",
+            common::SECRET_KEY.to_string(),
+        ),
+        ("the LLM key", LLM_KEY.to_string()),
+        (
+            "a credential in the control plane's environment",
+            CLOUD_KEY.to_string(),
+        ),
+        ("its own agent server's session key", key_of(&mine)),
+        ("the other agent server's session key", key_of(&theirs)),
+        ("the other tenant's id", b.id.clone()),
+    ] {
+        assert!(!seen.contains(&secret), "the agent found {what}:\n{seen}");
+    }
+    // The in-process tools stay in the workspace too.
+    let refusals = seen.matches("outside the workspace").count();
+    assert!(refusals >= 2, "file_editor and grep refused: {seen}");
+    llm.shutdown().await;
+}
+
+/// Without confinement (no bubblewrap on the control plane's `PATH`),
+/// local sandboxes serve one tenant; `OH_CONTROL_ALLOW_UNCONFINED=1`
+/// accepts several.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unconfined_local_sandboxes_serve_one_tenant_unless_accepted() {
+    let llm = mock_llm(Script::from_turns([Turn::text("unused")])).await;
+    let no_bwrap = tempfile::tempdir().unwrap();
+    let path = no_bwrap.path().to_string_lossy().into_owned();
+    for (accept, second) in [(false, 503), (true, 201)] {
+        let mut env = vec![("PATH".to_string(), path.clone())];
+        if accept {
+            env.push(("OH_CONTROL_ALLOW_UNCONFINED".into(), "1".into()));
+        }
+        let c = Control::start(
+            &common::Db::Sqlite,
+            &llm.base_url(),
+            Options {
+                env,
+                ..Options::default()
+            },
+        );
+        assert!(
+            c.log_text().contains("cannot be confined"),
+            "the start says so: {}",
+            c.log_text()
+        );
+        let api = Api::new(&c.url);
+        let full = "sandboxes:write,ai_chat:use";
+        let a = tenant(&c, "acme", full, full);
+        let b = tenant(&c, "globex", full, full);
+        let first = api.create_sandbox(&a, json!({})).await;
+        assert_eq!(first.status, 201, "{}", first.text);
+        let again = api.create_sandbox(&a, json!({})).await;
+        assert_eq!(
+            again.status, 201,
+            "the same tenant may have more: {}",
+            again.text
+        );
+        let other = api.create_sandbox(&b, json!({})).await;
+        assert_eq!(other.status, second, "{}", other.text);
+        if !accept {
+            assert_eq!(other.code(), "sandboxes_unavailable");
+            assert!(
+                other.text.contains("OH_CONTROL_ALLOW_UNCONFINED"),
+                "{}",
+                other.text
+            );
+            let listed = api
+                .call(
+                    "GET",
+                    &format!("/v1/customer/tenants/{}/sandboxes", b.id),
+                    Some(&b.key),
+                    None,
+                )
+                .await;
+            assert_eq!(
+                listed.json["sandboxes"],
+                json!([]),
+                "nothing was left behind"
+            );
+        }
+    }
+    llm.shutdown().await;
+}

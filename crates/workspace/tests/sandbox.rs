@@ -37,7 +37,15 @@ async fn run(sandbox: Option<&Sandbox>, cwd: &Path, script: &str, timeout: u64) 
 }
 
 fn sandbox(ws: &Path, network: bool, limits: SandboxLimits) -> Sandbox {
-    Sandbox::new(SandboxConfig { network, limits }, ws).expect("bubblewrap works here")
+    Sandbox::new(
+        SandboxConfig {
+            network,
+            limits,
+            ..SandboxConfig::default()
+        },
+        ws,
+    )
+    .expect("bubblewrap works here")
 }
 
 #[tokio::test]
@@ -118,6 +126,84 @@ async fn hidden_paths_are_empty_and_read_only() {
     );
     let plain = run(None, &ws, &script, 20).await;
     assert!(plain.stdout.contains("top-secret") && plain.stdout.contains("their-file"));
+}
+
+/// A sandboxed process keeps no capability: it cannot unmount (or
+/// remount, even from a user namespace of its own) what hides the data.
+#[tokio::test]
+async fn hidden_paths_cannot_be_unmounted() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ws = root.path().join("ws");
+    let data = root.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("secrets.json"), "top-secret").unwrap();
+    let sb = Sandbox::with_hidden(SandboxConfig::default(), &ws, [data.clone()], None).unwrap();
+    let script = format!(
+        "grep CapEff /proc/self/status; umount -l {d}; umount {d}; \
+         unshare -Urm sh -c 'umount -l {d}; cat {d}/secrets.json'; cat {d}/secrets.json; echo end",
+        d = data.display()
+    );
+    let out = run(Some(&sb), &ws, &script, 20).await;
+    assert!(out.stdout.contains("end"), "{} {}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("CapEff:\t0000000000000000"),
+        "no capabilities: {}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("top-secret"), "{}", out.stdout);
+}
+
+/// A nestable sandbox holds sandboxes of its own (a sandboxed agent
+/// server's conversations): the inner one still sees nothing the outer
+/// hides, runs without capabilities, and its processes see this one's
+/// `/proc` only.
+#[tokio::test]
+async fn a_nestable_sandbox_holds_another() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outer_dir = root.path().join("outer");
+    let inner_ws = outer_dir.join("inner");
+    let data = root.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&inner_ws).unwrap();
+    std::fs::write(data.join("secrets.json"), "top-secret").unwrap();
+    std::fs::write(outer_dir.join("server.json"), "server-only").unwrap();
+    openhands_workspace::exec::sandbox::probe_nested(&root.path().join("scratch"))
+        .expect("nesting works here");
+    let outer = Sandbox::with_hidden(
+        SandboxConfig {
+            nestable: true,
+            ..SandboxConfig::default()
+        },
+        &outer_dir,
+        [data.clone()],
+        None,
+    )
+    .unwrap();
+    let bwrap = openhands_workspace::exec::sandbox::probe().unwrap().bwrap;
+    let inner = format!(
+        "{b} --unshare-user --unshare-pid --cap-drop ALL --ro-bind / / --dev /dev \
+         --ro-bind /dev/null {o}/server.json --bind {w} {w} --chdir {w} -- \
+         sh -c 'cat {d}/secrets.json {o}/server.json; grep CapEff /proc/self/status; \
+         echo inner > made-inside; echo inner-end'",
+        b = bwrap.display(),
+        o = outer_dir.display(),
+        w = inner_ws.display(),
+        d = data.display(),
+    );
+    let out = run(Some(&outer), &outer_dir, &inner, 20).await;
+    assert_eq!(out.end, RunEnd::Exited(0), "{} {}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("inner-end"), "{}", out.stdout);
+    assert!(!out.stdout.contains("top-secret"), "{}", out.stdout);
+    assert!(!out.stdout.contains("server-only"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("CapEff:\t0000000000000000"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(inner_ws.join("made-inside")).unwrap(),
+        "inner\n"
+    );
 }
 
 #[tokio::test]

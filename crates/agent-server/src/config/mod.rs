@@ -373,6 +373,7 @@ impl Config {
                 max_memory_bytes: mib(self.sandbox_max_memory_mb),
                 max_file_size_bytes: mib(self.sandbox_max_file_size_mb),
             },
+            nestable: false,
         }
     }
 

@@ -6,12 +6,25 @@
 //! from its start-up line) and writes its log to the sandbox directory. A
 //! supervisor task owns it: stopping terminates the whole group (SIGTERM,
 //! grace, SIGKILL) and reaps it; an unexpected exit is reported.
+//!
+//! **Confinement** ([`Confinement`]): where bubblewrap works, the agent
+//! server runs in a sandbox of the execution layer (user, pid, mount, ipc
+//! and uts namespaces, no capabilities) in which the control plane's data
+//! directory, its database file and the sandbox's log and pid files are
+//! hidden, and its own sandbox directory is the only writable path: other
+//! sandboxes, the database, `secret.key` and the control plane's processes
+//! and environment do not exist for it. Its conversations run in a second
+//! sandbox inside that one (`sandbox: namespaces` in its configuration),
+//! which also hides the agent server's own configuration, conversations
+//! and events from the agent.
 
-use super::{ProvisionError, SandboxLayout, sandbox_base_env, sandbox_env_policy};
-use openhands_workspace::exec::{GroupChild, ProcessSpec, exit_code};
+use super::{ProvisionError, SandboxLayout, sandbox_env_policy, sandbox_server_env};
+use openhands_workspace::exec::{
+    GroupChild, ProcessSpec, Sandbox, SandboxConfig, SandboxLimits, exit_code,
+};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
@@ -36,6 +49,54 @@ pub struct Exited {
 struct Proc {
     stop: CancellationToken,
     done: JoinHandle<()>,
+    /// Kept while the process runs: its resource-limit group goes with it.
+    _sandbox: Option<Sandbox>,
+}
+
+/// How local sandboxes are kept apart from each other and from the
+/// control plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confinement {
+    /// Each sandbox's agent server runs in a nestable bubblewrap sandbox
+    /// in which these paths (the data directory, the database file) are
+    /// hidden, its own sandbox directory excepted.
+    Namespaces {
+        /// What a sandbox may not see.
+        hidden: Vec<PathBuf>,
+    },
+    /// No confinement can be set up here: why.
+    Unavailable(String),
+}
+
+impl Confinement {
+    /// Checks that a nestable sandbox holding sandboxes of its own works
+    /// here (with `scratch` as the check's workspace) and hides `hidden`
+    /// from every local sandbox. Blocking.
+    pub fn detect(hidden: Vec<PathBuf>, scratch: &Path) -> Self {
+        match openhands_workspace::exec::sandbox::probe_nested(scratch) {
+            Ok(()) => Confinement::Namespaces { hidden },
+            Err(e) => Confinement::Unavailable(e.to_string()),
+        }
+    }
+
+    /// Why local sandboxes are not confined, if they are not.
+    pub fn unavailable(&self) -> Option<&str> {
+        match self {
+            Confinement::Namespaces { .. } => None,
+            Confinement::Unavailable(why) => Some(why),
+        }
+    }
+}
+
+/// The sandbox settings of a confined local sandbox: network (its agent
+/// server listens on loopback for the control plane), the execution
+/// layer's default limits for the whole sandbox, nestable.
+fn sandbox_config() -> SandboxConfig {
+    SandboxConfig {
+        network: true,
+        limits: SandboxLimits::default(),
+        nestable: true,
+    }
 }
 
 /// The local sandbox processes of this instance.
@@ -43,6 +104,7 @@ struct Proc {
 pub struct LocalSandboxes {
     procs: Arc<Mutex<HashMap<String, Proc>>>,
     exits: mpsc::UnboundedSender<Exited>,
+    confinement: Arc<Confinement>,
 }
 
 impl std::fmt::Debug for LocalSandboxes {
@@ -54,12 +116,25 @@ impl std::fmt::Debug for LocalSandboxes {
 }
 
 impl LocalSandboxes {
-    /// A set whose unexpected exits are sent to `exits`.
-    pub fn new(exits: mpsc::UnboundedSender<Exited>) -> Self {
+    /// A set whose unexpected exits are sent to `exits`, confined as
+    /// `confinement` says.
+    pub fn new(exits: mpsc::UnboundedSender<Exited>, confinement: Confinement) -> Self {
         Self {
             procs: Arc::new(Mutex::new(HashMap::new())),
             exits,
+            confinement: Arc::new(confinement),
         }
+    }
+
+    /// How these sandboxes are confined.
+    pub fn confinement(&self) -> &Confinement {
+        &self.confinement
+    }
+
+    /// Whether the agent servers run confined, so their conversations can
+    /// be sandboxed inside (see the module documentation).
+    pub fn confined(&self) -> bool {
+        self.confinement.unavailable().is_none()
     }
 
     /// Starts the agent server of `sandbox_id` in `layout` and returns its
@@ -74,11 +149,26 @@ impl LocalSandboxes {
         start_timeout: Duration,
     ) -> Result<String, ProvisionError> {
         let l = layout.clone();
-        let _ = tokio::task::spawn_blocking(move || stop_leftover(&l)).await;
-        let env = sandbox_env_policy().child_env_from(sandbox_base_env(&layout.server_env()));
+        let confinement = self.confinement.clone();
+        let sandbox = tokio::task::spawn_blocking(move || {
+            stop_leftover(&l);
+            match &*confinement {
+                Confinement::Namespaces { hidden } => {
+                    let hidden = hidden.iter().cloned().chain(l.control_files());
+                    Sandbox::with_hidden(sandbox_config(), &l.dir, hidden, None)
+                        .map(Some)
+                        .map_err(|e| ProvisionError::Start(format!("confining it: {e}")))
+                }
+                Confinement::Unavailable(_) => Ok(None),
+            }
+        })
+        .await
+        .map_err(|e| ProvisionError::Start(e.to_string()))??;
+        let env = sandbox_env_policy().child_env_from(sandbox_server_env(&layout.server_env()));
         let spec = ProcessSpec::new(binary, env)
             .args(["--host", "127.0.0.1", "--port", "0"])
-            .cwd(&layout.dir);
+            .cwd(&layout.dir)
+            .sandbox(sandbox.as_ref());
         let mut child = GroupChild::spawn(&spec)
             .map_err(|e| ProvisionError::Start(format!("cannot run {}: {e}", binary.display())))?;
         let (Some(stdout), Some(stderr)) = (child.take_stdout(), child.take_stderr()) else {
@@ -135,11 +225,12 @@ impl LocalSandboxes {
             stop.clone(),
             self.exits.clone(),
         ));
-        if let Some(old) = self
-            .procs
-            .lock()
-            .insert(sandbox_id.to_string(), Proc { stop, done })
-        {
+        let proc = Proc {
+            stop,
+            done,
+            _sandbox: sandbox,
+        };
+        if let Some(old) = self.procs.lock().insert(sandbox_id.to_string(), proc) {
             old.stop.cancel();
         }
         Ok(format!("http://{address}"))

@@ -82,8 +82,11 @@ impl SandboxLayout {
         self.dir.join(name)
     }
 
-    /// The agent server's configuration for this layout.
-    pub fn server_config(&self, key: &str, secret: &str) -> Value {
+    /// The agent server's configuration for this layout. With
+    /// `sandbox_conversations` every conversation's processes run in a
+    /// sandbox of their own that hides the server's files (its
+    /// configuration, conversations, events, log) from the agent.
+    pub fn server_config(&self, key: &str, secret: &str, sandbox_conversations: bool) -> Value {
         json!({
             "session_api_keys": [key],
             "secret_key": secret,
@@ -93,6 +96,7 @@ impl SandboxLayout {
             "enable_vscode": false,
             "preload_tools": false,
             "enable_browser": false,
+            "sandbox": if sandbox_conversations { "namespaces" } else { "none" },
         })
     }
 
@@ -111,8 +115,14 @@ impl SandboxLayout {
         ]
     }
 
-    /// Creates the directories and writes the configuration. Blocking.
-    pub fn prepare(&self, key: &str, secret: &str) -> Result<(), ProvisionError> {
+    /// Creates the directories, the (empty) log and pid files, and writes
+    /// the configuration (see [`SandboxLayout::server_config`]). Blocking.
+    pub fn prepare(
+        &self,
+        key: &str,
+        secret: &str,
+        sandbox_conversations: bool,
+    ) -> Result<(), ProvisionError> {
         let io = |p: &Path| {
             let path = p.to_string_lossy().into_owned();
             move |source| ProvisionError::Io { path, source }
@@ -121,9 +131,24 @@ impl SandboxLayout {
             let p = self.sub(sub);
             std::fs::create_dir_all(&p).map_err(io(&p))?;
         }
+        for file in [self.log_path(), self.pid_path()] {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .map_err(io(&file))?;
+        }
         let cfg = self.config_path();
-        let text = self.server_config(key, secret).to_string();
+        let text = self
+            .server_config(key, secret, sandbox_conversations)
+            .to_string();
         crate::secrets::write_private(&cfg, text.as_bytes()).map_err(io(&cfg))
+    }
+
+    /// The files of this layout only the control plane uses (log, pid):
+    /// hidden from the sandbox's agent server.
+    pub fn control_files(&self) -> [PathBuf; 2] {
+        [self.log_path(), self.pid_path()]
     }
 }
 
@@ -139,10 +164,41 @@ pub fn sandbox_env_policy() -> EnvPolicy {
         .strip_name("PGPASSWORD")
 }
 
-/// The base environment of a sandbox's agent server: this process's,
-/// without any `OH_*` setting (the sandbox is configured by its own file;
-/// an inherited `OH_CONVERSATIONS_PATH` must not redirect it) nor the log
-/// settings the start-up relies on, plus `extra`.
+/// The variables of this process a local sandbox's agent server (and so
+/// its agent) inherits: where programs are, who and where the user is, the
+/// locale, the terminal and the system's certificate bundle. Nothing else
+/// of the control plane's environment (cloud or provider credentials it
+/// may hold among them) reaches a sandbox.
+pub const SANDBOX_INHERITED_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// The environment of a local sandbox's agent server: the
+/// [`SANDBOX_INHERITED_VARS`] and `LC_*` locale variables of this
+/// process, plus `extra`.
+pub fn sandbox_server_env(extra: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| SANDBOX_INHERITED_VARS.contains(&k.as_str()) || k.starts_with("LC_"))
+        .collect();
+    env.extend(extra.iter().cloned());
+    env
+}
+
+/// The base environment of the `docker` commands: this process's, without
+/// any `OH_*` setting nor the log settings the start-up relies on, plus
+/// `extra` (a container gets only what `docker run -e` gives it).
 pub fn sandbox_base_env(extra: &[(String, String)]) -> BTreeMap<String, String> {
     let mut env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -204,10 +260,11 @@ mod tests {
     fn the_layout_writes_a_private_config_with_the_key() {
         let dir = tempfile::tempdir().unwrap();
         let l = SandboxLayout::new(dir.path().join("s"));
-        l.prepare("k1", "s1").unwrap();
+        l.prepare("k1", "s1", true).unwrap();
         let cfg: Value =
             serde_json::from_str(&std::fs::read_to_string(l.config_path()).unwrap()).unwrap();
         assert_eq!(cfg["session_api_keys"][0], "k1");
+        assert_eq!(cfg["sandbox"], "namespaces");
         assert!(l.workspace().is_dir());
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(l.config_path())
@@ -215,10 +272,17 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        let env = sandbox_base_env(&l.server_env());
+        let env = sandbox_server_env(&l.server_env());
         assert!(
             env.keys()
                 .all(|k| !k.starts_with("OH_") || k == "OH_PERSISTENCE_DIR")
+        );
+        assert!(
+            env.keys()
+                .all(|k| SANDBOX_INHERITED_VARS.contains(&k.as_str())
+                    || k.starts_with("LC_")
+                    || l.server_env().iter().any(|(name, _)| name == k)),
+            "{env:?}"
         );
     }
 }

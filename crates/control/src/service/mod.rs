@@ -9,7 +9,7 @@ use crate::agent_client::{AgentClient, Endpoint};
 use crate::config::{ControlConfig, OUTPUT_RETENTION_BYTES};
 use crate::error::ApiError;
 use crate::hosts::docker::DockerSandboxes;
-use crate::hosts::local::{Exited, LocalSandboxes};
+use crate::hosts::local::{Confinement, Exited, LocalSandboxes};
 use crate::secrets::{Sealer, SecretError};
 use crate::store::sandboxes::Sandbox;
 use crate::store::{Store, StoreError, now_ms};
@@ -231,6 +231,34 @@ fn instance_id(configured: Option<&str>, data_dir: &std::path::Path) -> Result<S
     }
 }
 
+/// How this instance's local sandboxes are confined (checked once at
+/// start; see [`crate::hosts::local`]): they may not see the data
+/// directory nor the SQLite database. Says so loudly when they cannot be.
+async fn local_confinement(
+    config: &ControlConfig,
+    data_dir: &std::path::Path,
+) -> Result<Confinement, StartError> {
+    let mut hidden = vec![data_dir.to_path_buf()];
+    hidden.extend(config.sqlite_path());
+    let scratch = data_dir.join("confinement-check");
+    let allow = config.allow_unconfined;
+    tokio::task::spawn_blocking(move || {
+        let found = Confinement::detect(hidden, &scratch);
+        let _ = std::fs::remove_dir_all(&scratch);
+        if let Some(why) = found.unavailable() {
+            let rule = if allow {
+                "OH_CONTROL_ALLOW_UNCONFINED is set: tenants share this machine without confinement"
+            } else {
+                "local sandboxes are kept to one tenant (set OH_CONTROL_ALLOW_UNCONFINED=1 to accept several)"
+            };
+            tracing::warn!("local sandboxes cannot be confined here ({why}); {rule}");
+        }
+        found
+    })
+    .await
+    .map_err(|e| StartError::Join(e.to_string()))
+}
+
 impl ControlPlane {
     /// Opens the state and starts the background work; relaunches the
     /// local and docker sandboxes this instance owns.
@@ -242,10 +270,11 @@ impl ControlPlane {
             tokio::task::spawn_blocking(move || instance_id(configured.as_deref(), &dir))
                 .await
                 .map_err(|e| StartError::Join(e.to_string()))??;
+        let confinement = local_confinement(&config, &data_dir).await?;
         let (exit_tx, exit_rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             client: AgentClient::new(config.host_timeout),
-            local: LocalSandboxes::new(exit_tx),
+            local: LocalSandboxes::new(exit_tx, confinement),
             docker: DockerSandboxes::new(config.docker_bin.clone(), config.docker_image.clone()),
             config,
             store,

@@ -73,7 +73,8 @@ async fn launch(inner: &Arc<Inner>, s: &Sandbox, key: &str) -> Result<Endpoint, 
     let lay = layout(inner, &s.id);
     let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
     let (k, l) = (key.to_string(), lay.clone());
-    tokio::task::spawn_blocking(move || l.prepare(&k, &secret))
+    let sandbox_conversations = s.placement == "local" && inner.local.confined();
+    tokio::task::spawn_blocking(move || l.prepare(&k, &secret, sandbox_conversations))
         .await
         .map_err(|e| ProvisionError::Start(e.to_string()))??;
     let url = if s.placement == "docker" {
@@ -164,6 +165,9 @@ impl ControlPlane {
             deleted_at: None,
         };
         inner.store.insert_sandbox(&s).await?;
+        if placement == "local" {
+            self.refuse_unconfined_sharing(&s).await?;
+        }
         let endpoint = match &host {
             Some(h) => {
                 let key = inner
@@ -206,6 +210,31 @@ impl ControlPlane {
                 )))
             }
         }
+    }
+
+    /// Where local sandboxes cannot be confined, they are kept to one
+    /// tenant unless `OH_CONTROL_ALLOW_UNCONFINED` accepts more: a new
+    /// local sandbox `s` (already inserted, so two tenants racing both see
+    /// each other) of a second tenant is withdrawn and refused.
+    async fn refuse_unconfined_sharing(&self, s: &Sandbox) -> Result<(), ApiError> {
+        let inner = &self.inner;
+        let Some(why) = inner.local.confinement().unavailable() else {
+            return Ok(());
+        };
+        if inner.config.allow_unconfined
+            || !inner
+                .store
+                .others_have_local_sandboxes(&inner.instance, &s.tenant_id)
+                .await?
+        {
+            return Ok(());
+        }
+        inner.store.mark_sandbox_deleted(&s.id).await?;
+        Err(ApiError::sandboxes_unavailable(format!(
+            "local sandboxes cannot be confined on this machine ({why}), so they serve one tenant \
+             and another tenant has them; set OH_CONTROL_ALLOW_UNCONFINED=1 to let tenants share \
+             it without confinement"
+        )))
     }
 
     pub(crate) async fn sandbox_view(&self, s: &Sandbox) -> Result<Value, ApiError> {

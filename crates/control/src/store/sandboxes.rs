@@ -181,6 +181,24 @@ impl Store {
         .await?)
     }
 
+    /// Whether tenants other than `tenant_id` have local sandboxes (not
+    /// deleted) on `instance`.
+    pub async fn others_have_local_sandboxes(
+        &self,
+        instance: &str,
+        tenant_id: &str,
+    ) -> StoreResult<bool> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sandboxes WHERE owner_instance = $1 AND placement = 'local' \
+             AND tenant_id <> $2 AND status <> 'deleted'",
+        )
+        .bind(instance)
+        .bind(tenant_id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(n > 0)
+    }
+
     /// Sandboxes provisioned by `instance` with placement `local` or
     /// `docker` that are not deleted.
     pub async fn owned_sandboxes(&self, instance: &str) -> StoreResult<Vec<Sandbox>> {

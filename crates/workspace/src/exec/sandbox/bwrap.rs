@@ -3,12 +3,19 @@
 //! ```text
 //! [setsid] sh -c <join control groups, run the rest> sh [<cgroup.procs files>] --
 //! bwrap --die-with-parent --unshare-user --unshare-pid --unshare-ipc --unshare-uts
-//!       [--unshare-net] --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp
+//!       [--unshare-net] --cap-drop ALL [--uid 1000 --gid 1000]
+//!       --ro-bind / / --dev /dev --tmpfs /tmp [--proc /proc]
 //!       (--tmpfs <hidden dir> --remount-ro <hidden dir> | --ro-bind /dev/null <hidden file>)...
 //!       --bind <workspace> <workspace>  (--bind|--ro-bind <extra> <extra>)...
 //!       [--chdir <cwd>] --
 //! [prlimit --nproc=.. --as=.. --fsize=.. --] <program> <args>
 //! ```
+//!
+//! No capability survives (`--cap-drop ALL`): a process keeping
+//! `CAP_SYS_ADMIN` in the sandbox's user namespace could unmount what hides
+//! the server's data. `--uid`/`--gid` only in a nestable sandbox started by
+//! root (see [`super::SandboxConfig::nestable`]); `--proc` unless this
+//! process is itself sandboxed (see [`super::SandboxTools::fresh_proc`]).
 //!
 //! Stopping: the shell, bwrap and its init (pid 1 of the new pid
 //! namespace) share one process group, so the group's signals reach them;
@@ -78,21 +85,27 @@ impl Sandbox {
         }
         out.push("--".into());
         out.push(tools.bwrap.clone().into_os_string());
-        let mut flag = |s: &str| out.push(s.into());
-        for f in [
-            "--die-with-parent",
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-        ] {
-            flag(f);
-        }
+        out.extend(
+            [
+                "--die-with-parent",
+                "--unshare-user",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+            ]
+            .map(OsString::from),
+        );
         if !self.inner.config.network {
-            flag("--unshare-net");
+            out.push("--unshare-net".into());
         }
-        for f in super::config::BASE_MOUNTS {
-            flag(f);
+        out.extend(super::config::DROP_CAPABILITIES.map(OsString::from));
+        if self.inner.config.nestable && nix::unistd::geteuid().is_root() {
+            let id = OsString::from(super::config::NESTED_ID.to_string());
+            out.extend(["--uid".into(), id.clone(), "--gid".into(), id]);
+        }
+        out.extend(super::config::BASE_MOUNTS.map(OsString::from));
+        if tools.fresh_proc {
+            out.extend(super::config::PROC_MOUNT.map(OsString::from));
         }
         let workspace = self.workspace();
         let shown: Vec<&Path> = std::iter::once(workspace)

@@ -44,13 +44,24 @@ pub struct SandboxConfig {
     pub network: bool,
     /// Resource limits.
     pub limits: SandboxLimits,
+    /// Whether processes inside build sandboxes of their own (a sandboxed
+    /// agent server whose conversations are sandboxed again). When this
+    /// process is root, the sandbox's processes then run as
+    /// [`NESTED_ID`] inside (still this user outside): a namespace's root
+    /// may only map its parent's root with `CAP_SETFCAP`, which a sandbox
+    /// never keeps.
+    pub nestable: bool,
 }
+
+/// The user and group id inside a nestable sandbox started by root.
+pub const NESTED_ID: u32 = 1000;
 
 impl Default for SandboxConfig {
     fn default() -> Self {
         Self {
             network: true,
             limits: SandboxLimits::default(),
+            nestable: false,
         }
     }
 }
@@ -75,16 +86,19 @@ pub enum SandboxError {
     Workspace(PathBuf, String),
 }
 
-/// The file system every sandbox starts from: the host read-only, a fresh
-/// `/proc`, a minimal `/dev` and a private `/tmp` (bubblewrap arguments).
-pub const BASE_MOUNTS: [&str; 9] = [
-    "--ro-bind",
-    "/",
-    "/",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--tmpfs",
-    "/tmp",
-];
+/// The file system every sandbox starts from: the host read-only, a
+/// minimal `/dev` and a private `/tmp` (bubblewrap arguments); see
+/// [`PROC_MOUNT`].
+pub const BASE_MOUNTS: [&str; 7] = ["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/tmp"];
+
+/// A fresh `/proc` for the sandbox's own pid namespace. Left out inside
+/// another sandbox, where the kernel refuses a second one (the outer
+/// `/proc` has read-only mounts over parts of it): the inner sandbox then
+/// sees the outer one's processes through the inherited `/proc` (see
+/// [`super::probe::SandboxTools::fresh_proc`]).
+pub const PROC_MOUNT: [&str; 2] = ["--proc", "/proc"];
+
+/// Every capability is dropped inside a sandbox: with `CAP_SYS_ADMIN` in
+/// its user namespace a process could unmount what hides the server's
+/// data.
+pub const DROP_CAPABILITIES: [&str; 2] = ["--cap-drop", "ALL"];

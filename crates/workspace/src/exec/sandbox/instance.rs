@@ -89,6 +89,9 @@ impl Sandbox {
             .map_err(|e| SandboxError::Workspace(workspace.to_path_buf(), e.to_string()))?;
         let workspace = std::fs::canonicalize(workspace)
             .map_err(|e| SandboxError::Workspace(workspace.to_path_buf(), e.to_string()))?;
+        if !tools.fresh_proc {
+            keep_memory_private()?;
+        }
         let cgroup = cgroup::Cgroup::create(&config.limits);
         let l = &config.limits;
         let needs_rlimits = l.max_file_size_bytes.is_some()
@@ -131,6 +134,20 @@ impl Sandbox {
         }
         all
     }
+}
+
+/// Makes this process non-dumpable, once: sandboxes that inherit this
+/// process's `/proc` (see [`SandboxTools::fresh_proc`]) see it, and
+/// without `CAP_SYS_PTRACE` a non-dumpable process's memory, environment
+/// and file descriptors are closed to them even under the same user.
+fn keep_memory_private() -> Result<(), SandboxError> {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        nix::sys::prctl::set_dumpable(false)
+            .map_err(|e| format!("cannot make this process non-dumpable: {e}"))
+    })
+    .clone()
+    .map_err(SandboxError::Namespaces)
 }
 
 /// `p` made absolute (resolved when it exists), lexically otherwise.

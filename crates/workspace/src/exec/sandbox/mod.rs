@@ -23,4 +23,4 @@ pub mod probe;
 
 pub use config::{SandboxConfig, SandboxError, SandboxLimits};
 pub use instance::{HiddenPaths, Sandbox};
-pub use probe::{SandboxTools, probe};
+pub use probe::{SandboxTools, probe, probe_nested};

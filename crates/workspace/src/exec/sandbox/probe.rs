@@ -5,12 +5,13 @@
 use super::config::SandboxError;
 use crate::exec::which::resolve_program;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The programs a sandbox is built from (absolute paths).
+/// The programs a sandbox is built from (absolute paths) and how it
+/// mounts `/proc`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxTools {
     /// bubblewrap.
@@ -22,6 +23,13 @@ pub struct SandboxTools {
     /// util-linux `prlimit`: sets rlimits inside the sandbox (rlimit
     /// fallback and `RLIMIT_FSIZE`); `None` when missing.
     pub prlimit: Option<PathBuf>,
+    /// Whether sandboxes get a fresh `/proc` of their own pid namespace.
+    /// `false` only when this process itself runs inside a sandbox (its
+    /// pid 1 is bubblewrap) whose `/proc` the kernel will not mount again:
+    /// nested sandboxes then inherit it and see the outer sandbox's
+    /// processes, and this process makes itself non-dumpable so they
+    /// cannot read its memory or environment (see [`super::Sandbox`]).
+    pub fresh_proc: bool,
 }
 
 /// How long the probe may take.
@@ -31,7 +39,9 @@ static PROBE: OnceLock<Result<SandboxTools, SandboxError>> = OnceLock::new();
 
 /// The sandbox programs, after checking once that
 /// `bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-uts
-/// --unshare-net --ro-bind / / --proc /proc --dev /dev true` succeeds.
+/// --unshare-net --cap-drop ALL --ro-bind / / --dev /dev --tmpfs /tmp
+/// --proc /proc true` succeeds (inside another sandbox: without `--proc`
+/// when the kernel refuses a second `/proc`).
 pub fn probe() -> Result<SandboxTools, SandboxError> {
     PROBE.get_or_init(run_probe).clone()
 }
@@ -46,16 +56,52 @@ fn find(name: &str) -> Option<PathBuf> {
 fn run_probe() -> Result<SandboxTools, SandboxError> {
     let bwrap = find("bwrap").ok_or(SandboxError::NoBwrap)?;
     let sh = find("sh").unwrap_or_else(|| PathBuf::from("/bin/sh"));
-    let mut child = Command::new(&bwrap)
-        .args([
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-net",
-        ])
-        .args(super::config::BASE_MOUNTS)
-        .arg("true")
+    let fresh_proc = match try_sandbox(&bwrap, true) {
+        Ok(()) => true,
+        Err(first) if inside_a_sandbox() => {
+            try_sandbox(&bwrap, false).map_err(|_| first)?;
+            false
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(SandboxTools {
+        setsid: find("setsid").unwrap_or_else(|| PathBuf::from("/usr/bin/setsid")),
+        bwrap,
+        sh,
+        prlimit: find("prlimit"),
+        fresh_proc,
+    })
+}
+
+/// Whether this process runs in a bubblewrap sandbox's pid namespace (its
+/// pid 1 is bwrap), whose `/proc` shows only that sandbox's processes.
+fn inside_a_sandbox() -> bool {
+    std::fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "bwrap")
+}
+
+/// Runs `true` in a sandbox like the ones [`super::Sandbox`] builds.
+fn try_sandbox(bwrap: &Path, fresh_proc: bool) -> Result<(), SandboxError> {
+    let mut cmd = Command::new(bwrap);
+    cmd.args([
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+    ])
+    .args(super::config::DROP_CAPABILITIES)
+    .args(super::config::BASE_MOUNTS);
+    if fresh_proc {
+        cmd.args(super::config::PROC_MOUNT);
+    }
+    cmd.arg("true");
+    wait_for(cmd, bwrap)
+}
+
+/// Runs `cmd` (standard error read on failure) for at most
+/// [`PROBE_TIMEOUT`].
+fn wait_for(mut cmd: Command, bwrap: &Path) -> Result<(), SandboxError> {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -76,20 +122,56 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
             Err(e) => return Err(SandboxError::Namespaces(e.to_string())),
         }
     };
-    if !status.success() {
-        let mut err = String::new();
-        if let Some(mut s) = child.stderr.take() {
-            let _ = s.by_ref().take(4096).read_to_string(&mut err);
-        }
-        return Err(SandboxError::Namespaces(format!(
-            "bwrap failed ({status}): {}",
-            err.trim()
-        )));
+    if status.success() {
+        return Ok(());
     }
-    Ok(SandboxTools {
-        setsid: find("setsid").unwrap_or_else(|| PathBuf::from("/usr/bin/setsid")),
-        bwrap,
-        sh,
-        prlimit: find("prlimit"),
-    })
+    let mut err = String::new();
+    if let Some(mut s) = child.stderr.take() {
+        let _ = s.by_ref().take(4096).read_to_string(&mut err);
+    }
+    Err(SandboxError::Namespaces(format!(
+        "bwrap failed ({status}): {}",
+        err.trim()
+    )))
+}
+
+/// Checks that a [`super::SandboxConfig::nestable`] sandbox can hold a
+/// sandbox of its own here, as a sandboxed agent server's conversations
+/// need: runs bwrap inside such a sandbox (with `scratch` as its
+/// workspace), without `--proc` as [`probe`] inside a sandbox finds.
+/// Blocking.
+pub fn probe_nested(scratch: &Path) -> Result<(), SandboxError> {
+    use super::bwrap::Attach;
+    use super::config::{SandboxConfig, SandboxLimits};
+    let tools = probe()?;
+    let outer = super::Sandbox::new(
+        SandboxConfig {
+            network: true,
+            limits: SandboxLimits {
+                max_processes: None,
+                max_memory_bytes: None,
+                max_file_size_bytes: None,
+            },
+            nestable: true,
+        },
+        scratch,
+    )?;
+    let inner: Vec<std::ffi::OsString> = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+    ]
+    .into_iter()
+    .chain(super::config::DROP_CAPABILITIES)
+    .chain(super::config::BASE_MOUNTS)
+    .chain(["true"])
+    .map(Into::into)
+    .collect();
+    let (program, args) =
+        outer.command_line(tools.bwrap.as_os_str(), &inner, None, &[], Attach::Pipes);
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    wait_for(cmd, &tools.bwrap)
+        .map_err(|e| SandboxError::Namespaces(format!("a sandbox inside a sandbox fails: {e}")))
 }
