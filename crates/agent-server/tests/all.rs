@@ -1,0 +1,10 @@
+//! Integration tests of `agent-server`, one binary: each file of `suite/` is one
+//! former test target; the helpers they share sit beside this file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod conversations_support;
+mod gateway_support;
+mod otel_support;
+mod suite;

@@ -1,0 +1,5 @@
+//! The suites, one module per former test target.
+
+mod browser;
+mod recording;
+mod sandbox;

@@ -1,0 +1,9 @@
+//! Integration tests of `cli`, one binary: each file of `suite/` is one
+//! former test target; the helpers they share sit beside this file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+#[path = "../../agent-server/tests/otel_support/mod.rs"]
+mod otel_support;
+mod suite;

@@ -1,0 +1,8 @@
+//! The suites, one module per former test target.
+
+mod cli;
+mod control;
+mod flags;
+mod telemetry;
+mod tui;
+mod workflow_templates;

@@ -1,0 +1,8 @@
+//! The suites, one module per former test target.
+
+mod docker;
+mod e2e;
+mod hosts;
+mod instances;
+mod output_limits;
+mod refusals;

@@ -1,0 +1,5 @@
+//! The suites, one module per former test target.
+
+mod everything;
+mod oauth;
+mod python_sse;

@@ -1,0 +1,22 @@
+//! The suites, one module per former test target.
+
+mod acp_stream;
+mod client_tools;
+mod condenser;
+mod conversation;
+mod critic;
+mod docker;
+mod goal;
+mod hooks;
+mod hooks_agent_async;
+mod llm_switching;
+mod mcp;
+mod navigate;
+mod persistence;
+mod plugins;
+mod plugins_runtime;
+mod reference_fixture;
+mod remote;
+mod remote_reference;
+mod route_task;
+mod skills;

@@ -1,0 +1,7 @@
+//! Integration tests of `tools`, one binary: each file of `suite/` is one
+//! former test target; the helpers they share sit beside this file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
+mod support;
