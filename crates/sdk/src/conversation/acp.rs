@@ -53,14 +53,44 @@ pub struct AcpModelState {
     pub supports_runtime_model_switch: bool,
 }
 
+/// The ACP part of a conversation: the server's client once started, and
+/// one start at a time.
+#[derive(Default)]
+pub(crate) struct AcpSlot {
+    client: parking_lot::Mutex<Option<AcpClient>>,
+    start: tokio::sync::Mutex<()>,
+}
+
+impl AcpSlot {
+    /// Held while a server starts.
+    async fn starting(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.start.lock().await
+    }
+
+    /// The client, if a server was started.
+    fn client(&self) -> Option<AcpClient> {
+        self.client.lock().clone()
+    }
+
+    fn set(&self, client: Option<AcpClient>) {
+        *self.client.lock() = client;
+    }
+
+    fn take(&self) -> Option<AcpClient> {
+        self.client.lock().take()
+    }
+}
+
 impl LocalConversation {
     /// Whether the agent is an `ACPAgent`.
     pub fn is_acp(&self) -> bool {
-        self.inner.agent.read().spec().kind == ACP_AGENT_KIND
+        self.inner
+            .agent
+            .with_agent(|a| a.spec().kind == ACP_AGENT_KIND)
     }
 
     fn acp_agent_config(&self) -> Result<AcpAgentConfig, ConversationError> {
-        let spec = self.inner.agent.read().spec().clone();
+        let spec = self.inner.agent.spec();
         match acp_config(&spec) {
             Some(Ok(c)) => Ok(c),
             Some(Err(e)) => Err(ConversationError::Invalid(e.to_string())),
@@ -96,7 +126,7 @@ impl LocalConversation {
     /// agent context and without secrets, as in the reference. The ACP
     /// server knows its own working directory, so it is not repeated.
     fn acp_suffix(&self) -> Option<String> {
-        let mut spec = self.inner.agent.read().spec().clone();
+        let mut spec = self.inner.agent.spec();
         let mut secret_names = self.secrets().names();
         if let Some(Ok(config)) = acp_config(&spec) {
             let on_disk = openhands_acp::files::present_file_secret_names(&config, &secret_names);
@@ -127,14 +157,14 @@ impl LocalConversation {
     /// (`ConversationErrorEvent` with the reference's code, status `error`)
     /// and returned as [`ConversationError::Acp`].
     pub(crate) async fn ensure_acp_started(&self) -> Result<AcpClient, ConversationError> {
-        let _starting = self.inner.acp_start.lock().await;
-        let current = self.inner.acp.lock().clone();
+        let _starting = self.inner.acp.starting().await;
+        let current = self.inner.acp.client();
         if let Some(c) = current {
             if c.is_alive() {
                 return Ok(c);
             }
             c.close().await;
-            *self.inner.acp.lock() = None;
+            self.inner.acp.set(None);
         }
         let config = self.acp_agent_config()?;
         let mut opts = self.acp_launch_options(&config)?;
@@ -167,11 +197,11 @@ impl LocalConversation {
                 let state = client.state();
                 self.record_acp_state(&state, &cwd, config.model.is_some())
                     .await?;
-                if self.inner.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                if self.is_closed() {
                     client.close().await;
                     return Err(ConversationError::Interrupted);
                 }
-                *self.inner.acp.lock() = Some(client.clone());
+                self.inner.acp.set(Some(client.clone()));
                 Ok(client)
             }
             Err(e) => {
@@ -226,7 +256,7 @@ impl LocalConversation {
         // Nested Claude Code instances refuse to start with it set.
         env.remove("CLAUDECODE");
         let cwd = self.inner.env.working_dir.clone();
-        let agent_state = self.inner.core.lock().state.agent_state.clone();
+        let agent_state = self.inner.log.read(|c| c.state.agent_state.clone());
         let text = |k: &str| {
             agent_state
                 .get(k)
@@ -240,7 +270,7 @@ impl LocalConversation {
                 text("acp_session_id").filter(|_| text("acp_session_cwd").is_none_or(|c| c == here))
             }
         };
-        let spec = self.inner.agent.read().spec().clone();
+        let spec = self.inner.agent.spec();
         Ok(LaunchOptions {
             cwd,
             env,
@@ -263,7 +293,7 @@ impl LocalConversation {
         cwd: &str,
         override_requested: bool,
     ) -> Result<(), ConversationError> {
-        let mut agent_state = self.inner.core.lock().state.agent_state.clone();
+        let mut agent_state = self.inner.log.read(|c| c.state.agent_state.clone());
         agent_state.insert("acp_agent_name".into(), json!(state.agent_name));
         agent_state.insert("acp_agent_version".into(), json!(state.agent_version));
         agent_state.insert("acp_session_id".into(), json!(state.session_id));
@@ -332,7 +362,7 @@ impl LocalConversation {
             self.set_status(ExecutionStatus::Finished).await?;
             return Ok(());
         };
-        let agent_state = self.inner.core.lock().state.agent_state.clone();
+        let agent_state = self.inner.log.read(|c| c.state.agent_state.clone());
         let suffix_pending = !agent_state
             .get("acp_suffix_installed")
             .and_then(Value::as_bool)
@@ -431,7 +461,7 @@ impl LocalConversation {
                     started.elapsed().as_secs_f64(),
                 );
                 if suffix.is_some() {
-                    let mut st = self.inner.core.lock().state.agent_state.clone();
+                    let mut st = self.inner.log.read(|c| c.state.agent_state.clone());
                     st.insert("acp_suffix_installed".into(), json!(true));
                     self.set_agent_state(st).await?;
                 }
@@ -473,7 +503,7 @@ impl LocalConversation {
             Err(e) => {
                 if !client.is_alive() {
                     client.close().await;
-                    *self.inner.acp.lock() = None;
+                    self.inner.acp.set(None);
                 }
                 let detail = self.secrets_masked(&e.detail());
                 let msg = agent_message(format!("ACP error: {detail}"));
@@ -512,7 +542,7 @@ impl LocalConversation {
     ) -> (String, openhands_wire::metrics::Metrics) {
         use openhands_acp::usage::{TurnTokens, UsageUpdate};
         use openhands_wire::metrics::{Cost, Metrics, ResponseLatency, TokenUsage};
-        let spec = self.inner.agent.read().spec().clone();
+        let spec = self.inner.agent.spec();
         let key = if spec.llm.usage_id.is_empty() {
             openhands_acp::ACP_SENTINEL_MODEL.to_string()
         } else {
@@ -529,12 +559,8 @@ impl LocalConversation {
             .unwrap_or_else(|| openhands_acp::ACP_SENTINEL_MODEL.to_string());
         let mut metrics = self
             .inner
-            .core
-            .lock()
-            .stats_base
-            .usage_to_metrics
-            .get(&key)
-            .cloned()
+            .log
+            .read(|c| c.stats_base.usage_to_metrics.get(&key).cloned())
             .unwrap_or_else(|| Metrics::new(model.clone()));
         metrics.model_name = model.clone();
         let session_id = client.state().session_id;
@@ -646,7 +672,7 @@ impl LocalConversation {
             ));
         }
         let live = {
-            let current = self.inner.acp.lock().clone();
+            let current = self.inner.acp.client();
             current.filter(AcpClient::is_alive)
         };
         if let Some(client) = &live {
@@ -655,12 +681,12 @@ impl LocalConversation {
                 other => ConversationError::Acp(other),
             })?;
         }
-        let agent = self.inner.agent.read().clone().with_acp_model(model);
+        let agent = self.inner.agent.agent().with_acp_model(model);
         let this = self.clone();
         super::writer::run(move || this.replace_agent(agent)).await?;
         // The recorded hint follows every successful switch (cold reads
         // fall back to it).
-        let mut st = self.inner.core.lock().state.agent_state.clone();
+        let mut st = self.inner.log.read(|c| c.state.agent_state.clone());
         st.insert("acp_current_model_id".into(), json!(model));
         self.set_agent_state(st).await?;
         Ok(())
@@ -673,17 +699,15 @@ impl LocalConversation {
         if !self.is_acp() {
             return None;
         }
-        let agent_state = self.inner.core.lock().state.agent_state.clone();
-        let live = self.inner.acp.lock().as_ref().map(AcpClient::state);
-        let configured = self
-            .inner
-            .agent
-            .read()
-            .spec()
-            .extra
-            .get("acp_model")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let agent_state = self.inner.log.read(|c| c.state.agent_state.clone());
+        let live = self.inner.acp.client().as_ref().map(AcpClient::state);
+        let configured = self.inner.agent.with_agent(|a| {
+            a.spec()
+                .extra
+                .get("acp_model")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
         let current = live
             .as_ref()
             .and_then(|s| s.current_model_id.clone())
@@ -719,7 +743,7 @@ impl LocalConversation {
 
     /// Stops the ACP server, if one runs.
     pub(crate) async fn close_acp(&self) {
-        let client = self.inner.acp.lock().take();
+        let client = self.inner.acp.take();
         if let Some(c) = client {
             c.close().await;
         }

@@ -81,7 +81,7 @@ impl LocalConversation {
                         }
                         (prior, before)
                     });
-                let agent_llm = self.inner.agent.read().llm().clone();
+                let agent_llm = self.inner.agent.llm();
                 let mut analyses = Vec::with_capacity(actions.len());
                 for (id, act) in actions {
                     let ctx = AnalysisContext {

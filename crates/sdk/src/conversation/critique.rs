@@ -34,7 +34,7 @@ fn role_and_text(m: &Message) -> (String, String) {
 impl LocalConversation {
     /// The agent's critic, if one is configured and usable.
     pub(crate) fn critic(&self) -> Option<Critic> {
-        let config = self.inner.agent.read().spec().critic.clone()?;
+        let config = self.inner.agent.with_agent(|a| a.spec().critic.clone())?;
         match Critic::from_json(&config) {
             Ok(c) => Some(c),
             Err(e) => {
@@ -109,12 +109,13 @@ impl LocalConversation {
         let parsed = result.and_then(crate::critic::CriticResult::from_json);
         let done = self
             .inner
-            .core
-            .lock()
-            .state
-            .agent_state
-            .get(ITERATION_KEY)
-            .and_then(Value::as_u64)
+            .log
+            .read(|c| {
+                c.state
+                    .agent_state
+                    .get(ITERATION_KEY)
+                    .and_then(Value::as_u64)
+            })
             .unwrap_or(0);
         let Some((text, next)) = critic.and_then(|c| c.refinement_step(parsed.as_ref(), done))
         else {

@@ -7,29 +7,80 @@
 //! handle (`Clone`); `run` drives the agent loop until the agent finishes,
 //! pauses, needs confirmation, gets stuck or fails, while `send_message`,
 //! `pause` and `interrupt` may be called from other tasks at any time.
+//!
+//! # Parts
+//!
+//! A conversation is a thin façade (`local`) over parts, each a struct in
+//! its own module owning its state behind private fields:
+//!
+//! | part | module | owns |
+//! |---|---|---|
+//! | event log | `log` (over `core`) | the events, the `ConversationState`, their files; the commit order |
+//! | listeners | `listeners` | event and token callbacks |
+//! | run control | `run_control` | one run at a time, the run's cancellation, the closed flag, the user-message count |
+//! | agent slot | `agent_slot` | the agent, its runtime (tools, prompt), MCP servers started ahead of it |
+//! | extensions | `extensions/` | skill sources, plugins and their pins, hooks, delegation agents; the first-use bootstrap |
+//! | LLMs | `llms` | the LLM registry (live statistics), the profiles; switching |
+//! | trace | `trace` | the conversation's root span |
+//! | ACP slot | `acp` | the ACP server client of an `ACPAgent` conversation |
+//!
+//! The conversation's id, its tools' environment (`ToolEnv`) and the
+//! sub-agents' options are immutable and read by everyone. Feature modules
+//! (`step`, `run_loop`, `hooks`, `plugins`, `analysis`, `critique`,
+//! `condense`, `fork`, `ask`, `execute_tool`, …) add `impl LocalConversation`
+//! blocks that work through the parts' methods, never their fields.
+//!
+//! # Lock rule
+//!
+//! 1. A part takes only its own locks, inside its own methods; no guard
+//!    leaves a part (the one exception is the run guard of
+//!    `RunControl::try_start`, an async mutex that orders nothing else) and
+//!    no part calls another part while holding one of its locks. Within a
+//!    part, the order of its locks is written in its module.
+//! 2. The event log's lock is taken last: the closures given to
+//!    `EventLog::read` and to a commit's draft see only the log and call no
+//!    part (nor the conversation). A commit holds the log's order lock
+//!    while it announces its events to the listeners, whose lock is only a
+//!    read of the callback list; callbacks must not call back into the
+//!    conversation synchronously.
+//! 3. Hence the only nesting is `log order → log core` and
+//!    `log order → listeners`, plus each part's own order; no cycle is
+//!    possible.
 
 pub mod acp;
-mod agent_hooks;
+mod agent_slot;
 mod analysis;
+mod ask;
 pub mod branch;
 mod child;
+mod condense;
 mod core;
 mod critique;
 mod error;
 pub mod event_store;
-mod hooks;
+mod extensions;
+mod fork;
+mod listeners;
+mod llms;
 mod local;
+mod log;
+mod open;
+mod options;
 mod pending;
-mod pins;
-mod plugins;
-mod profile_llms;
+mod run_control;
+mod run_loop;
+mod state_fields;
 mod step;
 pub mod stuck;
+mod trace;
 pub mod view;
 mod writer;
 
+pub use condense::NOTHING_TO_CONDENSE;
 pub use error::{ConversationError, error_code};
-pub use local::{ConversationOptions, EventCallback, LocalConversation, NOTHING_TO_CONDENSE};
-pub use pins::{PINS_FILE, Pins};
-pub use plugins::LoadPluginError;
+pub use extensions::pins::{PINS_FILE, Pins};
+pub use extensions::plugins::LoadPluginError;
+pub use listeners::EventCallback;
+pub use local::LocalConversation;
+pub use options::ConversationOptions;
 pub use stuck::{StuckDetector, StuckPattern};

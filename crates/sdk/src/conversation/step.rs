@@ -39,18 +39,6 @@ pub(crate) fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegis
     }
 }
 
-/// Whether a `CondensationRequest` came after the last `Condensation`.
-pub(crate) fn pending_request(events: &[Event]) -> bool {
-    for e in events.iter().rev() {
-        match e.body {
-            EventBody::CondensationRequest => return true,
-            EventBody::Condensation(_) => return false,
-            _ => {}
-        }
-    }
-    false
-}
-
 /// Renders observations with their tool's own renderer and cuts long text.
 struct RuntimeRenderer<'a> {
     runtime: &'a AgentRuntime,
@@ -101,7 +89,7 @@ impl LocalConversation {
     /// clipping): what a reviewer such as the goal judge reads. Observations are
     /// rendered by their tools once the agent has started.
     pub fn transcript(&self) -> Vec<Message> {
-        let runtime = self.inner.runtime.lock().clone();
+        let runtime = self.inner.agent.built();
         self.with_branch(|events| match &runtime {
             Some(runtime) => {
                 let renderer = RuntimeRenderer {
@@ -116,7 +104,10 @@ impl LocalConversation {
 
     /// The messages the LLM sees now.
     pub(crate) fn llm_messages(&self, runtime: &AgentRuntime) -> Vec<Message> {
-        let max_chars = self.inner.agent.read().spec().llm.max_message_chars;
+        let max_chars = self
+            .inner
+            .agent
+            .with_agent(|a| a.spec().llm.max_message_chars);
         let renderer = RuntimeRenderer { runtime, max_chars };
         self.with_branch(|events| {
             with_view(events, |view, _| {
@@ -144,7 +135,7 @@ impl LocalConversation {
             return Ok(());
         }
         let messages = self.llm_messages(&runtime);
-        let llm = self.inner.agent.read().llm().clone();
+        let llm = self.inner.agent.llm();
         let Some(messages) = self.images_for_model(&runtime, &llm, messages).await? else {
             return Ok(());
         };
@@ -215,51 +206,6 @@ impl LocalConversation {
         })
         .await?;
         Ok(None)
-    }
-
-    /// Condenses the view when the condenser asks for it; true when a
-    /// `Condensation` was recorded (the step ends there).
-    pub(crate) async fn maybe_condense(
-        &self,
-        condenser: &crate::condenser::Condenser,
-    ) -> Result<bool, ConversationError> {
-        let agent_limit = {
-            let agent = self.inner.agent.read();
-            openhands_llm::model_info::context_window(agent.llm().config()) as usize
-        };
-        let agent_limit = (agent_limit > 0).then_some(agent_limit);
-        let (requirement, requested) = self.with_branch(|events| {
-            let requested = pending_request(events);
-            (
-                with_view(events, |view, _| {
-                    condenser.requirement(view, requested, agent_limit)
-                }),
-                requested,
-            )
-        });
-        if requirement.is_none() {
-            return Ok(false);
-        }
-        let (view, previous) = self.with_branch(|events| {
-            with_view(events, |view, summary| {
-                let owned: Vec<Event> = view.iter().map(|e| (*e).clone()).collect();
-                (owned, summary.map(str::to_string))
-            })
-        });
-        match condenser
-            .condense(&view, previous.as_deref(), requested, agent_limit)
-            .await?
-        {
-            Some(condensation) => {
-                self.emit_async(Event::with_source(
-                    SourceType::Environment,
-                    EventBody::Condensation(condensation),
-                ))
-                .await?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
     }
 
     async fn handle_response(
@@ -344,7 +290,7 @@ impl LocalConversation {
         let mut valid: Vec<usize> = Vec::new();
         // The model's own risk label counts only when an analyzer is set
         // (as the reference: otherwise every action is UNKNOWN).
-        let analyzer_config = self.inner.core.lock().state.security_analyzer.clone();
+        let analyzer_config = self.inner.log.read(|c| c.state.security_analyzer.clone());
         for (i, call) in calls.iter().enumerate() {
             let first = i == 0;
             let parsed = parse_call(runtime, call, analyzer_config.is_some());
@@ -427,7 +373,7 @@ impl LocalConversation {
             return Ok(());
         }
         self.pre_tool_hooks(&actions).await?;
-        let policy = self.inner.core.lock().state.confirmation_policy.clone();
+        let policy = self.inner.log.read(|c| c.state.confirmation_policy.clone());
         let risks = self
             .analyze_actions(analyzer_config.as_ref(), &policy, &actions)
             .await?;
@@ -465,7 +411,10 @@ impl LocalConversation {
                 lookup_errors.insert(id.clone(), text.join("; "));
             }
         }
-        let limit = self.inner.agent.read().spec().tool_concurrency_limit.max(1);
+        let limit = self
+            .inner
+            .agent
+            .with_agent(|a| a.spec().tool_concurrency_limit.max(1));
         let finishes = actions.iter().any(|(_, a)| a.tool_name == "finish");
         let finish_critique = actions
             .iter()
@@ -630,7 +579,11 @@ impl LocalConversation {
         else {
             return Ok(Vec::new());
         };
-        let Some(ctx) = self.inner.agent.read().spec().agent_context.clone() else {
+        let Some(ctx) = self
+            .inner
+            .agent
+            .with_agent(|a| a.spec().agent_context.clone())
+        else {
             return Ok(Vec::new());
         };
         let path = std::path::Path::new(raw);
@@ -655,20 +608,18 @@ impl LocalConversation {
             path.to_path_buf()
         };
         let rel = rel.to_string_lossy().replace('\\', "/");
-        let active: Vec<String> = self
-            .inner
-            .core
-            .lock()
-            .state
-            .extra
-            .get("activated_path_rules")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let active: Vec<String> = self.inner.log.read(|c| {
+            c.state
+                .extra
+                .get("activated_path_rules")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
         let Some((text, names)) = crate::skills::render::path_rules_for(&ctx, &rel, &active) else {
             return Ok(Vec::new());
         };

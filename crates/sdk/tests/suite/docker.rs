@@ -238,7 +238,12 @@ async fn the_container_is_removed_after_its_client_is_killed() {
     ensure_image().await;
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["suite::docker::holder_process", "--exact", "--ignored", "--nocapture"])
+        .args([
+            "suite::docker::holder_process",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(HOLDER_ENV, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use async_trait::async_trait;
 use openhands_sdk::secrets::Cipher;
 use openhands_sdk::tool::{Tool, ToolCallContext, ToolError, ToolRegistry, text_observation};

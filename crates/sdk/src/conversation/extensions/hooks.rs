@@ -5,8 +5,8 @@
 //! observation, Stop when the agent finishes, SessionEnd on close. Every
 //! hook run is recorded as a `HookExecutionEvent`.
 
-use super::ConversationError;
-use super::local::LocalConversation;
+use crate::conversation::ConversationError;
+use crate::conversation::LocalConversation;
 use crate::hooks::run::{HookRun, blocking_reason, execution_event};
 use crate::hooks::{HookEventType, HookInput, HookRunner};
 use openhands_wire::content::TextContent;
@@ -14,7 +14,6 @@ use openhands_wire::event::{ActionEvent, Event, EventBody, MessageEvent, SourceT
 use openhands_wire::message::{Message, Role};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// Prefix of the message telling the agent why it may not stop yet.
 pub const STOP_FEEDBACK_PREFIX: &str = "[Stop hook feedback]";
@@ -66,7 +65,7 @@ pub(crate) struct PromptVerdict {
 
 impl LocalConversation {
     pub(crate) fn hook_runner(&self) -> Option<Arc<HookRunner>> {
-        self.inner.hooks.read().clone()
+        self.inner.ext.hook_runner()
     }
 
     /// Runs the SessionStart hooks once per conversation object (after the
@@ -76,7 +75,7 @@ impl LocalConversation {
         let Some(runner) = self.hook_runner() else {
             return Ok(());
         };
-        if self.inner.session_started.swap(true, Ordering::SeqCst) {
+        if !self.inner.ext.start_session() {
             return Ok(());
         }
         if !runner.has(HookEventType::SessionStart) {
@@ -199,11 +198,8 @@ impl LocalConversation {
     ) -> Result<Option<String>, ConversationError> {
         let blocked = self
             .inner
-            .core
-            .lock()
-            .state
-            .blocked_actions
-            .contains_key(action_id);
+            .log
+            .read(|c| c.state.blocked_actions.contains_key(action_id));
         if !blocked {
             return Ok(None);
         }
@@ -314,7 +310,7 @@ impl LocalConversation {
         else {
             return Ok(());
         };
-        if !self.inner.session_started.swap(false, Ordering::SeqCst) {
+        if !self.inner.ext.end_session() {
             return Ok(());
         }
         let runs = runner
@@ -330,13 +326,12 @@ impl LocalConversation {
     /// If the last user message was blocked by a hook: forgets the block,
     /// finishes without calling the model and returns `true`.
     pub(crate) async fn finish_if_message_blocked(&self) -> Result<bool, ConversationError> {
-        let blocked = {
-            let c = self.inner.core.lock();
+        let blocked = self.inner.log.read(|c| {
             c.state
                 .last_user_message_id
                 .as_ref()
                 .is_some_and(|id| c.state.blocked_messages.contains_key(id))
-        };
+        });
         if !blocked {
             return Ok(false);
         }

@@ -15,11 +15,11 @@
 //! conversation fetches exactly those commits (plugins added with
 //! `load_plugin` are loaded again, pinned too).
 
-use super::core::{agent_json, state_update};
-use super::error::ConversationError;
-use super::local::{LocalConversation, off_runtime};
 use super::pins::{PINS_FILE, Pins};
 use crate::agent::Agent;
+use crate::conversation::core::{agent_json, state_update};
+use crate::conversation::error::ConversationError;
+use crate::conversation::local::{LocalConversation, off_runtime};
 use crate::fsutil::{Durability, WriteOptions, write_atomic_with};
 use crate::plugin::apply::{Applied, apply};
 use crate::plugin::marketplace::registrations;
@@ -28,7 +28,6 @@ use crate::plugin::source::redact;
 use crate::plugin::{FetchSettings, PluginSource, ResolvedPluginSource};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// Why `load_plugin` failed.
 #[derive(Debug, thiserror::Error)]
@@ -94,7 +93,7 @@ impl LocalConversation {
     }
 
     fn write_pins(&self, pins: &Pins) {
-        *self.inner.resolved_plugins.lock() = pins.clone();
+        *self.inner.ext.resolved_plugins.lock() = pins.clone();
         let Some(path) = self.pins_path() else {
             return;
         };
@@ -114,13 +113,13 @@ impl LocalConversation {
     /// The explicit plugins loaded so far, each with the commit it
     /// resolved to (the start request's, then those of `load_plugin`).
     pub fn resolved_plugins(&self) -> Vec<ResolvedPluginSource> {
-        let p = self.inner.resolved_plugins.lock();
+        let p = self.inner.ext.resolved_plugins.lock();
         p.start.iter().chain(&p.loaded).cloned().collect()
     }
 
     fn fetch_settings(&self) -> FetchSettings {
         FetchSettings::for_dir(
-            self.inner.skill_sources.openhands_dir().as_deref(),
+            self.inner.ext.skill_sources.openhands_dir().as_deref(),
             self.inner.env.exec.env.clone(),
         )
     }
@@ -128,7 +127,7 @@ impl LocalConversation {
     /// Loads the plugins into a copy of the agent; returns it and whether
     /// it changed. Blocking (files, git).
     pub(super) fn load_plugins(&self) -> Result<(Agent, bool), ConversationError> {
-        let agent = self.inner.agent.read().clone();
+        let agent = self.inner.agent.agent();
         let ctx = agent.spec().agent_context.clone();
         let regs = match ctx
             .as_ref()
@@ -139,31 +138,31 @@ impl LocalConversation {
             Ok(r) => r.unwrap_or_default(),
             Err(e) => {
                 self.inner
-                    .plugin_unreported
-                    .lock()
-                    .push(format!("agent_context.registered_marketplaces: {e}"));
+                    .ext
+                    .note_plugin_problems([format!("agent_context.registered_marketplaces: {e}")]);
                 Vec::new()
             }
         };
         let recorded = self.read_pins();
         let mut specs: Vec<PluginSource> = self
             .inner
+            .ext
             .plugins
             .iter()
             .map(|p| pinned(p, &recorded.start))
             .collect();
         specs.extend(recorded.loaded.iter().map(reloaded));
         let mut ambient_problems = Vec::new();
-        let openhands_dir = self.inner.skill_sources.openhands_dir();
+        let openhands_dir = self.inner.ext.skill_sources.openhands_dir();
         let ambient = crate::plugin::discovery::available(
             Some((
-                self.inner.skill_sources.home.as_deref(),
+                self.inner.ext.skill_sources.home.as_deref(),
                 openhands_dir.as_deref(),
             )),
             Some(&self.inner.env.working_dir),
             &mut ambient_problems,
         );
-        self.inner.plugin_unreported.lock().extend(ambient_problems);
+        self.inner.ext.note_plugin_problems(ambient_problems);
         if specs.is_empty()
             && ambient.is_empty()
             && !crate::plugin::marketplace::any_auto_load(&regs)
@@ -181,7 +180,7 @@ impl LocalConversation {
         // Keep the ref each plugin was asked for; sort start and loaded.
         let mut pins = Pins::default();
         for mut r in applied.resolved.clone() {
-            let start = self.inner.plugins.iter().any(|p| same(&r, p));
+            let start = self.inner.ext.plugins.iter().any(|p| same(&r, p));
             if let Some(rec) = recorded
                 .start
                 .iter()
@@ -210,7 +209,7 @@ impl LocalConversation {
         let was_start: Vec<ResolvedPluginSource> = recorded
             .start
             .iter()
-            .filter(|r| self.inner.plugins.iter().any(|p| same(r, p)))
+            .filter(|r| self.inner.ext.plugins.iter().any(|p| same(r, p)))
             .cloned()
             .collect();
         kept(&mut pins.start, &was_start);
@@ -226,21 +225,25 @@ impl LocalConversation {
         for p in &applied.problems {
             tracing::warn!(conversation = %self.inner.id, problem = %p, "plugin piece left out");
         }
-        self.inner.plugin_unreported.lock().extend(applied.problems);
+        self.inner.ext.note_plugin_problems(applied.problems);
         for def in applied.agents {
-            self.inner.agent_registry.register_plugin_definition(def);
+            self.inner
+                .ext
+                .agent_registry
+                .register_plugin_definition(def);
         }
         if let Some(plugin_hooks) = applied.hooks {
             let current = self
                 .hook_runner()
                 .map(|r| r.config().clone())
-                .or_else(|| self.inner.hook_config.clone());
+                .or_else(|| self.inner.ext.hook_config.clone());
             let merged = crate::hooks::HookConfig::merge(current.into_iter().chain([plugin_hooks]));
             let llm = agent.llm().clone();
             let weak = Arc::downgrade(&self.inner);
-            *self.inner.hooks.write() = merged.map(|c| {
-                Self::runner_for(&weak, c, &self.inner.env, self.inner.id.to_string(), llm)
+            let runner = merged.map(|c| {
+                super::runner_for(&weak, c, &self.inner.env, self.inner.id.to_string(), llm)
             });
+            *self.inner.ext.hooks.write() = runner;
         }
         let mut changed = false;
         let mut agent = agent;
@@ -264,7 +267,7 @@ impl LocalConversation {
     /// old set run, then the SessionStart hooks of the new one, when the
     /// session had started.
     pub async fn load_plugin(&self, plugin_ref: &str) -> Result<(), LoadPluginError> {
-        if !self.inner.context_resolved.load(Ordering::SeqCst) {
+        if !self.inner.ext.context_resolved() {
             let this = self.clone();
             off_runtime(move || this.resolve_agent_context()).await?;
         }
@@ -300,18 +303,18 @@ impl LocalConversation {
         if applied.plugins.is_empty() {
             return Err(LoadPluginError::Invalid(applied.problems.join("; ")));
         }
-        let mut pins = self.inner.resolved_plugins.lock().clone();
+        let mut pins = self.inner.ext.resolved_plugins.lock().clone();
         pins.loaded
             .extend(applied.resolved.iter().cloned().map(|mut r| {
                 r.original_ref = spec.git_ref.clone();
                 r
             }));
         let had_hooks = applied.hooks.is_some();
-        let was_started = self.inner.session_started.load(Ordering::SeqCst);
+        let was_started = self.inner.ext.session_started();
         let old_runner = self.hook_runner();
         if had_hooks && was_started {
             self.session_end_hooks().await?;
-            self.inner.session_started.store(false, Ordering::SeqCst);
+            self.inner.ext.end_session();
         }
         if let Some(r) = old_runner.filter(|_| had_hooks) {
             r.stop_background().await;
@@ -340,40 +343,19 @@ impl LocalConversation {
         agent: Agent,
         mcp_changed: bool,
     ) -> Result<(), ConversationError> {
-        let old = self.inner.runtime.lock().clone();
-        let mut unused = Vec::new();
-        let mut old_mcp = None;
-        if let Some(old) = old {
-            let mcp = if mcp_changed {
-                old_mcp = old.mcp_client().cloned();
-                crate::mcp::start(&agent.spec().mcp_config, &self.inner.env)
-                    .await
-                    .map_err(crate::agent::AgentError::from)?
-            } else {
-                old.mcp_client().cloned()
-            };
-            let (rt, fresh_unused) = agent.rebuild_keeping(&old, &self.inner.env, mcp)?;
-            self.inner
-                .mcp_unreported
-                .lock()
-                .extend(rt.mcp_failures().iter().cloned());
-            unused = fresh_unused;
-            *self.inner.runtime.lock() = Some(rt);
-        }
         let spec = agent.spec().clone();
-        *self.inner.agent.write() = agent;
+        let retired = self
+            .inner
+            .agent
+            .install(agent, mcp_changed, &self.inner.env)
+            .await?;
         let value = agent_json(&spec, None).unwrap_or(serde_json::Value::Null);
         self.commit_async(true, move |c| {
             c.set_agent_spec(spec);
             vec![state_update("agent", value)]
         })
         .await?;
-        for t in unused {
-            t.close().await;
-        }
-        if let Some(m) = old_mcp {
-            m.client.close().await;
-        }
+        retired.close().await;
         Ok(())
     }
 }

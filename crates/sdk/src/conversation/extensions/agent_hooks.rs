@@ -6,8 +6,8 @@
 //! and is closed when it has answered. Also builds the conversation's
 //! [`HookRunner`]s, which know this host.
 
-use super::local::{Inner, LocalConversation};
 use crate::agent::Agent;
+use crate::conversation::local::{Inner, LocalConversation};
 use crate::hooks::{AgentHookHost, AgentHookRequest, HookConfig, HookRunner};
 use async_trait::async_trait;
 use openhands_wire::agent::AgentSpec;
@@ -84,22 +84,21 @@ impl AgentHookHost for Host {
     }
 }
 
-impl LocalConversation {
-    /// A hook runner for `config` in this conversation (prompt and agent
-    /// hooks ask `llm`, agent hooks run as child conversations).
-    pub(crate) fn runner_for(
-        inner: &Weak<Inner>,
-        config: HookConfig,
-        env: &crate::tool::ToolEnv,
-        id: String,
-        llm: openhands_llm::Llm,
-    ) -> Arc<HookRunner> {
-        Arc::new(
-            HookRunner::new(config, env.working_dir.clone(), id, env.exec.clone())
-                .with_llm(llm)
-                .with_agent_host(Arc::new(Host {
-                    parent: inner.clone(),
-                })),
-        )
-    }
+/// A hook runner for `config` in the conversation `inner` points to
+/// (prompt and agent hooks ask `llm`, agent hooks run as child
+/// conversations).
+pub(crate) fn runner_for(
+    inner: &Weak<Inner>,
+    config: HookConfig,
+    env: &crate::tool::ToolEnv,
+    id: String,
+    llm: openhands_llm::Llm,
+) -> Arc<HookRunner> {
+    Arc::new(
+        HookRunner::new(config, env.working_dir.clone(), id, env.exec.clone())
+            .with_llm(llm)
+            .with_agent_host(Arc::new(Host {
+                parent: inner.clone(),
+            })),
+    )
 }

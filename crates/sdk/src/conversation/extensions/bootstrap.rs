@@ -1,0 +1,175 @@
+//! The first-use bootstrap of a conversation object: plugins and the agent
+//! context's skills (once), the agent's tools (MCP servers started), the
+//! `SystemPromptEvent` (once per log), the start problems recorded, the
+//! SessionStart hooks (once). Project skills need the workspace, so this
+//! happens on first use, as in the reference.
+
+use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
+use crate::conversation::LocalConversation;
+use crate::conversation::error::ConversationError;
+use crate::conversation::local::off_runtime;
+use openhands_wire::content::TextContent;
+use openhands_wire::event::{
+    ConversationErrorEvent, Event, EventBody, SourceType, SystemPromptEvent,
+};
+use serde_json::Value;
+
+/// Whether `events` hold the system prompt.
+fn has_system_prompt(events: &[Event]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e.body, EventBody::SystemPrompt(_)))
+}
+
+impl LocalConversation {
+    /// [`LocalConversation::ensure_initialized`] from async code (tools are
+    /// built and the prompt event written on the blocking thread pool).
+    pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
+        if self.is_acp() {
+            let this = self.clone();
+            off_runtime(move || this.ensure_initialized()).await?;
+            self.ensure_acp_started().await?;
+            return Ok(());
+        }
+        let ext = &self.inner.ext;
+        let ready = ext.context_resolved()
+            && (ext.hook_runner().is_none() || ext.session_started())
+            && self.inner.agent.is_built()
+            && self.inner.log.read(|c| has_system_prompt(&c.events));
+        if ready {
+            return Ok(());
+        }
+        // Plugins may add MCP servers: load them before the servers start.
+        if !ext.context_resolved() {
+            let this = self.clone();
+            off_runtime(move || this.resolve_agent_context()).await?;
+        }
+        self.start_mcp().await?;
+        let this = self.clone();
+        off_runtime(move || this.ensure_initialized()).await
+    }
+
+    /// Resolves the agent context's skill switches once per conversation
+    /// object (after loading the plugins); a changed context replaces the
+    /// agent and is recorded in the state. Skill files that fail are logged
+    /// and left out.
+    pub(crate) fn resolve_agent_context(&self) -> Result<(), ConversationError> {
+        let ext = &self.inner.ext;
+        if ext.context_resolved() {
+            return Ok(());
+        }
+        let (agent, plugins_changed) = self.load_plugins()?;
+        let Some(ctx) = agent.spec().agent_context.clone().filter(|c| c.is_object()) else {
+            if plugins_changed {
+                self.replace_agent(agent)?;
+            }
+            ext.mark_context_resolved();
+            return Ok(());
+        };
+        let resolved =
+            crate::skills::context::resolve(&ctx, &self.inner.env.working_dir, ext.skill_sources())
+                .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        for e in &resolved.errors {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "skill left out");
+        }
+        if resolved.changed {
+            self.replace_agent(agent.with_agent_context(Some(resolved.agent_context)))?;
+        } else if plugins_changed {
+            self.replace_agent(agent)?;
+        }
+        ext.mark_context_resolved();
+        Ok(())
+    }
+
+    /// Emits the `SystemPromptEvent` if the log does not have one yet.
+    /// Blocking (resolves skills, builds the tools, writes the event).
+    pub(crate) fn ensure_initialized(&self) -> Result<(), ConversationError> {
+        self.resolve_agent_context()?;
+        if self.is_acp() {
+            // The ACP server owns the prompt and the tools.
+            self.ensure_acp_prompt()?;
+            return self.session_start_hooks();
+        }
+        let rt = self.runtime()?;
+        if self.inner.log.read(|c| has_system_prompt(&c.events)) {
+            self.report_start_problems()?;
+            return self.session_start_hooks();
+        }
+        let spec = self.inner.agent.spec();
+        let dynamic = render_dynamic_context(
+            &spec,
+            &DynamicInputs {
+                working_dir: self.inner.env.working_dir.to_string_lossy().into_owned(),
+                secret_names: self.secrets().names(),
+                date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+                memory: spec
+                    .agent_context
+                    .as_ref()
+                    .and_then(|c| c.get("load_memory"))
+                    .and_then(Value::as_bool)
+                    .filter(|on| *on)
+                    .and_then(|_| {
+                        crate::memory::load(
+                            self.inner.ext.skill_sources().home.as_deref(),
+                            &self.inner.env.working_dir,
+                            crate::memory::CHAR_BUDGET,
+                        )
+                    }),
+            },
+        );
+        // The model hears about MCP servers whose tools are missing.
+        let dynamic = match (dynamic, rt.mcp_notice()) {
+            (Some(d), Some(n)) => Some(format!("{d}\n\n{n}")),
+            (d, n) => d.or(n),
+        };
+        let ev = Event::with_source(
+            SourceType::Agent,
+            EventBody::SystemPrompt(SystemPromptEvent {
+                system_prompt: TextContent::new(rt.system_prompt()),
+                tools: rt.definitions().to_vec(),
+                dynamic_context: dynamic.map(TextContent::new),
+            }),
+        );
+        self.commit(false, |c| {
+            if has_system_prompt(c.events()) {
+                Vec::new()
+            } else {
+                vec![ev]
+            }
+        })?;
+        self.report_start_problems()?;
+        self.session_start_hooks()
+    }
+
+    /// Records plugin pieces left out and MCP servers that did not start
+    /// as `ConversationErrorEvent`s (codes [`crate::plugin::PLUGIN_ERROR_CODE`]
+    /// and `MCPError`), once each.
+    fn report_start_problems(&self) -> Result<(), ConversationError> {
+        let failures = self.inner.agent.take_mcp_failures();
+        let plugin_problems = self.inner.ext.take_plugin_problems();
+        if failures.is_empty() && plugin_problems.is_empty() {
+            return Ok(());
+        }
+        let error = |code: &str, detail: String| {
+            Event::with_source(
+                SourceType::Environment,
+                EventBody::ConversationError(ConversationErrorEvent {
+                    code: code.into(),
+                    detail,
+                    classification: None,
+                }),
+            )
+        };
+        let events: Vec<Event> = plugin_problems
+            .into_iter()
+            .map(|p| error(crate::plugin::PLUGIN_ERROR_CODE, p))
+            .chain(
+                failures
+                    .iter()
+                    .map(|f| error("MCPError", f.error.to_string())),
+            )
+            .collect();
+        self.commit(false, move |_| events)?;
+        Ok(())
+    }
+}
