@@ -84,7 +84,10 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let agent = Agent::with_llm(spec, llm, openhands_tools::presets::default_registry());
     let mode = Mode::from_flags(args.json);
     let options = ConversationOptions {
-        callbacks: vec![Arc::new(move |e| mode.print(e, false))],
+        listeners: openhands_sdk::conversation::ListenerOptions {
+            callbacks: vec![Arc::new(move |e| mode.print(e, false))],
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     let conversation = LocalConversation::new(agent, &dir, options)?;

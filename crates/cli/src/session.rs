@@ -50,21 +50,33 @@ impl Session {
             );
         }
         Ok(ConversationOptions {
-            exec_policy,
             conversation_id: id,
             persistence_dir: Some(self.root.clone()),
             max_iteration_per_run: self.config.max_iterations,
-            callbacks,
             confirmation_policy: self.config.confirm.policy(),
             security_analyzer: self.config.confirm.security_analyzer(),
-            tool_registry: openhands_tools::presets::default_registry(),
-            agent_registry: openhands_sdk::subagent::AgentRegistry::new()
-                .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
-            meta_profiles: Some(std::sync::Arc::new(
-                openhands_sdk::profiles::meta_dir::MetaProfileDir::new(
-                    crate::paths::openhands_dir().join("meta-profiles"),
-                ),
-            )),
+            listeners: openhands_sdk::conversation::ListenerOptions {
+                callbacks,
+                ..Default::default()
+            },
+            agent: openhands_sdk::conversation::AgentOptions {
+                exec_policy,
+                tool_registry: openhands_tools::presets::default_registry(),
+                ..Default::default()
+            },
+            extensions: openhands_sdk::conversation::ExtensionOptions {
+                agent_registry: openhands_sdk::subagent::AgentRegistry::new()
+                    .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
+                ..Default::default()
+            },
+            llms: openhands_sdk::conversation::LlmOptions {
+                meta_profiles: Some(std::sync::Arc::new(
+                    openhands_sdk::profiles::meta_dir::MetaProfileDir::new(
+                        crate::paths::openhands_dir().join("meta-profiles"),
+                    ),
+                )),
+                ..Default::default()
+            },
             ..ConversationOptions::default()
         })
     }

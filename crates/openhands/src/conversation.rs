@@ -60,8 +60,11 @@ impl ConversationBuilder {
         // The task and delegate tools can start the built-in sub-agents
         // (general-purpose, code-explorer, bash-runner), as in the reference.
         let options = ConversationOptions {
-            agent_registry: openhands_sdk::subagent::AgentRegistry::new()
-                .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
+            extensions: openhands_sdk::conversation::ExtensionOptions {
+                agent_registry: openhands_sdk::subagent::AgentRegistry::new()
+                    .with_builtins(openhands_tools::delegation::builtin_agent_definitions()),
+                ..Default::default()
+            },
             ..ConversationOptions::default()
         };
         Self {
@@ -88,7 +91,7 @@ impl ConversationBuilder {
     /// Calls `callback` with every event, after it is persisted.
     pub fn on_event(mut self, callback: impl Fn(&Event) + Send + Sync + 'static) -> Self {
         let callback: EventCallback = Arc::new(callback);
-        self.options.callbacks.push(callback);
+        self.options.listeners.callbacks.push(callback);
         self
     }
 
@@ -98,7 +101,10 @@ impl ConversationBuilder {
         mut self,
         callback: impl Fn(openhands_llm::StreamDelta) + Send + Sync + 'static,
     ) -> Self {
-        self.options.token_callbacks.push(Arc::new(callback));
+        self.options
+            .listeners
+            .token_callbacks
+            .push(Arc::new(callback));
         self
     }
 
@@ -179,14 +185,14 @@ impl ConversationBuilder {
 
     /// Hooks run at the reference's hook events (the `hook_config` JSON).
     pub fn hook_config(mut self, config: openhands_sdk::hooks::HookConfig) -> Self {
-        self.options.hook_config = Some(config);
+        self.options.extensions.hook_config = Some(config);
         self
     }
 
     /// A plugin to load when the conversation starts (a local directory,
     /// `github:owner/repo` or a git URL; see `openhands_sdk::plugin`).
     pub fn plugin(mut self, source: openhands_sdk::plugin::PluginSource) -> Self {
-        self.options.plugins.push(source);
+        self.options.extensions.plugins.push(source);
         self
     }
 

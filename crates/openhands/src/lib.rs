@@ -96,6 +96,10 @@ pub use llm_builder::LlmBuilder;
 pub use schema::parameters_schema;
 
 pub use openhands_llm::{Llm, LlmError, LlmRegistry};
+/// The groups of [`ConversationOptions`], one per part of a conversation.
+pub use openhands_sdk::conversation::{
+    AgentOptions, ExtensionOptions, ListenerOptions, LlmOptions, TraceOptions,
+};
 pub use openhands_sdk::tool::{
     TextObservation, Tool, ToolCallContext, ToolEnv, ToolError, ToolRegistry, TypedTool,
 };

@@ -59,7 +59,7 @@ pub fn start_request(
     if options.persistence_dir.is_some() {
         return Err(AnyConversationError::UnsupportedOption("persistence_dir"));
     }
-    if !options.callbacks.is_empty() || !options.token_callbacks.is_empty() {
+    if !options.listeners.callbacks.is_empty() || !options.listeners.token_callbacks.is_empty() {
         return Err(AnyConversationError::UnsupportedOption(
             "callbacks (use RemoteConversation::subscribe)",
         ));
@@ -67,7 +67,7 @@ pub fn start_request(
     if options.cipher.is_some() {
         return Err(AnyConversationError::UnsupportedOption("cipher"));
     }
-    if options.hook_config.is_some() {
+    if options.extensions.hook_config.is_some() {
         return Err(AnyConversationError::UnsupportedOption("hook_config"));
     }
     let agent = agent_json(agent).map_err(|e| {
@@ -84,11 +84,12 @@ pub fn start_request(
     req.confirmation_policy = options.confirmation_policy.clone();
     req.security_analyzer = options.security_analyzer.clone();
     req.tags = options.tags.clone();
-    if !options.plugins.is_empty() {
+    if !options.extensions.plugins.is_empty() {
         // Local plugin paths name directories on the server's machine.
-        req.plugins = serde_json::to_value(&options.plugins).ok();
+        req.plugins = serde_json::to_value(&options.extensions.plugins).ok();
     }
     req.client_tools = options
+        .agent
         .client_tools
         .iter()
         .map(crate::client_tool::ClientToolSpec::to_json)

@@ -88,9 +88,12 @@ async fn a_sandboxed_conversation_browses_from_inside_its_sandbox() {
         ws.path(),
         ConversationOptions {
             persistence_dir: Some(root.path().to_path_buf()),
-            exec_policy: ExecPolicy {
-                sandbox: Some(sandbox),
-                ..ExecPolicy::default()
+            agent: openhands_sdk::conversation::AgentOptions {
+                exec_policy: ExecPolicy {
+                    sandbox: Some(sandbox),
+                    ..ExecPolicy::default()
+                },
+                ..Default::default()
             },
             ..ConversationOptions::default()
         },

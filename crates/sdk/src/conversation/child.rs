@@ -52,7 +52,7 @@ impl ParentConversation for Inner {
             .map(|d| d.join(SUBAGENTS_DIR));
         options.max_iteration_per_run = settings.max_iteration_per_run;
         options.confirmation_policy = settings.confirmation_policy;
-        options.hook_config = settings.hook_config;
+        options.extensions.hook_config = settings.hook_config;
         let work_dir = self.env.working_dir.clone();
         let child =
             tokio::task::spawn_blocking(move || LocalConversation::new(agent, &work_dir, options))

@@ -77,13 +77,18 @@ impl LocalConversation {
         working_dir: PathBuf,
         options: &ConversationOptions,
     ) -> Self {
-        let hook_config = options.hook_config.clone().filter(|c| !c.is_empty());
+        let hook_config = options
+            .extensions
+            .hook_config
+            .clone()
+            .filter(|c| !c.is_empty());
         let hook_llm = agent.llm().clone();
-        options
-            .agent_registry
-            .discover(&working_dir, options.skill_sources.home.as_deref());
-        let home = profiles_home(options.skill_sources.home.as_deref());
-        let profiles: Arc<dyn ProfileSource> = match &options.profiles {
+        options.extensions.agent_registry.discover(
+            &working_dir,
+            options.extensions.skill_sources.home.as_deref(),
+        );
+        let home = profiles_home(options.extensions.skill_sources.home.as_deref());
+        let profiles: Arc<dyn ProfileSource> = match &options.llms.profiles {
             Some(p) => p.clone(),
             None => Arc::new(crate::profiles::LlmProfileStore::new(
                 crate::profiles::LlmProfileStore::default_dir(&home),
@@ -91,7 +96,7 @@ impl LocalConversation {
             )),
         };
         let meta_profiles: Arc<dyn crate::meta_profile::MetaProfileSource> =
-            match &options.meta_profiles {
+            match &options.llms.meta_profiles {
                 Some(m) => m.clone(),
                 None => Arc::new(crate::profiles::meta_dir::MetaProfileDir::new(
                     crate::profiles::meta_dir::MetaProfileDir::default_dir(&home),
@@ -99,32 +104,31 @@ impl LocalConversation {
             };
         let conversation_dir = core.dir().map(Path::to_path_buf);
         let tool_secrets: Arc<dyn crate::tool::SecretAccess> = Arc::new(core.secrets.clone());
-        let child_options = ConversationOptions {
+        let mut child_options = ConversationOptions {
             conversation_id: None,
-            callbacks: Vec::new(),
-            token_callbacks: Vec::new(),
+            listeners: Default::default(),
             secrets: Vec::new(),
             tags: None,
-            hook_config: None,
-            plugins: Vec::new(),
-            observability: None,
             ..options.clone()
         };
+        child_options.extensions.hook_config = None;
+        child_options.extensions.plugins = Vec::new();
+        child_options.trace.observability = None;
         Self {
             inner: Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
                 let env = ToolEnv {
                     working_dir,
                     conversation_dir,
                     secrets: tool_secrets,
-                    exec: options.exec_policy.clone(),
+                    exec: options.agent.exec_policy.clone(),
                     delegation: Some(Arc::new(crate::subagent::run::Delegation::new(
                         weak.clone(),
-                        options.agent_registry.clone(),
-                        options.skill_sources.home.clone(),
+                        options.extensions.agent_registry.clone(),
+                        options.extensions.skill_sources.home.clone(),
                     ))),
-                    mcp_oauth_states: options.mcp_oauth_states.clone(),
+                    mcp_oauth_states: options.agent.mcp_oauth_states.clone(),
                     conversation_id: Some(id),
-                    child_launcher: options.child_launcher.clone(),
+                    child_launcher: options.agent.child_launcher.clone(),
                     llm_switch: Some(Arc::new(ConversationSwitch(weak.clone()))),
                     profile_llms: Some(Arc::new(
                         crate::profiles::tool_llms::StoreProfileLlms::new(
@@ -145,21 +149,21 @@ impl LocalConversation {
                     env,
                     child_options,
                     listeners: Arc::new(Listeners::new(
-                        options.callbacks.clone(),
-                        options.token_callbacks.clone(),
+                        options.listeners.callbacks.clone(),
+                        options.listeners.token_callbacks.clone(),
                     )),
                     run: RunControl::default(),
                     ext: Extensions::new(
-                        options.skill_sources.clone(),
-                        options.hook_config.clone(),
+                        options.extensions.skill_sources.clone(),
+                        options.extensions.hook_config.clone(),
                         hooks,
-                        options.plugins.clone(),
-                        options.agent_registry.clone(),
+                        options.extensions.plugins.clone(),
+                        options.extensions.agent_registry.clone(),
                     ),
                     trace: ConversationTrace::start(
                         id,
-                        options.observability.clone(),
-                        options.observability_defaults.clone(),
+                        options.trace.observability.clone(),
+                        options.trace.observability_defaults.clone(),
                     ),
                     acp: AcpSlot::default(),
                 }

@@ -82,5 +82,7 @@ pub use extensions::pins::{PINS_FILE, Pins};
 pub use extensions::plugins::LoadPluginError;
 pub use listeners::EventCallback;
 pub use local::LocalConversation;
-pub use options::ConversationOptions;
+pub use options::{
+    AgentOptions, ConversationOptions, ExtensionOptions, ListenerOptions, LlmOptions, TraceOptions,
+};
 pub use stuck::{StuckDetector, StuckPattern};

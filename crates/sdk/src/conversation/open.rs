@@ -29,7 +29,7 @@ impl LocalConversation {
             crate::critic::Critic::from_json(c)
                 .map_err(|e| ConversationError::Invalid(e.to_string()))?;
         }
-        let agent = with_client_tools(agent, &options.client_tools)?;
+        let agent = with_client_tools(agent, &options.agent.client_tools)?;
         if let Some(root) = &options.persistence_dir {
             let dir = root.join(hex_id(&id));
             if dir.join(super::core::BASE_STATE_FILE).exists() {
@@ -118,18 +118,18 @@ impl LocalConversation {
         }
         let cipher = options.cipher.clone();
         let agent = match agent {
-            Some(a) if options.client_tools.is_empty() => {
+            Some(a) if options.agent.client_tools.is_empty() => {
                 // The caller's agent keeps the client tools the stored one
                 // had (the reference recovers them the same way).
                 let stored = persisted_client_tools(&state.agent);
                 with_client_tools(a, &stored)?
             }
-            Some(a) => with_client_tools(a, &options.client_tools)?,
+            Some(a) => with_client_tools(a, &options.agent.client_tools)?,
             None => {
                 let spec = agent_from_json(&state.agent, cipher.as_ref()).map_err(|e| {
                     ConversationError::Invalid(format!("stored agent is invalid: {e}"))
                 })?;
-                Agent::new(spec, options.tool_registry.clone())?
+                Agent::new(spec, options.agent.tool_registry.clone())?
             }
         };
         let secrets = SecretsRegistry::from_json(

@@ -49,13 +49,19 @@ async fn the_answer_streams_to_token_listeners() {
         ws.path(),
         ConversationOptions {
             persistence_dir: Some(root.path().to_path_buf()),
-            token_callbacks: vec![Arc::new(move |d: openhands_llm::StreamDelta| {
-                sink.lock().extend(d.content);
-            })],
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
+            listeners: openhands_sdk::conversation::ListenerOptions {
+                token_callbacks: vec![Arc::new(move |d: openhands_llm::StreamDelta| {
+                    sink.lock().extend(d.content);
+                })],
+                ..Default::default()
+            },
+            extensions: openhands_sdk::conversation::ExtensionOptions {
+                skill_sources: SkillSources {
+                    home: Some(home.path().to_path_buf()),
+                    public_skills_dir: None,
+                    openhands_dir: None,
+                },
+                ..Default::default()
             },
             ..ConversationOptions::default()
         },

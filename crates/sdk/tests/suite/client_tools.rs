@@ -80,7 +80,7 @@ async fn client_tool_schema_and_definition_match_the_reference() {
     }))
     .unwrap();
     let f = fixture(vec![Turn::text("ok")], |o| {
-        o.client_tools = vec![chart_spec(), readonly];
+        o.agent.client_tools = vec![chart_spec(), readonly];
     });
     f.conversation.send_message("hi").unwrap();
     f.conversation.run().await.unwrap();
@@ -169,8 +169,9 @@ async fn a_client_tool_call_reaches_the_listener_and_the_run_goes_on() {
             finish("charted"),
         ],
         |o| {
-            o.client_tools = vec![chart_spec()];
-            o.callbacks
+            o.agent.client_tools = vec![chart_spec()];
+            o.listeners
+                .callbacks
                 .push(Arc::new(move |e: &Event| sink.lock().push(e.clone())));
         },
     );
@@ -226,7 +227,10 @@ fn client_tools_may_not_take_an_existing_tool_name() {
         agent,
         ws.path(),
         ConversationOptions {
-            client_tools: vec![ClientToolSpec::new("echo", "clash")],
+            agent: openhands_sdk::conversation::AgentOptions {
+                client_tools: vec![ClientToolSpec::new("echo", "clash")],
+                ..Default::default()
+            },
             ..ConversationOptions::default()
         },
     )
@@ -370,7 +374,7 @@ async fn a_response_schema_violation_is_reported_and_a_valid_call_yields_the_typ
 #[tokio::test]
 async fn a_resumed_conversation_keeps_its_client_tools() {
     let f = fixture(vec![Turn::text("noted")], |o| {
-        o.client_tools = vec![chart_spec()];
+        o.agent.client_tools = vec![chart_spec()];
     });
     f.conversation
         .send_message("remember the chart tool")

@@ -498,7 +498,10 @@ async fn secrets_in_agent_json_are_never_written_in_clear() {
                 None,
                 ConversationOptions {
                     cipher: Some(cipher),
-                    tool_registry: registry(),
+                    agent: openhands_sdk::conversation::AgentOptions {
+                        tool_registry: registry(),
+                        ..Default::default()
+                    },
                     ..ConversationOptions::default()
                 },
             )

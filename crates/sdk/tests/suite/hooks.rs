@@ -15,7 +15,7 @@ use serde_json::json;
 
 fn hook_fixture(turns: Vec<Turn>, config: serde_json::Value) -> Fixture {
     let config = HookConfig::from_value(&config).unwrap();
-    fixture(turns, move |o| o.hook_config = Some(config))
+    fixture(turns, move |o| o.extensions.hook_config = Some(config))
 }
 
 fn hook_events(events: &[Event]) -> Vec<HookExecutionEvent> {
@@ -204,7 +204,7 @@ async fn a_prompt_hook_asks_the_model_and_blocks_on_deny() {
     let workspace = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let mut options = persisted(root.path());
-    options.hook_config = Some(
+    options.extensions.hook_config = Some(
         HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
             {"type": "prompt", "name": "guard", "prompt": "Deny anything that deletes files."}]}]}))
         .unwrap(),

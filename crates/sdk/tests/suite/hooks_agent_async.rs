@@ -39,7 +39,7 @@ async fn an_agent_hook_runs_a_sub_conversation_that_denies() {
     let workspace = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let mut options = persisted(root.path());
-    options.hook_config = Some(
+    options.extensions.hook_config = Some(
         HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
             {"type": "agent", "name": "judge", "system_prompt": "You judge commands.",
              "max_iterations": 2}]}]}))
@@ -123,11 +123,14 @@ async fn an_agent_hook_without_a_verdict_falls_open() {
     let (agent, _backend) = agent(script);
     let workspace = tempfile::tempdir().unwrap();
     let options = openhands_sdk::ConversationOptions {
-        hook_config: Some(
-            HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
+        extensions: openhands_sdk::conversation::ExtensionOptions {
+            hook_config: Some(
+                HookConfig::from_value(&json!({"PreToolUse": [{"matcher": "echo", "hooks": [
                 {"type": "agent", "system_prompt": "Judge."}]}]}))
-            .unwrap(),
-        ),
+                .unwrap(),
+            ),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let c = openhands_sdk::LocalConversation::new(agent, workspace.path(), options).unwrap();
@@ -155,7 +158,10 @@ async fn async_hooks_run_in_the_background_and_stop_with_the_session() {
     .unwrap();
     let (agent, _backend) = agent_turns(vec![echo("hello"), finish("done")]);
     let options = openhands_sdk::ConversationOptions {
-        hook_config: Some(config),
+        extensions: openhands_sdk::conversation::ExtensionOptions {
+            hook_config: Some(config),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let c = openhands_sdk::LocalConversation::new(agent, &w, options).unwrap();

@@ -153,7 +153,10 @@ async fn switch_llm_moves_the_next_request_to_the_profiles_model() {
     let workspace = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let options = ConversationOptions {
-        profiles: Some(Arc::new(store)),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(store)),
+            ..Default::default()
+        },
         ..persisted(root.path())
     };
     let conv = LocalConversation::new(agent, workspace.path(), options).unwrap();
@@ -234,7 +237,10 @@ async fn switching_to_a_missing_profile_is_an_error_observation() {
     let agent = Agent::with_llm(spec, agent.llm().clone(), registry());
     let workspace = tempfile::tempdir().unwrap();
     let options = ConversationOptions {
-        profiles: Some(Arc::new(LlmProfileStore::new(profiles_dir.path(), None))),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(LlmProfileStore::new(profiles_dir.path(), None))),
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     let conv = LocalConversation::new(agent, workspace.path(), options).unwrap();

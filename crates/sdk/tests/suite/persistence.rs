@@ -59,7 +59,7 @@ async fn listeners_see_an_event_only_once_its_file_is_in_place() {
     let (agent, _) = agent_turns(vec![echo("hi"), finish("done")]);
     let mut options = persisted(root.path());
     options.conversation_id = Some(id);
-    options.callbacks.push(cb);
+    options.listeners.callbacks.push(cb);
     let c = LocalConversation::new(agent, workspace.path(), options).unwrap();
     c.send_message("go").unwrap();
     assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
@@ -84,7 +84,7 @@ async fn the_agent_loop_writes_nothing_on_the_runtime_thread() {
     let threads: Arc<Mutex<Vec<ThreadId>>> = Arc::default();
     let record = threads.clone();
     let f = fixture(vec![echo("hi"), finish("done")], |o| {
-        o.callbacks.push(Arc::new(move |e: &Event| {
+        o.listeners.callbacks.push(Arc::new(move |e: &Event| {
             if !e.is_transient() {
                 record.lock().push(std::thread::current().id());
             }

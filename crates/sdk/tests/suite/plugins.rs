@@ -59,12 +59,12 @@ fn conversation_with(
     }
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
     let mut options = persisted(root.path());
-    options.skill_sources = SkillSources {
+    options.extensions.skill_sources = SkillSources {
         home: Some(home.to_path_buf()),
         public_skills_dir: None,
         openhands_dir: None,
     };
-    options.plugins = plugins;
+    options.extensions.plugins = plugins;
     let conversation = LocalConversation::new(agent, workspace.path(), options).unwrap();
     Setup {
         conversation,

@@ -23,7 +23,7 @@ use std::path::Path;
 fn options(root: &Path, home: &Path, id: uuid::Uuid) -> ConversationOptions {
     let mut o = persisted(root);
     o.conversation_id = Some(id);
-    o.skill_sources = SkillSources {
+    o.extensions.skill_sources = SkillSources {
         home: Some(home.to_path_buf()),
         public_skills_dir: None,
         openhands_dir: None,
@@ -179,7 +179,7 @@ async fn a_git_plugin_stays_at_its_commit_when_the_conversation_resumes() {
     let start = |turns: Vec<Turn>, id: uuid::Uuid| {
         let (agent, backend) = agent_turns(turns);
         let mut o = options(root.path(), tmp.path(), id);
-        o.plugins = vec![spec.clone()];
+        o.extensions.plugins = vec![spec.clone()];
         (
             LocalConversation::new(agent, workspace.path(), o).unwrap(),
             backend,

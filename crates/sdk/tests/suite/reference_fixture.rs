@@ -116,7 +116,10 @@ async fn reference_conversation_loads_decrypts_and_resumes() {
 
     let options = ConversationOptions {
         cipher: Cipher::new(SECRET_KEY, &[]),
-        tool_registry: stub_registry(),
+        agent: openhands_sdk::conversation::AgentOptions {
+            tool_registry: stub_registry(),
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     let c = LocalConversation::resume(root.path(), id, None, options).unwrap();
@@ -176,7 +179,10 @@ async fn without_the_key_the_secret_is_not_recovered_but_the_conversation_loads(
     let workspace = tempfile::tempdir().unwrap();
     let id = copy_fixture(root.path(), workspace.path(), "http://127.0.0.1:9");
     let options = ConversationOptions {
-        tool_registry: stub_registry(),
+        agent: openhands_sdk::conversation::AgentOptions {
+            tool_registry: stub_registry(),
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     let c = LocalConversation::resume(root.path(), id, None, options).unwrap();

@@ -538,7 +538,10 @@ async fn client_tools_travel_to_a_remote_conversation() {
             .clone(),
     );
     let opts = ConversationOptions {
-        client_tools: vec![notify],
+        agent: openhands_sdk::conversation::AgentOptions {
+            client_tools: vec![notify],
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     let conv = Conversation::with_options(agent, &ws, opts, quick())

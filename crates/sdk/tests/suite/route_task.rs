@@ -109,8 +109,10 @@ async fn the_classifiers_class_moves_the_conversation_to_that_profiles_model() {
     .unwrap();
     let root = tempfile::tempdir().unwrap();
     let options = ConversationOptions {
-        profiles: Some(Arc::new(store)),
-        meta_profiles: Some(Arc::new(MetaProfileDir::new(metas.path()))),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(store)),
+            meta_profiles: Some(Arc::new(MetaProfileDir::new(metas.path()))),
+        },
         ..persisted(root.path())
     };
     let (conv, first, _ws) = conversation(json!({"active_meta_profile": "route"}), options);
@@ -174,11 +176,13 @@ async fn an_unusable_classifier_answer_is_an_error_and_the_model_stays() {
         {"description": "anything", "model": "brain"}
     ]});
     let options = ConversationOptions {
-        profiles: Some(Arc::new(store)),
-        // An empty store: the inline meta-profile is used.
-        meta_profiles: Some(Arc::new(MetaProfileDir::new(
-            profiles_dir.path().join("none"),
-        ))),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(store)),
+            // An empty store: the inline meta-profile is used.
+            meta_profiles: Some(Arc::new(MetaProfileDir::new(
+                profiles_dir.path().join("none"),
+            ))),
+        },
         ..ConversationOptions::default()
     };
     let (conv, first, _ws) = conversation(json!({"meta_profile": meta}), options);
@@ -220,8 +224,10 @@ async fn direct_routing_with_inline_llms_switches_to_the_named_one() {
     });
     let empty = tempfile::tempdir().unwrap();
     let options = ConversationOptions {
-        profiles: Some(Arc::new(LlmProfileStore::new(empty.path(), None))),
-        meta_profiles: Some(Arc::new(MetaProfileDir::new(empty.path()))),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(LlmProfileStore::new(empty.path(), None))),
+            meta_profiles: Some(Arc::new(MetaProfileDir::new(empty.path()))),
+        },
         ..ConversationOptions::default()
     };
     let (conv, _first, _ws) = conversation(params, options);

@@ -69,7 +69,7 @@ fn conversation_in(
     spec.agent_context = Some(context);
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
     let mut options = persisted(root.path());
-    options.skill_sources = SkillSources::default();
+    options.extensions.skill_sources = SkillSources::default();
     let c = LocalConversation::new(agent, workspace, options).unwrap();
     (c, backend, root)
 }
@@ -225,7 +225,7 @@ async fn user_and_public_skills_come_from_configured_places() {
     spec.agent_context = Some(json!({"load_user_skills": true, "load_public_skills": true}));
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
     let mut options = persisted(root.path());
-    options.skill_sources = SkillSources {
+    options.extensions.skill_sources = SkillSources {
         home: Some(home.path().into()),
         public_skills_dir: Some(public.path().into()),
         openhands_dir: None,
@@ -248,7 +248,7 @@ async fn user_and_public_skills_come_from_configured_places() {
     spec.agent_context = Some(json!({"load_public_skills": true}));
     let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
     let mut options = persisted(root.path());
-    options.skill_sources = SkillSources::default();
+    options.extensions.skill_sources = SkillSources::default();
     let c = LocalConversation::new(agent, work.path(), options).unwrap();
     let err = c.send_message("hi").unwrap_err().to_string();
     assert!(err.contains("load_public_skills"), "{err}");
@@ -277,7 +277,7 @@ async fn persistent_memory_is_opt_in_and_reaches_the_prompt() {
         spec.agent_context = Some(ctx);
         let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
         let mut options = persisted(root.path());
-        options.skill_sources = SkillSources {
+        options.extensions.skill_sources = SkillSources {
             home: Some(home.path().into()),
             public_skills_dir: None,
             openhands_dir: None,

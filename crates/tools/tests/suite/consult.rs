@@ -31,7 +31,10 @@ use support::{Setup, observations, start_with};
 /// `tools`, with saved profiles in `profiles`.
 fn start(script: Script, tools: Vec<ToolSpec>, no_vision: bool, profiles: &Path) -> Setup {
     let options = ConversationOptions {
-        profiles: Some(Arc::new(LlmProfileStore::new(profiles, None))),
+        llms: openhands_sdk::conversation::LlmOptions {
+            profiles: Some(Arc::new(LlmProfileStore::new(profiles, None))),
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     start_with(

@@ -31,7 +31,10 @@ fn start(script: Script, workspace: &Path, registry: AgentRegistry) -> Setup {
         c.output_cost_per_token = Some(0.01);
     };
     let options = ConversationOptions {
-        agent_registry: registry,
+        extensions: openhands_sdk::conversation::ExtensionOptions {
+            agent_registry: registry,
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     start_with(

@@ -32,7 +32,10 @@ fn start(
     tool_registry: ToolRegistry,
 ) -> Setup {
     let options = ConversationOptions {
-        agent_registry: registry,
+        extensions: openhands_sdk::conversation::ExtensionOptions {
+            agent_registry: registry,
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     start_with(

@@ -25,7 +25,10 @@ fn start(script: Script) -> Setup {
     let registry = AgentRegistry::new();
     assert!(registry.register_definition(AgentDefinition::named("worker", "does one thing")));
     let options = ConversationOptions {
-        agent_registry: registry,
+        extensions: openhands_sdk::conversation::ExtensionOptions {
+            agent_registry: registry,
+            ..Default::default()
+        },
         ..ConversationOptions::default()
     };
     start_with(

@@ -63,10 +63,13 @@ pub fn start_with(
         workspace.unwrap_or(own_workspace.path()),
         ConversationOptions {
             persistence_dir: Some(root.path().to_path_buf()),
-            skill_sources: SkillSources {
-                home: Some(home.path().to_path_buf()),
-                public_skills_dir: None,
-                openhands_dir: None,
+            extensions: openhands_sdk::conversation::ExtensionOptions {
+                skill_sources: SkillSources {
+                    home: Some(home.path().to_path_buf()),
+                    public_skills_dir: None,
+                    openhands_dir: None,
+                },
+                ..Default::default()
             },
             ..options
         },

@@ -20,6 +20,9 @@ use openhands_protocol::conversations::{
     ForkConversationRequest, Isolation, StartChildConversationResponse, UpdateConversationRequest,
 };
 use openhands_sdk::client_tool::ClientToolSpec;
+use openhands_sdk::conversation::{
+    AgentOptions, ExtensionOptions, ListenerOptions, LlmOptions, TraceOptions,
+};
 use openhands_sdk::secrets::{SecretSource, unprotect};
 use openhands_sdk::subagent::{AgentDefinition, AgentRegistry};
 use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
@@ -306,53 +309,27 @@ impl ConversationService {
         id: Uuid,
         meta: Arc<Mutex<StoredConversation>>,
     ) -> Result<Arc<Live>, ServiceError> {
-        let hook_config = stored_hooks(&meta.lock().hook_config);
-        let plugins = stored_plugins(&meta.lock().plugins);
         let (workspace, sandboxed) = {
             let m = meta.lock();
             (stored_workspace(&m), m.sandboxed)
         };
-        let agent_registry = agent_registry(&self.inner.config, &meta.lock().agent_definitions);
-        let observability = super::observability::source(meta.clone());
-        let observability_defaults = self.inner.config.observability_defaults.clone();
-        let shared = Shared::new(id, meta, self.inner.ctx.clone());
-        let callback = shared.callback();
-        let root = self.inner.ctx.root.clone();
-        let cipher = self.inner.config.cipher.clone();
-        let tools = self.inner.config.tools.clone();
         let exec_policy = self
             .exec_policy_for(id, workspace, sandboxed)
             .await?
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
-        let skill_sources = self.inner.config.skill_sources.clone();
+        let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
+        let mut options = self.base_options(&shared, &meta, exec_policy);
+        options.conversation_id = Some(id);
+        let root = self.inner.ctx.root.clone();
+        let cipher = self.inner.config.cipher.clone();
+        let tools = self.inner.config.tools.clone();
         let profiles = self.inner.config.profiles.clone();
-        let meta_profiles = self.inner.config.meta_profile_source();
-        let mcp_oauth_states = self.inner.config.mcp_oauth_states.clone();
-        let child_launcher = self.child_launcher();
         let conv = blocking(move || {
             let dir = root.join(id.simple().to_string());
             let spec = stored_agent(&dir, cipher.as_ref())?;
             let agent = Agent::new(spec, tools)
                 .map_err(|e| ServiceError::Internal(format!("cannot rebuild the agent: {e}")))?;
             use_server_profiles(&agent, profiles.as_ref());
-            let options = ConversationOptions {
-                conversation_id: Some(id),
-                persistence_dir: Some(root.clone()),
-                callbacks: vec![callback],
-                cipher,
-                exec_policy,
-                mcp_oauth_states,
-                skill_sources,
-                hook_config,
-                agent_registry,
-                plugins,
-                child_launcher,
-                profiles: profiles.as_ref().map(|p| p.as_source()),
-                observability: Some(observability),
-                observability_defaults,
-                meta_profiles,
-                ..ConversationOptions::default()
-            };
             let conv = LocalConversation::resume(&root, id, Some(agent), options)
                 .map_err(ServiceError::from)?;
             // No goal loop survives a restart: one left active reads as
@@ -363,6 +340,56 @@ impl ConversationService {
         .await?;
         tracing::debug!(conversation = %id, events = conv.event_count(), "conversation loaded");
         Ok(Live::new(shared, conv))
+    }
+
+    /// The settings every SDK conversation of this server starts from: the
+    /// server's listener for `shared`, its cipher, the tools' process
+    /// policy and hosts, the stored conversation's hooks, plugins and
+    /// agents, the server's profiles, the trace its metadata describes.
+    fn base_options(
+        &self,
+        shared: &Arc<Shared>,
+        meta: &Arc<Mutex<StoredConversation>>,
+        exec_policy: openhands_workspace::exec::ExecPolicy,
+    ) -> ConversationOptions {
+        let config = &self.inner.config;
+        let (hook_config, agent_registry, plugins) = {
+            let m = meta.lock();
+            (
+                stored_hooks(&m.hook_config),
+                agent_registry(config, &m.agent_definitions),
+                stored_plugins(&m.plugins),
+            )
+        };
+        ConversationOptions {
+            persistence_dir: Some(self.inner.ctx.root.clone()),
+            cipher: config.cipher.clone(),
+            listeners: ListenerOptions {
+                callbacks: vec![shared.callback()],
+                ..Default::default()
+            },
+            agent: AgentOptions {
+                exec_policy,
+                mcp_oauth_states: config.mcp_oauth_states.clone(),
+                child_launcher: self.child_launcher(),
+                ..Default::default()
+            },
+            extensions: ExtensionOptions {
+                skill_sources: config.skill_sources.clone(),
+                hook_config,
+                agent_registry,
+                plugins,
+            },
+            llms: LlmOptions {
+                profiles: config.profiles.as_ref().map(|p| p.as_source()),
+                meta_profiles: config.meta_profile_source(),
+            },
+            trace: TraceOptions {
+                observability: Some(super::observability::source(meta.clone())),
+                observability_defaults: config.observability_defaults.clone(),
+            },
+            ..ConversationOptions::default()
+        }
     }
 
     /// The execution policy of conversation `id` working in `workspace`
@@ -710,38 +737,16 @@ impl ConversationService {
         let shared = Shared::new(id, meta.clone(), self.inner.ctx.clone());
         let root = self.inner.ctx.root.clone();
         let tools = self.inner.config.tools.clone();
-        let (hook_config, agent_registry, plugins) = {
-            let m = meta.lock();
-            (
-                stored_hooks(&m.hook_config),
-                agent_registry(&self.inner.config, &m.agent_definitions),
-                stored_plugins(&m.plugins),
-            )
-        };
         let options = ConversationOptions {
             conversation_id: Some(id),
-            persistence_dir: Some(root.clone()),
             max_iteration_per_run: max_iterations,
             stuck_detection,
             stuck_detection_thresholds: l.stuck_detection_thresholds,
-            callbacks: vec![shared.callback()],
-            cipher: self.inner.config.cipher.clone(),
             confirmation_policy: l.confirmation_policy,
             secrets: l.secrets,
             tags: Some(l.tags),
             security_analyzer: l.security_analyzer,
-            exec_policy,
-            mcp_oauth_states: self.inner.config.mcp_oauth_states.clone(),
-            skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config,
-            agent_registry,
-            plugins,
-            child_launcher: self.child_launcher(),
-            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            observability: Some(super::observability::source(meta.clone())),
-            observability_defaults: self.inner.config.observability_defaults.clone(),
-            meta_profiles: self.inner.config.meta_profile_source(),
-            ..ConversationOptions::default()
+            ..self.base_options(&shared, &meta, exec_policy)
         };
         let meta_for_disk = meta.clone();
         let workspace_dir = l.workspace;
@@ -1203,31 +1208,9 @@ impl ConversationService {
             .map_err(|e| ServiceError::Internal(format!("cannot sandbox the conversation: {e}")))?;
         let meta = Arc::new(Mutex::new(meta));
         let shared = Shared::new(fork_id, meta.clone(), self.inner.ctx.clone());
-        let (hook_config, agent_registry, plugins) = {
-            let m = meta.lock();
-            (
-                stored_hooks(&m.hook_config),
-                agent_registry(&self.inner.config, &m.agent_definitions),
-                stored_plugins(&m.plugins),
-            )
-        };
         let options = ConversationOptions {
-            persistence_dir: Some(self.inner.ctx.root.clone()),
-            callbacks: vec![shared.callback()],
-            cipher: self.inner.config.cipher.clone(),
             tags: Some(req.tags.clone().unwrap_or_default()),
-            exec_policy,
-            mcp_oauth_states: self.inner.config.mcp_oauth_states.clone(),
-            skill_sources: self.inner.config.skill_sources.clone(),
-            hook_config,
-            agent_registry,
-            plugins,
-            child_launcher: self.child_launcher(),
-            profiles: self.inner.config.profiles.as_ref().map(|p| p.as_source()),
-            observability: Some(super::observability::source(meta.clone())),
-            observability_defaults: self.inner.config.observability_defaults.clone(),
-            meta_profiles: self.inner.config.meta_profile_source(),
-            ..ConversationOptions::default()
+            ..self.base_options(&shared, &meta, exec_policy)
         };
         let source_conv = src.conv.clone();
         let from = req.from_event_id.clone();

@@ -47,8 +47,8 @@ impl AgentHookHost for Host {
             .as_ref()
             .map(|d| d.join(AGENT_HOOKS_DIR));
         options.max_iteration_per_run = request.max_iterations;
-        options.hook_config = None;
-        options.plugins = Vec::new();
+        options.extensions.hook_config = None;
+        options.extensions.plugins = Vec::new();
         let work_dir = parent.inner.env.working_dir.clone();
         let child =
             tokio::task::spawn_blocking(move || LocalConversation::new(agent, &work_dir, options))
