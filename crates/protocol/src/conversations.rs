@@ -471,6 +471,28 @@ pub struct SwitchAcpModelRequest {
     pub model: String,
 }
 
+/// `POST …/execute_tool` (this server's; the reference SDK runs
+/// `execute_tool` only in-process).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExecuteToolRequest {
+    /// The agent's tool to run (`terminal`, `file_editor`, ...).
+    pub tool_name: String,
+    /// The tool's action: its arguments as an object, optionally with the
+    /// action's `kind`.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub action: Value,
+}
+
+/// The answer of `POST …/execute_tool`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExecuteToolResponse {
+    /// The tool's observation (with its `kind`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub observation: Value,
+}
+
 /// `POST …/load_plugin`.
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

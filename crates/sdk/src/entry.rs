@@ -228,6 +228,20 @@ impl Conversation {
         }
     }
 
+    /// Runs the agent's tool `tool_name` on `action` outside the agent loop
+    /// and returns its observation (see `LocalConversation::execute_tool`;
+    /// a remote conversation asks its server).
+    pub async fn execute_tool(
+        &self,
+        tool_name: &str,
+        action: Value,
+    ) -> Result<Value, AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.execute_tool(tool_name, action).await.map_err(Into::into),
+            Conversation::Remote(c) => c.execute_tool(tool_name, action).await.map_err(Into::into),
+        }
+    }
+
     /// The events so far.
     pub fn events(&self) -> Vec<Event> {
         match self {

@@ -17,6 +17,7 @@ mod deferred_init;
 mod delegation;
 mod env_policy;
 mod events_api;
+mod execute_tool;
 mod files_api;
 mod gateway;
 mod gemini_tools;

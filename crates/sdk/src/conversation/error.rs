@@ -29,6 +29,32 @@ pub enum ConversationError {
     /// The ACP server of an `ACPAgent` failed (did not start, did not answer).
     #[error(transparent)]
     Acp(#[from] openhands_acp::AcpError),
+    /// `execute_tool` named a tool the agent does not have (the reference's
+    /// `KeyError`, its message and the list of the agent's tools).
+    #[error("Tool '{name}' not found. Available tools: [{}]", python_list(.available))]
+    UnknownTool {
+        /// The tool asked for.
+        name: String,
+        /// The agent's tools.
+        available: Vec<String>,
+    },
+    /// A tool run directly (`execute_tool`) failed.
+    #[error("Error executing tool '{tool}': {message}")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What it reported.
+        message: String,
+    },
+}
+
+/// `names` as Python prints a list of strings (`'a', 'b'`, no brackets).
+fn python_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A `ConversationErrorEvent.code` for an error.
@@ -42,5 +68,7 @@ pub fn error_code(e: &ConversationError) -> String {
         ConversationError::NotFound(_) => "NotFound".into(),
         ConversationError::Invalid(_) => "ValueError".into(),
         ConversationError::Acp(a) => a.init_code().into(),
+        ConversationError::UnknownTool { .. } => "KeyError".into(),
+        ConversationError::ToolFailed { .. } => "ToolExecutionError".into(),
     }
 }

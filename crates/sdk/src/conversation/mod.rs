@@ -58,6 +58,7 @@ mod core;
 mod critique;
 mod error;
 pub mod event_store;
+mod execute_tool;
 mod extensions;
 mod fork;
 mod listeners;

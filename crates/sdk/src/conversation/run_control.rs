@@ -14,6 +14,9 @@ pub(crate) struct RunControl {
     run: tokio::sync::Mutex<()>,
     /// Cancels the current run (replaced when a run starts).
     cancel: Mutex<CancellationToken>,
+    /// Cancelled on close: work outside runs (tools executed directly)
+    /// stops with the conversation.
+    closing: CancellationToken,
     closed: AtomicBool,
     user_messages: AtomicU64,
 }
@@ -23,6 +26,7 @@ impl Default for RunControl {
         Self {
             run: tokio::sync::Mutex::new(()),
             cancel: Mutex::new(CancellationToken::new()),
+            closing: CancellationToken::new(),
             closed: AtomicBool::new(false),
             user_messages: AtomicU64::new(0),
         }
@@ -49,10 +53,17 @@ impl RunControl {
         self.cancel.lock().cancel();
     }
 
-    /// Marks the conversation closed and cancels the current run.
+    /// A token cancelled when the conversation closes.
+    pub fn closing(&self) -> CancellationToken {
+        self.closing.clone()
+    }
+
+    /// Marks the conversation closed and cancels the current run and the
+    /// work waiting on [`RunControl::closing`].
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.cancel();
+        self.closing.cancel();
     }
 
     /// Whether the conversation was closed.

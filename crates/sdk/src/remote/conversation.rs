@@ -9,9 +9,9 @@ use super::socket::{EventSocket, SocketState};
 use super::sync::sync_events;
 use futures::Stream;
 use openhands_protocol::conversations::{
-    AskAgentRequest, ConfirmationResponseRequest, ForkConversationRequest,
-    NavigateConversationRequest, SendMessageRequest, StartConversationRequest,
-    UpdateSecretsRequest,
+    AskAgentRequest, ConfirmationResponseRequest, ExecuteToolRequest, ExecuteToolResponse,
+    ForkConversationRequest, NavigateConversationRequest, SendMessageRequest,
+    StartConversationRequest, UpdateSecretsRequest,
 };
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::message::Message;
@@ -511,6 +511,46 @@ impl RemoteConversation {
                 what: self.path("/ask_agent"),
                 detail: "answer has no 'response'".into(),
             })
+    }
+
+    /// Runs the agent's tool `tool_name` on `action` on the server, outside
+    /// the agent loop (see `LocalConversation::execute_tool`), and returns
+    /// its observation. Nothing is recorded in the conversation.
+    pub async fn execute_tool(&self, tool_name: &str, action: Value) -> Result<Value, RemoteError> {
+        let body = ExecuteToolRequest {
+            tool_name: tool_name.to_string(),
+            action,
+        };
+        let what = self.path("/execute_tool");
+        let (status, v) = self
+            .inner
+            .api
+            .call(
+                Method::POST,
+                &what,
+                Some(&body),
+                &[400, 404, 422],
+                Some(self.inner.id),
+            )
+            .await?;
+        if (200..300).contains(&status) {
+            let answer: ExecuteToolResponse =
+                serde_json::from_value(v).map_err(|e| RemoteError::Protocol {
+                    what,
+                    detail: format!("answer has no observation: {e}"),
+                })?;
+            return Ok(answer.observation);
+        }
+        let detail = match v.get("detail") {
+            Some(Value::String(d)) => d.clone(),
+            Some(other) => other.to_string(),
+            None => v.to_string(),
+        };
+        // The conversation itself is missing: the server's plain 404.
+        if status == 404 && detail == "Not Found" {
+            return Err(RemoteError::NotFound(self.inner.id));
+        }
+        Err(RemoteError::ToolRefused { status, detail })
     }
 
     /// Forks the conversation on the server and attaches to the fork.

@@ -60,6 +60,16 @@ pub enum RemoteError {
         /// The wait.
         secs: u64,
     },
+    /// The server would not run a tool directly (`execute_tool`): no such
+    /// tool (404), an action the tool refuses (422) or a tool that failed
+    /// (400); `detail` is the server's explanation.
+    #[error("{detail}")]
+    ToolRefused {
+        /// HTTP status.
+        status: u16,
+        /// The server's `detail`.
+        detail: String,
+    },
     /// The operation exists only for the other kind of conversation.
     #[error("not supported by a {kind} conversation: {what}")]
     Unsupported {

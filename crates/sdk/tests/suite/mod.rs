@@ -6,6 +6,7 @@ mod condenser;
 mod conversation;
 mod critic;
 mod docker;
+mod execute_tool;
 mod goal;
 mod hooks;
 mod hooks_agent_async;

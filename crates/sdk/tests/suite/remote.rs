@@ -564,3 +564,75 @@ async fn client_tools_travel_to_a_remote_conversation() {
         json!({"text": "half way", "kind": "ClientAction_notify_user"})
     );
 }
+
+#[tokio::test]
+async fn execute_tool_runs_the_servers_tool_outside_the_agent_loop() {
+    let e = env(vec![]).await;
+    let conv = RemoteConversation::create(&e.server.url(), Some(KEY), &request(&e), quick())
+        .await
+        .unwrap();
+    let observation = conv
+        .execute_tool(
+            "terminal",
+            json!({"command": "echo direct > direct.txt && cat direct.txt"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(observation["kind"], "TerminalObservation", "{observation}");
+    assert!(observation.to_string().contains("direct"), "{observation}");
+    assert_eq!(
+        std::fs::read_to_string(e.work.join("direct.txt")).unwrap(),
+        "direct\n"
+    );
+    // The agent was made ready on the server; the call left no event.
+    let (status, page) = reqwest_get(
+        &e,
+        &format!("/api/conversations/{}/events/search", conv.id()),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let recorded: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|ev| ev["kind"].as_str())
+        .collect();
+    assert_eq!(recorded, vec!["SystemPromptEvent"]);
+
+    let err = conv.execute_tool("nope", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, RemoteError::ToolRefused { status: 404, detail }
+            if detail.starts_with("Tool 'nope' not found. Available tools: [")
+                && detail.contains("'terminal'")),
+        "{err}"
+    );
+    let err = conv
+        .execute_tool("terminal", json!({"timeout": 5}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RemoteError::ToolRefused { status: 422, detail }
+            if detail.starts_with("Error validating arguments of tool 'terminal'")),
+        "{err}"
+    );
+    // The entry point reaches the same route.
+    let any = Conversation::Remote(conv.clone());
+    let observation = any
+        .execute_tool("terminal", json!({"command": "echo via-entry"}))
+        .await
+        .unwrap();
+    assert!(
+        observation.to_string().contains("via-entry"),
+        "{observation}"
+    );
+
+    conv.delete().await.unwrap();
+    let err = conv
+        .execute_tool("terminal", json!({"command": "true"}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RemoteError::NotFound(id) if id == conv.id()),
+        "{err}"
+    );
+}

@@ -18,10 +18,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use openhands_protocol::Success;
 use openhands_protocol::conversations::{
-    AskAgentRequest, ForkConversationRequest, LoadPluginRequest, SetConfirmationPolicyRequest,
-    SetSecurityAnalyzerRequest, StartChildConversationRequest, StartConversationRequest,
-    SwitchAcpModelRequest, SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest,
-    UpdateSecretsRequest,
+    AskAgentRequest, ExecuteToolRequest, ExecuteToolResponse, ForkConversationRequest,
+    LoadPluginRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
+    StartChildConversationRequest, StartConversationRequest, SwitchAcpModelRequest,
+    SwitchLlmRequest, SwitchProfileRequest, UpdateConversationRequest, UpdateSecretsRequest,
 };
 use openhands_sdk::profiles::ProfileSwitchError;
 use openhands_sdk::secrets::{SecretSource, looks_encrypted, unprotect};
@@ -72,6 +72,7 @@ fn routes() -> OpenApiRouter<ConversationService> {
         .routes(routes!(switch_profile))
         .routes(routes!(switch_acp_model))
         .routes(routes!(load_plugin))
+        .routes(routes!(execute_tool))
         .routes(routes!(start_child))
         .routes(routes!(runtime))
         .routes(routes!(reprovision))
@@ -808,6 +809,32 @@ async fn load_plugin(
         Err(LoadPluginError::Invalid(m)) => Err(ApiError::bad_request(m)),
         Err(LoadPluginError::Conversation(e)) => Err(ApiError::bad_request(e.to_string())),
     }
+}
+
+#[utoipa::path(post, path = "/conversations/{conversation_id}/execute_tool", tag = "Conversations",
+    operation_id = "execute_tool_api_conversations__conversation_id__execute_tool_post",
+    request_body = ExecuteToolRequest, security(("APIKeyHeader" = [])),
+    params(("conversation_id" = String, Path, format = Uuid, description = "Conversation id")),
+    responses((status = 200, description = "The tool's observation", body = ExecuteToolResponse),
+              (status = 400, description = "The tool failed", body = ErrorDetail),
+              (status = 404, description = "Conversation or tool not found", body = ErrorDetail),
+              (status = 422, description = "Validation Error (or an action the tool refuses)", body = HttpValidationError)))]
+async fn execute_tool(
+    State(svc): Svc,
+    path: IdPath,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let id = conversation_id(path)?;
+    let req: ExecuteToolRequest = body(&headers, &bytes)?;
+    let live = live(&svc, id).await?;
+    live.touch();
+    let observation = live
+        .conv
+        .execute_tool(&req.tool_name, req.action)
+        .await
+        .map_err(ServiceError::from)?;
+    Ok(ok(&json!({"observation": observation})))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/children", tag = "Conversations",

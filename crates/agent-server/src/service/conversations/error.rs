@@ -71,6 +71,8 @@ impl From<openhands_sdk::ConversationError> for ServiceError {
             E::AlreadyRunning => ServiceError::AlreadyRunning,
             E::NotFound(_) => ServiceError::NotFound,
             E::Invalid(m) => ServiceError::Invalid(m),
+            e @ E::UnknownTool { .. } => ServiceError::Missing(e.to_string()),
+            e @ E::ToolFailed { .. } => ServiceError::BadRequest(e.to_string()),
             other => ServiceError::Internal(other.to_string()),
         }
     }
