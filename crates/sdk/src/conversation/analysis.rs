@@ -2,7 +2,7 @@
 //! verdict recorded as a `SecurityAnalysisEvent` (as the reference: once per
 //! batch whenever an analyzer is set, whatever the policy then decides).
 
-use super::ConversationError;
+use super::error::ConversationError;
 use super::local::LocalConversation;
 use super::step::mask_strings;
 use crate::security::{AnalysisContext, SecurityAnalysis, SecurityAnalyzer};

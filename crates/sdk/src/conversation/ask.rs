@@ -1,8 +1,8 @@
 //! Side calls to the model that record nothing: a question about the
 //! conversation (`ask_agent`) and a title from the first user message.
 
-use super::LocalConversation;
 use super::error::ConversationError;
+use super::local::LocalConversation;
 use openhands_wire::event::EventBody;
 use openhands_wire::message::{Message, Role};
 

@@ -1,8 +1,8 @@
 //! Condensation: the condenser's turn in a step (when it asks for one, or
 //! a `CondensationRequest` is pending) and `condense` on request.
 
-use super::LocalConversation;
 use super::error::ConversationError;
+use super::local::LocalConversation;
 use super::view::with_view;
 use openhands_wire::event::{Event, EventBody, SourceType};
 

@@ -3,8 +3,8 @@
 //! a `finish`, iterative refinement (a follow-up user message instead of
 //! finishing, counted in `agent_state`).
 
-use super::ConversationError;
 use super::core::state_update;
+use super::error::ConversationError;
 use super::local::LocalConversation;
 use super::view::with_view;
 use crate::agent::AgentRuntime;

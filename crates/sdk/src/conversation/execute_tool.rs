@@ -14,8 +14,8 @@
 //! leaves in the observation, and lookup secrets the action names are
 //! fetched first. The call is cancelled when the conversation closes.
 
-use super::LocalConversation;
 use super::error::ConversationError;
+use super::local::LocalConversation;
 use super::step::mask_strings;
 use crate::tool::{SecretAccess, ToolCallContext};
 use serde_json::Value;

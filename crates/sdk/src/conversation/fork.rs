@@ -4,7 +4,8 @@
 use super::core::Core;
 use super::error::ConversationError;
 use super::event_store::{EventStore, StoreError};
-use super::{ConversationOptions, LocalConversation};
+use super::local::LocalConversation;
+use super::options::ConversationOptions;
 use crate::secrets::{SecretSource, SecretsRegistry};
 use openhands_wire::event::Event;
 use openhands_wire::ids::hex_id;

@@ -1,13 +1,13 @@
 //! [`LocalConversation`]: a conversation whose agent runs in this process,
 //! a thin façade over its parts (see the lock rule in [`super`]).
 
-use super::acp::AcpSlot;
+use super::acp::slot::AcpSlot;
 use super::agent_slot::AgentSlot;
 use super::core::{Change, Core, state_update};
 use super::error::ConversationError;
-use super::extensions::Extensions;
+use super::extensions::state::Extensions;
 use super::listeners::{EventCallback, Listeners};
-use super::llms::{ConversationLlms, ConversationSwitch, profiles_home};
+use super::llms::{ConversationLlms, profiles_home};
 use super::log::EventLog;
 use super::options::ConversationOptions;
 use super::run_control::RunControl;
@@ -129,7 +129,7 @@ impl LocalConversation {
                     mcp_oauth_states: options.agent.mcp_oauth_states.clone(),
                     conversation_id: Some(id),
                     child_launcher: options.agent.child_launcher.clone(),
-                    llm_switch: Some(Arc::new(ConversationSwitch(weak.clone()))),
+                    llm_switch: Some(Self::llm_switch(weak)),
                     profile_llms: Some(Arc::new(
                         crate::profiles::tool_llms::StoreProfileLlms::new(
                             weak.clone(),
@@ -138,9 +138,8 @@ impl LocalConversation {
                     )),
                     meta_profiles: Some(meta_profiles),
                 };
-                let hooks = hook_config.map(|c| {
-                    super::extensions::runner_for(weak, c, &env, id.to_string(), hook_llm)
-                });
+                let hooks =
+                    hook_config.map(|c| Self::runner_for(weak, c, &env, id.to_string(), hook_llm));
                 Inner {
                     id,
                     log: EventLog::new(core),

@@ -6,7 +6,8 @@
 use super::core::{Core, agent_from_json, load_state};
 use super::error::ConversationError;
 use super::event_store::{EventStore, StoreError};
-use super::{ConversationOptions, LocalConversation};
+use super::local::LocalConversation;
+use super::options::ConversationOptions;
 use crate::agent::Agent;
 use crate::secrets::SecretsRegistry;
 use openhands_wire::event::{ErrorClassification, Event, EventBody, SourceType};

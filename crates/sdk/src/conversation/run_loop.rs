@@ -4,9 +4,9 @@
 //! message arriving while it finishes keeping it going. One run at a time
 //! ([`super::run_control`]).
 
-use super::LocalConversation;
 use super::core::state_update;
 use super::error::{ConversationError, error_code};
+use super::local::LocalConversation;
 use super::stuck::{StuckDetector, StuckPattern};
 use openhands_llm::TokenCallback;
 use openhands_wire::event::{

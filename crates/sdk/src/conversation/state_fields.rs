@@ -2,9 +2,9 @@
 //! policy, security analyzer, secrets, tags, stored usage) and the
 //! drivers' own recorded state updates.
 
-use super::LocalConversation;
 use super::core::state_update;
 use super::error::ConversationError;
+use super::local::LocalConversation;
 use crate::secrets::SecretSource;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::state::ConfirmationPolicy;

@@ -2,7 +2,7 @@
 //! and turn its reply into events (actions and their observations, or a
 //! message).
 
-use super::ConversationError;
+use super::error::ConversationError;
 use super::local::LocalConversation;
 use super::pending::unmatched_actions;
 use super::view::with_view;

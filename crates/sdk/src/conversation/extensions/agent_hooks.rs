@@ -84,21 +84,23 @@ impl AgentHookHost for Host {
     }
 }
 
-/// A hook runner for `config` in the conversation `inner` points to
-/// (prompt and agent hooks ask `llm`, agent hooks run as child
-/// conversations).
-pub(crate) fn runner_for(
-    inner: &Weak<Inner>,
-    config: HookConfig,
-    env: &crate::tool::ToolEnv,
-    id: String,
-    llm: openhands_llm::Llm,
-) -> Arc<HookRunner> {
-    Arc::new(
-        HookRunner::new(config, env.working_dir.clone(), id, env.exec.clone())
-            .with_llm(llm)
-            .with_agent_host(Arc::new(Host {
-                parent: inner.clone(),
-            })),
-    )
+impl LocalConversation {
+    /// A hook runner for `config` in the conversation `inner` points to
+    /// (prompt and agent hooks ask `llm`, agent hooks run as child
+    /// conversations).
+    pub(crate) fn runner_for(
+        inner: &Weak<Inner>,
+        config: HookConfig,
+        env: &crate::tool::ToolEnv,
+        id: String,
+        llm: openhands_llm::Llm,
+    ) -> Arc<HookRunner> {
+        Arc::new(
+            HookRunner::new(config, env.working_dir.clone(), id, env.exec.clone())
+                .with_llm(llm)
+                .with_agent_host(Arc::new(Host {
+                    parent: inner.clone(),
+                })),
+        )
+    }
 }

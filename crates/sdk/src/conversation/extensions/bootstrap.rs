@@ -5,8 +5,8 @@
 //! happens on first use, as in the reference.
 
 use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
-use crate::conversation::LocalConversation;
 use crate::conversation::error::ConversationError;
+use crate::conversation::local::LocalConversation;
 use crate::conversation::local::off_runtime;
 use openhands_wire::content::TextContent;
 use openhands_wire::event::{

@@ -5,8 +5,8 @@
 //! observation, Stop when the agent finishes, SessionEnd on close. Every
 //! hook run is recorded as a `HookExecutionEvent`.
 
-use crate::conversation::ConversationError;
-use crate::conversation::LocalConversation;
+use crate::conversation::error::ConversationError;
+use crate::conversation::local::LocalConversation;
 use crate::hooks::run::{HookRun, blocking_reason, execution_event};
 use crate::hooks::{HookEventType, HookInput, HookRunner};
 use openhands_wire::content::TextContent;

@@ -241,7 +241,7 @@ impl LocalConversation {
             let llm = agent.llm().clone();
             let weak = Arc::downgrade(&self.inner);
             let runner = merged.map(|c| {
-                super::runner_for(&weak, c, &self.inner.env, self.inner.id.to_string(), llm)
+                Self::runner_for(&weak, c, &self.inner.env, self.inner.id.to_string(), llm)
             });
             *self.inner.ext.hooks.write() = runner;
         }

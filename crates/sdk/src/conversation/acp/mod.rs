@@ -8,9 +8,12 @@
 //! code. The server process lives as long as the conversation object; one
 //! that died is started again (resuming its session) on the next run.
 
+pub(crate) mod slot;
+
 use super::core::state_update;
+use super::error::ConversationError;
+use super::local::LocalConversation;
 use super::step::mask_strings;
-use super::{ConversationError, LocalConversation};
 use openhands_acp::{
     ACP_AGENT_KIND, AcpAgentConfig, AcpClient, AcpError, LaunchOptions, PriorSession,
     PromptOutcome, SessionState, ToolCallEntry, TurnAccumulator,
@@ -51,34 +54,6 @@ pub struct AcpModelState {
     pub available_models: Vec<Value>,
     /// Whether the model can be switched live.
     pub supports_runtime_model_switch: bool,
-}
-
-/// The ACP part of a conversation: the server's client once started, and
-/// one start at a time.
-#[derive(Default)]
-pub(crate) struct AcpSlot {
-    client: parking_lot::Mutex<Option<AcpClient>>,
-    start: tokio::sync::Mutex<()>,
-}
-
-impl AcpSlot {
-    /// Held while a server starts.
-    async fn starting(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.start.lock().await
-    }
-
-    /// The client, if a server was started.
-    fn client(&self) -> Option<AcpClient> {
-        self.client.lock().clone()
-    }
-
-    fn set(&self, client: Option<AcpClient>) {
-        *self.client.lock() = client;
-    }
-
-    fn take(&self) -> Option<AcpClient> {
-        self.client.lock().take()
-    }
 }
 
 impl LocalConversation {
@@ -137,9 +112,9 @@ impl LocalConversation {
             return None;
         }
         spec.tools.clear();
-        super::super::agent::prompt::render_dynamic_context(
+        crate::agent::prompt::render_dynamic_context(
             &spec,
-            &super::super::agent::prompt::DynamicInputs {
+            &crate::agent::prompt::DynamicInputs {
                 working_dir: String::new(),
                 secret_names,
                 date: if has_context {
