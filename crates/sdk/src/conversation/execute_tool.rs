@@ -16,7 +16,7 @@
 
 use super::error::ConversationError;
 use super::local::LocalConversation;
-use super::step::mask_strings;
+use super::step::{fetch_named_secrets, mask_strings};
 use crate::tool::{SecretAccess, ToolCallContext};
 use serde_json::Value;
 use tracing::Instrument;
@@ -77,15 +77,8 @@ impl LocalConversation {
             message,
         };
         let secrets = self.secrets();
-        let lookups = secrets
-            .resolve_lookups_named_in(&action.to_string(), crate::secrets::LOOKUP_TIMEOUT)
-            .await;
-        if !lookups.is_empty() {
-            let text: Vec<String> = lookups
-                .iter()
-                .map(|(name, e)| format!("secret '{name}' could not be fetched: {e}"))
-                .collect();
-            return Err(failed(text.join("; ")));
+        if let Some(message) = fetch_named_secrets(&secrets, &action.to_string()).await {
+            return Err(failed(message));
         }
         let span = crate::telemetry::tool_span(tool_name, "");
         if !span.is_disabled() {

@@ -39,6 +39,23 @@ pub(crate) fn mask_strings(v: &mut Value, secrets: &crate::secrets::SecretsRegis
     }
 }
 
+/// Fetches the lookup secrets `text` names that have no value yet (see
+/// [`crate::secrets::SecretsRegistry::resolve_lookups_named_in`]); the
+/// failures as one message, `None` when every one was fetched.
+pub(crate) async fn fetch_named_secrets(
+    registry: &crate::secrets::SecretsRegistry,
+    text: &str,
+) -> Option<String> {
+    let failures = registry
+        .resolve_lookups_named_in(text, crate::secrets::LOOKUP_TIMEOUT)
+        .await;
+    let text: Vec<String> = failures
+        .iter()
+        .map(|(name, e)| format!("secret '{name}' could not be fetched: {e}"))
+        .collect();
+    (!text.is_empty()).then(|| text.join("; "))
+}
+
 /// Renders observations with their tool's own renderer and cuts long text.
 struct RuntimeRenderer<'a> {
     runtime: &'a AgentRuntime,
@@ -400,15 +417,8 @@ impl LocalConversation {
         let mut lookup_errors: std::collections::HashMap<String, String> =
             std::collections::HashMap::new();
         for (id, a) in &actions {
-            let failures = registry
-                .resolve_lookups_named_in(&a.tool_call.arguments, crate::secrets::LOOKUP_TIMEOUT)
-                .await;
-            if !failures.is_empty() {
-                let text: Vec<String> = failures
-                    .iter()
-                    .map(|(name, e)| format!("secret '{name}' could not be fetched: {e}"))
-                    .collect();
-                lookup_errors.insert(id.clone(), text.join("; "));
+            if let Some(failed) = fetch_named_secrets(&registry, &a.tool_call.arguments).await {
+                lookup_errors.insert(id.clone(), failed);
             }
         }
         let limit = self

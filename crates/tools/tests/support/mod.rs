@@ -69,7 +69,7 @@ pub fn start_with(
                     public_skills_dir: None,
                     openhands_dir: None,
                 },
-                ..Default::default()
+                ..options.extensions
             },
             ..options
         },
