@@ -6,6 +6,8 @@
 //!
 //! * [`config`] — what a sandbox allows, and its errors.
 //! * [`instance`] — [`Sandbox`] itself.
+//! * [`nested`] — whether sandboxes nest (a sandboxed agent server's
+//!   conversations).
 //! * [`probe`] — whether bwrap exists and the kernel lets us use
 //!   namespaces (checked once per process).
 //! * [`bwrap`] — the command line wrapping one process.
@@ -19,8 +21,10 @@ pub mod bwrap;
 pub mod cgroup;
 pub mod config;
 pub mod instance;
+pub mod nested;
 pub mod probe;
 
 pub use config::{SandboxConfig, SandboxError, SandboxLimits};
 pub use instance::{HiddenPaths, Sandbox};
-pub use probe::{SandboxTools, probe, probe_nested};
+pub use nested::probe_nested;
+pub use probe::{SandboxTools, probe};

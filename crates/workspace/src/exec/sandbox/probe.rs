@@ -100,7 +100,7 @@ fn try_sandbox(bwrap: &Path, fresh_proc: bool) -> Result<(), SandboxError> {
 
 /// Runs `cmd` (standard error read on failure) for at most
 /// [`PROBE_TIMEOUT`].
-fn wait_for(mut cmd: Command, bwrap: &Path) -> Result<(), SandboxError> {
+pub(super) fn wait_for(mut cmd: Command, bwrap: &Path) -> Result<(), SandboxError> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -133,45 +133,4 @@ fn wait_for(mut cmd: Command, bwrap: &Path) -> Result<(), SandboxError> {
         "bwrap failed ({status}): {}",
         err.trim()
     )))
-}
-
-/// Checks that a [`super::SandboxConfig::nestable`] sandbox can hold a
-/// sandbox of its own here, as a sandboxed agent server's conversations
-/// need: runs bwrap inside such a sandbox (with `scratch` as its
-/// workspace), without `--proc` as [`probe`] inside a sandbox finds.
-/// Blocking.
-pub fn probe_nested(scratch: &Path) -> Result<(), SandboxError> {
-    use super::bwrap::Attach;
-    use super::config::{SandboxConfig, SandboxLimits};
-    let tools = probe()?;
-    let outer = super::Sandbox::new(
-        SandboxConfig {
-            network: true,
-            limits: SandboxLimits {
-                max_processes: None,
-                max_memory_bytes: None,
-                max_file_size_bytes: None,
-            },
-            nestable: true,
-        },
-        scratch,
-    )?;
-    let inner: Vec<std::ffi::OsString> = [
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-    ]
-    .into_iter()
-    .chain(super::config::DROP_CAPABILITIES)
-    .chain(super::config::BASE_MOUNTS)
-    .chain(["true"])
-    .map(Into::into)
-    .collect();
-    let (program, args) =
-        outer.command_line(tools.bwrap.as_os_str(), &inner, None, &[], Attach::Pipes);
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    wait_for(cmd, &tools.bwrap)
-        .map_err(|e| SandboxError::Namespaces(format!("a sandbox inside a sandbox fails: {e}")))
 }
