@@ -39,6 +39,7 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_POLL_MS",
     "OH_CONTROL_HEARTBEAT_SECONDS",
     "OH_CONTROL_ALLOW_UNCONFINED",
+    "OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN",
 ];
 
 /// Why the configuration is unusable.
@@ -149,6 +150,10 @@ pub struct ControlConfig {
     /// where they cannot be confined (`OH_CONTROL_ALLOW_UNCONFINED`;
     /// default: no, such a control plane serves one tenant).
     pub allow_unconfined: bool,
+    /// Whether a graceful shutdown stops this instance's local processes
+    /// and containers (`OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN`; default:
+    /// no, sandboxes outlive a restart and are re-adopted).
+    pub stop_sandboxes_on_shutdown: bool,
 }
 
 impl std::fmt::Debug for ControlConfig {
@@ -294,7 +299,12 @@ impl ControlConfig {
             None => false,
             Some(v) => parse_bool("OH_CONTROL_ALLOW_UNCONFINED", v)?,
         };
+        let stop_sandboxes_on_shutdown = match get("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN") {
+            None => false,
+            Some(v) => parse_bool("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN", v)?,
+        };
         Ok(Self {
+            stop_sandboxes_on_shutdown,
             allow_unconfined,
             data_dir,
             database_url,

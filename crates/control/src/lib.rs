@@ -7,8 +7,10 @@
 //! * [`store`] — the database (SQLite or PostgreSQL, sqlx migrations).
 //! * [`grants`], [`auth`], [`secrets`] — permissions, bearer credentials,
 //!   hashing and sealing.
-//! * [`hosts`] — where sandboxes run: local processes, docker containers,
-//!   registered remote agent servers.
+//! * [`engines`] — where sandboxes run, behind one trait: local
+//!   processes, docker containers, registered remote agent servers.
+//! * [`hosts`] — a sandbox's directory layout and environment, local
+//!   agent-server processes, the docker image.
 //! * [`agent_client`] — the client of an agent server (REST + WebSocket).
 //! * [`service`] — the control plane's operations and background work.
 //! * [`tasks`] — task output: lines, the event forwarder, readers.
@@ -20,6 +22,7 @@ pub mod agent_client;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod engines;
 pub mod error;
 pub mod grants;
 pub mod hosts;

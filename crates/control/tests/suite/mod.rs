@@ -2,7 +2,9 @@
 
 mod docker;
 mod e2e;
+mod fencing;
 mod hosts;
 mod instances;
 mod output_limits;
 mod refusals;
+mod restart;
