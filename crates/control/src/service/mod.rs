@@ -387,16 +387,23 @@ impl ControlPlane {
         }
         let engines = &self.inner.engines;
         if self.inner.config.stop_sandboxes_on_shutdown {
+            tracing::info!(
+                "stopping this instance's sandboxes (OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN)"
+            );
             engines.local.procs().stop_all().await;
-            if let Ok(owned) = self.inner.store.owned_sandboxes(&self.inner.instance).await {
-                for s in owned
-                    .iter()
-                    .filter(|s| s.placement == crate::engines::DOCKER)
-                {
-                    engines.docker.release(s).await;
+            match self.inner.store.owned_sandboxes(&self.inner.instance).await {
+                Ok(owned) => {
+                    for s in owned
+                        .iter()
+                        .filter(|s| s.placement == crate::engines::DOCKER)
+                    {
+                        engines.docker.release(s).await;
+                    }
                 }
+                Err(e) => tracing::warn!("listing this instance's sandboxes failed: {e}"),
             }
         } else {
+            tracing::info!("leaving this instance's sandboxes running");
             engines.local.procs().detach_all();
         }
         self.inner.store.close().await;

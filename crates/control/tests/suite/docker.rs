@@ -17,7 +17,7 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(120);
 const IMAGE: &str = "openhands-rs/agent-server:control-test";
 
-fn docker_works() -> bool {
+pub(crate) fn docker_works() -> bool {
     Command::new("docker")
         .args(["info", "--format", "{{.ServerVersion}}"])
         .output()

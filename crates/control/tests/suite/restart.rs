@@ -49,6 +49,40 @@ fn keep_sandboxes() -> Options {
     }
 }
 
+const IMAGE: &str = "openhands-rs/agent-server:control-restart-test";
+
+/// Options of a control plane running `engine` sandboxes.
+fn on_engine(engine: &str, mut opts: Options) -> Options {
+    opts.env
+        .push(("OH_CONTROL_SANDBOX".into(), engine.to_string()));
+    opts.env
+        .push(("OH_CONTROL_DOCKER_IMAGE".into(), IMAGE.into()));
+    opts
+}
+
+/// What identifies the running sandbox: its agent server processes
+/// (local) or its container's id and start time (docker).
+fn identity(engine: &str, root: &std::path::Path, sandbox: &str) -> Vec<String> {
+    if engine == "local" {
+        return agent_servers_under(root);
+    }
+    let out = std::process::Command::new("docker")
+        .args([
+            "container",
+            "inspect",
+            "--format",
+            "{{.Id}} {{.State.StartedAt}} {{.State.Running}}",
+            &format!("oh-sandbox-{sandbox}"),
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The commands of the terminal actions forwarded, in order.
 fn commands(f: &Followed) -> Vec<String> {
     f.events()
@@ -58,9 +92,16 @@ fn commands(f: &Followed) -> Vec<String> {
         .collect()
 }
 
-async fn restart_mid_task(kill: bool) {
+async fn restart_mid_task(kill: bool, engine: &str) {
     let llm = mock_llm(script()).await;
-    let mut c = Control::start(&Db::Sqlite, &llm.base_url(), keep_sandboxes());
+    let mut c = Control::start(
+        &Db::Sqlite,
+        &llm.base_url(),
+        on_engine(engine, keep_sandboxes()),
+    );
+    if engine == "docker" {
+        c.admin(&["image", "build", "--tag", IMAGE]);
+    }
     let api = Api::new(&c.url);
     let full = "sandboxes:write,ai_chat:use";
     let t = tenant(&c, "acme", full, full);
@@ -68,7 +109,7 @@ async fn restart_mid_task(kill: bool) {
     assert_eq!(sb.status, 201, "{}", sb.text);
     let sb = sb.json["id"].as_str().unwrap().to_string();
     let root = c.data_dir.join("sandboxes");
-    let servers = agent_servers_under(&root);
+    let servers = identity(engine, &root, &sb);
     assert_eq!(servers.len(), 1);
 
     let started = api
@@ -86,19 +127,26 @@ async fn restart_mid_task(kill: bool) {
     }
     // The agent goes on while the control plane is away.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(agent_servers_under(&root), servers, "the sandbox survived");
+    assert_eq!(
+        identity(engine, &root, &sb),
+        servers,
+        "the sandbox survived"
+    );
 
     let again = Control::start(
         &Db::Sqlite,
         &llm.base_url(),
-        Options {
-            data_dir: Some(c.data_dir.clone()),
-            ..Options::default()
-        },
+        on_engine(
+            engine,
+            Options {
+                data_dir: Some(c.data_dir.clone()),
+                ..Options::default()
+            },
+        ),
     );
     let api = Api::new(&again.url);
     assert_eq!(
-        agent_servers_under(&root),
+        identity(engine, &root, &sb),
         servers,
         "the same agent server answers: re-adopted, not started again"
     );
@@ -148,18 +196,35 @@ async fn restart_mid_task(kill: bool) {
         .await;
     assert_eq!(next.status, 202, "{}", next.text);
     drop(again);
-    assert!(agent_servers_under(&root).is_empty(), "released at the end");
+    common::eventually(WAIT, "the sandbox to be released at the end", || async {
+        identity(engine, &root, &sb).is_empty().then_some(())
+    })
+    .await;
     llm.shutdown().await;
+    if engine == "docker" {
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", IMAGE])
+            .output();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_control_plane_leaves_its_task_running() {
-    restart_mid_task(true).await;
+    restart_mid_task(true, "local").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_control_plane_leaves_its_task_running() {
-    restart_mid_task(false).await;
+    restart_mid_task(false, "local").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_control_plane_leaves_its_docker_task_running() {
+    if !crate::suite::docker::docker_works() {
+        eprintln!("\n*** SKIPPED: no docker daemon answers (`docker info` failed).\n");
+        return;
+    }
+    restart_mid_task(true, "docker").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
