@@ -246,6 +246,14 @@ impl ControlConfig {
         let sandbox_mode = match get("OH_CONTROL_SANDBOX") {
             None | Some("local") => SandboxMode::Local,
             Some("docker") => SandboxMode::Docker,
+            Some(engine @ ("swarm" | "kubernetes")) => {
+                return Err(ConfigError::new(
+                    "OH_CONTROL_SANDBOX",
+                    format!(
+                        "the {engine} engine is not available in this build; use 'local' or 'docker'"
+                    ),
+                ));
+            }
             Some(other) => {
                 return Err(ConfigError::new(
                     "OH_CONTROL_SANDBOX",
@@ -403,6 +411,9 @@ mod tests {
             ("OH_CONTROL_DATABASE_URL", "mysql://x"),
             ("OH_CONTROL_SECRET_KEY", "short"),
             ("OH_CONTROL_ALLOW_UNCONFINED", "perhaps"),
+            ("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN", "sometimes"),
+            ("OH_CONTROL_SANDBOX", "swarm"),
+            ("OH_CONTROL_SANDBOX", "kubernetes"),
         ] {
             let e = ControlConfig::from_vars(&vars(&[(name, value)]), &Overrides::default())
                 .unwrap_err();
