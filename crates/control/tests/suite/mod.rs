@@ -9,3 +9,4 @@ mod instances;
 mod output_limits;
 mod refusals;
 mod restart;
+mod swarm;
