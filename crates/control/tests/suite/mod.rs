@@ -1,5 +1,6 @@
 //! The suites, one module per former test target.
 
+mod bench;
 mod controls;
 mod docker;
 mod e2e;
