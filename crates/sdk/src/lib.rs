@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod installed;
 pub mod llm_switch;
 pub mod mcp;
+pub mod mcp_oauth;
 pub mod memory;
 pub mod meta_profile;
 pub mod paths;
