@@ -2,6 +2,16 @@
 //! `openhands "TASK"` starts it on a task, `--headless` runs the task
 //! without it), a run of one task, resuming a conversation, the settings
 //! file, the agent server, the scripted mock LLM, or an offline demo.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands` (no
+//! subcommand: the interactive session, `tui/` on ratatui: transcript, editor, slash commands,
+//! confirmation panel, history), `run/resume` (headless, `--json`), `config` (the reference's
+//! `settings.json`), `serve`, `mock-llm`, `demo`; `options` merges flags > environment > settings
+//! file > defaults into one agent/conversation setup
+//!
+//! `anyhow` only here and in binaries.
 
 mod config_cmd;
 mod control;
