@@ -7,6 +7,11 @@
 //! cargo build --release -p openhands-agent-server -p openhands-bench
 //! target/release/openhands-bench --ours target/release/openhands-agent-server --reference
 //! ```
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands-bench`:
+//! the server side by side with the reference
 
 mod api;
 mod machine;

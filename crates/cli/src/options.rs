@@ -27,7 +27,7 @@ pub enum CondenserChoice {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
     /// Model in LiteLLM form (`openai/gpt-5`, `anthropic/claude-sonnet-4-5`, ...).
-    #[arg(long, env = "LLM_MODEL", value_name = "MODEL")]
+    #[arg(short = 'm', long, env = "LLM_MODEL", value_name = "MODEL")]
     pub model: Option<String>,
     /// API key of the provider.
     #[arg(long, env = "LLM_API_KEY", hide_env_values = true, value_name = "KEY")]
@@ -59,6 +59,13 @@ pub struct AgentArgs {
     /// Ask before actions run: never, risky (HIGH or unrated risk) or always.
     #[arg(long, value_enum, value_name = "MODE")]
     pub confirm: Option<ConfirmMode>,
+    /// Approve every action without asking (`--confirm never`).
+    #[arg(long, visible_alias = "yolo", conflicts_with_all = ["confirm", "llm_approve"])]
+    pub always_approve: bool,
+    /// Ask only before actions the model rates HIGH risk (`--confirm risky`:
+    /// the model's own risk label is the security analyzer).
+    #[arg(long, conflicts_with = "confirm")]
+    pub llm_approve: bool,
     /// Iteration limit of each run (default 500).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
     pub max_iterations: Option<u32>,
@@ -73,6 +80,20 @@ pub struct AgentArgs {
     /// With --sandbox: no network for the agent's processes.
     #[arg(long, requires = "sandbox")]
     pub no_network: bool,
+}
+
+impl AgentArgs {
+    /// The confirmation mode the flags ask for (`--confirm`,
+    /// `--always-approve`, `--llm-approve`), if any.
+    pub fn confirm_flag(&self) -> Option<ConfirmMode> {
+        if self.always_approve {
+            Some(ConfirmMode::Never)
+        } else if self.llm_approve {
+            Some(ConfirmMode::Risky)
+        } else {
+            self.confirm
+        }
+    }
 }
 
 /// Everything needed to start or resume conversations.
@@ -93,6 +114,9 @@ pub struct SessionConfig {
     /// Run the agent's processes in a sandbox with these settings
     /// (`--sandbox`).
     pub sandbox: Option<openhands_workspace::exec::SandboxConfig>,
+    /// Where the OAuth tokens of the MCP servers are kept (when one of
+    /// them uses OAuth).
+    pub mcp_oauth_states: Option<std::sync::Arc<openhands_sdk::mcp_oauth::FileOAuthStates>>,
 }
 
 fn nonempty(v: &Option<String>) -> Option<String> {
@@ -120,22 +144,7 @@ pub fn resolve(
             None => openhands_tools::presets::get_default_tools(false),
         },
     };
-    // MCP servers: the settings', then the reference CLI's own file, then
-    // --mcp-config (a later source wins for a server of the same name).
-    let mut mcp_config = serde_json::Map::new();
-    if let Some(v) = settings.mcp_config() {
-        mcp_config.extend(crate::mcp::servers_of(
-            v,
-            &format!("{settings_name} (agent_settings.mcp_config)"),
-        )?);
-    }
-    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
-    if mcp_file.is_file() {
-        mcp_config.extend(crate::mcp::read_file(&mcp_file)?);
-    }
-    if let Some(file) = &args.mcp_config {
-        mcp_config.extend(crate::mcp::read_file(file)?);
-    }
+    let mcp_config = crate::mcp::configured(settings, args.mcp_config.as_deref())?;
     if let Some(problem) = settings.unsupported().into_iter().next() {
         return Err(usage(format!("{settings_name}: {problem}")));
     }
@@ -195,6 +204,11 @@ pub fn resolve(
         });
         spec.tools.push(route);
     }
+    let mcp_oauth_states = if crate::mcp_auth::uses_oauth(&mcp_config) {
+        Some(crate::mcp_auth::store()?)
+    } else {
+        None
+    };
     spec.mcp_config = mcp_config;
     let condenser = settings.condenser()?;
     let condense = match args.condenser {
@@ -286,7 +300,7 @@ pub fn resolve(
                 .map_err(|e| usage(format!("{settings_name}: agent_settings.verification: {e}")))?;
         }
     }
-    let confirm = match args.confirm {
+    let confirm = match args.confirm_flag() {
         Some(m) => Some(m),
         None => settings.confirm()?,
     };
@@ -306,6 +320,7 @@ pub fn resolve(
     };
     Ok(SessionConfig {
         sandbox,
+        mcp_oauth_states,
         spec,
         confirm: confirm.unwrap_or(ConfirmMode::Never),
         confirm_explicit: confirm.is_some(),

@@ -41,3 +41,9 @@ pub fn conversations_dir(explicit: Option<PathBuf>) -> PathBuf {
 pub fn history_file() -> PathBuf {
     openhands_dir().join("cli_history.jsonl")
 }
+
+/// The command line's MCP servers (`openhands mcp add`): `<user
+/// directory>/mcp.json`, as the reference CLI keeps them.
+pub fn mcp_file() -> PathBuf {
+    openhands_dir().join("mcp.json")
+}

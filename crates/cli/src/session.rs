@@ -61,6 +61,11 @@ impl Session {
             },
             agent: openhands_sdk::conversation::AgentOptions {
                 exec_policy,
+                mcp_oauth_states: self
+                    .config
+                    .mcp_oauth_states
+                    .clone()
+                    .map(|s| -> std::sync::Arc<dyn openhands_mcp::oauth::OAuthStateStore> { s }),
                 tool_registry: openhands_tools::presets::default_registry(),
                 ..Default::default()
             },

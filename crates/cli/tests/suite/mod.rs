@@ -2,6 +2,7 @@
 
 mod cli;
 mod control;
+mod first_minutes;
 mod flags;
 mod telemetry;
 mod tui;
