@@ -151,8 +151,10 @@ pub fn resolve(
     let use_skills = !args.no_skills;
     if use_skills
         && settings.skill_loading().contains(&"load_public_skills")
-        && std::env::var_os(openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV)
-            .is_none_or(|v| v.is_empty())
+        && openhands_workspace::exec::env::host_var_os(
+            openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV,
+        )
+        .is_none_or(|v| v.is_empty())
     {
         return Err(usage(format!(
             "{settings_name}: agent_settings.agent_context.load_public_skills is true, but public \
