@@ -169,9 +169,24 @@ pub fn resolve(
         Some(u) => Some(u),
         None => settings.base_url()?,
     };
-    if api_key.is_none() && base_url.is_none() && !model.starts_with("ollama") {
+    // The provider's own variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...)
+    // are read by the LLM layer when no key is configured, as LiteLLM does.
+    let provider_env =
+        openhands_llm::provider_env::defaults(&openhands_wire::LlmConfig::new(&model));
+    if api_key.is_none()
+        && base_url.is_none()
+        && provider_env.api_key.is_none()
+        && !model.starts_with("ollama")
+    {
+        let provider_vars =
+            openhands_llm::provider_env::key_var_names(&openhands_wire::LlmConfig::new(&model));
+        let or_vars = if provider_vars.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", provider_vars.join(" or "))
+        };
         return Err(usage(format!(
-            "no API key for {model}: set LLM_API_KEY, pass --api-key, or save one with \
+            "no API key for {model}: set LLM_API_KEY{or_vars}, pass --api-key, or save one with \
              `openhands config set api_key ...` (a local OpenAI-compatible server needs only \
              --base-url)"
         )));

@@ -3,6 +3,7 @@
 mod cli;
 mod control;
 mod flags;
+mod provider_keys;
 mod telemetry;
 mod tui;
 mod workflow_templates;
