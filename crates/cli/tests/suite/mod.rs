@@ -4,6 +4,7 @@ mod cli;
 mod control;
 mod first_minutes;
 mod flags;
+mod mcp_cmd;
 mod telemetry;
 mod tui;
 mod workflow_templates;
