@@ -3,6 +3,8 @@
 //! without it), a run of one task, resuming a conversation, the settings
 //! file, the agent server, the scripted mock LLM, or an offline demo.
 
+mod acp_agent;
+mod agent_secrets;
 mod config_cmd;
 mod control;
 mod demo;
