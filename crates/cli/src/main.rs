@@ -13,6 +13,8 @@
 //!
 //! `anyhow` only here and in binaries.
 
+mod acp_agent;
+mod agent_secrets;
 mod config_cmd;
 mod control;
 mod demo;

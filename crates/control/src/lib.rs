@@ -8,7 +8,8 @@
 //! * [`grants`], [`auth`], [`secrets`] — permissions, bearer credentials,
 //!   hashing and sealing.
 //! * [`engines`] — where sandboxes run, behind one trait: local
-//!   processes, docker containers, registered remote agent servers.
+//!   processes, docker containers, Docker Swarm services, registered
+//!   remote agent servers.
 //! * [`hosts`] — a sandbox's directory layout and environment, local
 //!   agent-server processes, the docker image.
 //! * [`agent_client`] — the client of an agent server (REST + WebSocket).
@@ -25,10 +26,12 @@
 //! a task's next output `seq`), `grants` + `auth` (bearer tokens/keys stored as SHA-256; a key acts
 //! within its creator's current permissions), `secrets` (Fernet sealing of host keys and
 //! per-sandbox LLM settings), `engines/` (one `Engine` trait — provision, locate, release, list,
-//! health — over `local`, `docker` (Engine API through `workspace::docker::client`) and registered
-//! `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
+//! health — over `local`, `docker` (Engine API through `workspace::docker::client`), `swarm` (one-replica
+//! services, the session key in a Swarm secret, endpoint = the running task's node address + a
+//! host-mode published port) and registered `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
 //! restart re-adopts running sandboxes with their identity checked and provisions again only those
-//! reported gone; gone ones become `lost`), `hosts/` (sandbox layout and environment; local
+//! reported gone; gone ones become `lost`, ones the engine runs again elsewhere fail their running
+//! task naming why), `hosts/` (sandbox layout and environment; local
 //! agent-server processes started through `exec` as services that outlive the control plane,
 //! confined in a nestable `exec::Sandbox` hiding the data directory and database (its conversations
 //! sandboxed again inside; one tenant only where confinement is unavailable); the docker image from

@@ -39,6 +39,7 @@ pub mod model_info;
 pub mod non_native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod provider_env;
 pub mod registry;
 pub mod retry;
 pub mod router;

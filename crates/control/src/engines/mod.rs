@@ -13,10 +13,12 @@
 //! | [`local`] | an `openhands-agent-server` process on the control plane's machine, confined by bubblewrap | its process group | the instance owning the data directory |
 //! | [`docker`] | a container of the sandbox image (Engine API through bollard) | the container id | every instance using the same daemon |
 //! | [`registered`] | a working directory on a registered agent server (`host add`) | the host id | every instance |
+//! | [`swarm`] | a one-replica Docker Swarm service of the sandbox image (its key in a Swarm secret) | the service id | every instance using the same manager |
 
 pub mod docker;
 pub mod local;
 pub mod registered;
+pub mod swarm;
 
 use crate::hosts::ProvisionError;
 use crate::store::sandboxes::Sandbox;
@@ -28,6 +30,8 @@ pub const LOCAL: &str = "local";
 pub const DOCKER: &str = "docker";
 /// Name of the registered-hosts engine.
 pub const HOST: &str = "host";
+/// Name of the Docker Swarm engine.
+pub const SWARM: &str = "swarm";
 
 /// What an engine needs to provision one sandbox.
 #[derive(Clone)]
@@ -81,6 +85,10 @@ pub enum Located {
     },
     /// The engine says it is gone: why.
     Gone(String),
+    /// Its agent server is gone but the engine runs the sandbox again
+    /// (elsewhere): why (e.g. the node it ran on is down). Work in it is
+    /// lost; it answers again at a new endpoint later.
+    Replacing(String),
     /// The engine cannot tell now (unreachable, another instance's
     /// sandbox, an agent server that does not answer yet): why.
     Unknown(String),
@@ -136,6 +144,8 @@ pub struct Engines {
     pub docker: Arc<docker::DockerEngine>,
     /// Registered agent servers.
     pub hosts: Arc<registered::RegisteredHosts>,
+    /// Docker Swarm services.
+    pub swarm: Arc<swarm::SwarmEngine>,
 }
 
 impl std::fmt::Debug for Engines {
@@ -151,6 +161,7 @@ impl Engines {
             LOCAL => Some(&*self.local),
             DOCKER => Some(&*self.docker),
             HOST => Some(&*self.hosts),
+            SWARM => Some(&*self.swarm),
             _ => None,
         }
     }

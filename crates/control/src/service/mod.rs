@@ -12,6 +12,7 @@ use crate::engines::Engines;
 use crate::engines::docker::DockerEngine;
 use crate::engines::local::LocalEngine;
 use crate::engines::registered::RegisteredHosts;
+use crate::engines::swarm::SwarmEngine;
 use crate::error::ApiError;
 use crate::hosts::local::{Confinement, Exited, LocalSandboxes};
 use crate::secrets::{Sealer, SecretError};
@@ -319,6 +320,12 @@ impl ControlPlane {
                 sealer.clone(),
                 client.clone(),
             )),
+            swarm: Arc::new(SwarmEngine::new(
+                config.swarm.clone(),
+                client.clone(),
+                config.host_timeout.max(Duration::from_secs(15)),
+                START_TIMEOUT,
+            )),
         };
         let inner = Arc::new(Inner {
             client,
@@ -496,9 +503,10 @@ async fn host_health_loop(inner: Arc<Inner>) {
     }
 }
 
-/// Asks the engines about the ready sandboxes this instance provisioned:
-/// one its engine reports gone becomes `lost` (its running task ends with
-/// a `task_error` saying why).
+/// Asks the engines about the sandboxes this instance provisioned: one
+/// its engine reports gone becomes `lost`, one it runs again elsewhere
+/// (its node lost) is `starting` until it answers at its new endpoint; in
+/// both cases its running task ends with a `task_error` saying why.
 async fn reconcile_loop(inner: Arc<Inner>) {
     let period = (inner.config.heartbeat * 2).max(Duration::from_secs(1));
     let mut tick = tokio::time::interval(period);
@@ -516,19 +524,32 @@ async fn reconcile_loop(inner: Arc<Inner>) {
             }
         };
         for s in all {
-            if s.status != crate::store::sandboxes::status::READY
+            use crate::store::sandboxes::status;
+            if !(s.status == status::READY || s.status == status::STARTING)
                 || s.owner_instance != inner.instance
             {
                 continue;
             }
+            // A sandbox being provisioned has no key yet.
             let (Some(engine), Some(Ok(key))) = (
                 inner.engines.of(&s),
                 s.sealed_key.as_deref().map(|k| inner.sealer.open(k)),
             ) else {
                 continue;
             };
-            if let crate::engines::Located::Gone(why) = engine.locate(&s, &key).await {
-                sandboxes::mark_lost(&inner, &s, &why).await;
+            match engine.locate(&s, &key).await {
+                crate::engines::Located::Gone(why) => {
+                    sandboxes::mark_lost(&inner, &s, &why).await;
+                }
+                crate::engines::Located::Replacing(why) => {
+                    sandboxes::mark_replacing(&inner, &s, &why).await;
+                }
+                crate::engines::Located::Running { url, engine_id } => {
+                    if s.status != status::READY || s.url.as_deref() != Some(url.as_str()) {
+                        sandboxes::mark_running(&inner, &s, &url, &engine_id).await;
+                    }
+                }
+                crate::engines::Located::Unknown(_) => {}
             }
         }
     }

@@ -127,6 +127,7 @@ impl ControlPlane {
         let working_dir = match engine {
             engines::LOCAL => inner.engines.local.layout(&id).workspace(),
             engines::DOCKER => inner.engines.docker.layout(&id).workspace(),
+            engines::SWARM => engines::swarm::WORKSPACE.into(),
             _ => std::path::PathBuf::new(),
         };
         let s = Sandbox {
@@ -332,6 +333,7 @@ async fn adopt(inner: &Arc<Inner>, s: &Sandbox) {
         Located::Unknown(why) => {
             tracing::warn!(sandbox = %s.id, "cannot tell whether the sandbox runs: {why}");
         }
+        Located::Replacing(why) => mark_replacing(inner, s, &why).await,
         Located::Gone(why) => {
             tracing::warn!(sandbox = %s.id, "the sandbox is gone ({why}); provisioning it again");
             if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
@@ -411,7 +413,8 @@ async fn finish_delete(inner: &Inner, s: &Sandbox) -> StoreResult<()> {
     if let Some(engine) = inner.engines.of(s) {
         engine.release(s).await;
     }
-    if s.placement != engines::HOST && s.owner_instance == inner.instance {
+    let has_dir = s.placement == engines::LOCAL || s.placement == engines::DOCKER;
+    if has_dir && s.owner_instance == inner.instance {
         let dir = inner.engines.local.layout(&s.id).dir;
         let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
@@ -451,6 +454,58 @@ pub(crate) async fn mark_lost(inner: &Inner, s: &Sandbox, why: &str) {
         let reason = format!("the sandbox is lost: {why}");
         for t in running {
             let _ = end_task(inner, &t, tasks::status::FAILED, 1, &reason).await;
+        }
+    }
+}
+
+/// The engine runs `s` again elsewhere (its node was lost): its agent
+/// server and the work of its running task are gone, so the task ends
+/// with a `task_error` naming why; the sandbox is `starting` until it
+/// answers at its new endpoint.
+pub(crate) async fn mark_replacing(inner: &Inner, s: &Sandbox, why: &str) {
+    match inner
+        .store
+        .set_sandbox_down(&s.id, status::STARTING, why)
+        .await
+    {
+        Ok(true) => tracing::warn!(sandbox = %s.id, "the sandbox is placed again: {why}"),
+        Ok(false) => return,
+        Err(e) => {
+            tracing::warn!(sandbox = %s.id, "recording a sandbox placed again failed: {e}");
+            return;
+        }
+    }
+    fail_running(
+        inner,
+        s,
+        &format!("the sandbox's agent server was lost: {why}; the engine runs the sandbox again"),
+    )
+    .await;
+}
+
+/// The engine runs `s` (again) at `url`: it is ready there. A running task
+/// of an agent server it no longer runs at the recorded endpoint fails.
+pub(crate) async fn mark_running(inner: &Inner, s: &Sandbox, url: &str, engine_id: &str) {
+    if let Some(old) = s.url.as_deref().filter(|old| *old != url) {
+        fail_running(
+            inner,
+            s,
+            &format!(
+                "the sandbox was moved from {old} to {url} by its engine; this task's work is lost"
+            ),
+        )
+        .await;
+    }
+    match inner.store.set_sandbox_located(&s.id, engine_id, url).await {
+        Ok(()) => tracing::info!(sandbox = %s.id, %url, "the sandbox answers"),
+        Err(e) => tracing::warn!(sandbox = %s.id, "recording where the sandbox runs failed: {e}"),
+    }
+}
+
+async fn fail_running(inner: &Inner, s: &Sandbox, reason: &str) {
+    if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
+        for t in running {
+            let _ = end_task(inner, &t, tasks::status::FAILED, 1, reason).await;
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The suites, one module per former test target.
 
+mod bench;
 mod controls;
 mod docker;
 mod e2e;
@@ -9,3 +10,4 @@ mod instances;
 mod output_limits;
 mod refusals;
 mod restart;
+mod swarm;
