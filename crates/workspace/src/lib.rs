@@ -19,7 +19,6 @@
 //! * [`confine`] — keeping requested paths inside a workspace root.
 
 pub mod archive;
-pub mod client_headers;
 pub mod confine;
 pub mod docker;
 pub mod exec;
@@ -32,6 +31,9 @@ pub mod worktree;
 
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
+/// The observability headers of agent-server clients (moved to
+/// `openhands-client`).
+pub use openhands_client::headers as client_headers;
 pub use remote::RemoteWorkspace;
 pub use types::{CommandResult, FileOperationResult, WorkspaceError};
 
