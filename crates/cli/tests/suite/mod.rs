@@ -2,7 +2,11 @@
 
 mod cli;
 mod control;
+mod first_minutes;
 mod flags;
+mod provider_keys;
+mod mcp_cmd;
+mod settings_agents;
 mod telemetry;
 mod tui;
 mod workflow_templates;
