@@ -15,6 +15,7 @@ pub mod anthropic;
 pub mod catalog;
 pub mod classify;
 pub mod common;
+pub mod completion_log;
 pub mod error;
 pub mod fallback;
 pub mod http;
