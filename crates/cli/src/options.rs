@@ -154,8 +154,10 @@ pub fn resolve(
     let use_skills = !args.no_skills;
     if use_skills
         && settings.skill_loading().contains(&"load_public_skills")
-        && std::env::var_os(openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV)
-            .is_none_or(|v| v.is_empty())
+        && openhands_workspace::exec::env::host_var_os(
+            openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV,
+        )
+        .is_none_or(|v| v.is_empty())
     {
         return Err(usage(format!(
             "{settings_name}: agent_settings.agent_context.load_public_skills is true, but public \
@@ -316,9 +318,24 @@ fn openhands_spec(
         Some(u) => Some(u),
         None => settings.base_url()?,
     };
-    if api_key.is_none() && base_url.is_none() && !model.starts_with("ollama") {
+    // The provider's own variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...)
+    // are read by the LLM layer when no key is configured, as LiteLLM does.
+    let provider_env =
+        openhands_llm::provider_env::defaults(&openhands_wire::LlmConfig::new(&model));
+    if api_key.is_none()
+        && base_url.is_none()
+        && provider_env.api_key.is_none()
+        && !model.starts_with("ollama")
+    {
+        let provider_vars =
+            openhands_llm::provider_env::key_var_names(&openhands_wire::LlmConfig::new(&model));
+        let or_vars = if provider_vars.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", provider_vars.join(" or "))
+        };
         return Err(usage(format!(
-            "no API key for {model}: set LLM_API_KEY, pass --api-key, or save one with \
+            "no API key for {model}: set LLM_API_KEY{or_vars}, pass --api-key, or save one with \
              `openhands config set api_key ...` (a local OpenAI-compatible server needs only \
              --base-url)"
         )));

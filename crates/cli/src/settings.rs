@@ -137,7 +137,7 @@ impl Setting {
 
 /// The cipher of `OH_SECRET_KEY`, which the reference uses for secrets at rest.
 pub fn cipher_from_env() -> Option<Cipher> {
-    let key = std::env::var("OH_SECRET_KEY").ok()?;
+    let key = openhands_workspace::exec::env::host_var("OH_SECRET_KEY")?;
     if key.trim().is_empty() {
         return None;
     }

@@ -120,6 +120,21 @@ impl AgentClient {
             .map(drop)
     }
 
+    /// Polls until the server answers an authenticated request, at most
+    /// `limit`; the last failure otherwise.
+    pub async fn wait_ready(&self, ep: &Endpoint, limit: Duration) -> Result<(), String> {
+        let start = std::time::Instant::now();
+        let mut last = String::new();
+        while start.elapsed() < limit {
+            match self.check(ep).await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(format!("not ready after {limit:?}: {last}"))
+    }
+
     /// `POST /api/conversations`.
     pub async fn create_conversation(
         &self,

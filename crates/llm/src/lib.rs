@@ -10,6 +10,22 @@
 //! [`router`] is the reference's router LLM (one configuration whose
 //! members answer by a strategy); [`LlmRegistry`] holds the LLMs of a
 //! conversation by usage id and their metrics.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `catalog` (the one
+//! model table: limits, prices, capabilities, verified — cost accounting and `/api/llm/models` read
+//! it); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! Responses, Anthropic Messages) + retries + error classification + metrics; `fallback` (the
+//! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
+//! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON
+//! with `router_name` + `llms_for_routing`, kept verbatim in `extra`; `multimodal_router` sends
+//! image or oversized turns to `primary`, the rest to `secondary`; `random_router`; members answer
+//! with their own retries and metrics); `LlmRegistry` (a conversation's LLMs by usage id)
+//!
+//! Own thin client on reqwest + eventsource-stream: the gateway needs the same wire types
+//! server-side and the reference's request shapes need byte-level control (see
+//! `../shared/research/ecosystem.md` §5).
 
 pub mod anthropic;
 pub mod catalog;
@@ -23,6 +39,7 @@ pub mod model_info;
 pub mod non_native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod provider_env;
 pub mod registry;
 pub mod retry;
 pub mod router;

@@ -458,13 +458,7 @@ impl Llm {
             u.response_id = resp.id.clone();
         }
         u.per_turn_token = u.prompt_tokens + u.completion_tokens;
-        let cost = model_info::cost(
-            config,
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-        );
+        let cost = model_info::cost(config, u);
         let mut m = self.inner.metrics.lock();
         if u.per_turn_token > 0 {
             m.record(u.clone(), cost, latency, now_unix());

@@ -5,6 +5,19 @@
 //!
 //! Event and message types live in `openhands-wire`; this crate holds the
 //! shapes of the routes around them.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): the agent server's
+//! request/response types (`StartConversationRequest` and the other conversation/event bodies, bash
+//! events, git answers, file-browser answers, tool catalog, OpenAI gateway shapes, `Success`) and
+//! pydantic-shaped request validation (`ValidationIssue`, `ValidationError`, `from_body`,
+//! `parse_query`, lenient integers); `observability` (the process's
+//! `OPENHANDS_OBSERVABILITY_*`/`LMNR_SPAN_CONTEXT` defaults, the `X-OpenHands-Observability-*`
+//! header names, the one classification of trace metadata values)
+//!
+//! serde only, no tokio/HTTP; utoipa schemas behind the `openapi` feature. Shared by the server,
+//! `RemoteWorkspace`, the bench and Rust clients.
 
 pub mod bash;
 pub mod catalogs;

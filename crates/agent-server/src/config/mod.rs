@@ -750,9 +750,7 @@ fn read_config_file(path: &Path) -> Result<Option<Value>, ConfigError> {
 
 /// The process environment as UTF-8 pairs (non-UTF-8 entries are skipped).
 pub fn process_env() -> BTreeMap<String, String> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
+    openhands_workspace::exec::env::process_env()
 }
 
 fn home_dir(vars: &BTreeMap<String, String>) -> PathBuf {

@@ -5,6 +5,7 @@ mod control;
 mod first_minutes;
 mod flags;
 mod mcp_cmd;
+mod provider_keys;
 mod settings_agents;
 mod telemetry;
 mod tui;

@@ -8,6 +8,7 @@
 
 pub mod prompt;
 pub mod schema;
+pub mod template_dirs;
 
 use crate::builtins::builtin_by_class;
 use crate::client_tool::{ClientTool, ClientToolError, ClientToolSpec, add_client_tools};

@@ -1,11 +1,22 @@
 //! The agent's system prompt: a static, cacheable part rendered from a
-//! Jinja template (built in, or a file named by `system_prompt_filename`),
-//! and a per-conversation dynamic context sent uncached after it.
+//! Jinja template (built in, or a file named by `system_prompt_filename`,
+//! relative names looked up in the template directories of
+//! [`super::template_dirs`]), and a per-conversation dynamic context sent
+//! uncached after it.
+//!
+//! The static part carries the security policy (`security_policy_filename`):
+//! the built-in `<SECURITY>` section for the default name
+//! `security_policy.j2`, none for an empty name, and otherwise the named
+//! file's text inserted verbatim (not rendered) inside `<SECURITY>`, as the
+//! reference does. Templates see it as `security_policy` and may also
+//! `{% include security_policy_filename %}`.
 
 use minijinja::Environment;
 use openhands_wire::agent::AgentSpec;
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use super::template_dirs::{self, TemplateFileError};
 
 /// The built-in template, used for `system_prompt.j2` and the reference's
 /// other built-in template names.
@@ -18,6 +29,15 @@ pub const PLANNING_TEMPLATE: &str = include_str!("templates/system_prompt_planni
 /// The reference's built-in name of the planning prompt.
 pub const PLANNING_TEMPLATE_NAME: &str = "system_prompt_planning.j2";
 
+/// The reference's built-in name of the default prompt.
+pub const DEFAULT_TEMPLATE_NAME: &str = "system_prompt.j2";
+
+/// The default `security_policy_filename`: selects the built-in policy.
+pub const DEFAULT_POLICY_NAME: &str = "security_policy.j2";
+
+/// The built-in security policy section (our own words).
+pub const DEFAULT_SECURITY_POLICY: &str = include_str!("templates/security_policy.md");
+
 /// Errors while building the prompt.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -29,6 +49,9 @@ pub enum PromptError {
         /// Cause.
         source: std::io::Error,
     },
+    /// A prompt file named by the agent is missing or unreadable.
+    #[error(transparent)]
+    File(#[from] TemplateFileError),
     /// The template does not render.
     #[error("system prompt template {name} does not render: {reason}")]
     Render {
@@ -72,21 +95,53 @@ pub fn render_system_prompt_with(
     spec: &AgentSpec,
     tool_guidance: Option<&str>,
 ) -> Result<String, PromptError> {
+    render_system_prompt_in(spec, tool_guidance, &template_dirs::template_dirs())
+}
+
+/// The security policy section `security_policy_filename` selects (`None`
+/// for an empty name), relative names looked up in `dirs`.
+pub fn security_policy(spec: &AgentSpec, dirs: &[PathBuf]) -> Result<Option<String>, PromptError> {
+    match spec.security_policy_filename.as_str() {
+        "" => Ok(None),
+        DEFAULT_POLICY_NAME => Ok(Some(DEFAULT_SECURITY_POLICY.trim().to_string())),
+        name => {
+            let text = template_dirs::read("security_policy_filename", name, dirs)?;
+            Ok(Some(format!("<SECURITY>\n\n{text}\n\n</SECURITY>")))
+        }
+    }
+}
+
+/// [`render_system_prompt_with`] with the template directories given.
+pub fn render_system_prompt_in(
+    spec: &AgentSpec,
+    tool_guidance: Option<&str>,
+    dirs: &[PathBuf],
+) -> Result<String, PromptError> {
     if let Some(p) = &spec.system_prompt {
         return Ok(p.clone());
     }
     let name = spec.system_prompt_filename.clone();
-    let source = if Path::new(&name).is_absolute() {
-        std::fs::read_to_string(&name).map_err(|source| PromptError::Read {
-            path: name.clone(),
-            source,
-        })?
-    } else if name == PLANNING_TEMPLATE_NAME {
-        PLANNING_TEMPLATE.to_string()
-    } else {
-        DEFAULT_TEMPLATE.to_string()
+    let (source, own_dir) = match name.as_str() {
+        DEFAULT_TEMPLATE_NAME => (DEFAULT_TEMPLATE.to_string(), None),
+        PLANNING_TEMPLATE_NAME => (PLANNING_TEMPLATE.to_string(), None),
+        _ => {
+            let path = template_dirs::resolve("system_prompt_filename", &name, dirs)?;
+            let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            (text, path.parent().map(Path::to_path_buf))
+        }
     };
+    let policy = security_policy(spec, dirs)?;
     let mut ctx: Map<String, Value> = spec.system_prompt_kwargs.clone();
+    ctx.insert(
+        "security_policy_filename".into(),
+        Value::String(spec.security_policy_filename.clone()),
+    );
+    if let Some(p) = policy {
+        ctx.entry("security_policy").or_insert(Value::String(p));
+    }
     ctx.entry("llm_security_analyzer")
         .or_insert(Value::Bool(true));
     let memory = spec
@@ -104,6 +159,17 @@ pub fn render_system_prompt_with(
         ctx.entry("persona").or_insert(Value::String(p.clone()));
     }
     let mut env = Environment::new();
+    // `{% include %}` and `{% extends %}` find files beside a custom
+    // template, then in the template directories.
+    let search: Vec<PathBuf> = own_dir.into_iter().chain(dirs.iter().cloned()).collect();
+    env.set_loader(move |included: &str| {
+        if included == DEFAULT_POLICY_NAME {
+            return Ok(Some(DEFAULT_SECURITY_POLICY.trim().to_string()));
+        }
+        Ok(template_dirs::resolve("include", included, &search)
+            .ok()
+            .and_then(|p| std::fs::read_to_string(p).ok()))
+    });
     env.add_template_owned(name.clone(), source)
         .map_err(|e| PromptError::Render {
             name: name.clone(),
@@ -218,10 +284,94 @@ mod tests {
         std::fs::write(&p, "{% if %}").unwrap();
         assert!(render_system_prompt(&spec).is_err());
         spec.system_prompt_filename = "/nonexistent/x.j2".into();
-        assert!(matches!(
-            render_system_prompt(&spec),
-            Err(PromptError::Read { .. })
-        ));
+        let err = render_system_prompt(&spec).unwrap_err();
+        assert!(matches!(err, PromptError::File(_)), "{err}");
+        assert!(err.to_string().contains("/nonexistent/x.j2"), "{err}");
+    }
+
+    #[test]
+    fn relative_template_names_resolve_in_the_template_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = vec![dir.path().to_path_buf()];
+        std::fs::write(
+            dir.path().join("mine.j2"),
+            "Mine.\n{% include 'part.j2' %}\n{{ security_policy_filename }}",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("part.j2"), "Included part.").unwrap();
+        let mut spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        spec.system_prompt_filename = "mine.j2".into();
+        let text = render_system_prompt_in(&spec, None, &dirs).unwrap();
+        assert_eq!(text, "Mine.\nIncluded part.\nsecurity_policy.j2");
+        // A name found nowhere is an error naming the file, not the default prompt.
+        spec.system_prompt_filename = "system_prompt_long_horizon.j2".into();
+        let err = render_system_prompt_in(&spec, None, &dirs)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("system_prompt_long_horizon.j2"), "{err}");
+        assert!(err.contains("system_prompt_filename"), "{err}");
+    }
+
+    #[test]
+    fn security_policy_is_rendered_as_the_filename_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = vec![dir.path().to_path_buf()];
+        let mut spec = AgentSpec::new(LlmConfig::new("openai/x"), vec![]);
+        // The default name selects the built-in policy, before the risk section.
+        let text = render_system_prompt_in(&spec, None, &dirs).unwrap();
+        let policy = text.find("<SECURITY>").expect("default policy");
+        assert!(policy < text.find("<SECURITY_RISK_ASSESSMENT>").unwrap());
+        assert!(text.contains("</SECURITY>"));
+        // Even without the model's risk labels, the policy stays.
+        spec.system_prompt_kwargs
+            .insert("llm_security_analyzer".into(), Value::Bool(false));
+        assert!(
+            render_system_prompt_in(&spec, None, &dirs)
+                .unwrap()
+                .contains("<SECURITY>")
+        );
+        // An empty name disables it.
+        spec.security_policy_filename = String::new();
+        assert!(
+            !render_system_prompt_in(&spec, None, &dirs)
+                .unwrap()
+                .contains("<SECURITY>")
+        );
+        // A custom file is inserted verbatim (not rendered), relative or absolute.
+        std::fs::write(
+            dir.path().join("policy.md"),
+            "# Custom Security Risk Policy\nNever {{ render }} this.",
+        )
+        .unwrap();
+        for name in [
+            "policy.md".to_string(),
+            dir.path().join("policy.md").display().to_string(),
+        ] {
+            spec.security_policy_filename = name;
+            let text = render_system_prompt_in(&spec, None, &dirs).unwrap();
+            assert!(
+                text.contains("<SECURITY>\n\n# Custom Security Risk Policy\nNever {{ render }} this.\n\n</SECURITY>"),
+                "{text}"
+            );
+            assert!(!text.contains("Fine without asking"));
+        }
+        // A missing policy file is an error naming it.
+        spec.security_policy_filename = "missing_policy.md".into();
+        let err = render_system_prompt_in(&spec, None, &dirs)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("missing_policy.md") && err.contains("security_policy_filename"),
+            "{err}"
+        );
+        // The planning prompt has no policy section, as the reference's.
+        spec.security_policy_filename = DEFAULT_POLICY_NAME.into();
+        spec.system_prompt_filename = PLANNING_TEMPLATE_NAME.into();
+        assert!(
+            !render_system_prompt_in(&spec, None, &dirs)
+                .unwrap()
+                .contains("<SECURITY>")
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Configured by JSON with the reference's `kind`s:
 //! * `LLMSecurityAnalyzer`: the `security_risk` the model attached to its call;
-//! * `PatternSecurityAnalyzer`: known signatures ([`pattern`]);
+//! * `PatternSecurityAnalyzer`: known signatures ([`pattern`], with the
+//!   always-on command signatures of [`signatures`]);
 //! * `PolicyRailSecurityAnalyzer`: rules over the parsed shell structure ([`rails`]);
 //! * `ToolShieldLLMSecurityAnalyzer` (`llm`, `history_window`,
 //!   `safety_experiences`): a separate guardrail model ([`toolshield`]);
@@ -21,11 +22,16 @@ pub mod grayswan;
 pub mod pattern;
 pub mod rails;
 pub mod shell;
+pub mod signatures;
 pub mod toolshield;
 
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod table_tests;
+
+#[cfg(test)]
+#[path = "corpus_tests.rs"]
+mod corpus_tests;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -3,7 +3,8 @@
 //! Signatures on the executable corpus (destructive commands, dynamic code,
 //! download-and-run), injection signatures on every field, plus the parsed
 //! shell structure for what a word-boundary pattern cannot see (quoted,
-//! escaped, path-qualified or nested `rm -rf`). Patterns can be replaced in
+//! escaped, path-qualified or nested `rm -rf`), plus the built-in command
+//! signatures of [`super::signatures`] (always on). Patterns can be replaced in
 //! the analyzer's JSON (`high_patterns`, `medium_patterns`,
 //! `injection_high_patterns`, `injection_medium_patterns`: lists of
 //! `[regex, description, detector id]`).
@@ -15,8 +16,8 @@ use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
 use super::extract::{exec_segments, normalize, text_segments};
-use super::shell;
 use super::{AnalyzerConfigError, SecurityAnalysis};
+use super::{shell, signatures};
 
 /// One compiled signature.
 #[derive(Debug, Clone)]
@@ -230,10 +231,16 @@ impl PatternAnalyzer {
                 Shape::None => {}
             }
         }
+        if let Some(id) = signatures::first_match(&signatures::HIGH, &exec_text) {
+            return SecurityAnalysis::with_detector(SecurityRisk::High, id);
+        }
         if let Some(id) =
             hit(&self.medium, &exec_text).or_else(|| hit(&self.injection_medium, &all_text))
         {
             return SecurityAnalysis::with_detector(SecurityRisk::Medium, &id);
+        }
+        if let Some(id) = signatures::first_match(&signatures::MEDIUM, &exec_text) {
+            return SecurityAnalysis::with_detector(SecurityRisk::Medium, id);
         }
         if uncertain {
             return SecurityAnalysis::with_detector(

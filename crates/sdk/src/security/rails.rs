@@ -329,6 +329,29 @@ pub fn is_critical_path(word: &Word) -> bool {
     })
 }
 
+/// Roots whose every subdirectory is system data (`/var/lib`, `/etc/ssl`,
+/// `/home/<user>`): a recursive forced delete anywhere below one is
+/// catastrophic, as the reference's rail rates it.
+const SYSTEM_ROOTS: &[&str] = &["/etc", "/usr", "/var", "/home", "/boot"];
+
+/// Whether a path (as written) lies in or below one of [`SYSTEM_ROOTS`].
+pub fn is_under_system_root(word: &Word) -> bool {
+    let Some(text) = word.text.as_deref() else {
+        return false;
+    };
+    let t = text.trim();
+    if !t.starts_with('/') {
+        return false;
+    }
+    let norm = normalize_abs(t);
+    SYSTEM_ROOTS.iter().any(|root| {
+        norm == *root
+            || norm
+                .strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('*'))
+    })
+}
+
 fn normalize_abs(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
@@ -523,7 +546,10 @@ fn scan_command(cmd: &Command, depth: usize, v: &mut Verdict, facts: &mut Facts)
             if long.contains(&"no-preserve-root") {
                 v.raise(SecurityRisk::High, "catastrophic-delete");
             }
-            if recursive && operands(args).iter().any(|w| is_critical_path(w)) {
+            let ops = operands(args);
+            if recursive && ops.iter().any(|w| is_critical_path(w))
+                || recursive && force && ops.iter().any(|w| is_under_system_root(w))
+            {
                 v.raise(SecurityRisk::High, "catastrophic-delete");
             } else if recursive && force {
                 v.raise(SecurityRisk::Medium, "recursive-delete");

@@ -73,7 +73,7 @@ impl ChildLauncher for HttpChildLauncher {
             .json(&request);
         if let Some(key) = SESSION_KEY_VARIABLES
             .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()))
+            .find_map(|v| openhands_workspace::exec::env::host_var(v).filter(|k| !k.is_empty()))
         {
             post = post.header("X-Session-API-Key", key);
         }

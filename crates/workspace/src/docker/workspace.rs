@@ -153,7 +153,7 @@ fn container_body(
         "HOME=/root".into(),
     ];
     for name in &opts.forward_env {
-        if let Ok(v) = std::env::var(name) {
+        if let Some(v) = crate::exec::env::host_var(name) {
             env.push(format!("{name}={v}"));
         }
     }

@@ -654,7 +654,7 @@ fn acp_agent(mut map: Map<String, Value>, at: &[&str]) -> Result<AgentSpec, Agen
     // Stored and answered with the reference's defaults filled in.
     openhands_acp::config::fill_defaults(&mut map);
     let program = &config.command[0];
-    let path = std::env::var("PATH").ok();
+    let path = openhands_workspace::exec::env::host_var("PATH");
     let resolved =
         openhands_workspace::exec::which::resolve_program(program.as_ref(), path.as_deref());
     if !std::path::Path::new(&resolved).is_file() {
