@@ -56,8 +56,9 @@ pub fn uses_oauth(servers: &Map<String, Value>) -> bool {
 async fn open_browser(url: String) {
     use openhands_workspace::exec::{EnvPolicy, ProcessSpec, RunLimits, run_to_completion};
     let desktop = cfg!(target_os = "macos")
-        || std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty());
+        || openhands_workspace::exec::env::host_var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+        || openhands_workspace::exec::env::host_var_os("WAYLAND_DISPLAY")
+            .is_some_and(|v| !v.is_empty());
     if !desktop {
         return;
     }

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 /// as no-color.org defines it); the plain output and the interactive
 /// session both honour it.
 pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+    openhands_workspace::exec::env::host_var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 /// Output mode.

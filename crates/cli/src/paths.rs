@@ -8,7 +8,9 @@ use std::path::PathBuf;
 /// taken from the current directory, as the reference does), else
 /// `~/.openhands`.
 pub fn openhands_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) =
+        openhands_workspace::exec::env::host_var_os("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty())
+    {
         let dir = PathBuf::from(dir);
         if dir.is_absolute() {
             return dir;

@@ -52,6 +52,7 @@ impl Session {
         Ok(ConversationOptions {
             conversation_id: id,
             persistence_dir: Some(self.root.clone()),
+            secrets: self.config.secrets.clone(),
             max_iteration_per_run: self.config.max_iterations,
             confirmation_policy: self.config.confirm.policy(),
             security_analyzer: self.config.confirm.security_analyzer(),

@@ -223,9 +223,7 @@ pub struct Overrides {
 impl ControlConfig {
     /// Reads the process environment.
     pub fn from_env(overrides: &Overrides) -> Result<Self, ConfigError> {
-        let vars: BTreeMap<String, String> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let vars: BTreeMap<String, String> = openhands_workspace::exec::env::process_env();
         Self::from_vars(&vars, overrides)
     }
 

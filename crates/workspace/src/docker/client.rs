@@ -12,7 +12,7 @@ use std::time::Duration;
 pub async fn connect(host: Option<&str>, timeout: Duration) -> Result<Docker, DockerError> {
     let shown = host
         .map(str::to_string)
-        .or_else(|| std::env::var("DOCKER_HOST").ok())
+        .or_else(|| crate::exec::env::host_var("DOCKER_HOST"))
         .unwrap_or_else(|| "unix:///var/run/docker.sock".into());
     let unreachable = |detail: String| DockerError::Unreachable {
         host: shown.clone(),

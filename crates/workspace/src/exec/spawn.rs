@@ -3,6 +3,8 @@
 //! its own process group with exactly the environment of its
 //! [`ChildEnv`](super::env::ChildEnv), and stops the whole group.
 
+#![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
+
 use super::env::ChildEnv;
 use super::procs::signal_group;
 use super::sandbox::bwrap::{Attach, Bind};
