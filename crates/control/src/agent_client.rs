@@ -93,7 +93,7 @@ impl AgentClient {
         let mut req = self
             .http
             .request(method, format!("{}{path}", ep.url))
-            .header("X-Session-API-Key", &ep.key);
+            .header(openhands_protocol::SESSION_API_KEY_HEADER, &ep.key);
         if let Some(b) = body {
             req = req.json(b);
         }
