@@ -22,7 +22,7 @@ pub fn spec(settings: &Settings) -> anyhow::Result<AgentSpec> {
         openhands_acp::AcpAgentConfig::from_agent(&agent).map_err(|e| bad(&e.field, &e.message))?;
     openhands_acp::config::fill_defaults(&mut agent);
     let program = &config.command[0];
-    let path = std::env::var("PATH").ok();
+    let path = openhands_workspace::exec::env::host_var("PATH");
     let resolved =
         openhands_workspace::exec::which::resolve_program(program.as_ref(), path.as_deref());
     if !std::path::Path::new(&resolved).is_file() {

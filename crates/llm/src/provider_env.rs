@@ -150,6 +150,10 @@ pub fn defaults_with(config: &LlmConfig, get: &dyn Fn(&str) -> Option<String>) -
 }
 
 /// [`defaults_with`] over the process environment.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "provider_env is the LLM layer's configuration module: it reads the providers' key variables"
+)]
 pub fn defaults(config: &LlmConfig) -> EnvDefaults {
     defaults_with(config, &|name| std::env::var(name).ok())
 }
