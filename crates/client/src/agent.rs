@@ -30,9 +30,18 @@ pub struct AgentServerClientBuilder {
     timeout: Duration,
     tls: TlsOptions,
     observability_headers: bool,
+    http: Option<reqwest::Client>,
 }
 
 impl AgentServerClientBuilder {
+    /// Use this HTTP client (one from [`http_client`], shared by the
+    /// clients of many servers so they share its connection pool) instead
+    /// of building one; its timeouts and TLS roots apply to REST calls.
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
     /// The session API key the server wants.
     pub fn session_api_key(mut self, key: Option<&str>) -> Self {
         self.key = key.filter(|k| !k.is_empty()).map(str::to_string);
@@ -71,12 +80,15 @@ impl AgentServerClientBuilder {
             return Err(ClientError::InvalidUrl(base));
         }
         let tls = client_config(&self.tls)?;
-        let http = http_client(&HttpOptions {
-            timeout: Some(self.timeout),
-            connect_timeout: Some(self.timeout),
-            tls: self.tls.clone(),
-            observability_headers: self.observability_headers,
-        })?;
+        let http = match self.http {
+            Some(http) => http,
+            None => http_client(&HttpOptions {
+                timeout: Some(self.timeout),
+                connect_timeout: Some(self.timeout),
+                tls: self.tls.clone(),
+                observability_headers: self.observability_headers,
+            })?,
+        };
         Ok(AgentServerClient {
             base,
             key: self.key,
@@ -146,6 +158,7 @@ impl AgentServerClient {
             timeout: Duration::from_secs(30),
             tls: TlsOptions::default(),
             observability_headers: true,
+            http: None,
         }
     }
 

@@ -20,7 +20,6 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
-use uuid::Uuid;
 
 /// Close code of a refused session key.
 pub const CLOSE_AUTH_FAILED: u16 = 4001;
@@ -43,7 +42,7 @@ pub enum Resend {
 }
 
 /// The events socket's path for conversation `id`.
-pub fn events_path(id: Uuid, resend: &Resend) -> String {
+pub fn events_path(id: impl std::fmt::Display, resend: &Resend) -> String {
     match resend {
         Resend::Nothing => format!("/sockets/events/{id}"),
         Resend::All => format!("/sockets/events/{id}?resend_mode=all"),
@@ -105,7 +104,7 @@ impl AgentServerClient {
     /// by a server that accepted the header).
     pub async fn subscribe_events(
         &self,
-        id: Uuid,
+        id: impl std::fmt::Display,
         resend: &Resend,
     ) -> Result<EventSocket, ClientError> {
         let path = events_path(id, resend);
@@ -203,6 +202,7 @@ impl EventSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     #[test]
     fn subscriptions_resend_everything_or_since_the_newest_event() {
