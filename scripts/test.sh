@@ -13,7 +13,17 @@ export RUST_BACKTRACE=1
 # leaves a lock that makes every later shell wait 60 s for it; bound that wait.
 export PYENV_REHASH_TIMEOUT="${PYENV_REHASH_TIMEOUT:-2}"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the previous one took; the total comes at the end.
+SCRIPT_START=$(date +%s)
+STEP_START=$SCRIPT_START
+STEP_NAME=""
+step_done() {
+    local now
+    now=$(date +%s)
+    if [ -n "$STEP_NAME" ]; then printf '    [%ss] %s\n' "$((now - STEP_START))" "$STEP_NAME"; fi
+    STEP_START=$now
+}
+step() { step_done; STEP_NAME="$*"; printf '\n==> %s\n' "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -140,3 +150,6 @@ if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     # The reference's analyzer verdicts our table test compares against are current.
     OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/security_table.py --check
 fi
+
+step_done
+printf '\n==> all steps passed in %ss\n' "$(( $(date +%s) - SCRIPT_START ))"

@@ -6,10 +6,15 @@
 //! # Map of the crate
 //!
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands` (no
-//! subcommand: the interactive session, `tui/` on ratatui: transcript, editor, slash commands,
-//! confirmation panel, history), `run/resume` (headless, `--json`), `config` (the reference's
-//! `settings.json`), `serve`, `mock-llm`, `demo`; `options` merges flags > environment > settings
-//! file > defaults into one agent/conversation setup
+//! subcommand: `start` picks the session or a headless run from the reference CLI's flags — a
+//! task, `-t`/`-f`, `--headless`, `--resume [--last]`; the interactive session, `tui/` on
+//! ratatui: transcript, editor, slash commands, confirmation panel, history), `run/resume`
+//! (headless, `--json`), `config` (the reference's `settings.json`), `mcp` (`mcp_cmd`:
+//! `~/.openhands/mcp.json`; `mcp_auth`: OAuth tokens in `sdk::mcp_oauth::FileOAuthStates`,
+//! authorization before a session), `serve`, `mock-llm`, `demo`; `options` merges flags >
+//! environment > settings file > defaults into one agent/conversation setup (`acp_agent`: an
+//! `agent_kind: "acp"` settings block through `acp::config::agent_from_settings`;
+//! `agent_secrets`: `agent_context.secrets` → the conversation's secrets)
 //!
 //! `anyhow` only here and in binaries.
 

@@ -14,8 +14,12 @@
 //! # Map of the crate
 //!
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `catalog` (the one
-//! model table: limits, prices, capabilities, verified — cost accounting and `/api/llm/models` read
-//! it); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! model table: LiteLLM's `model_prices_and_context_window.json` shipped in `data/` and refreshed by
+//! `scripts/refresh_model_prices.sh`; `table` parses it, `lookup` applies LiteLLM's name rules,
+//! `cost` its pricing — cache reads/writes, reasoning, tiers, off-peak —, `listing` the
+//! `/api/llm/*` answers; cost accounting, context windows and output limits read it);
+//! `provider_env` (the one reader of provider key/endpoint/version variables, LiteLLM's names;
+//! explicit settings win); `completion_log` (`log_completions` records, to files or a sink); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
 //! Responses, Anthropic Messages) + retries + error classification + metrics; `fallback` (the
 //! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
 //! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON
@@ -31,6 +35,7 @@ pub mod anthropic;
 pub mod catalog;
 pub mod classify;
 pub mod common;
+pub mod completion_log;
 pub mod error;
 pub mod fallback;
 pub mod http;

@@ -21,6 +21,7 @@
 
 pub mod bash;
 pub mod catalogs;
+pub mod conversation_info;
 pub mod conversations;
 pub mod extensions;
 pub mod files;
@@ -29,12 +30,18 @@ pub mod installed;
 pub mod observability;
 pub mod openai;
 pub mod py_repr;
+pub mod server;
 pub mod tools;
 pub mod validation;
 
 pub use validation::{LocPart, ValidationError, ValidationIssue};
 
 use serde::{Deserialize, Serialize};
+
+/// The header carrying the session API key on every request to an agent
+/// server (and on the WebSocket upgrades). The one place the name is
+/// written: the server checks it, every client sends it.
+pub const SESSION_API_KEY_HEADER: &str = "X-Session-API-Key";
 
 /// `{"success": true}`, the answer of actions without a result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

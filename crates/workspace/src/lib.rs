@@ -54,7 +54,6 @@
 //! tool, `/api/bash`, `/api/git` and `LocalWorkspace` start processes only through it.
 
 pub mod archive;
-pub mod client_headers;
 pub mod confine;
 pub mod docker;
 pub mod exec;
@@ -67,6 +66,9 @@ pub mod worktree;
 
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
+/// The observability headers of agent-server clients (moved to
+/// `openhands-client`).
+pub use openhands_client::headers as client_headers;
 pub use remote::RemoteWorkspace;
 pub use types::{CommandResult, FileOperationResult, WorkspaceError};
 

@@ -5,7 +5,9 @@
 //!   server's credentials never reach the agent; the one source of every
 //!   child's environment.
 //! * [`spawn`] — [`ProcessSpec`] and [`GroupChild`]: a child in its own
-//!   process group, stopped as a group (SIGTERM, grace, SIGKILL, reaped).
+//!   process group, stopped as a group (SIGTERM, grace, SIGKILL, reaped);
+//!   or a service ([`GroupChild::spawn_service`]) whose output goes to a
+//!   log file and which outlives a dropped handle and this process.
 //! * [`run`] — run to completion ([`run_to_completion`]) or streaming
 //!   ([`run_streaming`]) with timeout, cancellation and bounded drain.
 //! * [`pty`] — a child on a pseudo-terminal (the terminal's shell).
