@@ -64,6 +64,8 @@ fi
 # The sandbox tests run the agent's processes under bubblewrap (Debian's
 # bubblewrap package); they are not skipped, so it must be there.
 command -v bwrap >/dev/null || apt_install bubblewrap || { echo "error: bubblewrap (bwrap) is needed by the sandbox tests" >&2; exit 1; }
+# The SSH relay tests use Debian's OpenSSH client and sshpass; the relay serves SFTP with sftp-server.
+command -v sshpass >/dev/null && [ -x /usr/lib/openssh/sftp-server ] || apt_install openssh-client sshpass openssh-sftp-server || echo "warning: OpenSSH client tools are missing; the SSH relay tests will skip"
 # The browser tools drive Debian's chromium over the DevTools protocol; their
 # tests skip (saying so) only where no chromium can be had.
 command -v chromium >/dev/null || apt_install chromium || echo "warning: chromium is not installed; the browser tool tests will skip"

@@ -17,6 +17,8 @@ pub struct Caller {
     pub user_id: String,
     /// Token or key.
     pub via: CredentialKind,
+    /// The credential's id.
+    pub credential_id: String,
     /// What the caller may do.
     pub grants: Effective,
 }
@@ -81,6 +83,7 @@ pub async fn authenticate(store: &Store, credential: &str) -> Result<Caller, Api
         CredentialKind::Key => Some(GrantSet::from_stored(&cred.grants)),
     };
     Ok(Caller {
+        credential_id: cred.id,
         tenant_id: cred.tenant_id,
         user_id: user.id,
         via,

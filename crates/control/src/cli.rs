@@ -245,6 +245,9 @@ pub async fn run(args: ControlArgs) -> Result<(), CliError> {
                 .local_addr()
                 .map_err(|e| CliError::Io(e.to_string()))?;
             let cp = ControlPlane::start(config).await?;
+            crate::ssh::relay::start(&cp)
+                .await
+                .map_err(|e| CliError::Io(format!("SSH relay: {e}")))?;
             println!("OPENHANDS_CONTROL_URL=http://{local}");
             eprintln!(
                 "task-control plane listening on http://{local} (instance {})",

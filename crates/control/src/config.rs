@@ -46,6 +46,9 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_SWARM_MEMORY_RESERVATION_MB",
     "OH_CONTROL_SWARM_CONSTRAINTS",
     "OH_CONTROL_SWARM_PORTS",
+    "OH_CONTROL_SSH_ADDR",
+    "OH_CONTROL_SSH_PUBLIC_ADDR",
+    "OH_CONTROL_SSH_TICKET_SECONDS",
 ];
 
 /// Why the configuration is unusable.
@@ -185,6 +188,21 @@ pub struct ControlConfig {
     /// The swarm engine's settings (`OH_CONTROL_SWARM_*`; the image is
     /// `OH_CONTROL_DOCKER_IMAGE`).
     pub swarm: SwarmSettings,
+    /// The SSH relay's settings (`OH_CONTROL_SSH_*`).
+    pub ssh: SshSettings,
+}
+
+/// Settings of the SSH relay (see [`crate::ssh`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshSettings {
+    /// Where the relay listens (`OH_CONTROL_SSH_ADDR`); off when unset.
+    pub listen: Option<std::net::SocketAddr>,
+    /// Host and port put in tickets (`OH_CONTROL_SSH_PUBLIC_ADDR`; unset:
+    /// the address the relay listens on).
+    pub public: Option<(String, u16)>,
+    /// How long a ticket may wait for its use
+    /// (`OH_CONTROL_SSH_TICKET_SECONDS`; default 60 s).
+    pub ticket_ttl: Duration,
 }
 
 impl std::fmt::Debug for ControlConfig {
@@ -345,7 +363,9 @@ impl ControlConfig {
             &get,
             get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
         )?;
+        let ssh = ssh_settings(&get)?;
         Ok(Self {
+            ssh,
             swarm,
             stop_sandboxes_on_shutdown,
             allow_unconfined,
@@ -386,6 +406,54 @@ impl ControlConfig {
         let path = rest.split('?').next().unwrap_or(rest);
         (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
     }
+}
+
+/// `host:port` (a bracketed IPv6 host allowed), split.
+fn host_port(name: &str, v: &str) -> Result<(String, u16), ConfigError> {
+    let bad = || ConfigError::new(name, format!("must be host:port, not {v:?}"));
+    let (host, port) = v.rsplit_once(':').ok_or_else(bad)?;
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(bad)?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
+}
+
+fn ssh_settings<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SshSettings, ConfigError> {
+    let listen = get("OH_CONTROL_SSH_ADDR")
+        .map(|v| {
+            v.parse::<std::net::SocketAddr>().map_err(|_| {
+                ConfigError::new(
+                    "OH_CONTROL_SSH_ADDR",
+                    format!("must be an IP address and port such as 127.0.0.1:2222, not {v:?}"),
+                )
+            })
+        })
+        .transpose()?;
+    let public = match get("OH_CONTROL_SSH_PUBLIC_ADDR") {
+        Some(v) if listen.is_none() => {
+            return Err(ConfigError::new(
+                "OH_CONTROL_SSH_PUBLIC_ADDR",
+                format!("{v:?} is set but the relay is off; set OH_CONTROL_SSH_ADDR too"),
+            ));
+        }
+        Some(v) => Some(host_port("OH_CONTROL_SSH_PUBLIC_ADDR", v)?),
+        None => None,
+    };
+    let ticket_ttl = match get("OH_CONTROL_SSH_TICKET_SECONDS") {
+        None => Duration::from_secs(60),
+        Some(v) => parse_seconds("OH_CONTROL_SSH_TICKET_SECONDS", v)?,
+    };
+    Ok(SshSettings {
+        listen,
+        public,
+        ticket_ttl,
+    })
 }
 
 fn swarm_settings<'a>(

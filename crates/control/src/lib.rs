@@ -15,6 +15,7 @@
 //! * [`agent_client`] — the client of an agent server (REST + WebSocket).
 //! * [`service`] — the control plane's operations and background work.
 //! * [`tasks`] — task output: lines, the event forwarder, readers.
+//! * [`ssh`] — SSH tickets and the SSH relay into sandboxes.
 //! * [`http`] — the API; [`cli`] — the command line; [`admin`] —
 //!   administration.
 //!
@@ -56,6 +57,7 @@ pub mod hosts;
 pub mod http;
 pub mod secrets;
 pub mod service;
+pub mod ssh;
 pub mod store;
 pub mod tasks;
 pub mod views;

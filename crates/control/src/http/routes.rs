@@ -37,6 +37,7 @@ pub(super) fn routes() -> Router<ControlPlane> {
         .route(&format!("{sandbox}/agent/tasks/pause"), post(pause))
         .route(&format!("{sandbox}/agent/tasks/resume"), post(resume))
         .route(&format!("{sandbox}/agent/tasks/output"), get(output))
+        .route(&format!("{sandbox}/ssh/tickets"), post(ssh_ticket))
 }
 
 fn json_response(status: StatusCode, v: Value) -> Response {
@@ -109,6 +110,19 @@ async fn delete_sandbox(
     c.require(SANDBOXES_WRITE)?;
     let v = detached(async move { cp.delete_sandbox(&c, &sandbox_id).await }).await?;
     Ok(json_response(StatusCode::OK, v))
+}
+
+async fn ssh_ticket(
+    State(cp): Cp,
+    Path((tenant_id, sandbox_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    let c = caller(&cp, &headers, &tenant_id).await?;
+    c.require(SANDBOXES_WRITE)?;
+    only_fields(&body_object(&body)?, &[])?;
+    let v = cp.mint_ticket(&c, &sandbox_id).await?;
+    Ok(json_response(StatusCode::CREATED, v))
 }
 
 async fn agent(

@@ -69,6 +69,8 @@ pub(crate) struct Inner {
     notifiers: Mutex<HashMap<String, Arc<Notify>>>,
     pub shutdown: CancellationToken,
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// Where the SSH relay is reached (host, port), once it listens.
+    pub ssh_public: std::sync::OnceLock<(String, u16)>,
 }
 
 impl crate::tasks::pump::PumpHost for Inner {
@@ -338,6 +340,7 @@ impl ControlPlane {
             notifiers: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             background: Mutex::new(Vec::new()),
+            ssh_public: std::sync::OnceLock::new(),
         });
         tracing::info!(instance = %inner.instance, "control plane starting");
         let cp = ControlPlane { inner };
@@ -364,6 +367,11 @@ impl ControlPlane {
     /// The configuration.
     pub fn config(&self) -> &ControlConfig {
         &self.inner.config
+    }
+
+    /// Where clients reach the SSH relay (host, port), when it listens.
+    pub fn ssh_public(&self) -> Option<(String, u16)> {
+        self.inner.ssh_public.get().cloned()
     }
 
     /// The database.

@@ -12,6 +12,7 @@ pub mod hosts;
 pub mod sandboxes;
 pub mod tasks;
 pub mod tenants;
+pub mod tickets;
 
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor};

@@ -10,4 +10,5 @@ mod instances;
 mod output_limits;
 mod refusals;
 mod restart;
+mod ssh;
 mod swarm;

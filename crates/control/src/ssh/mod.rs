@@ -1,0 +1,15 @@
+//! SSH into a sandbox through the control plane's relay.
+//!
+//! * [`tickets`] — `POST …/sandboxes/{id}/ssh/tickets` mints a ticket:
+//!   random, single-use, short-lived, stored only as a hash, bound to one
+//!   sandbox and to the user and credential that asked. Using it checks
+//!   again that the sandbox is live and that the credential and the
+//!   user's permissions still allow `sandboxes:write`.
+//! * [`relay`] — the SSH server (`OH_CONTROL_SSH_ADDR`): a client
+//!   authenticates with a ticket (as its password, keyboard-interactive
+//!   answer, or user name); bearer tokens are not SSH credentials.
+
+pub mod hostkey;
+pub mod relay;
+pub mod shell;
+pub mod tickets;
