@@ -19,6 +19,7 @@ pub mod goal;
 pub mod hooks;
 pub mod installed;
 pub mod llm_switch;
+pub mod marketplace_install;
 pub mod mcp;
 pub mod memory;
 pub mod meta_profile;
