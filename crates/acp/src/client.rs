@@ -346,7 +346,7 @@ impl AcpClient {
         if methods.is_empty() {
             return Ok(None);
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = openhands_workspace::exec::env::host_var_os("HOME").map(PathBuf::from);
         let provider = providers::resolve(config.server.as_deref(), &config.command)
             .or_else(|| providers::by_agent_name(agent_name));
         let specs = crate::files::active_file_secrets(config);
@@ -669,8 +669,7 @@ fn is_usage_update(params: &Value) -> bool {
 /// How long to wait for a late `usage_update` after the answer
 /// (`ACP_USAGE_UPDATE_TIMEOUT`, 2 s).
 fn usage_update_timeout() -> Duration {
-    std::env::var("ACP_USAGE_UPDATE_TIMEOUT")
-        .ok()
+    openhands_workspace::exec::env::host_var("ACP_USAGE_UPDATE_TIMEOUT")
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(Duration::from_secs_f64)

@@ -109,6 +109,75 @@ pub fn fill_defaults(agent: &mut Map<String, Value>) {
     }
 }
 
+/// The fields an `agent_kind: "acp"` settings block hands on to its
+/// `ACPAgent` besides the command.
+pub const SETTINGS_FIELDS: &[&str] = &[
+    "acp_args",
+    "acp_model",
+    "acp_session_mode",
+    "acp_prompt_timeout",
+    "acp_startup_timeout",
+    "acp_isolate_data_dir",
+    "acp_file_secrets",
+    "mcp_config",
+    "agent_context",
+];
+
+/// The `ACPAgent` JSON an `agent_kind: "acp"` settings block describes
+/// (the reference's `ACPAgentSettings.create_agent`): `kind`, `acp_server`
+/// (default `claude-code`), `acp_command` (a list, or a command line split
+/// on whitespace; else the provider's default command) and the
+/// [`SETTINGS_FIELDS`] that are set. The result is not checked further:
+/// [`AcpAgentConfig::from_agent`] does that. The error names
+/// `acp_command` when there is no command to run.
+pub fn agent_from_settings(
+    settings: &Map<String, Value>,
+) -> Result<Map<String, Value>, ConfigError> {
+    let mut agent = Map::new();
+    agent.insert("kind".into(), Value::String(ACP_AGENT_KIND.into()));
+    let server = settings
+        .get("acp_server")
+        .and_then(Value::as_str)
+        .unwrap_or("claude-code")
+        .to_string();
+    let command = match settings.get("acp_command") {
+        Some(Value::Array(c)) if !c.is_empty() => Value::Array(c.clone()),
+        Some(Value::String(c)) if !c.trim().is_empty() => Value::Array(
+            c.split_whitespace()
+                .map(|w| Value::String(w.to_string()))
+                .collect(),
+        ),
+        _ => match crate::providers::by_key(&server) {
+            Some(p) => Value::Array(
+                p.default_command
+                    .iter()
+                    .map(|w| Value::String(w.to_string()))
+                    .collect(),
+            ),
+            None if server == "custom" => {
+                return Err(ConfigError::new(
+                    "acp_command",
+                    "ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to",
+                ));
+            }
+            None => {
+                return Err(ConfigError::new(
+                    "acp_command",
+                    format!("No default ACP command for acp_server='{server}'"),
+                ));
+            }
+        },
+    };
+    agent.insert("acp_command".into(), command);
+    agent.insert("acp_server".into(), Value::String(server));
+    for key in SETTINGS_FIELDS {
+        if let Some(v) = settings.get(*key).filter(|v| !v.is_null()) {
+            agent.insert((*key).into(), v.clone());
+        }
+    }
+    Ok(agent)
+}
+
 impl From<&crate::providers::BuiltinFileSecret> for FileSecretSpec {
     fn from(b: &crate::providers::BuiltinFileSecret) -> Self {
         Self {
@@ -347,6 +416,36 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn settings_become_the_agent_with_the_providers_command() {
+        let a = agent_from_settings(&obj(json!({
+            "agent_kind": "acp", "acp_server": "claude-code", "acp_model": "m",
+            "llm": {"model": "ignored"}, "acp_args": null
+        })))
+        .unwrap();
+        assert_eq!(a["kind"], "ACPAgent");
+        assert_eq!(
+            a["acp_command"],
+            json!(
+                crate::providers::by_key("claude-code")
+                    .unwrap()
+                    .default_command
+            )
+        );
+        assert_eq!(a["acp_model"], "m");
+        assert!(a.get("llm").is_none() && a.get("acp_args").is_none());
+        let a = agent_from_settings(&obj(
+            json!({"acp_server": "custom", "acp_command": "py  peer.py"}),
+        ))
+        .unwrap();
+        assert_eq!(a["acp_command"], json!(["py", "peer.py"]));
+        let e = agent_from_settings(&obj(json!({"acp_server": "custom"}))).unwrap_err();
+        assert_eq!(e.field, "acp_command");
+        assert!(e.message.contains("acp_server='custom'"), "{e}");
+        let e = agent_from_settings(&obj(json!({"acp_server": "nope"}))).unwrap_err();
+        assert!(e.message.contains("No default ACP command"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,24 @@
 //!
 //! Protocol message shapes are checked against Zed's
 //! `agent-client-protocol-schema` types where we read them.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): Agent Client
+//! Protocol client: `config` (the `ACPAgent` fields, refusals by name, `fill_defaults`: the
+//! reference's defaults in the stored agent JSON), `providers` (the reference's known servers),
+//! `rpc` (newline-delimited JSON-RPC over the child's pipes: pending requests by id, the peer's
+//! requests answered, notifications in order, everything failing when the peer's output ends),
+//! `client` (`AcpClient`: process through `workspace::exec`, handshake within
+//! `acp_startup_timeout`, prompts with an inactivity deadline, cancel, model switch, close = group
+//! SIGTERM→SIGKILL), `updates` (a turn's `session/update`s → text, thoughts, `ACPToolCallEvent`
+//! fields), `models`/`discover` (`POST /api/acp/models`), `files` (`acp_file_secrets` written 0600
+//! under `<conversation>/acp/`, `acp_isolate_data_dir`), `auth` (the reference's `authenticate`
+//! method choice, `decide` run on a blocking thread since it reads credential files), `usage`
+//! (tokens/cost of a turn), `retry` (which failed prompts are sent again, backoff)
+//!
+//! below `sdk`; protocol types from `agent-client-protocol-schema`. The SDK's `conversation::acp`
+//! runs `ACPAgent` turns with it.
 
 pub mod auth;
 pub mod client;

@@ -46,8 +46,7 @@ impl RetryPolicy {
     /// The reference's policy, with `ACP_PROMPT_MAX_RETRIES` read from the
     /// environment (an unparsable value keeps the default).
     pub fn from_env() -> Self {
-        let max_retries = std::env::var("ACP_PROMPT_MAX_RETRIES")
-            .ok()
+        let max_retries = openhands_workspace::exec::env::host_var("ACP_PROMPT_MAX_RETRIES")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(DEFAULT_MAX_RETRIES);
         Self {

@@ -2,6 +2,11 @@
 //! library driving `fixtures/scripted_peer.py` (skipped when the compat
 //! venv's python is not configured: `OPENHANDS_TEST_MCP_PYTHON`).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start real programs, stage files and read fixture locations from the environment"
+)]
+
 use openhands_acp::{
     AcpAgentConfig, AcpClient, AcpError, LaunchOptions, PromptOutcome, TurnAccumulator,
     discover_models,

@@ -27,6 +27,62 @@
 //!
 //! Request and response types are in `openhands-protocol`; the execution
 //! layer (processes, git, path confinement) is `openhands-workspace`.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): axum REST +
+//! WebSocket API wire-compatible with the reference server 1.58.2, in three layers. `config/`:
+//! the server's settings (JSON file + `OH_*` env), errors name the variable. `service/` (no
+//! HTTP types, own error enums): `conversations/` (create/load/run/evict/delete, start-request
+//! parsing, `additions` (`agent_launch_additions`), `meta.json`, event hub, search), `bash/`
+//! (command service, `BashOutput` chunks on disk), `profiles/` (the server's profile policy on the
+//! SDK store: limits, active profile, provider connections), `gateway/` (OpenAI requests run as
+//! conversations), `runtime` (conversation-scoped workspaces and their bash services), `goal` (the
+//! goal loop task of a live conversation, one run slot for its life), `webhooks`, `init` (the
+//! `/api/init` request and its merge into the boot configuration), `secrets_store` (`secrets.json`,
+//! Fernet-encrypted), `settings/` (`settings.json`: `fields` = the one field table behind
+//! validation and the form schemas, `validate`, `merge`, `secrets` walk, `defaults`),
+//! `agent_profiles` + `meta_profiles` (their stores and the settings pointers),
+//! `provider_connections`, `mcp_oauth` (OAuth install-probe jobs, `sealed` = the state's secrets
+//! encrypted), `mcp_settings` (`/api/settings/mcp/*` on `settings.json`; `SettingsOAuthStates` =
+//! conversations' OAuth tokens by server URL), `workspaces` (`workspaces.json`), `git_providers`
+//! (GitHub repository discovery with the user's token secret), `subscription` (OpenAI device-code
+//! sign-in, tokens sealed in `auth/openai_oauth.json`), `profile_launch` (`agent_profile_id`
+//! launches and `materialize`: profile → `agent_settings`, skills selected from the `catalogs`
+//! skill catalog by `public_skills`/`disabled_skills`), `canvas/` (canvas extensions: `manifest`
+//! rules with symlink-aware containment, `installed` on the SDK's `Installed`, `backend` = one
+//! backend process per app through `exec` — checksummed `.tar.gz` prepare, policy environment,
+//! health probe, bounded logs, group killed on stop and server close —, `sessions` = app-backend
+//! session tokens kept as SHA-256). `http/`: `state` (`AppState`, `FromRef` sub-states),
+//! `session_keys` + `auth` (+ `workspace_cookie`: the workspace-site cookie of
+//! `/api/auth/workspace-session`), `middleware` (CORS, FastAPI-shaped errors, panic layer),
+//! `extract`, `error` (`ApiError` and how service errors become HTTP answers), `routes/*` (one
+//! module per API area; `extensions`: `POST /api/skills`, `POST /api/hooks`; `installed`:
+//! `/api/plugins*`, `/api/skills/install*` over `service/extensions`; `catalogs`: `POST
+//! /api/plugins/fetch`, the plugins/skills marketplace catalogs, `GET /api/skills/catalog`, `POST
+//! /api/skills/sync` over `service/catalogs`; `canvas_extensions`: `/api/canvas-extensions/*`;
+//! `app_backends`: `/app-backends/{name}/session` and the cookie-authenticated HTTP/WebSocket
+//! ingress to a ready backend; `sub_agents`: `POST /api/sub-agents`), `sockets/` (events +
+//! bash-events WebSockets, bounded per-subscriber queues; `session` + `session_writer`: the
+//! envelope socket with `after_seq` resume and a byte-bounded per-connection writer), `deferred`
+//! (`OH_DEFERRED_INIT`: the dormant gate and the switch to the application built by `POST
+//! /api/init`), `gateway/` (`/v1`), `front` (connections are accepted and parsed on a one-thread
+//! front runtime that answers the probes `/alive`, `/health`, `/ready` itself; every other request
+//! runs on the work runtime, so probes never queue behind conversations). `telemetry/` (OTLP export
+//! over HTTP/protobuf or gRPC (tonic, on a one-thread runtime of its own) of the `openhands::otel`
+//! spans and of the `openhands_metrics` metric events through
+//! `tracing_opentelemetry::MetricsLayer`: `settings` = `OTEL_*` + the reference's short forms +
+//! Laminar's `LMNR_*`, `export` = exporters that log failed exports; installed by the server binary
+//! and by the CLI); `http/middleware/trace_context` (a request's W3C `traceparent` → a server span
+//! the run it starts belongs to); `service/conversations/observability` (the start request's
+//! `observability_*` fields, with the `X-OpenHands-Observability-*` headers of
+//! `http/observability_headers` folded in, validated and handed to the SDK as the conversation's
+//! `ObservabilitySource`; the process defaults come from `Config::observability_defaults`).
+//! `server.rs` composes them.
+//!
+//! every event is persisted by the SDK before the hub broadcasts it; slow subscribers are dropped,
+//! never waited on. `service/` never imports `http/`; `scripts/module_cycles.py` finds import
+//! circles between modules.
 
 pub mod config;
 pub mod http;

@@ -47,11 +47,12 @@ struct Args {
 /// `OTEL_*` variables ask for it, OpenTelemetry trace and metrics export (returned, to
 /// be flushed at exit).
 fn init_logging() -> Option<Telemetry> {
-    let level = std::env::var("LOG_LEVEL").unwrap_or_else(|_| "info".into());
+    let level =
+        openhands_workspace::exec::env::host_var("LOG_LEVEL").unwrap_or_else(|| "info".into());
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(level.to_ascii_lowercase()))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let json = std::env::var("LOG_JSON")
+    let json = openhands_workspace::exec::env::host_var("LOG_JSON")
         .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
         .unwrap_or(false);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());

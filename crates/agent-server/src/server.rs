@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::http::front::OffloadService;
 use crate::http::routes::build_router;
 use crate::http::state::{AppState, SharedState};
+use crate::http::tls::TlsListener;
 use axum::Router;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 /// Longest wait for open connections after shutdown began.
@@ -98,10 +100,21 @@ pub async fn serve_with_state(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let tls = tls_acceptor(&state)?;
     serve_until(state, shutdown, |router, graceful| {
-        tokio::spawn(accept(listener, router, graceful))
+        tokio::spawn(accept(listener, tls, router, graceful))
     })
     .await
+}
+
+/// The TLS acceptor of the configured certificate and key, if any.
+fn tls_acceptor(state: &SharedState) -> std::io::Result<Option<TlsAcceptor>> {
+    match (&state.config.tls_cert_file, &state.config.tls_key_file) {
+        (Some(cert), Some(key)) => crate::http::tls::acceptor(cert, key)
+            .map(Some)
+            .map_err(std::io::Error::other),
+        _ => Ok(None),
+    }
 }
 
 /// As [`serve_with_state`], but connections are accepted and parsed on the
@@ -114,9 +127,11 @@ pub async fn serve_with_front(
     front: &Handle,
 ) -> std::io::Result<()> {
     let work = Handle::current();
+    let tls = tls_acceptor(&state)?;
     serve_until(state, shutdown, |router, graceful| {
         front.spawn(accept(
             listener,
+            tls,
             OffloadService::new(router, work),
             graceful,
         ))
@@ -124,10 +139,12 @@ pub async fn serve_with_front(
     .await
 }
 
-/// The accept loop: every connection served by `service` until `graceful`
-/// completes, then the open ones drained.
+/// The accept loop: every connection (behind a TLS handshake when `tls`
+/// is given) served by `service` until `graceful` completes, then the open
+/// ones drained.
 async fn accept<S>(
     listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     service: S,
     graceful: CancellationToken,
 ) -> std::io::Result<()>
@@ -141,6 +158,13 @@ where
         + 'static,
     S::Future: Send,
 {
+    let service = axum::ServiceExt::into_make_service(service);
+    if let Some(tls) = tls {
+        let listener = TlsListener::new(listener, tls)?;
+        return axum::serve(listener, service)
+            .with_graceful_shutdown(graceful.cancelled_owned())
+            .await;
+    }
     // Event frames and small JSON answers go out at once instead of waiting
     // for the peer's delayed ACK (Nagle), as the reference server does.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
@@ -151,7 +175,7 @@ where
     // `into_make_service` hands each connection a cheap clone of the finished
     // router; serving the `Router` itself rebuilds every route per accepted
     // connection (axum calls `with_state` there), ~170 KB and CPU each.
-    axum::serve(listener, axum::ServiceExt::into_make_service(service))
+    axum::serve(listener, service)
         .with_graceful_shutdown(graceful.cancelled_owned())
         .await
 }
@@ -247,20 +271,24 @@ pub struct ServerHandle {
     pub addr: SocketAddr,
     /// The server's state.
     pub state: SharedState,
+    /// Whether it serves TLS (`https://`, `wss://`).
+    pub tls: bool,
     stop: CancellationToken,
     task: JoinHandle<std::io::Result<()>>,
     _front: FrontRuntime,
 }
 
 impl ServerHandle {
-    /// `http://<addr>`.
+    /// `http://<addr>` (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// `ws://<addr>`.
+    /// `ws://<addr>` (`wss://` with TLS).
     pub fn ws_url(&self) -> String {
-        format!("ws://{}", self.addr)
+        let scheme = if self.tls { "wss" } else { "ws" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops the server and waits for it.
@@ -283,6 +311,7 @@ pub async fn spawn(state: SharedState, addr: SocketAddr) -> std::io::Result<Serv
     let stop = CancellationToken::new();
     let signal = stop.clone();
     let connections = front.handle().clone();
+    let tls = state.config.tls_cert_file.is_some();
     let task = tokio::spawn({
         let state = state.clone();
         async move { serve_with_front(state, listener, signal.cancelled_owned(), &connections).await }
@@ -290,6 +319,7 @@ pub async fn spawn(state: SharedState, addr: SocketAddr) -> std::io::Result<Serv
     Ok(ServerHandle {
         addr,
         state,
+        tls,
         stop,
         task,
         _front: front,

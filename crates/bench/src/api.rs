@@ -82,7 +82,7 @@ impl Api {
         let mut req = self
             .client
             .request(method.clone(), format!("{}{path}", self.base))
-            .header("X-Session-API-Key", &self.key)
+            .header(openhands_protocol::SESSION_API_KEY_HEADER, &self.key)
             .timeout(self.timeout);
         if let Some(b) = body {
             req = req.json(b);

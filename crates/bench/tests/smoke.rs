@@ -6,6 +6,11 @@
 //! `cargo build -p openhands-agent-server` first (or set
 //! `OPENHANDS_AGENT_SERVER_BIN`).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start real programs, stage files and read fixture locations from the environment"
+)]
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

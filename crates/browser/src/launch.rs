@@ -32,14 +32,16 @@ const PATH_NAMES: [&str; 4] = ["chromium", "chromium-browser", "google-chrome", 
 /// The Chromium executable to start: [`CHROMIUM_ENV`] when set, else the
 /// first standard install path that exists, else the first match on `PATH`.
 pub fn find_chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(CHROMIUM_ENV).filter(|p| !p.is_empty()) {
+    if let Some(p) =
+        openhands_workspace::exec::env::host_var_os(CHROMIUM_ENV).filter(|p| !p.is_empty())
+    {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
     }
     if let Some(p) = STANDARD_PATHS.iter().map(Path::new).find(|p| p.is_file()) {
         return Some(p.to_path_buf());
     }
-    let path = std::env::var_os("PATH")?;
+    let path = openhands_workspace::exec::env::host_var_os("PATH")?;
     std::env::split_paths(&path)
         .flat_map(|dir| PATH_NAMES.iter().map(move |n| dir.join(n)))
         .find(|p| p.is_file())

@@ -50,8 +50,8 @@ impl RrwebSource {
 
     /// [`RRWEB_URL_ENV`] when set, else the reference's CDN URL.
     pub fn from_env() -> Self {
-        match std::env::var(RRWEB_URL_ENV) {
-            Ok(v) if !v.trim().is_empty() => Self::parse(&v),
+        match openhands_workspace::exec::env::host_var(RRWEB_URL_ENV) {
+            Some(v) if !v.trim().is_empty() => Self::parse(&v),
             _ => RrwebSource::Url(DEFAULT_RRWEB_URL.to_string()),
         }
     }

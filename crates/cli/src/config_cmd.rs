@@ -70,8 +70,7 @@ fn show(settings: &Settings) -> anyhow::Result<()> {
     println!("settings file: {}", settings.path().display());
     for k in Setting::ALL {
         let from_env = env_of(k).and_then(|var| {
-            std::env::var(var)
-                .ok()
+            openhands_workspace::exec::env::host_var(var)
                 .filter(|v| !v.trim().is_empty())
                 .map(|v| (var, v))
         });

@@ -1,7 +1,25 @@
-//! `openhands`: an interactive session with the agent (no subcommand), a
-//! headless run of one task, resuming a conversation, the settings file,
-//! the agent server, the scripted mock LLM, or an offline demo.
+//! `openhands`: an interactive session with the agent (no subcommand;
+//! `openhands "TASK"` starts it on a task, `--headless` runs the task
+//! without it), a run of one task, resuming a conversation, the settings
+//! file, the agent server, the scripted mock LLM, or an offline demo.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands` (no
+//! subcommand: `start` picks the session or a headless run from the reference CLI's flags — a
+//! task, `-t`/`-f`, `--headless`, `--resume [--last]`; the interactive session, `tui/` on
+//! ratatui: transcript, editor, slash commands, confirmation panel, history), `run/resume`
+//! (headless, `--json`), `config` (the reference's `settings.json`), `mcp` (`mcp_cmd`:
+//! `~/.openhands/mcp.json`; `mcp_auth`: OAuth tokens in `sdk::mcp_oauth::FileOAuthStates`,
+//! authorization before a session), `serve`, `mock-llm`, `demo`; `options` merges flags >
+//! environment > settings file > defaults into one agent/conversation setup (`acp_agent`: an
+//! `agent_kind: "acp"` settings block through `acp::config::agent_from_settings`;
+//! `agent_secrets`: `agent_context.secrets` → the conversation's secrets)
+//!
+//! `anyhow` only here and in binaries.
 
+mod acp_agent;
+mod agent_secrets;
 mod config_cmd;
 mod control;
 mod demo;
@@ -9,6 +27,8 @@ mod describe;
 mod error;
 mod logging;
 mod mcp;
+mod mcp_auth;
+mod mcp_cmd;
 mod mock;
 mod options;
 mod output;
@@ -17,6 +37,7 @@ mod policy;
 mod run;
 mod session;
 mod settings;
+mod start;
 mod store;
 mod tool_names;
 mod tui;
@@ -36,14 +57,18 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
     version,
     about = "OpenHands agent: an interactive session in this folder (no subcommand), or run tasks, \
              resume conversations, serve the agent server",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    disable_version_flag = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Print the version.
+    #[arg(short = 'v', short_alias = 'V', long, action = clap::ArgAction::Version)]
+    version: Option<bool>,
     /// Options of the interactive session.
     #[command(flatten)]
-    session: tui::SessionArgs,
+    session: start::SessionArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +79,8 @@ enum Command {
     Resume(run::ResumeArgs),
     /// Show or change the settings file (`~/.openhands/settings.json`).
     Config(config_cmd::ConfigArgs),
+    /// Manage the MCP servers of the command line (`~/.openhands/mcp.json`).
+    Mcp(mcp_cmd::McpArgs),
     /// Start the agent server (same as `openhands-agent-server`).
     Serve(ServeArgs),
     /// Serve the scripted mock LLM (OpenAI/Responses/Anthropic compatible) on 127.0.0.1.
@@ -98,12 +125,13 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async move {
         let Some(command) = cli.command else {
-            return tui::interactive(cli.session).await;
+            return start::start(cli.session).await;
         };
         match command {
             Command::Run(a) => run::run(a).await,
             Command::Resume(a) => run::resume(a).await,
             Command::Config(a) => config_cmd::config(a),
+            Command::Mcp(a) => mcp_cmd::mcp(a).await,
             Command::Serve(a) => serve(a).await,
             Command::MockLlm(a) => mock::serve(a).await,
             Command::Demo(a) => demo::demo(a).await,

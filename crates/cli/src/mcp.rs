@@ -47,6 +47,30 @@ pub fn servers_of(value: &Value, origin: &str) -> anyhow::Result<Map<String, Val
         .collect())
 }
 
+/// The MCP servers of a session: the settings' `agent_settings.mcp_config`,
+/// then `~/.openhands/mcp.json` (`openhands mcp add`), then `extra`
+/// (`--mcp-config`); a later source wins for a server of the same name.
+pub fn configured(
+    settings: &crate::settings::Settings,
+    extra: Option<&Path>,
+) -> anyhow::Result<Map<String, Value>> {
+    let mut servers = Map::new();
+    if let Some(v) = settings.mcp_config() {
+        servers.extend(servers_of(
+            v,
+            &format!("{} (agent_settings.mcp_config)", settings.path().display()),
+        )?);
+    }
+    let mcp_file = crate::paths::mcp_file();
+    if mcp_file.is_file() {
+        servers.extend(read_file(&mcp_file)?);
+    }
+    if let Some(file) = extra {
+        servers.extend(read_file(file)?);
+    }
+    Ok(servers)
+}
+
 /// Reads and checks an MCP configuration file; its server map.
 pub fn read_file(path: &Path) -> anyhow::Result<Map<String, Value>> {
     let text = std::fs::read_to_string(path).map_err(|e| {

@@ -27,7 +27,7 @@ pub enum CondenserChoice {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
     /// Model in LiteLLM form (`openai/gpt-5`, `anthropic/claude-sonnet-4-5`, ...).
-    #[arg(long, env = "LLM_MODEL", value_name = "MODEL")]
+    #[arg(short = 'm', long, env = "LLM_MODEL", value_name = "MODEL")]
     pub model: Option<String>,
     /// API key of the provider.
     #[arg(long, env = "LLM_API_KEY", hide_env_values = true, value_name = "KEY")]
@@ -59,6 +59,13 @@ pub struct AgentArgs {
     /// Ask before actions run: never, risky (HIGH or unrated risk) or always.
     #[arg(long, value_enum, value_name = "MODE")]
     pub confirm: Option<ConfirmMode>,
+    /// Approve every action without asking (`--confirm never`).
+    #[arg(long, visible_alias = "yolo", conflicts_with_all = ["confirm", "llm_approve"])]
+    pub always_approve: bool,
+    /// Ask only before actions the model rates HIGH risk (`--confirm risky`:
+    /// the model's own risk label is the security analyzer).
+    #[arg(long, conflicts_with = "confirm")]
+    pub llm_approve: bool,
     /// Iteration limit of each run (default 500).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
     pub max_iterations: Option<u32>,
@@ -73,6 +80,20 @@ pub struct AgentArgs {
     /// With --sandbox: no network for the agent's processes.
     #[arg(long, requires = "sandbox")]
     pub no_network: bool,
+}
+
+impl AgentArgs {
+    /// The confirmation mode the flags ask for (`--confirm`,
+    /// `--always-approve`, `--llm-approve`), if any.
+    pub fn confirm_flag(&self) -> Option<ConfirmMode> {
+        if self.always_approve {
+            Some(ConfirmMode::Never)
+        } else if self.llm_approve {
+            Some(ConfirmMode::Risky)
+        } else {
+            self.confirm
+        }
+    }
 }
 
 /// Everything needed to start or resume conversations.
@@ -93,6 +114,12 @@ pub struct SessionConfig {
     /// Run the agent's processes in a sandbox with these settings
     /// (`--sandbox`).
     pub sandbox: Option<openhands_workspace::exec::SandboxConfig>,
+    /// Secrets of the settings (`agent_context.secrets`), given to each
+    /// conversation's secret registry.
+    pub secrets: Vec<(String, openhands_sdk::secrets::SecretSource)>,
+    /// Where the OAuth tokens of the MCP servers are kept (when one of
+    /// them uses OAuth).
+    pub mcp_oauth_states: Option<std::sync::Arc<openhands_sdk::mcp_oauth::FileOAuthStates>>,
 }
 
 fn nonempty(v: &Option<String>) -> Option<String> {
@@ -120,30 +147,17 @@ pub fn resolve(
             None => openhands_tools::presets::get_default_tools(false),
         },
     };
-    // MCP servers: the settings', then the reference CLI's own file, then
-    // --mcp-config (a later source wins for a server of the same name).
-    let mut mcp_config = serde_json::Map::new();
-    if let Some(v) = settings.mcp_config() {
-        mcp_config.extend(crate::mcp::servers_of(
-            v,
-            &format!("{settings_name} (agent_settings.mcp_config)"),
-        )?);
-    }
-    let mcp_file = crate::paths::openhands_dir().join("mcp.json");
-    if mcp_file.is_file() {
-        mcp_config.extend(crate::mcp::read_file(&mcp_file)?);
-    }
-    if let Some(file) = &args.mcp_config {
-        mcp_config.extend(crate::mcp::read_file(file)?);
-    }
+    let mcp_config = crate::mcp::configured(settings, args.mcp_config.as_deref())?;
     if let Some(problem) = settings.unsupported().into_iter().next() {
         return Err(usage(format!("{settings_name}: {problem}")));
     }
     let use_skills = !args.no_skills;
     if use_skills
         && settings.skill_loading().contains(&"load_public_skills")
-        && std::env::var_os(openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV)
-            .is_none_or(|v| v.is_empty())
+        && openhands_workspace::exec::env::host_var_os(
+            openhands_sdk::skills::context::PUBLIC_SKILLS_PATH_ENV,
+        )
+        .is_none_or(|v| v.is_empty())
     {
         return Err(usage(format!(
             "{settings_name}: agent_settings.agent_context.load_public_skills is true, but public \
@@ -153,82 +167,40 @@ pub fn resolve(
         )));
     }
 
-    let Some(model) = nonempty(&args.model).or(settings.model()?) else {
-        return Err(usage(
-            "no model configured: set LLM_MODEL (e.g. `export LLM_MODEL=openai/gpt-5`), pass \
-             --model, or save one with `openhands config set model openai/gpt-5`",
-        ));
-    };
-    let mut llm = settings.llm_config(&model)?;
     let cipher = cipher_from_env();
-    let api_key = match nonempty(&args.api_key) {
-        Some(k) => Some(k),
-        None => settings.api_key(cipher.as_ref())?,
-    };
-    let base_url = match nonempty(&args.base_url) {
-        Some(u) => Some(u),
-        None => settings.base_url()?,
-    };
-    if api_key.is_none() && base_url.is_none() && !model.starts_with("ollama") {
-        return Err(usage(format!(
-            "no API key for {model}: set LLM_API_KEY, pass --api-key, or save one with \
-             `openhands config set api_key ...` (a local OpenAI-compatible server needs only \
-             --base-url)"
-        )));
-    }
-    llm.api_key = api_key.map(SecretString::new);
-    llm.base_url = base_url;
-    llm.stream = if args.stream {
-        true
-    } else if args.no_stream {
-        false
-    } else {
-        settings.stream()?.unwrap_or(interactive)
-    };
-    llm.usage_id = "agent".into();
-
-    let mut spec = openhands_tools::presets::get_default_agent(llm.clone(), true);
-    spec.tools = tools;
-    if let Some(route) = settings.routing_tool()? {
-        spec.tools.retain(|t| {
-            t.name != openhands_sdk::route_task::CLASS && t.name != openhands_sdk::route_task::NAME
-        });
-        spec.tools.push(route);
-    }
-    spec.mcp_config = mcp_config;
-    let condenser = settings.condenser()?;
-    let condense = match args.condenser {
-        Some(CondenserChoice::Llm) => true,
-        Some(CondenserChoice::None) => false,
-        None => condenser.enabled.unwrap_or(true),
-    };
-    spec.condenser = if condense {
-        let mut c = openhands_tools::presets::default_condenser(&llm);
-        if let Some(obj) = c.as_object_mut() {
-            if let Some(n) = condenser.max_size {
-                obj.insert("max_size".into(), Value::from(n));
-            }
-            if let Some(n) = condenser.keep_first {
-                obj.insert("keep_first".into(), Value::from(n));
-            }
-            if let Some(n) = condenser.max_tokens {
-                obj.insert("max_tokens".into(), Value::from(n));
-            }
-            let max = obj.get("max_size").and_then(Value::as_u64).unwrap_or(0);
-            let keep = obj.get("keep_first").and_then(Value::as_u64).unwrap_or(0);
-            // The reference's rule: room for a tail after keep_first.
-            if (max / 2) as i64 - keep as i64 - 1 <= 0 {
+    let acp = settings.is_acp();
+    let mut spec = if acp {
+        for (set, flag) in [
+            (args.tools.is_some(), "--tools"),
+            (args.condenser.is_some(), "--condenser"),
+        ] {
+            if set {
                 return Err(usage(format!(
-                    "{settings_name}: agent_settings.condenser.keep_first ({keep}) must be \
-                     less than max_size // 2 ({}) to leave room for condensation",
-                    max / 2
+                    "{flag}: the ACP agent of {settings_name} (agent_settings.agent_kind \"acp\") \
+                     brings its own tools and context handling"
                 )));
             }
         }
-        Some(c)
+        if let Some(m) = args.confirm_flag().filter(|m| *m != ConfirmMode::Never) {
+            return Err(usage(format!(
+                "--confirm {}: the ACP agent of {settings_name} asks for permission itself",
+                m.as_str()
+            )));
+        }
+        crate::acp_agent::spec(settings)?
+    } else {
+        openhands_spec(args, settings, tools, cipher.as_ref(), interactive)?
+    };
+    let mcp_oauth_states = if crate::mcp_auth::uses_oauth(&mcp_config) {
+        Some(crate::mcp_auth::store()?)
     } else {
         None
     };
+    if acp {
+        crate::acp_agent::check_mcp(&mcp_config, &settings_name)?;
+    }
+    spec.mcp_config = mcp_config;
+    let secrets;
     let mut ctx = settings
         .agent_context()
         .unwrap_or_else(|| Value::Object(Default::default()));
@@ -269,25 +241,30 @@ pub fn resolve(
                 }
             }
         }
+        secrets = crate::agent_secrets::take(&mut ctx, cipher.as_ref(), &settings_name)?;
         spec.agent_context = Some(ctx).filter(|c| c.as_object().is_some_and(|m| !m.is_empty()));
     }
-    if let Some(p) = settings.persona()? {
-        spec.persona = Some(p);
-    }
-    if let Some(n) = settings.tool_concurrency_limit()? {
-        spec.tool_concurrency_limit = n;
-    }
-    if let Some(v) = settings.verification()? {
-        let llm_key = spec.llm.api_key.as_ref().map(|k| k.expose().to_string());
-        spec.critic =
-            openhands_sdk::critic::settings::critic_from_verification(v, llm_key.as_deref());
-        if let Some(c) = &spec.critic {
-            openhands_sdk::critic::Critic::from_json(c)
-                .map_err(|e| usage(format!("{settings_name}: agent_settings.verification: {e}")))?;
+    if !acp {
+        if let Some(p) = settings.persona()? {
+            spec.persona = Some(p);
+        }
+        if let Some(n) = settings.tool_concurrency_limit()? {
+            spec.tool_concurrency_limit = n;
+        }
+        if let Some(v) = settings.verification()? {
+            let llm_key = spec.llm.api_key.as_ref().map(|k| k.expose().to_string());
+            spec.critic =
+                openhands_sdk::critic::settings::critic_from_verification(v, llm_key.as_deref());
+            if let Some(c) = &spec.critic {
+                openhands_sdk::critic::Critic::from_json(c).map_err(|e| {
+                    usage(format!("{settings_name}: agent_settings.verification: {e}"))
+                })?;
+            }
         }
     }
-    let confirm = match args.confirm {
+    let confirm = match args.confirm_flag() {
         Some(m) => Some(m),
+        None if acp => None,
         None => settings.confirm()?,
     };
     let max_iterations = match args.max_iterations {
@@ -306,12 +283,116 @@ pub fn resolve(
     };
     Ok(SessionConfig {
         sandbox,
+        mcp_oauth_states,
+        secrets,
         spec,
         confirm: confirm.unwrap_or(ConfirmMode::Never),
         confirm_explicit: confirm.is_some(),
         max_iterations: max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS),
         max_iterations_explicit: max_iterations.is_some(),
     })
+}
+
+/// The OpenHands agent of the flags and settings: the LLM (model, key,
+/// base URL, streaming), the tools and the condenser.
+fn openhands_spec(
+    args: &AgentArgs,
+    settings: &Settings,
+    tools: Vec<openhands_wire::tool::ToolSpec>,
+    cipher: Option<&openhands_sdk::secrets::Cipher>,
+    interactive: bool,
+) -> anyhow::Result<AgentSpec> {
+    let settings_name = settings.path().display().to_string();
+    let Some(model) = nonempty(&args.model).or(settings.model()?) else {
+        return Err(usage(
+            "no model configured: set LLM_MODEL (e.g. `export LLM_MODEL=openai/gpt-5`), pass \
+             --model, or save one with `openhands config set model openai/gpt-5`",
+        ));
+    };
+    let mut llm = settings.llm_config(&model)?;
+    let api_key = match nonempty(&args.api_key) {
+        Some(k) => Some(k),
+        None => settings.api_key(cipher)?,
+    };
+    let base_url = match nonempty(&args.base_url) {
+        Some(u) => Some(u),
+        None => settings.base_url()?,
+    };
+    // The provider's own variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...)
+    // are read by the LLM layer when no key is configured, as LiteLLM does.
+    let provider_env =
+        openhands_llm::provider_env::defaults(&openhands_wire::LlmConfig::new(&model));
+    if api_key.is_none()
+        && base_url.is_none()
+        && provider_env.api_key.is_none()
+        && !model.starts_with("ollama")
+    {
+        let provider_vars =
+            openhands_llm::provider_env::key_var_names(&openhands_wire::LlmConfig::new(&model));
+        let or_vars = if provider_vars.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", provider_vars.join(" or "))
+        };
+        return Err(usage(format!(
+            "no API key for {model}: set LLM_API_KEY{or_vars}, pass --api-key, or save one with \
+             `openhands config set api_key ...` (a local OpenAI-compatible server needs only \
+             --base-url)"
+        )));
+    }
+    llm.api_key = api_key.map(SecretString::new);
+    llm.base_url = base_url;
+    llm.stream = if args.stream {
+        true
+    } else if args.no_stream {
+        false
+    } else {
+        settings.stream()?.unwrap_or(interactive)
+    };
+    llm.usage_id = "agent".into();
+
+    let mut spec = openhands_tools::presets::get_default_agent(llm.clone(), true);
+    spec.tools = tools;
+    if let Some(route) = settings.routing_tool()? {
+        spec.tools.retain(|t| {
+            t.name != openhands_sdk::route_task::CLASS && t.name != openhands_sdk::route_task::NAME
+        });
+        spec.tools.push(route);
+    }
+    let condenser = settings.condenser()?;
+    let condense = match args.condenser {
+        Some(CondenserChoice::Llm) => true,
+        Some(CondenserChoice::None) => false,
+        None => condenser.enabled.unwrap_or(true),
+    };
+    spec.condenser = if condense {
+        let mut c = openhands_tools::presets::default_condenser(&llm);
+        if let Some(obj) = c.as_object_mut() {
+            if let Some(n) = condenser.max_size {
+                obj.insert("max_size".into(), Value::from(n));
+            }
+            if let Some(n) = condenser.keep_first {
+                obj.insert("keep_first".into(), Value::from(n));
+            }
+            if let Some(n) = condenser.max_tokens {
+                obj.insert("max_tokens".into(), Value::from(n));
+            }
+            let max = obj.get("max_size").and_then(Value::as_u64).unwrap_or(0);
+            let keep = obj.get("keep_first").and_then(Value::as_u64).unwrap_or(0);
+            // The reference's rule: room for a tail after keep_first.
+            if (max / 2) as i64 - keep as i64 - 1 <= 0 {
+                return Err(usage(format!(
+                    "{settings_name}: agent_settings.condenser.keep_first ({keep}) must be \
+                     less than max_size // 2 ({}) to leave room for condensation",
+                    max / 2
+                )));
+            }
+        }
+        Some(c)
+    } else {
+        None
+    };
+    Ok(spec)
 }
 
 /// The names of the agent's tools (built-ins `finish` and `think` included).

@@ -4,6 +4,13 @@ use openhands_sdk::visualizer::{Style, render_event};
 use openhands_wire::event::Event;
 use std::io::{IsTerminal, Write};
 
+/// Whether `NO_COLOR` asks for output without colours (set and not empty,
+/// as no-color.org defines it); the plain output and the interactive
+/// session both honour it.
+pub fn no_color() -> bool {
+    openhands_workspace::exec::env::host_var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
 /// Output mode.
 #[derive(Debug, Clone, Copy)]
 pub enum Mode {
@@ -23,7 +30,7 @@ impl Mode {
             Mode::Json
         } else {
             Mode::Pretty {
-                color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                color: std::io::stdout().is_terminal() && !no_color(),
             }
         }
     }

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 /// taken from the current directory, as the reference does), else
 /// `~/.openhands`.
 pub fn openhands_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) =
+        openhands_workspace::exec::env::host_var_os("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty())
+    {
         let dir = PathBuf::from(dir);
         if dir.is_absolute() {
             return dir;
@@ -40,4 +42,10 @@ pub fn conversations_dir(explicit: Option<PathBuf>) -> PathBuf {
 /// The interactive session's input history.
 pub fn history_file() -> PathBuf {
     openhands_dir().join("cli_history.jsonl")
+}
+
+/// The command line's MCP servers (`openhands mcp add`): `<user
+/// directory>/mcp.json`, as the reference CLI keeps them.
+pub fn mcp_file() -> PathBuf {
+    openhands_dir().join("mcp.json")
 }

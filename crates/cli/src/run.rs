@@ -18,6 +18,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use uuid::Uuid;
 
 /// Options of `openhands run`.
 #[derive(Debug, clap::Args)]
@@ -25,7 +26,7 @@ pub struct RunArgs {
     /// The task for the agent (`-` reads it from standard input).
     pub task: String,
     /// Folder the agent works in.
-    #[arg(long, default_value = ".")]
+    #[arg(short = 'w', long, default_value = ".")]
     pub workspace: PathBuf,
     /// Print events as JSON lines.
     #[arg(long)]
@@ -45,7 +46,11 @@ pub struct RunArgs {
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
     /// Conversation id (dashed, 32 hex digits, or a unique prefix).
-    pub id: String,
+    #[arg(required_unless_present = "last")]
+    pub id: Option<String>,
+    /// Continue the most recently changed conversation.
+    #[arg(long, conflicts_with = "id")]
+    pub last: bool,
     /// A message to send before continuing.
     #[arg(long)]
     pub message: Option<String>,
@@ -256,67 +261,127 @@ fn read_task(task: String) -> anyhow::Result<String> {
     Ok(task)
 }
 
-/// `openhands run`.
-pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let workspace = std::fs::canonicalize(&args.workspace).map_err(|_| {
-        usage(format!(
-            "workspace folder {} does not exist",
-            args.workspace.display()
-        ))
-    })?;
+/// One run without the interactive view: `openhands run`, `openhands
+/// resume` and `openhands --headless`.
+#[derive(Debug)]
+pub struct Headless {
+    /// Folder the agent works in; `None` for a resumed conversation's own
+    /// (else the current folder).
+    pub workspace: Option<PathBuf>,
+    /// Where conversations are stored.
+    pub root: PathBuf,
+    /// Agent options.
+    pub agent: AgentArgs,
+    /// Print events as JSON lines.
+    pub json: bool,
+    /// Write the agent's last message here when the run ends.
+    pub output_last_message: Option<PathBuf>,
+    /// Continue this stored conversation instead of starting one.
+    pub resume: Option<Uuid>,
+    /// The message to send (required for a new conversation).
+    pub task: Option<String>,
+    /// Approve every action (`--headless`, as the reference's headless mode).
+    pub approve_all: bool,
+}
+
+/// Runs [`Headless`].
+pub async fn headless(h: Headless) -> anyhow::Result<ExitCode> {
+    let workspace = match (&h.workspace, h.resume) {
+        (Some(w), _) => std::fs::canonicalize(w)
+            .map_err(|_| usage(format!("workspace folder {} does not exist", w.display())))?,
+        (None, Some(id)) => crate::store::read_one(&h.root.join(id.simple().to_string()))
+            .map(|s| PathBuf::from(s.workspace))
+            .filter(|w| w.is_dir())
+            .unwrap_or_else(|| PathBuf::from(".")),
+        (None, None) => std::fs::canonicalize(".")
+            .map_err(|e| usage(format!("the current folder cannot be used: {e}")))?,
+    };
     let settings = load_settings()?;
-    let config = crate::options::resolve(&args.agent, &settings, &workspace, false)?;
+    let mut config = crate::options::resolve(&h.agent, &settings, &workspace, false)?;
+    if h.approve_all {
+        config.confirm = ConfirmMode::Never;
+        config.confirm_explicit = true;
+    }
     let session = Session {
         config,
         workspace: workspace.clone(),
-        root: crate::paths::conversations_dir(args.persistence_dir),
+        root: h.root,
     };
     check_can_confirm(&session)?;
-    let task = read_task(args.task)?;
-    let mode = Mode::from_flags(args.json);
+    crate::mcp_auth::ensure_authorized(
+        &session.config.spec.mcp_config,
+        session.config.mcp_oauth_states.as_ref(),
+    )
+    .await?;
+    let mode = Mode::from_flags(h.json);
     let stream = session.config.spec.llm.stream;
-    let conversation = session.start(None, vec![printer(mode, stream)])?;
-    if !args.json {
-        eprintln!(
-            "conversation {} in {}",
-            conversation.id(),
-            workspace.display()
-        );
+    let conversation = match h.resume {
+        Some(id) => session.resume(id, vec![printer(mode, stream)])?,
+        None => {
+            if h.task.is_none() {
+                return Err(usage("the task is empty: say what the agent should do"));
+            }
+            let conversation = session.start(None, vec![printer(mode, stream)])?;
+            if !h.json {
+                eprintln!(
+                    "conversation {} in {}",
+                    conversation.id(),
+                    workspace.display()
+                );
+            }
+            conversation
+        }
+    };
+    if let Some(task) = h.task {
+        conversation.send_message(task)?;
     }
-    conversation.send_message(task)?;
-    let code = drive(&conversation, args.json).await?;
-    if let Some(file) = &args.output_last_message {
+    let code = drive(&conversation, h.json).await?;
+    if let Some(file) = &h.output_last_message {
         write_last_message(&conversation, file).await?;
     }
     Ok(code)
 }
 
+/// `openhands run`.
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let task = read_task(args.task)?;
+    headless(Headless {
+        workspace: Some(args.workspace),
+        root: crate::paths::conversations_dir(args.persistence_dir),
+        agent: args.agent,
+        json: args.json,
+        output_last_message: args.output_last_message,
+        resume: None,
+        task: Some(task),
+        approve_all: false,
+    })
+    .await
+}
+
 /// `openhands resume`.
 pub async fn resume(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let root = crate::paths::conversations_dir(args.persistence_dir);
-    let id = crate::store::find(&root, &args.id)?;
-    let stored = crate::store::read_one(&root.join(id.simple().to_string()));
-    let workspace = stored
-        .map(|s| PathBuf::from(s.workspace))
-        .filter(|w| w.is_dir())
-        .unwrap_or_else(|| PathBuf::from("."));
-    let settings = load_settings()?;
-    let config = crate::options::resolve(&args.agent, &settings, &workspace, false)?;
-    let session = Session {
-        config,
-        workspace,
-        root,
+    let id = match crate::store::resume_target(
+        &root,
+        Some(args.id.as_deref().unwrap_or("")),
+        args.last,
+    )? {
+        crate::store::Start::Open(id) => id,
+        _ => {
+            return Err(usage(
+                "say which conversation: `openhands resume ID` or `openhands resume --last`",
+            ));
+        }
     };
-    check_can_confirm(&session)?;
-    let mode = Mode::from_flags(args.json);
-    let stream = session.config.spec.llm.stream;
-    let conversation = session.resume(id, vec![printer(mode, stream)])?;
-    if let Some(m) = args.message {
-        conversation.send_message(m)?;
-    }
-    let code = drive(&conversation, args.json).await?;
-    if let Some(file) = &args.output_last_message {
-        write_last_message(&conversation, file).await?;
-    }
-    Ok(code)
+    headless(Headless {
+        workspace: None,
+        root,
+        agent: args.agent,
+        json: args.json,
+        output_last_message: args.output_last_message,
+        resume: Some(id),
+        task: args.message,
+        approve_all: false,
+    })
+    .await
 }

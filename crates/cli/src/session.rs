@@ -52,6 +52,7 @@ impl Session {
         Ok(ConversationOptions {
             conversation_id: id,
             persistence_dir: Some(self.root.clone()),
+            secrets: self.config.secrets.clone(),
             max_iteration_per_run: self.config.max_iterations,
             confirmation_policy: self.config.confirm.policy(),
             security_analyzer: self.config.confirm.security_analyzer(),
@@ -61,6 +62,11 @@ impl Session {
             },
             agent: openhands_sdk::conversation::AgentOptions {
                 exec_policy,
+                mcp_oauth_states: self
+                    .config
+                    .mcp_oauth_states
+                    .clone()
+                    .map(|s| -> std::sync::Arc<dyn openhands_mcp::oauth::OAuthStateStore> { s }),
                 tool_registry: openhands_tools::presets::default_registry(),
                 ..Default::default()
             },

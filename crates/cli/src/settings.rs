@@ -4,8 +4,8 @@
 //! iteration limit and confirmation mode.
 //!
 //! The file is read and written as a JSON object: fields this command does
-//! not know are kept as they are. Settings it cannot honour yet (MCP
-//! servers, user/public skill loading, other agent kinds, ...)
+//! not know are kept as they are. Settings it cannot honour yet (public
+//! skill loading without a local copy, unknown agent kinds, ...)
 //! are reported by [`Settings::unsupported`] so that callers refuse them
 //! instead of ignoring them. The critic (`agent_settings.verification`) is
 //! built as the reference's `build_critic` does.
@@ -137,7 +137,7 @@ impl Setting {
 
 /// The cipher of `OH_SECRET_KEY`, which the reference uses for secrets at rest.
 pub fn cipher_from_env() -> Option<Cipher> {
-    let key = std::env::var("OH_SECRET_KEY").ok()?;
+    let key = openhands_workspace::exec::env::host_var("OH_SECRET_KEY")?;
     if key.trim().is_empty() {
         return None;
     }
@@ -474,6 +474,18 @@ impl Settings {
         self.get(&["agent_settings", "agent_context"]).cloned()
     }
 
+    /// Whether `agent_settings.agent_kind` is `"acp"` (an ACP agent).
+    pub fn is_acp(&self) -> bool {
+        self.get(&["agent_settings", "agent_kind"])
+            .and_then(Value::as_str)
+            == Some("acp")
+    }
+
+    /// The `agent_settings` object, when there is one.
+    pub fn agent_settings(&self) -> Option<&Map<String, Value>> {
+        self.get(&["agent_settings"]).and_then(Value::as_object)
+    }
+
     /// `agent_settings.persona`.
     pub fn persona(&self) -> anyhow::Result<Option<String>> {
         self.str_at(&["agent_settings", "persona"])
@@ -576,10 +588,10 @@ impl Settings {
         if let Some(kind) = self
             .get(&["agent_settings", "agent_kind"])
             .and_then(Value::as_str)
-            && !matches!(kind, "openhands" | "llm")
+            && !matches!(kind, "openhands" | "llm" | "acp")
         {
             out.push(format!(
-                "agent_settings.agent_kind is '{kind}'; only the OpenHands agent (\"openhands\") is supported"
+                "agent_settings.agent_kind is '{kind}'; use \"openhands\" or \"acp\""
             ));
         }
         if let Some(agent) = self
@@ -590,13 +602,6 @@ impl Settings {
             out.push(format!(
                 "agent_settings.agent is '{agent}'; only \"CodeActAgent\" is supported"
             ));
-        }
-        if self
-            .get(&["agent_settings", "agent_context", "secrets"])
-            .and_then(Value::as_object)
-            .is_some_and(|m| !m.is_empty())
-        {
-            out.push("agent_settings.agent_context.secrets are set; secrets from the settings file are not supported yet".into());
         }
         if let Some(rt) = self
             .get(&["conversation_settings", "default_runtime"])

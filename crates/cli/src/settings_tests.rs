@@ -160,13 +160,15 @@ fn reads_the_reference_shape_and_reports_what_it_cannot_do() {
         "conversation_settings": {"default_runtime": "docker"}
     }));
     let problems = s.unsupported().join("\n");
-    for needle in [
-        "agent_kind is 'acp'",
-        "secrets",
-        "default_runtime is 'docker'",
-    ] {
-        assert!(problems.contains(needle), "{needle} missing in {problems}");
-    }
+    assert!(s.is_acp());
+    assert!(
+        !problems.contains("acp") && !problems.contains("secrets"),
+        "ACP agents and secrets are supported: {problems}"
+    );
+    assert!(
+        problems.contains("default_runtime is 'docker'"),
+        "{problems}"
+    );
     assert!(
         !problems.contains("max_tokens")
             && !problems.contains("load_memory")

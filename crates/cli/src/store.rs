@@ -113,6 +113,48 @@ pub fn read_one(dir: &Path) -> Option<StoredConversation> {
     })
 }
 
+/// Which conversation a session opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// A new one (created with the first message).
+    New,
+    /// This saved one.
+    Open(Uuid),
+    /// One the user picks from the saved ones.
+    Pick,
+}
+
+/// The conversation `--resume [ID]` and `--last` name, in `root`.
+pub fn resume_target(root: &Path, resume: Option<&str>, last: bool) -> anyhow::Result<Start> {
+    let Some(id) = resume.map(str::trim) else {
+        return Ok(Start::New);
+    };
+    if last {
+        if !id.is_empty() {
+            return Err(usage(format!(
+                "--last resumes the newest conversation; pass either --resume {id} or --resume --last"
+            )));
+        }
+        return match crate::store::list(root).first() {
+            Some(newest) => Ok(Start::Open(newest.id)),
+            None => Err(usage(format!(
+                "no saved conversations in {}; start one with `openhands`",
+                root.display()
+            ))),
+        };
+    }
+    if id.is_empty() {
+        if crate::store::list(root).is_empty() {
+            return Err(usage(format!(
+                "no saved conversations in {}; start one with `openhands`",
+                root.display()
+            )));
+        }
+        return Ok(Start::Pick);
+    }
+    Ok(Start::Open(crate::store::find(root, id)?))
+}
+
 /// Every stored conversation with at least one user message, newest first.
 pub fn list(root: &Path) -> Vec<StoredConversation> {
     let Ok(rd) = std::fs::read_dir(root) else {
@@ -193,6 +235,7 @@ pub fn age(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::as_usage;
 
     fn write_conversation(root: &Path, id: Uuid, message: Option<&str>) {
         let dir = root.join(id.simple().to_string());
@@ -245,5 +288,48 @@ mod tests {
                 .to_string()
                 .contains("not a conversation id")
         );
+    }
+
+    #[test]
+    fn resume_last_is_the_newest_conversation() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(resume_target(root.path(), None, false).unwrap(), Start::New);
+        let e = resume_target(root.path(), Some(""), true).unwrap_err();
+        assert!(as_usage(&e).unwrap().0.contains("no saved conversations"));
+        let write = |id: Uuid, text: &str| {
+            let dir = root.path().join(id.simple().to_string());
+            std::fs::create_dir_all(dir.join("events")).unwrap();
+            std::fs::write(
+                dir.join("base_state.json"),
+                serde_json::json!({"id": id.to_string()}).to_string(),
+            )
+            .unwrap();
+            std::fs::write(
+                dir.join("events/event-00000-a.json"),
+                serde_json::json!({"kind": "MessageEvent", "source": "user",
+                    "llm_message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+                .to_string(),
+            )
+            .unwrap();
+        };
+        let old = Uuid::new_v4();
+        write(old, "old");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let new = Uuid::new_v4();
+        write(new, "new");
+        assert_eq!(
+            resume_target(root.path(), Some(""), true).unwrap(),
+            Start::Open(new)
+        );
+        assert_eq!(
+            resume_target(root.path(), Some(""), false).unwrap(),
+            Start::Pick
+        );
+        let hex = old.simple().to_string();
+        assert_eq!(
+            resume_target(root.path(), Some(&hex[..10]), false).unwrap(),
+            Start::Open(old)
+        );
+        assert!(resume_target(root.path(), Some(&hex[..10]), true).is_err());
     }
 }

@@ -1,20 +1,18 @@
 //! The control plane's client of one agent server (a sandbox host): the
 //! reference's REST routes and the `/sockets/events/{id}` WebSocket, every
-//! call bounded by a timeout.
+//! call bounded by a timeout; built on `openhands-client` (its HTTP client
+//! factory, TLS roots and events socket).
 
-use futures::{SinkExt, StreamExt};
+use openhands_client::{AgentServerClient, ClientError, HttpOptions, Resend, http_client};
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// Where an agent server answers and the session key it accepts.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
     /// Base URL (`http://host:port`, no trailing slash).
     pub url: String,
-    /// `X-Session-API-Key`.
+    /// The session API key.
     pub key: String,
 }
 
@@ -58,24 +56,44 @@ impl AgentError {
 /// HTTP client of agent servers.
 #[derive(Debug, Clone)]
 pub struct AgentClient {
-    http: reqwest::Client,
+    http: Option<reqwest::Client>,
     timeout: Duration,
 }
 
-fn unreachable(e: &reqwest::Error) -> AgentError {
-    AgentError::Unreachable(e.to_string())
+impl From<ClientError> for AgentError {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Status { status, body, .. } => AgentError::Status { status, body },
+            ClientError::Unreachable { detail, .. } => AgentError::Unreachable(detail),
+            ClientError::Tls(detail) => AgentError::Unreachable(detail),
+            ClientError::InvalidUrl(url) => AgentError::Protocol(format!("unsupported URL {url}")),
+            ClientError::Protocol { detail, .. } => AgentError::Protocol(detail),
+        }
+    }
 }
 
 impl AgentClient {
     /// A client whose every request ends after `timeout`.
     pub fn new(timeout: Duration) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .timeout(timeout)
-            .tcp_nodelay(true)
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+        // One pool for every sandbox host; built by the client factory
+        // (system TLS roots). Should the factory fail, each call builds
+        // its own client and reports the failure.
+        let http = http_client(&HttpOptions::with_timeout(timeout))
+            .map_err(|e| tracing::warn!(error = %e, "agent-server HTTP client not built"))
+            .ok();
         Self { http, timeout }
+    }
+
+    /// The client of the server at `ep`.
+    fn server(&self, ep: &Endpoint) -> Result<AgentServerClient, AgentError> {
+        let mut builder = AgentServerClient::builder(&ep.url)
+            .session_api_key(Some(&ep.key))
+            .timeout(self.timeout)
+            .observability_headers(false);
+        if let Some(http) = &self.http {
+            builder = builder.http_client(http.clone());
+        }
+        Ok(builder.build()?)
     }
 
     /// The timeout of each call.
@@ -90,26 +108,8 @@ impl AgentClient {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, AgentError> {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", ep.url))
-            .header("X-Session-API-Key", &ep.key);
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let resp = req.send().await.map_err(|e| unreachable(&e))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| unreachable(&e))?;
-        if !status.is_success() {
-            return Err(AgentError::Status {
-                status: status.as_u16(),
-                body: text.chars().take(500).collect(),
-            });
-        }
-        if text.trim().is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_str(&text).map_err(|e| AgentError::Protocol(e.to_string()))
+        let (_, value) = self.server(ep)?.call(method, path, body, &[]).await?;
+        Ok(value)
     }
 
     /// Checks the server answers and accepts the key (an authenticated
@@ -118,6 +118,21 @@ impl AgentClient {
         self.call(ep, reqwest::Method::GET, "/api/conversations/count", None)
             .await
             .map(drop)
+    }
+
+    /// Polls until the server answers an authenticated request, at most
+    /// `limit`; the last failure otherwise.
+    pub async fn wait_ready(&self, ep: &Endpoint, limit: Duration) -> Result<(), String> {
+        let start = std::time::Instant::now();
+        let mut last = String::new();
+        while start.elapsed() < limit {
+            match self.check(ep).await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(format!("not ready after {limit:?}: {last}"))
     }
 
     /// `POST /api/conversations`.
@@ -181,20 +196,10 @@ impl AgentClient {
 
     /// `GET /alive` without a key (liveness only).
     pub async fn alive(&self, ep: &Endpoint) -> Result<(), AgentError> {
-        let resp = self
-            .http
-            .get(format!("{}/alive", ep.url))
-            .send()
-            .await
-            .map_err(|e| unreachable(&e))?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(AgentError::Status {
-                status: resp.status().as_u16(),
-                body: String::new(),
-            })
-        }
+        let server = self.server(ep)?;
+        let alive = server.http().get(format!("{}/alive", server.base()));
+        server.send(alive, "GET /alive", &[]).await?;
+        Ok(())
     }
 
     async fn post_empty(&self, ep: &Endpoint, path: &str) -> Result<(), AgentError> {
@@ -206,37 +211,15 @@ impl AgentClient {
     /// Subscribes to a conversation's events with every stored event
     /// resent first (`resend_mode=all`), authenticated by the first frame.
     pub async fn subscribe(&self, ep: &Endpoint, id: &str) -> Result<EventSocket, AgentError> {
-        let ws_base = if let Some(rest) = ep.url.strip_prefix("https://") {
-            format!("wss://{rest}")
-        } else if let Some(rest) = ep.url.strip_prefix("http://") {
-            format!("ws://{rest}")
-        } else {
-            return Err(AgentError::Protocol(format!("unsupported URL {}", ep.url)));
-        };
-        let url = format!("{ws_base}/sockets/events/{id}?resend_mode=all");
-        let (mut ws, _) = tokio::time::timeout(self.timeout, tokio_tungstenite::connect_async(url))
-            .await
-            .map_err(|_| AgentError::Unreachable("WebSocket connect timed out".into()))?
-            .map_err(|e| match e {
-                tokio_tungstenite::tungstenite::Error::Http(resp) => AgentError::Status {
-                    status: resp.status().as_u16(),
-                    body: String::new(),
-                },
-                other => AgentError::Unreachable(other.to_string()),
-            })?;
-        let auth = json!({"type": "auth", "session_api_key": ep.key}).to_string();
-        tokio::time::timeout(self.timeout, ws.send(Message::text(auth)))
-            .await
-            .map_err(|_| AgentError::Unreachable("WebSocket auth timed out".into()))?
-            .map_err(|e| AgentError::Unreachable(e.to_string()))?;
-        Ok(EventSocket { ws })
+        let socket = self.server(ep)?.subscribe_events(id, &Resend::All).await?;
+        Ok(EventSocket { socket })
     }
 }
 
 /// One event subscription.
 #[derive(Debug)]
 pub struct EventSocket {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    socket: openhands_client::EventSocket,
 }
 
 /// What one read of the socket gave.
@@ -253,32 +236,15 @@ pub enum SocketRead {
 impl EventSocket {
     /// The next event, waiting at most `wait`.
     pub async fn next(&mut self, wait: Duration) -> Result<SocketRead, AgentError> {
-        loop {
-            let frame = match tokio::time::timeout(wait, self.ws.next()).await {
-                Err(_) => return Ok(SocketRead::Idle),
-                Ok(None) => return Ok(SocketRead::Closed(None, String::new())),
-                Ok(Some(Err(e))) => return Err(AgentError::Unreachable(e.to_string())),
-                Ok(Some(Ok(f))) => f,
-            };
-            let text = match frame {
-                Message::Text(t) => t.to_string(),
-                Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
-                Message::Close(c) => {
-                    return Ok(match c {
-                        Some(c) => SocketRead::Closed(Some(c.code.into()), c.reason.to_string()),
-                        None => SocketRead::Closed(None, String::new()),
-                    });
-                }
-                _ => continue,
-            };
-            return serde_json::from_str(&text)
-                .map(SocketRead::Event)
-                .map_err(|e| AgentError::Protocol(format!("event frame is not JSON: {e}")));
-        }
+        Ok(match self.socket.next(Some(wait)).await? {
+            openhands_client::SocketRead::Frame(event) => SocketRead::Event(event),
+            openhands_client::SocketRead::Idle => SocketRead::Idle,
+            openhands_client::SocketRead::Closed(code, reason) => SocketRead::Closed(code, reason),
+        })
     }
 
     /// Closes the socket (best effort, bounded).
-    pub async fn close(mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(1), self.ws.close(None)).await;
+    pub async fn close(self) {
+        self.socket.close().await;
     }
 }

@@ -346,7 +346,7 @@ pub async fn run(args: ControlArgs) -> Result<(), CliError> {
             for h in admin(&config).await?.hosts().await? {
                 println!(
                     "{}",
-                    serde_json::json!({"id": h.id, "url": h.url, "enabled": h.enabled != 0, "sandboxes": h.sandboxes})
+                    serde_json::json!({"id": h.id, "url": h.url, "enabled": h.enabled != 0, "healthy": h.healthy != 0, "health_error": h.health_error, "sandboxes": h.sandboxes})
                 );
             }
         }

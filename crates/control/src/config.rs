@@ -39,6 +39,13 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_POLL_MS",
     "OH_CONTROL_HEARTBEAT_SECONDS",
     "OH_CONTROL_ALLOW_UNCONFINED",
+    "OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN",
+    "OH_CONTROL_SWARM_CPU_LIMIT",
+    "OH_CONTROL_SWARM_MEMORY_LIMIT_MB",
+    "OH_CONTROL_SWARM_CPU_RESERVATION",
+    "OH_CONTROL_SWARM_MEMORY_RESERVATION_MB",
+    "OH_CONTROL_SWARM_CONSTRAINTS",
+    "OH_CONTROL_SWARM_PORTS",
 ];
 
 /// Why the configuration is unusable.
@@ -67,6 +74,8 @@ pub enum SandboxMode {
     Local,
     /// One container of the agent-server image per sandbox.
     Docker,
+    /// One Docker Swarm service of the image per sandbox.
+    Swarm,
 }
 
 impl SandboxMode {
@@ -75,6 +84,7 @@ impl SandboxMode {
         match self {
             SandboxMode::Local => "local",
             SandboxMode::Docker => "docker",
+            SandboxMode::Swarm => "swarm",
         }
     }
 }
@@ -105,6 +115,25 @@ impl DefaultLlm {
         llm.insert("usage_id".into(), "agent".into());
         Some(serde_json::Value::Object(llm))
     }
+}
+
+/// Settings of the swarm engine (`OH_CONTROL_SWARM_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwarmSettings {
+    /// The sandbox image (every node must have it).
+    pub image: String,
+    /// CPU limit per sandbox (cores).
+    pub cpu_limit: Option<f64>,
+    /// Memory limit per sandbox (MiB).
+    pub memory_limit_mb: Option<i64>,
+    /// CPU reserved per sandbox (cores): Swarm places by it.
+    pub cpu_reservation: Option<f64>,
+    /// Memory reserved per sandbox (MiB): Swarm places by it.
+    pub memory_reservation_mb: Option<i64>,
+    /// Placement constraints passed through (`node.labels.sandboxes==yes`).
+    pub constraints: Vec<String>,
+    /// The published ports sandboxes get one of (inclusive range).
+    pub ports: (u16, u16),
 }
 
 /// Every setting of the control plane.
@@ -149,6 +178,13 @@ pub struct ControlConfig {
     /// where they cannot be confined (`OH_CONTROL_ALLOW_UNCONFINED`;
     /// default: no, such a control plane serves one tenant).
     pub allow_unconfined: bool,
+    /// Whether a graceful shutdown stops this instance's local processes
+    /// and containers (`OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN`; default:
+    /// no, sandboxes outlive a restart and are re-adopted).
+    pub stop_sandboxes_on_shutdown: bool,
+    /// The swarm engine's settings (`OH_CONTROL_SWARM_*`; the image is
+    /// `OH_CONTROL_DOCKER_IMAGE`).
+    pub swarm: SwarmSettings,
 }
 
 impl std::fmt::Debug for ControlConfig {
@@ -187,9 +223,7 @@ pub struct Overrides {
 impl ControlConfig {
     /// Reads the process environment.
     pub fn from_env(overrides: &Overrides) -> Result<Self, ConfigError> {
-        let vars: BTreeMap<String, String> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let vars: BTreeMap<String, String> = openhands_workspace::exec::env::process_env();
         Self::from_vars(&vars, overrides)
     }
 
@@ -241,10 +275,19 @@ impl ControlConfig {
         let sandbox_mode = match get("OH_CONTROL_SANDBOX") {
             None | Some("local") => SandboxMode::Local,
             Some("docker") => SandboxMode::Docker,
+            Some("swarm") => SandboxMode::Swarm,
+            Some(engine @ "kubernetes") => {
+                return Err(ConfigError::new(
+                    "OH_CONTROL_SANDBOX",
+                    format!(
+                        "the {engine} engine is not available in this build; use 'local', 'docker' or 'swarm'"
+                    ),
+                ));
+            }
             Some(other) => {
                 return Err(ConfigError::new(
                     "OH_CONTROL_SANDBOX",
-                    format!("must be 'local' or 'docker', not {other:?}"),
+                    format!("must be 'local', 'docker' or 'swarm', not {other:?}"),
                 ));
             }
         };
@@ -294,7 +337,17 @@ impl ControlConfig {
             None => false,
             Some(v) => parse_bool("OH_CONTROL_ALLOW_UNCONFINED", v)?,
         };
+        let stop_sandboxes_on_shutdown = match get("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN") {
+            None => false,
+            Some(v) => parse_bool("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN", v)?,
+        };
+        let swarm = swarm_settings(
+            &get,
+            get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
+        )?;
         Ok(Self {
+            swarm,
+            stop_sandboxes_on_shutdown,
             allow_unconfined,
             data_dir,
             database_url,
@@ -333,6 +386,62 @@ impl ControlConfig {
         let path = rest.split('?').next().unwrap_or(rest);
         (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
     }
+}
+
+fn swarm_settings<'a>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+    image: &str,
+) -> Result<SwarmSettings, ConfigError> {
+    let cores = |name: &str| -> Result<Option<f64>, ConfigError> {
+        get(name)
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite() && *n > 0.0 && *n <= 1024.0)
+                    .ok_or_else(|| ConfigError::new(name, "must be a number of CPUs in (0, 1024]"))
+            })
+            .transpose()
+    };
+    let mb = |name: &str| -> Result<Option<i64>, ConfigError> {
+        get(name)
+            .map(|v| {
+                v.parse::<i64>()
+                    .ok()
+                    .filter(|n| *n >= 6)
+                    .ok_or_else(|| ConfigError::new(name, "must be MiB, at least 6"))
+            })
+            .transpose()
+    };
+    let ports = match get("OH_CONTROL_SWARM_PORTS") {
+        None => (30000, 32767),
+        Some(v) => v
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?)))
+            .filter(|(a, b)| *a >= 1024 && a <= b)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "OH_CONTROL_SWARM_PORTS",
+                    "must be a port range LOW-HIGH with 1024 <= LOW <= HIGH",
+                )
+            })?,
+    };
+    Ok(SwarmSettings {
+        image: image.to_string(),
+        cpu_limit: cores("OH_CONTROL_SWARM_CPU_LIMIT")?,
+        memory_limit_mb: mb("OH_CONTROL_SWARM_MEMORY_LIMIT_MB")?,
+        cpu_reservation: cores("OH_CONTROL_SWARM_CPU_RESERVATION")?,
+        memory_reservation_mb: mb("OH_CONTROL_SWARM_MEMORY_RESERVATION_MB")?,
+        constraints: get("OH_CONTROL_SWARM_CONSTRAINTS")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ports,
+    })
 }
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
@@ -393,6 +502,11 @@ mod tests {
             ("OH_CONTROL_DATABASE_URL", "mysql://x"),
             ("OH_CONTROL_SECRET_KEY", "short"),
             ("OH_CONTROL_ALLOW_UNCONFINED", "perhaps"),
+            ("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN", "sometimes"),
+            ("OH_CONTROL_SANDBOX", "kubernetes"),
+            ("OH_CONTROL_SWARM_PORTS", "10-5"),
+            ("OH_CONTROL_SWARM_CPU_LIMIT", "lots"),
+            ("OH_CONTROL_SWARM_MEMORY_LIMIT_MB", "1"),
         ] {
             let e = ControlConfig::from_vars(&vars(&[(name, value)]), &Overrides::default())
                 .unwrap_err();

@@ -7,19 +7,49 @@
 //! * [`store`] — the database (SQLite or PostgreSQL, sqlx migrations).
 //! * [`grants`], [`auth`], [`secrets`] — permissions, bearer credentials,
 //!   hashing and sealing.
-//! * [`hosts`] — where sandboxes run: local processes, docker containers,
-//!   registered remote agent servers.
+//! * [`engines`] — where sandboxes run, behind one trait: local
+//!   processes, docker containers, Docker Swarm services, registered
+//!   remote agent servers.
+//! * [`hosts`] — a sandbox's directory layout and environment, local
+//!   agent-server processes, the docker image.
 //! * [`agent_client`] — the client of an agent server (REST + WebSocket).
 //! * [`service`] — the control plane's operations and background work.
 //! * [`tasks`] — task output: lines, the event forwarder, readers.
 //! * [`http`] — the API; [`cli`] — the command line; [`admin`] —
 //!   administration.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): the task-control
+//! plane (spec `003`): `store/` (sqlx `Any` over SQLite or PostgreSQL, portable migrations in
+//! `migrations/`; conditional `UPDATE`s for what instances race for: a tenant's running-task count,
+//! a task's next output `seq`), `grants` + `auth` (bearer tokens/keys stored as SHA-256; a key acts
+//! within its creator's current permissions), `secrets` (Fernet sealing of host keys and
+//! per-sandbox LLM settings), `engines/` (one `Engine` trait — provision, locate, release, list,
+//! health — over `local`, `docker` (Engine API through `workspace::docker::client`), `swarm` (one-replica
+//! services, the session key in a Swarm secret, endpoint = the running task's node address + a
+//! host-mode published port) and registered `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
+//! restart re-adopts running sandboxes with their identity checked and provisions again only those
+//! reported gone; gone ones become `lost`, ones the engine runs again elsewhere fail their running
+//! task naming why), `hosts/` (sandbox layout and environment; local
+//! agent-server processes started through `exec` as services that outlive the control plane,
+//! confined in a nestable `exec::Sandbox` hiding the data directory and database (its conversations
+//! sandboxed again inside; one tenant only where confinement is unavailable); the docker image from
+//! `workspace::docker::image`), `agent_client` (REST + `/sockets/events` with timeouts), `service/`
+//! (sandboxes, task controls, heartbeats, forwarding takeover between instances fenced by a lease
+//! epoch, host health checks, reconciling sandboxes with their engines), `tasks/` (`pump`: a task's
+//! events → NDJSON output chunks in the database; `reader`: output responses with rotation;
+//! `lines`), `http/`, `cli`
+//!
+//! stateless besides the database: any instance serves any request; output is read from the
+//! database, so it survives restarts and crosses instances.
 
 pub mod admin;
 pub mod agent_client;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod engines;
 pub mod error;
 pub mod grants;
 pub mod hosts;

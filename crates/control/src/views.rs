@@ -38,6 +38,8 @@ pub fn sandbox(s: &Sandbox, current: Option<&Task>, default_model: Option<&str>)
         "name": s.name,
         "status": s.status,
         "placement": s.placement,
+        "engine": s.engine.as_deref().unwrap_or(&s.placement),
+        "status_reason": s.status_reason,
         "host_id": s.host_id,
         "llm": {
             "model": s.llm_model.as_deref().or(default_model),

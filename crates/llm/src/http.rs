@@ -5,11 +5,12 @@ use crate::classify;
 use crate::error::LlmError;
 use crate::routing::{self, ApiKind, Route};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
-use crate::{anthropic, openai_chat, openai_responses};
+use crate::{anthropic, openai_chat, openai_responses, provider_env};
 use async_trait::async_trait;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use openhands_wire::LlmConfig;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -53,14 +54,29 @@ pub fn secs(v: Option<f64>) -> Option<Duration> {
 pub struct HttpBackend {
     client: reqwest::Client,
     route: Route,
+    /// What the provider's environment variables supply for fields the
+    /// configuration leaves unset (read once, at construction).
+    env: provider_env::EnvDefaults,
 }
 
 impl HttpBackend {
-    /// A backend for `config`'s provider route.
+    /// A backend for `config`'s provider route; the provider's key,
+    /// endpoint and version variables fill what `config` leaves unset.
     pub fn new(config: &LlmConfig) -> Result<Self, LlmError> {
+        Self::with_env(config, provider_env::defaults(config))
+    }
+
+    /// A backend with the environment's contribution given explicitly.
+    pub fn with_env(config: &LlmConfig, env: provider_env::EnvDefaults) -> Result<Self, LlmError> {
+        let route = if env.is_empty() {
+            routing::resolve(config)?
+        } else {
+            routing::resolve(&env.apply(config))?
+        };
         Ok(Self {
             client: shared_client()?,
-            route: routing::resolve(config)?,
+            route,
+            env,
         })
     }
 
@@ -253,6 +269,20 @@ impl LlmBackend for HttpBackend {
         request: &LlmRequest,
         on_token: Option<TokenCallback>,
     ) -> Result<LlmResponse, LlmError> {
+        let config = match &self.env.api_key {
+            Some(key)
+                if config
+                    .api_key
+                    .as_ref()
+                    .is_none_or(|k| k.expose().trim().is_empty()) =>
+            {
+                let mut c = config.clone();
+                c.api_key = Some(key.clone());
+                Cow::Owned(c)
+            }
+            _ => Cow::Borrowed(config),
+        };
+        let config = config.as_ref();
         let stream = config.stream && on_token.is_some();
         let (body, headers) = self.prepare(config, request, stream);
         let resp = self.send(&body, headers).await?;

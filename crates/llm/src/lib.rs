@@ -10,11 +10,32 @@
 //! [`router`] is the reference's router LLM (one configuration whose
 //! members answer by a strategy); [`LlmRegistry`] holds the LLMs of a
 //! conversation by usage id and their metrics.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `catalog` (the one
+//! model table: LiteLLM's `model_prices_and_context_window.json` shipped in `data/` and refreshed by
+//! `scripts/refresh_model_prices.sh`; `table` parses it, `lookup` applies LiteLLM's name rules,
+//! `cost` its pricing — cache reads/writes, reasoning, tiers, off-peak —, `listing` the
+//! `/api/llm/*` answers; cost accounting, context windows and output limits read it);
+//! `provider_env` (the one reader of provider key/endpoint/version variables, LiteLLM's names;
+//! explicit settings win); `completion_log` (`log_completions` records, to files or a sink); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! Responses, Anthropic Messages) + retries + error classification + metrics; `fallback` (the
+//! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
+//! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON
+//! with `router_name` + `llms_for_routing`, kept verbatim in `extra`; `multimodal_router` sends
+//! image or oversized turns to `primary`, the rest to `secondary`; `random_router`; members answer
+//! with their own retries and metrics); `LlmRegistry` (a conversation's LLMs by usage id)
+//!
+//! Own thin client on reqwest + eventsource-stream: the gateway needs the same wire types
+//! server-side and the reference's request shapes need byte-level control (see
+//! `../shared/research/ecosystem.md` §5).
 
 pub mod anthropic;
 pub mod catalog;
 pub mod classify;
 pub mod common;
+pub mod completion_log;
 pub mod error;
 pub mod fallback;
 pub mod http;
@@ -23,6 +44,7 @@ pub mod model_info;
 pub mod non_native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod provider_env;
 pub mod registry;
 pub mod retry;
 pub mod router;

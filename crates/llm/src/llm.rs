@@ -1,6 +1,7 @@
 //! [`Llm`]: a configuration plus a backend, with retries, timeouts,
 //! non-native tool calling and metrics.
 
+use crate::completion_log;
 use crate::error::LlmError;
 use crate::fallback::{is_budget_exceeded, metrics_since, should_fallback};
 use crate::http::{HttpBackend, secs};
@@ -33,6 +34,7 @@ struct Inner {
     backend: Arc<dyn LlmBackend>,
     metrics: Mutex<Metrics>,
     retry_listener: RwLock<Option<RetryListener>>,
+    completion_log_sink: RwLock<Option<completion_log::CompletionLogSink>>,
     fallback: Mutex<FallbackState>,
     /// For a router configuration: its members and strategy.
     router: Option<Arc<Router<Llm>>>,
@@ -127,6 +129,7 @@ impl Llm {
                 backend,
                 metrics: Mutex::new(metrics),
                 retry_listener: RwLock::new(None),
+                completion_log_sink: RwLock::new(None),
                 fallback: Mutex::new(FallbackState::default()),
                 router: None,
             }),
@@ -230,6 +233,24 @@ impl Llm {
             }
         }
         *self.inner.retry_listener.write() = listener;
+    }
+
+    /// Where this LLM's `log_completions` records go instead of the log
+    /// folder (router members too); `None` writes files again.
+    pub fn set_completion_log_sink(&self, sink: Option<completion_log::CompletionLogSink>) {
+        if let Some(r) = &self.inner.router {
+            for (_, m) in r.members() {
+                m.set_completion_log_sink(sink.clone());
+            }
+        }
+        *self.inner.completion_log_sink.write() = sink;
+    }
+
+    /// Whether this LLM (or a router member) logs its completions.
+    pub fn logs_completions(&self) -> bool {
+        self.answering_llms()
+            .iter()
+            .any(|l| completion_log::enabled(l.config()))
     }
 
     /// Asks the model for the next message. Retries retryable failures with
@@ -384,6 +405,13 @@ impl Llm {
             attempt += 1;
             *attempts = attempt;
             let started = Instant::now();
+            let log_ctx = completion_log::enabled(base).then(|| {
+                completion_log::request_context(
+                    &config,
+                    &prepared,
+                    model_info::context_window(base),
+                )
+            });
             let call = self
                 .inner
                 .backend
@@ -398,13 +426,25 @@ impl Llm {
                 },
                 None => call.await,
             };
+            let mut log_ctx = log_ctx;
+            if let Err(e) = &result
+                && let Some(ctx) = log_ctx.take()
+            {
+                let latency = started.elapsed().as_secs_f64();
+                let log = completion_log::failure(base, ctx, e, latency);
+                self.log_completion(log).await;
+            }
             match result {
                 Ok(mut resp) => {
                     let latency = started.elapsed().as_secs_f64();
                     if non_native {
                         resp.message = non_native::parse_reply(resp.message, &request.tools);
                     }
-                    self.record(&mut resp, latency);
+                    let cost = self.record(&mut resp, latency);
+                    if let Some(ctx) = log_ctx {
+                        let log = completion_log::success(base, ctx, &resp, cost, latency);
+                        self.log_completion(log).await;
+                    }
                     return Ok(resp);
                 }
                 Err(e)
@@ -444,8 +484,15 @@ impl Llm {
         }
     }
 
-    /// Fills in usage fields a backend left empty and records the call.
-    fn record(&self, resp: &mut LlmResponse, latency: f64) {
+    /// Hands a completion log to the sink, or writes it to the folder.
+    async fn log_completion(&self, log: completion_log::CompletionLog) {
+        let sink = self.inner.completion_log_sink.read().clone();
+        completion_log::deliver(&self.inner.config, sink.as_ref(), log).await;
+    }
+
+    /// Fills in usage fields a backend left empty and records the call;
+    /// returns its cost.
+    fn record(&self, resp: &mut LlmResponse, latency: f64) -> f64 {
         let config = &self.inner.config;
         let u = &mut resp.usage;
         if u.model.is_empty() {
@@ -458,13 +505,7 @@ impl Llm {
             u.response_id = resp.id.clone();
         }
         u.per_turn_token = u.prompt_tokens + u.completion_tokens;
-        let cost = model_info::cost(
-            config,
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-        );
+        let cost = model_info::cost(config, u);
         let mut m = self.inner.metrics.lock();
         if u.per_turn_token > 0 {
             m.record(u.clone(), cost, latency, now_unix());
@@ -478,6 +519,7 @@ impl Llm {
                 response_id: resp.id.clone(),
             });
         }
+        cost
     }
 }
 

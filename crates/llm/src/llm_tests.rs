@@ -394,3 +394,71 @@ async fn errors_a_fallback_cannot_fix_are_returned_at_once() {
     let err = llm.completion(&req(), None).await.unwrap_err();
     assert!(matches!(err, LlmError::ServiceUnavailable(_)), "{err}");
 }
+
+#[tokio::test]
+async fn log_completions_writes_one_file_per_attempt_or_feeds_the_sink() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = fast_config();
+    config.extra.insert("log_completions".into(), json!(true));
+    config.extra.insert(
+        "log_completions_folder".into(),
+        json!(dir.path().join("logs").to_string_lossy()),
+    );
+    config.input_cost_per_token = Some(0.001);
+    config.output_cost_per_token = Some(0.002);
+    let backend = Flaky::new(1, LlmError::Timeout("slow".into()), "hello");
+    let llm = Llm::with_backend(config.clone(), backend);
+    assert!(llm.logs_completions());
+    llm.completion(&req(), None).await.unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(dir.path().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let prefix = config.model.replace('/', "__");
+    let (errors, oks): (Vec<_>, Vec<_>) = files.iter().partition(|p| {
+        p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("-error.json")
+    });
+    assert_eq!((errors.len(), oks.len()), (1, 1));
+    let ok: Value = serde_json::from_slice(&std::fs::read(oks[0]).unwrap()).unwrap();
+    assert!(
+        oks[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(&prefix)
+    );
+    assert_eq!(ok["messages"][0]["role"], "user");
+    assert_eq!(ok["response"]["choices"][0]["message"]["content"], "hello");
+    assert!((ok["cost"].as_f64().unwrap() - 0.12).abs() < 1e-9);
+    assert_eq!(ok["usage_summary"]["prompt_tokens"], 100);
+    assert!(ok["latency_sec"].is_number() && ok["timestamp"].is_number());
+    let err: Value = serde_json::from_slice(&std::fs::read(errors[0]).unwrap()).unwrap();
+    assert_eq!(
+        err["error"]["type"],
+        LlmError::Timeout(String::new()).code()
+    );
+
+    // A sink receives the records instead of the folder.
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    let llm = Llm::with_backend(
+        config.clone(),
+        Flaky::new(0, LlmError::Timeout(String::new()), "x"),
+    );
+    llm.set_completion_log_sink(Some(Arc::new(move |log| seen.lock().push(log))));
+    llm.completion(&req(), None).await.unwrap();
+    let logs = got.lock().clone();
+    assert_eq!(logs.len(), 1);
+    assert_eq!(logs[0].usage_id, config.usage_id);
+    assert_eq!(logs[0].model_name, config.model);
+    assert!(logs[0].log_data.contains("\"response\""));
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("logs")).unwrap().count(),
+        2
+    );
+}

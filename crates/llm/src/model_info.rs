@@ -3,8 +3,10 @@
 //! context windows, output limits and prices for cost accounting (from the
 //! model table in [`crate::catalog`]).
 //!
-//! Matching is case-insensitive substring matching on the model name, the
-//! same convention as the reference (`"gpt-5"` covers `gpt-5-mini`, ...).
+//! The capability lists below match case-insensitive substrings of the
+//! model name, the reference's convention for them (`"gpt-5"` covers
+//! `gpt-5-mini`, ...); limits and prices come from the table's exact
+//! entries ([`model_spec`]).
 
 use openhands_wire::LlmConfig;
 
@@ -291,56 +293,116 @@ pub fn vision_active(config: &LlmConfig) -> bool {
     !config.disable_vision.unwrap_or(false)
 }
 
-/// The known limits and prices of a model: its entry in the project's one
-/// model table ([`crate::catalog`]), if any.
-pub fn model_spec(model: &str) -> Option<&'static crate::catalog::CatalogModel> {
+/// A model's entry in the project's one model table ([`crate::catalog`]),
+/// found as the reference finds it: LiteLLM's rules on the name, then on
+/// the name before a `:` tag, then on its last path segment
+/// (`litellm_proxy/prod/claude-x` → `claude-x`).
+pub fn model_spec(model: &str) -> Option<&'static crate::catalog::ModelEntry> {
+    let model = model.trim();
     crate::catalog::lookup(model)
+        .or_else(|| {
+            model
+                .split_once(':')
+                .and_then(|(head, _)| crate::catalog::lookup(head))
+        })
+        .or_else(|| {
+            model
+                .rsplit_once('/')
+                .and_then(|(_, last)| crate::catalog::lookup(last))
+        })
 }
 
 /// Context window used in token accounting: the configured
-/// `max_input_tokens`, else the known value, else 0.
+/// `max_input_tokens`, else the table's, else 0.
 pub fn context_window(config: &LlmConfig) -> u64 {
     config
         .max_input_tokens
-        .or_else(|| model_spec(capability_name(config)).map(|s| s.context_window))
+        .or_else(|| model_spec(capability_name(config)).and_then(|s| s.max_input_tokens))
         .unwrap_or(0)
 }
 
-/// Output-token limit: configured, else the known value (with the
-/// reference's 64k practical cap for Sonnet-class models), else `None`.
+/// Output cap applied to table values a provider may not honour.
+const DEFAULT_MAX_OUTPUT_TOKENS_CAP: u64 = 16_384;
+
+/// Output-token limit as the reference derives it: configured; else 64k
+/// for Sonnet-class models; else the table's `max_output_tokens` (halved
+/// when it would fill the context window, capped at 16k behind a custom
+/// `base_url` other than a LiteLLM proxy) or its ambiguous `max_tokens`
+/// capped at 16k; o3 models at most 100k.
 pub fn max_output_tokens(config: &LlmConfig) -> Option<u64> {
     if config.max_output_tokens.is_some() {
         return config.max_output_tokens;
     }
-    model_spec(capability_name(config)).map(|s| s.max_output_tokens)
+    let model = config.model.as_str();
+    let mut out = if ["claude-3-7-sonnet", "claude-sonnet-4", "kimi-k2-thinking"]
+        .iter()
+        .any(|m| model.contains(m))
+    {
+        Some(64_000)
+    } else {
+        model_spec(capability_name(config)).and_then(|s| {
+            if let Some(mut out) = s.max_output_tokens {
+                let window = context_window(config);
+                let window = if window > 0 {
+                    Some(window)
+                } else {
+                    s.max_tokens
+                };
+                if window.is_some_and(|w| out >= w) {
+                    out /= 2;
+                }
+                let custom_base = config
+                    .base_url
+                    .as_deref()
+                    .is_some_and(|b| !b.trim().is_empty());
+                if custom_base && !model.starts_with("litellm_proxy/") {
+                    out = out.min(DEFAULT_MAX_OUTPUT_TOKENS_CAP);
+                }
+                Some(out)
+            } else {
+                s.max_tokens.map(|t| t.min(DEFAULT_MAX_OUTPUT_TOKENS_CAP))
+            }
+        })
+    };
+    if model.contains("o3") {
+        out = Some(out.map_or(100_000, |o| o.min(100_000)));
+    }
+    out
 }
 
+/// Models already warned about (unknown price).
+static UNPRICED_WARNED: std::sync::LazyLock<parking_lot::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
 /// Cost in USD of one call. Custom per-token prices (both set) win and are
-/// applied to the raw prompt/completion counts; otherwise the price table
-/// is used with cache-aware input pricing; unknown models cost 0.
-pub fn cost(
-    config: &LlmConfig,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    cache_read_tokens: u64,
-    cache_write_tokens: u64,
-) -> f64 {
+/// applied to the raw prompt/completion counts; otherwise the model's
+/// entry in LiteLLM's table prices it ([`crate::catalog::cost`]); a model
+/// the table does not know costs 0, with one warning per model.
+pub fn cost(config: &LlmConfig, usage: &openhands_wire::metrics::TokenUsage) -> f64 {
     if let (Some(i), Some(o)) = (config.input_cost_per_token, config.output_cost_per_token) {
-        return prompt_tokens as f64 * i + completion_tokens as f64 * o;
+        return usage.prompt_tokens as f64 * i + usage.completion_tokens as f64 * o;
     }
-    let Some(s) = model_spec(capability_name(config)) else {
+    let name = capability_name(config);
+    let Some(entry) = model_spec(name) else {
+        if UNPRICED_WARNED.lock().insert(name.to_string()) {
+            tracing::warn!(
+                model = name,
+                "model not in the price table: its calls are counted as costing 0 \
+                 (set input_cost_per_token and output_cost_per_token to price it)"
+            );
+        }
         return 0.0;
     };
-    let uncached = prompt_tokens.saturating_sub(cache_read_tokens + cache_write_tokens);
-    let write_price = if s.cache_write_cost > 0.0 {
-        s.cache_write_cost
-    } else {
-        s.input_cost
-    };
-    uncached as f64 * s.input_cost
-        + cache_read_tokens as f64 * s.cache_read_cost
-        + cache_write_tokens as f64 * write_price
-        + completion_tokens as f64 * s.output_cost
+    crate::catalog::cost_of(
+        entry,
+        &crate::catalog::Usage {
+            prompt: usage.prompt_tokens,
+            completion: usage.completion_tokens,
+            cache_read: usage.cache_read_tokens,
+            cache_write: usage.cache_write_tokens,
+            reasoning: usage.reasoning_tokens,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -417,21 +479,47 @@ mod tests {
 
     #[test]
     fn cost_uses_custom_prices_then_table() {
+        let usage = |p, c, r| openhands_wire::metrics::TokenUsage {
+            prompt_tokens: p,
+            completion_tokens: c,
+            cache_read_tokens: r,
+            ..Default::default()
+        };
         let mut c = LlmConfig::new("openai/mock-model");
-        assert_eq!(cost(&c, 100, 10, 0, 0), 0.0);
+        assert_eq!(cost(&c, &usage(100, 10, 0)), 0.0);
         c.input_cost_per_token = Some(0.001);
         c.output_cost_per_token = Some(0.002);
-        assert!((cost(&c, 100, 10, 0, 0) - 0.12).abs() < 1e-12);
+        assert!((cost(&c, &usage(100, 10, 0)) - 0.12).abs() < 1e-12);
         let c = LlmConfig::new("anthropic/claude-sonnet-4-5");
-        let full = cost(&c, 1_000_000, 0, 0, 0);
-        assert!((full - 3.0).abs() < 1e-9);
-        let cached = cost(&c, 1_000_000, 0, 1_000_000, 0);
+        let full = cost(&c, &usage(1_000_000, 0, 0));
+        assert!((full - 3.0).abs() < 1e-9, "{full}");
+        let cached = cost(&c, &usage(1_000_000, 0, 1_000_000));
         assert!((cached - 0.3).abs() < 1e-9);
         assert_eq!(context_window(&c), 200_000);
         assert_eq!(max_output_tokens(&c), Some(64_000));
         assert_eq!(
-            model_spec("gpt-4o-mini-2024-07-18").map(|s| s.matches),
-            Some("gpt-4o-mini")
+            model_spec("gpt-4o-mini-2024-07-18").map(|s| s.key.as_str()),
+            Some("gpt-4o-mini-2024-07-18")
         );
+        assert_eq!(
+            model_spec("litellm_proxy/prod/gpt-4o").map(|s| s.key.as_str()),
+            Some("gpt-4o")
+        );
+        assert!(model_spec("gpt-4o-banana").is_none());
+    }
+
+    #[test]
+    fn output_limits_follow_the_reference() {
+        let mut c = LlmConfig::new("gpt-4o");
+        assert_eq!(max_output_tokens(&c), Some(16_384));
+        c.max_output_tokens = Some(7);
+        assert_eq!(max_output_tokens(&c), Some(7));
+        let c = LlmConfig::new("o3");
+        assert_eq!(max_output_tokens(&c), Some(100_000));
+        let mut c = LlmConfig::new("openai/gpt-4.1");
+        assert_eq!(max_output_tokens(&c), Some(32_768));
+        c.base_url = Some("http://h".into());
+        assert_eq!(max_output_tokens(&c), Some(16_384));
+        assert_eq!(max_output_tokens(&LlmConfig::new("mock-model")), None);
     }
 }

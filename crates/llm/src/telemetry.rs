@@ -92,13 +92,7 @@ pub fn record(
             }
             span.record("gen_ai.usage.input_tokens", as_i64(u.prompt_tokens));
             span.record("gen_ai.usage.output_tokens", as_i64(u.completion_tokens));
-            let cost = crate::model_info::cost(
-                config,
-                u.prompt_tokens,
-                u.completion_tokens,
-                u.cache_read_tokens,
-                u.cache_write_tokens,
-            );
+            let cost = crate::model_info::cost(config, u);
             span.record("openhands.llm.cost_usd", cost);
         }
         Err(e) => {

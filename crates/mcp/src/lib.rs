@@ -17,6 +17,24 @@
 //! * [`oauth`] — OAuth 2.1 for remote servers (discovery, dynamic client
 //!   registration, PKCE, refresh) on `rmcp`'s `auth`.
 //! * `runtime` — the small runtime that owns every connection.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): MCP client:
+//! `config` (the reference's `mcp_config`: flat or `mcpServers` map, stdio/streamable-HTTP servers,
+//! auth folded into headers; `ConfigError` names server and field), `client` (our `McpClient` trait
+//! and plain types — nothing outside this crate sees `rmcp`), `session` (`McpSession`: servers
+//! started in parallel with a timeout, the reference's tool names, a stopped server reported once
+//! then restarted, closed together), `book` (the current tools, re-listed on `tools/list_changed`;
+//! a generation number tells the SDK to rebuild its MCP tools), `server`/`stdio`/`http`/`sse` (one
+//! `rmcp` 3.11 connection; stdio children through `workspace::exec`; our own legacy-SSE client,
+//! rmcp has none), `oauth/` (OAuth 2.1 on rmcp's `auth`: `OAuthConfig`, `OAuthState` in the
+//! reference's `auth.state` shape behind an `OAuthStateStore` (rmcp's credential store adapts to
+//! it), `connect` = stored tokens only + refresh, `authorize` = interactive flow with a loopback
+//! callback listener), `runtime` (one small tokio runtime owning every connection)
+//!
+//! the SDK's `mcp` module turns its tools into `Tool`s
+//! (`MCPToolDefinition`/`MCPToolAction`/`MCPToolObservation`).
 
 mod book;
 pub mod client;

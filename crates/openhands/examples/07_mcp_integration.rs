@@ -7,6 +7,11 @@
 //! `OPENHANDS_TEST_MCP_EVERYTHING` names its `dist/index.js` (how CI runs
 //! this example offline).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example reads its settings as a user's program would"
+)]
+
 use openhands::prelude::*;
 use openhands::testing::llm_from_env_or_script;
 use serde_json::json;

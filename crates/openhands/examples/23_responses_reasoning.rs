@@ -5,6 +5,11 @@
 //! Offline, the scripted LLM is served over HTTP so the real Responses
 //! client, request and response parsing are exercised.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example reads its settings as a user's program would"
+)]
+
 use openhands::llm_builder::ENV_MODEL;
 use openhands::prelude::*;
 use openhands::testing::llm_endpoint_from_env_or_script;

@@ -34,6 +34,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .send_message(&format!("Carry out this plan:\n{plan}"))
         .await?;
     execution.run().await?;
+    // The example runs the script the agent wrote, as its user would.
+    #[allow(clippy::disallowed_methods)]
     let output = std::process::Command::new("sh").arg("hello.sh").output()?;
     println!(
         "hello.sh prints: {}",

@@ -2,6 +2,11 @@
 //! reference's `~/.openhands/profiles` format) and loaded by name. Secrets
 //! are masked on save unless a cipher encrypts them.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example reads its settings as a user's program would"
+)]
+
 use openhands::LlmBuilder;
 use openhands::sdk::profiles::LlmProfileStore;
 

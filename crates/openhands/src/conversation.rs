@@ -156,7 +156,7 @@ impl ConversationBuilder {
     ///     .lookup_secret(
     ///         "GITHUB_TOKEN",
     ///         "http://127.0.0.1:8000/api/settings/secrets/GITHUB_TOKEN",
-    ///         [("X-Session-API-Key", "my-session-key")],
+    ///         [(openhands::protocol::SESSION_API_KEY_HEADER, "my-session-key")],
     ///     )
     ///     .build()
     ///     .await?;

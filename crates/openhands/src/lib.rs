@@ -80,6 +80,18 @@
 //!
 //! The crates underneath stay available for everything the facade does not
 //! re-export: [`sdk`], [`llm`], [`tools`], [`wire`], [`workspace`].
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): what a Rust user
+//! depends on: `LlmBuilder`, `AgentBuilder`, `ConversationBuilder` (the reference's keyword
+//! arguments as builders), re-exports (`Conversation`, `Tool`/`TypedTool`, built-in tools, events,
+//! `Workspace`), `parameters_schema` (schemars), `testing` (scripted LLM in process or over HTTP),
+//! `local_server` (agent server in process); `examples/` (44, each run offline by
+//! `tests/examples.rs`) and `examples/workflows/` (GitHub workflow templates on the CLI, run by
+//! `cli/tests/workflow_templates.rs`)
+//!
+//! no logic of its own beyond builders; nothing below depends on it.
 
 pub mod agent;
 pub mod conversation;

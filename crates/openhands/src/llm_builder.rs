@@ -51,7 +51,9 @@ impl LlmBuilder {
     /// [`DEFAULT_MODEL`]), `LLM_API_KEY` and `LLM_BASE_URL`, as the
     /// reference's examples read them.
     pub fn from_env() -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let var = |name: &str| {
+            openhands_workspace::exec::env::host_var(name).filter(|v| !v.trim().is_empty())
+        };
         let mut builder = Self::new(var(ENV_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_string()));
         if let Some(key) = var(ENV_API_KEY) {
             builder = builder.api_key(key);

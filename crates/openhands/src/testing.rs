@@ -68,7 +68,7 @@ pub fn llm_from_env_or_script(script: &str) -> Result<Llm, OfflineLlmError> {
 
 /// Whether [`llm_from_env_or_script`] would use a real provider.
 pub fn uses_real_llm() -> bool {
-    std::env::var(ENV_API_KEY).is_ok_and(|k| !k.trim().is_empty())
+    openhands_workspace::exec::env::host_var(ENV_API_KEY).is_some_and(|k| !k.trim().is_empty())
 }
 
 /// The scripted LLM over HTTP: a [`MockLlmServer`] on `127.0.0.1`

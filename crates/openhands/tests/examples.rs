@@ -1,6 +1,10 @@
 //! Runs every example offline (scripted LLM, no `LLM_API_KEY`) in a fresh
 //! directory and checks what it should produce.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start real programs, stage files and read fixture locations from the environment"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};

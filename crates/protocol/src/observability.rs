@@ -9,6 +9,11 @@
 //! values that are not trace metadata are dropped (a variable that is not
 //! a JSON object is ignored), tags are comma-separated and trimmed.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the observability configuration of the process is read here (protocol sits below workspace::exec)"
+)]
+
 use serde_json::{Map, Value};
 
 /// JSON object of default trace metadata (merged under a conversation's

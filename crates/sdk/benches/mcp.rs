@@ -10,6 +10,10 @@
 //!
 //! Run: `cargo bench -p openhands-sdk --bench mcp`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks start the external programs they compare against"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use openhands_llm::Llm;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// The user's home directory: `$HOME` when it is set and not empty.
 pub fn user_home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
+    openhands_workspace::exec::env::host_var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
 }

@@ -1,6 +1,11 @@
 //! Helpers for tests that run real external servers (the MCP test servers
 //! `scripts/test.sh` installs) and watch the processes they start.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test fixtures locate and start the helper servers tests use, from the test environment"
+)]
+
 use std::path::Path;
 
 /// Environment variable naming server-everything's `dist/index.js`.

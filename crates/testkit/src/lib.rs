@@ -90,6 +90,14 @@
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): the scripted fake
+//! LLM: in-process `ScriptedLlm` backend and `MockLlmServer` (OpenAI/Responses/Anthropic over HTTP,
+//! plain + SSE) from one JSON script format
+//!
+//! shipped, used by every end-to-end test and the offline demo (`openhands mock-llm`).
 
 pub mod fixtures;
 pub mod reply;

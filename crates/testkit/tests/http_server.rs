@@ -2,6 +2,10 @@
 //! plain and streaming, errors, raw bodies, cut streams, delays, the request
 //! log and script replacement.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start real programs, stage files and read fixture locations from the environment"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_testkit::{MockLlmHandle, MockLlmServer, Script, ScriptUsage, Turn, TurnError};

@@ -6,6 +6,10 @@
 //! when `rg` is not installed. Set `SEARCH_BENCH_FILES` to change the tree
 //! size.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "benchmarks start the external programs they compare against"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_sdk::tool::{Tool, ToolCallContext, ToolEnv};

@@ -13,6 +13,17 @@
 //!   back unchanged, so data from newer peers survives a round trip;
 //! * event ids are dashed UUID4 strings and timestamps are naive local
 //!   ISO-8601 strings (see [`time`]).
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): every JSON type
+//! that crosses a process boundary: events (`Event` = common fields + `EventBody`, `kind`
+//! discriminator), `Message`/`Content`, `LlmConfig`, `AgentSpec`, `ConversationState`
+//! (`base_state.json`), metrics, tool definitions; event → LLM message conversion
+//!
+//! serde only, no tokio. Unknown `kind`s and unknown fields are kept verbatim
+//! (`EventBody::Unknown`, `extra` maps) so data from newer peers round-trips. Round-trip tested
+//! against the reference's captured events.
 
 pub mod agent;
 pub mod content;

@@ -17,9 +17,43 @@
 //! * [`git`] — change lists and diffs with the reference's semantics, the one
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
+//!
+//! # Map of the crate
+//!
+//! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): the local execution
+//! layer. `client_headers`: what every client of an agent server sends besides its key (the
+//! observability defaults as headers). `fsutil`: crash-safe writes (temp sibling + rename,
+//! `0600` or kept permissions, batched or immediate sync), re-exported as `sdk::fsutil` and used by
+//! `acp` and `control` too. `exec/`: the environment policy (`EnvPolicy` → `ChildEnv`, the one
+//! source of every agent process's environment), the spawner (`ProcessSpec`, `GroupChild`: own
+//! process group, stdin null, SIGTERM → grace → SIGKILL to the group, always reaped, group killed
+//! on drop), `run_to_completion` / `run_streaming` (timeout, cancellation, output cap, bounded
+//! drain), PTY children, session/process-tree killing (`procs`), shell snapshots, `sandbox/`
+//! (`Sandbox`: every process of a sandboxed conversation wrapped in bubblewrap —
+//! user/pid/mount/ipc/uts namespaces, network optional, workspace the only writable path, server
+//! data and other workspaces hidden, one cgroup `pids`/`memory` group per sandbox or rlimits via
+//! `prlimit`; `probe` checks once that it works), `ExecPolicy` (env policy, snapshots, optional
+//! sandbox; carried in `ToolEnv::exec`, set through `ConversationOptions::agent.exec_policy`);
+//! `git` (change lists and diffs with the reference's semantics — renames are a deletion plus an
+//! addition, the base is the upstream/default-branch fork point — the one implementation behind
+//! `LocalWorkspace` and `/api/git`, run through `exec`); `worktree` (conversation git worktrees:
+//! plan, start point, create, remove); `confine` (paths resolved like Python's `Path.resolve()` and
+//! kept inside a root); `archive` (`git-delta` patches through a scratch index against the export
+//! base, `tar.gz` with gitignore-like excludes and a manifest; tar/flate2/globset);
+//! `LocalWorkspace` (commands and git through that layer) and `RemoteWorkspace` (the same
+//! operations over an agent server's `/api/bash`, `/api/file`, `/api/git`), tested to give
+//! identical answers; `docker/` (`image`: the one agent-server image builder — binary, libraries,
+//! shell tools, `docker import` through `exec`, fingerprint label — used by the control plane too;
+//! `DockerWorkspace`: the server in a container over the Engine API (`bollard`), host directory
+//! mounted, `/ready` awaited, hands out its `RemoteWorkspace`; `lifeline`: `AutoRemove` +
+//! `StdinOnce` + an entry point that stops the server when the owner's attach connection ends, so
+//! the container goes on close, drop or the owner's death)
+//!
+//! below `sdk`: depends only on `protocol` of our crates (agent-server only as a dev-dependency for
+//! the Local/Remote tests). `DockerWorkspace` tests are in `sdk/tests/docker.rs`. The terminal
+//! tool, `/api/bash`, `/api/git` and `LocalWorkspace` start processes only through it.
 
 pub mod archive;
-pub mod client_headers;
 pub mod confine;
 pub mod docker;
 pub mod exec;
@@ -32,6 +66,9 @@ pub mod worktree;
 
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
+/// The observability headers of agent-server clients (moved to
+/// `openhands-client`).
+pub use openhands_client::headers as client_headers;
 pub use remote::RemoteWorkspace;
 pub use types::{CommandResult, FileOperationResult, WorkspaceError};
 

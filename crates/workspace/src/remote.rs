@@ -2,13 +2,12 @@
 
 use crate::git::{GitChange, GitDiff};
 use crate::types::{CommandResult, FileOperationResult, WorkspaceError};
+use openhands_client::{AgentServerClient, Answer, ClientError, TlsOptions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Header carrying the session API key.
-const SESSION_HEADER: &str = "X-Session-API-Key";
 /// Timeout of one HTTP request (commands are polled, so this stays short).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between polls of a running command.
@@ -17,10 +16,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// A workspace on a remote agent server.
 #[derive(Debug, Clone)]
 pub struct RemoteWorkspace {
-    host: String,
-    api_key: Option<String>,
     working_dir: String,
-    client: reqwest::Client,
+    client: AgentServerClient,
 }
 
 #[derive(Deserialize)]
@@ -35,30 +32,44 @@ struct BashEventPage {
 }
 
 impl RemoteWorkspace {
-    /// A workspace on the server at `host` (`http://127.0.0.1:8000`).
+    /// A workspace on the server at `host` (`http://127.0.0.1:8000` or
+    /// `https://…`, trusting the system roots).
     pub fn new(
         host: &str,
         api_key: Option<&str>,
         working_dir: impl Into<String>,
     ) -> Result<Self, WorkspaceError> {
-        let host = host.trim_end_matches('/').to_string();
-        if !(host.starts_with("http://") || host.starts_with("https://")) {
-            return Err(WorkspaceError::Invalid(format!(
-                "host must be an http(s) URL, got '{host}'"
-            )));
-        }
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        Self::with_tls(host, api_key, working_dir, TlsOptions::default())
+    }
+
+    /// [`RemoteWorkspace::new`] trusting the certificates of `tls` (a
+    /// private CA's bundle, for instance).
+    pub fn with_tls(
+        host: &str,
+        api_key: Option<&str>,
+        working_dir: impl Into<String>,
+        tls: TlsOptions,
+    ) -> Result<Self, WorkspaceError> {
+        let client = AgentServerClient::builder(host)
+            .session_api_key(api_key)
             .timeout(REQUEST_TIMEOUT)
-            .default_headers(crate::client_headers::observability_headers_from_env())
+            .tls(tls)
             .build()
-            .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
-        Ok(Self {
-            host,
-            api_key: api_key.map(str::to_string),
+            .map_err(|e| match e {
+                ClientError::InvalidUrl(u) => {
+                    WorkspaceError::Invalid(format!("host must be an http(s) URL, got '{u}'"))
+                }
+                other => WorkspaceError::Transport(other.to_string()),
+            })?;
+        Ok(Self::with_client(client, working_dir))
+    }
+
+    /// A workspace served through `client`.
+    pub fn with_client(client: AgentServerClient, working_dir: impl Into<String>) -> Self {
+        Self {
             working_dir: working_dir.into(),
             client,
-        })
+        }
     }
 
     /// The working directory on the server.
@@ -68,36 +79,31 @@ impl RemoteWorkspace {
 
     /// The server URL.
     pub fn host(&self) -> &str {
-        &self.host
+        self.client.base()
     }
 
     /// The session API key.
     pub fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref()
+        self.client.key()
+    }
+
+    /// The agent server's client.
+    pub fn client(&self) -> &AgentServerClient {
+        &self.client
     }
 
     fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let mut r = self.client.request(method, format!("{}{path}", self.host));
-        if let Some(k) = &self.api_key {
-            r = r.header(SESSION_HEADER, k);
-        }
-        r
+        self.client.request(method, path)
     }
 
-    async fn send(&self, r: reqwest::RequestBuilder) -> Result<reqwest::Response, WorkspaceError> {
-        let resp = r
-            .send()
+    async fn send(&self, r: reqwest::RequestBuilder) -> Result<Answer, WorkspaceError> {
+        self.client
+            .send(r, "workspace request", &[])
             .await
-            .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
-        let status = resp.status();
-        if status.is_success() {
-            return Ok(resp);
-        }
-        let body = resp.text().await.unwrap_or_default();
-        Err(WorkspaceError::Http {
-            status: status.as_u16(),
-            body,
-        })
+            .map_err(|e| match e {
+                ClientError::Status { status, body, .. } => WorkspaceError::Http { status, body },
+                other => WorkspaceError::Transport(other.to_string()),
+            })
     }
 
     /// Whether `GET /alive` answers.
@@ -126,8 +132,7 @@ impl RemoteWorkspace {
                     .json(&body),
             )
             .await?
-            .json()
-            .await
+            .json("workspace request")
             .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
         let started_at = Instant::now();
         let deadline = started_at + timeout + Duration::from_secs(2);
@@ -198,8 +203,7 @@ impl RemoteWorkspace {
                         .query(&q),
                 )
                 .await?
-                .json()
-                .await
+                .json("GET /api/bash/bash_events/search")
                 .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
             items.extend(p.items);
             match p.next_page_id {
@@ -244,10 +248,7 @@ impl RemoteWorkspace {
             .req(reqwest::Method::GET, "/api/file/download")
             .query(&[("path", path.as_str())]);
         let bytes = match self.send(r).await {
-            Ok(resp) => match resp.bytes().await {
-                Ok(b) => b,
-                Err(e) => return FileOperationResult::failed(source, &dest, e.to_string()),
-            },
+            Ok(answer) => answer.body,
             Err(e) => return FileOperationResult::failed(source, &dest, e.to_string()),
         };
         if let Some(parent) = destination.parent()
@@ -269,8 +270,7 @@ impl RemoteWorkspace {
                 .query(&[("path", p.as_str())]),
         )
         .await?
-        .json()
-        .await
+        .json("workspace git request")
         .map_err(|e| WorkspaceError::Transport(e.to_string()))
     }
 
@@ -282,8 +282,7 @@ impl RemoteWorkspace {
                 .query(&[("path", p.as_str())]),
         )
         .await?
-        .json()
-        .await
+        .json("workspace git request")
         .map_err(|e| WorkspaceError::Transport(e.to_string()))
     }
 

@@ -168,7 +168,8 @@ fn default_auto_load() -> Value {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
-    /// Accepted `X-Session-API-Key` values; empty means unauthenticated.
+    /// Accepted session keys (the session key header); empty means
+    /// unauthenticated.
     pub session_api_keys: Vec<String>,
     /// Extra CORS origins (localhost and 127.0.0.1 are always allowed).
     pub allow_cors_origins: Vec<String>,
@@ -206,6 +207,11 @@ pub struct Config {
     pub web_url: Option<String>,
     /// Separate browser origin for app backends.
     pub app_backend_public_url: Option<String>,
+    /// PEM certificate chain to serve HTTPS/WSS with (`OH_TLS_CERT_FILE`;
+    /// needs [`Config::tls_key_file`]).
+    pub tls_cert_file: Option<PathBuf>,
+    /// PEM private key of [`Config::tls_cert_file`] (`OH_TLS_KEY_FILE`).
+    pub tls_key_file: Option<PathBuf>,
     /// Trust `X-Forwarded-*` headers from the peer.
     pub trust_forwarded_headers: bool,
     /// `local` or `docker`.
@@ -314,6 +320,8 @@ impl Default for Config {
             previous_secret_keys: Vec::new(),
             web_url: None,
             app_backend_public_url: None,
+            tls_cert_file: None,
+            tls_key_file: None,
             trust_forwarded_headers: false,
             conversation_runtime: "local".into(),
             conversation_runtime_selectable: false,
@@ -505,6 +513,11 @@ impl Config {
         }
         if !matches!(self.conversation_runtime.as_str(), "local" | "docker") {
             bad("conversation_runtime", "must be 'local' or 'docker'");
+        }
+        match (&self.tls_cert_file, &self.tls_key_file) {
+            (Some(_), None) => bad("tls_key_file", "must be set when tls_cert_file is"),
+            (None, Some(_)) => bad("tls_cert_file", "must be set when tls_key_file is"),
+            _ => {}
         }
         if !matches!(self.sandbox.as_str(), "none" | "namespaces") {
             bad("sandbox", "must be 'none' or 'namespaces'");
@@ -750,9 +763,7 @@ fn read_config_file(path: &Path) -> Result<Option<Value>, ConfigError> {
 
 /// The process environment as UTF-8 pairs (non-UTF-8 entries are skipped).
 pub fn process_env() -> BTreeMap<String, String> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
+    openhands_workspace::exec::env::process_env()
 }
 
 fn home_dir(vars: &BTreeMap<String, String>) -> PathBuf {

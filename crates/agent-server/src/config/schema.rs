@@ -104,6 +104,8 @@ pub const CONFIG_FIELDS: &[Field] = &[
     Field::new("previous_secret_keys", Kind::List(&Kind::Str)),
     Field::new("web_url", Kind::Optional(&Kind::Str)),
     Field::new("app_backend_public_url", Kind::Optional(&Kind::Str)),
+    Field::new("tls_cert_file", Kind::Optional(&Kind::Str)),
+    Field::new("tls_key_file", Kind::Optional(&Kind::Str)),
     Field::new("trust_forwarded_headers", Kind::Bool),
     Field::new("conversation_runtime", Kind::Literal(&["local", "docker"])),
     Field::new("conversation_runtime_selectable", Kind::Bool),

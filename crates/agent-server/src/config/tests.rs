@@ -299,3 +299,28 @@ fn sandbox_settings_from_env_and_file_and_bad_values_name_the_variable() {
     }
     assert!(load(Some(json!({"sandbox": "docker"})), &[]).is_err());
 }
+
+#[test]
+fn tls_files_come_from_the_file_or_the_environment_and_go_in_pairs() {
+    let c = load(
+        None,
+        &[
+            ("OH_TLS_CERT_FILE", "/etc/oh/cert.pem"),
+            ("OH_TLS_KEY_FILE", "/etc/oh/key.pem"),
+        ],
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.tls_cert_file, Some(PathBuf::from("/etc/oh/cert.pem")));
+    assert_eq!(c.tls_key_file, Some(PathBuf::from("/etc/oh/key.pem")));
+    let c = load(
+        Some(json!({"tls_cert_file": "c.pem", "tls_key_file": "k.pem"})),
+        &[],
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.tls_key_file, Some(PathBuf::from("k.pem")));
+    let e = load(None, &[("OH_TLS_CERT_FILE", "/etc/oh/cert.pem")]).unwrap_err();
+    assert_eq!(error_vars(e), ["tls_key_file (OH_TLS_KEY_FILE)"]);
+    assert!(load(None, &[]).unwrap().config.tls_cert_file.is_none());
+}

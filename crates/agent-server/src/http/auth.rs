@@ -1,7 +1,7 @@
 //! Session-key authentication of `/api/*` routes.
 //!
 //! When at least one key is configured every `/api/*` request must carry
-//! `X-Session-API-Key` with one of them (compared in constant time), else the
+//! session key header with one of them (compared in constant time), else the
 //! answer is 401 `{"detail":"Unauthorized"}`. Health and docs routes are open.
 //! The workspace static-site routes (`/api/conversations/{id}/workspace…`)
 //! also accept the workspace session cookie

@@ -373,7 +373,7 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON response with `status`; serialization cannot fail for a `Value`.
-pub fn json_response(status: StatusCode, body: &Value) -> Response {
+pub fn json_response<T: serde::Serialize + ?Sized>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 /// Header carrying the session key.
-pub const SESSION_KEY_HEADER: &str = "X-Session-API-Key";
+pub const SESSION_KEY_HEADER: &str = openhands_protocol::SESSION_API_KEY_HEADER;
 
 /// The accepted session keys; shared and replaceable (e.g. by a deferred init).
 #[derive(Debug, Clone, Default)]

@@ -2,7 +2,7 @@
 //! written (Python's cookie quoting, the attributes the reference's
 //! Starlette response gives it) and read back from a `Cookie` header.
 //! Only the workspace static-site routes honour it; everything else under
-//! `/api` wants the `X-Session-API-Key` header.
+//! `/api` wants the session key header.
 
 use axum::http::HeaderMap;
 

@@ -3,8 +3,8 @@
 //! Events are batched per conversation and POSTed as a JSON list to
 //! `{base_url}/events/{conversation id hex}`; conversation info is POSTed to
 //! `{base_url}/conversations` when a conversation is created, updated,
-//! paused, interrupted or deleted. Both carry `X-Session-API-Key` (when the
-//! server has keys) and the configured headers, and are retried
+//! paused, interrupted or deleted. Both carry the session key header (when
+//! the server has keys) and the configured headers, and are retried
 //! `num_retries` times `retry_delay` seconds apart.
 //!
 //! Nothing here ever waits on the agent's side: events enter a bounded
@@ -15,6 +15,8 @@
 //! `max_batch_bytes` bytes, or `flush_delay` seconds after its first event.
 
 use crate::config::WebhookSpec;
+use openhands_client::{HttpOptions, http_client};
+use openhands_protocol::SESSION_API_KEY_HEADER;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -63,8 +65,8 @@ struct Poster {
 
 impl Poster {
     fn new(spec: &WebhookSpec, session_api_key: Option<&str>) -> Option<Self> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = match reqwest::Client::builder().timeout(REQUEST_TIMEOUT).build() {
+        let options = HttpOptions::with_timeout(REQUEST_TIMEOUT);
+        let client = match http_client(&options) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "cannot build the webhook HTTP client");
@@ -77,7 +79,7 @@ impl Poster {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if let Some(k) = session_api_key {
-            headers.push(("X-Session-API-Key".into(), k.to_string()));
+            headers.push((SESSION_API_KEY_HEADER.into(), k.to_string()));
         }
         Some(Self {
             client,

@@ -99,7 +99,7 @@ impl Telemetry {
     /// `service` is the `service.name` unless `OTEL_SERVICE_NAME` names
     /// one.
     pub fn from_env(service: &str) -> Result<Option<Self>, TelemetryError> {
-        Self::from_vars(|k| std::env::var(k).ok(), service)
+        Self::from_vars(openhands_workspace::exec::env::host_var, service)
     }
 
     /// The export `get` (a variable lookup) asks for (`None`: off).

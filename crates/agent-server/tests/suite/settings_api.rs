@@ -327,8 +327,13 @@ async fn llm_catalogue_lists_the_model_table_that_prices_calls() {
     for model in &models {
         // Every listed model is priced by the LLM crate from the same table.
         let config = openhands_wire::LlmConfig::new(format!("anthropic/{model}"));
+        let usage = openhands_wire::metrics::TokenUsage {
+            prompt_tokens: 1000,
+            completion_tokens: 100,
+            ..Default::default()
+        };
         assert!(
-            openhands_llm::model_info::cost(&config, 1000, 100, 0, 0) > 0.0,
+            openhands_llm::model_info::cost(&config, &usage) > 0.0,
             "{model}"
         );
         assert!(

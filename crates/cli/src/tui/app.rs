@@ -599,6 +599,12 @@ impl App {
             }
             return;
         }
+        self.send_task(text);
+    }
+
+    /// Sends a message to the open conversation (a new one when none is
+    /// open) and runs the agent unless it is running already.
+    pub fn send_task(&mut self, text: String) {
         let conv = match self.ensure_conversation() {
             Ok(c) => c,
             Err(e) => {

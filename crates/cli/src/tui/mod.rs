@@ -15,6 +15,7 @@ use crate::error::usage;
 use crate::options::AgentArgs;
 use crate::session::Session;
 use crate::settings::Settings;
+use crate::store::Start;
 use app::{App, AppEvent};
 use futures::StreamExt;
 use std::io::IsTerminal;
@@ -22,38 +23,28 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use uuid::Uuid;
 
-/// Options of the interactive session (given without a subcommand).
-#[derive(Debug, Clone, clap::Args)]
-pub struct SessionArgs {
-    /// Reopen a saved conversation: by id (or a unique prefix), or choose
-    /// from a list when no id is given.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
-    pub resume: Option<String>,
-    /// Folder the agent works in (default: the current folder).
-    #[arg(long, default_value = ".")]
+/// What the interactive session starts with.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Folder the agent works in (new conversations).
     pub workspace: PathBuf,
-    /// Where conversations are stored (default `~/.openhands/conversations`).
-    #[arg(long, env = "OPENHANDS_CONVERSATIONS_DIR")]
-    pub persistence_dir: Option<PathBuf>,
+    /// Where conversations are stored.
+    pub root: PathBuf,
     /// Agent options.
-    #[command(flatten)]
     pub agent: AgentArgs,
-}
-
-enum Start {
-    New,
-    Open(Uuid),
-    Pick,
+    /// Which conversation to open.
+    pub start: Start,
+    /// A task sent as soon as the session is up (`-t`, `-f`, `openhands "TASK"`).
+    pub seed: Option<String>,
 }
 
 /// Runs the interactive session until the user leaves.
-pub async fn interactive(args: SessionArgs) -> anyhow::Result<ExitCode> {
+pub async fn interactive(args: Launch) -> anyhow::Result<ExitCode> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(usage(
-            "the interactive session needs a terminal; in scripts use `openhands run \"TASK\"` \
-             (see `openhands --help`)",
+            "the interactive session needs a terminal; in scripts use `openhands --headless -t \
+             \"TASK\"` or `openhands run \"TASK\"` (see `openhands --help`)",
         ));
     }
     let workspace = std::fs::canonicalize(&args.workspace).map_err(|_| {
@@ -64,34 +55,28 @@ pub async fn interactive(args: SessionArgs) -> anyhow::Result<ExitCode> {
     })?;
     let settings = Settings::load(&crate::paths::settings_file())?;
     let config = crate::options::resolve(&args.agent, &settings, &workspace, true)?;
-    let root = crate::paths::conversations_dir(args.persistence_dir);
-    let start = match args.resume.as_deref().map(str::trim) {
-        None => Start::New,
-        Some("") => {
-            if crate::store::list(&root).is_empty() {
-                return Err(usage(format!(
-                    "no saved conversations in {}; start one with `openhands`",
-                    root.display()
-                )));
-            }
-            Start::Pick
-        }
-        Some(id) => Start::Open(crate::store::find(&root, id)?),
-    };
     let session = Session {
         config,
         workspace,
-        root,
+        root: args.root,
     };
+    crate::mcp_auth::ensure_authorized(
+        &session.config.spec.mcp_config,
+        session.config.mcp_oauth_states.as_ref(),
+    )
+    .await?;
     let (mut term, guard) = terminal::enter()?;
     let (tx, rx) = mpsc::unbounded_channel();
     let history = history::History::load(Some(crate::paths::history_file()));
     let mut app = App::new(session, tx, history);
     app.welcome();
-    match start {
+    match args.start {
         Start::New => {}
         Start::Open(id) => app.open(id),
         Start::Pick => app.open_picker(),
+    }
+    if let Some(task) = args.seed {
+        app.send_task(task);
     }
     let result = event_loop(&mut term, &mut app, rx).await;
     let saved = app.shutdown().await;
@@ -119,12 +104,18 @@ async fn event_loop(
     let mut tick = tokio::time::interval(Duration::from_millis(120));
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
+    let no_color = crate::output::no_color();
     loop {
         if app.clear_requested {
             app.clear_requested = false;
             terminal::redraw_all(term)?;
         }
-        term.draw(|f| render::draw(f, app))?;
+        term.draw(|f| {
+            render::draw(f, app);
+            if no_color {
+                render::strip_colors(f.buffer_mut());
+            }
+        })?;
         if app.quit {
             return Ok(());
         }

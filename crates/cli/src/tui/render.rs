@@ -18,6 +18,16 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 /// Most rows the prompt grows to.
 const MAX_INPUT_ROWS: usize = 10;
 
+/// Takes every colour out of a drawn frame (for `NO_COLOR`); bold,
+/// reversed and the other attributes stay, so selections and the cursor
+/// remain visible.
+pub fn strip_colors(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in buffer.content.iter_mut() {
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
+}
+
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, app: &mut App) {
     let area = f.area();

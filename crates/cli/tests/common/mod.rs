@@ -123,6 +123,7 @@ impl Tui {
             "LLM_MODEL",
             "LLM_API_KEY",
             "LLM_BASE_URL",
+            "NO_COLOR",
         ] {
             cmd.env_remove(var);
         }
@@ -159,6 +160,25 @@ impl Tui {
     /// The screen's text.
     pub fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// How many cells of the screen have a foreground or background colour.
+    pub fn colored_cells(&self) -> usize {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        let mut n = 0;
+        for r in 0..rows.get() {
+            for c in 0..cols.get() {
+                if let Some(cell) = screen.cell(r, c)
+                    && (cell.fgcolor() != vt100::Color::Default
+                        || cell.bgcolor() != vt100::Color::Default)
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
     /// Waits until `pred` holds for the screen; fails with the screen.
@@ -252,4 +272,26 @@ pub fn request_text(body: &serde_json::Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// The `openhands` binary as a plain child (no terminal, stdin empty) in
+/// the sandbox's workspace, with the scripted LLM at `base_url`.
+pub fn command(sb: &Sandbox, base_url: Option<&str>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_openhands"));
+    for var in [
+        "LOG_LEVEL",
+        "RUST_LOG",
+        "OH_PERSISTENCE_DIR",
+        "OH_SECRET_KEY",
+        "LLM_MODEL",
+        "LLM_API_KEY",
+        "LLM_BASE_URL",
+        "NO_COLOR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(sb.env(base_url))
+        .current_dir(sb.workspace.path())
+        .stdin(std::process::Stdio::null());
+    cmd
 }

@@ -2,7 +2,11 @@
 
 mod cli;
 mod control;
+mod first_minutes;
 mod flags;
+mod mcp_cmd;
+mod provider_keys;
+mod settings_agents;
 mod telemetry;
 mod tui;
 mod workflow_templates;

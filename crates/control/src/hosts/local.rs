@@ -1,11 +1,19 @@
 //! Local sandboxes: one `openhands-agent-server` process per sandbox.
 //!
 //! The process is started through the execution layer
-//! ([`openhands_workspace::exec`]) with [`super::sandbox_env_policy`], leads
-//! its own process group, listens on an ephemeral loopback port (read back
-//! from its start-up line) and writes its log to the sandbox directory. A
-//! supervisor task owns it: stopping terminates the whole group (SIGTERM,
-//! grace, SIGKILL) and reaps it; an unexpected exit is reported.
+//! ([`openhands_workspace::exec`]) with [`super::sandbox_env_policy`] as a
+//! *service*: it leads its own process group (its own session when
+//! confined), writes its output straight to the log in the sandbox
+//! directory (no pipe ties it to the control plane) and listens on an
+//! ephemeral loopback port, read back from its start-up line in that log.
+//! It outlives the control plane: neither a restart nor a `kill -9` of the
+//! control plane stops it, and the next start re-adopts it
+//! ([`LocalSandboxes::locate`]) once its identity is checked — the process
+//! recorded in the pid file runs with this sandbox's configuration file,
+//! and the recorded address answers with this sandbox's session key. A
+//! supervisor task waits for the processes this instance started (an
+//! unexpected exit is reported); stopping terminates the whole group
+//! (SIGTERM, grace, SIGKILL).
 //!
 //! **Confinement** ([`Confinement`]): where bubblewrap works, the agent
 //! server runs in a sandbox of the execution layer (user, pid, mount, ipc
@@ -27,15 +35,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Longest server log kept per sandbox; later output is drained unwritten.
-const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;
 /// Grace between SIGTERM and SIGKILL when a sandbox stops.
 const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How often the log is read for the start-up line.
+const ADDRESS_POLL: Duration = Duration::from_millis(25);
 
 /// A local sandbox process that ended without being asked to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +53,84 @@ pub struct Exited {
     pub code: i64,
 }
 
-struct Proc {
-    stop: CancellationToken,
-    done: JoinHandle<()>,
-    /// Kept while the process runs: its resource-limit group goes with it.
-    _sandbox: Option<Sandbox>,
+/// A started agent server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// Its base URL.
+    pub url: String,
+    /// Its process group (= the leader's pid).
+    pub pgid: u32,
+}
+
+/// A local sandbox's agent server this instance knows of.
+enum Proc {
+    /// Started by this instance: a supervisor task waits for it.
+    Started {
+        pgid: i32,
+        stop: CancellationToken,
+        done: JoinHandle<()>,
+        /// Kept while the process runs: its resource-limit group goes
+        /// with it (forgotten, not dropped, when the control plane exits
+        /// and leaves the sandbox running).
+        sandbox: Option<Sandbox>,
+    },
+    /// Started by an earlier run of the control plane and re-adopted:
+    /// known by its process group only.
+    Adopted {
+        /// The process group (= the leader's pid).
+        pgid: i32,
+    },
+}
+
+impl Proc {
+    fn pgid(&self) -> i32 {
+        match self {
+            Proc::Started { pgid, .. } | Proc::Adopted { pgid } => *pgid,
+        }
+    }
+
+    /// Stops it: the supervisor terminates a started one; an adopted one's
+    /// group is terminated here. Waits (bounded) for the end.
+    async fn stop(self) {
+        match self {
+            Proc::Started { stop, done, .. } => {
+                stop.cancel();
+                let _ = tokio::time::timeout(STOP_GRACE * 3, done).await;
+            }
+            Proc::Adopted { pgid } => {
+                let _ = tokio::task::spawn_blocking(move || terminate_group(pgid)).await;
+            }
+        }
+    }
+
+    /// Leaves it running (the control plane exits without stopping it).
+    fn detach(self) {
+        if let Proc::Started { done, sandbox, .. } = self {
+            // The supervisor's handle is a service handle: dropping it
+            // leaves the process running.
+            done.abort();
+            // Dropping the sandbox would kill its control group's processes.
+            std::mem::forget(sandbox);
+        }
+    }
+}
+
+/// SIGTERM to the group, a grace period, SIGKILL. Blocking.
+fn terminate_group(pgid: i32) {
+    use nix::sys::signal::Signal;
+    use openhands_workspace::exec::procs::signal_group;
+    signal_group(pgid, Signal::SIGTERM);
+    signal_group(pgid, Signal::SIGCONT);
+    let end = std::time::Instant::now() + STOP_GRACE;
+    while std::time::Instant::now() < end && group_alive(pgid) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal_group(pgid, Signal::SIGKILL);
+}
+
+/// Whether any process of group `pgid` is alive.
+fn group_alive(pgid: i32) -> bool {
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
 }
 
 /// How local sandboxes are kept apart from each other and from the
@@ -138,16 +218,20 @@ impl LocalSandboxes {
     }
 
     /// Starts the agent server of `sandbox_id` in `layout` and returns its
-    /// base URL once it listens (waiting at most `start_timeout`). A
-    /// process a previous run of the control plane left behind (killed
-    /// without its shutdown) is stopped first.
+    /// base URL and process group once it listens (waiting at most
+    /// `start_timeout`). A process of this sandbox still running (an
+    /// earlier start that stopped answering) is stopped first.
     pub async fn start(
         &self,
         sandbox_id: &str,
         binary: &Path,
         layout: &SandboxLayout,
         start_timeout: Duration,
-    ) -> Result<String, ProvisionError> {
+    ) -> Result<Started, ProvisionError> {
+        let known = self.procs.lock().remove(sandbox_id);
+        if let Some(old) = known {
+            old.stop().await;
+        }
         let l = layout.clone();
         let confinement = self.confinement.clone();
         let sandbox = tokio::task::spawn_blocking(move || {
@@ -169,35 +253,27 @@ impl LocalSandboxes {
             .args(["--host", "127.0.0.1", "--port", "0"])
             .cwd(&layout.dir)
             .sandbox(sandbox.as_ref());
-        let mut child = GroupChild::spawn(&spec)
-            .map_err(|e| ProvisionError::Start(format!("cannot run {}: {e}", binary.display())))?;
-        let (Some(stdout), Some(stderr)) = (child.take_stdout(), child.take_stderr()) else {
-            let _ = child.terminate(STOP_GRACE).await;
-            return Err(ProvisionError::Start(
-                "the process has no output pipes".into(),
-            ));
+        let log_path = layout.log_path();
+        let io = |source| ProvisionError::Io {
+            path: log_path.to_string_lossy().into_owned(),
+            source,
         };
-        let log = tokio::fs::OpenOptions::new()
+        let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(layout.log_path())
-            .await
-            .map_err(|source| ProvisionError::Io {
-                path: layout.log_path().to_string_lossy().into_owned(),
-                source,
-            })?;
-        let log = Arc::new(tokio::sync::Mutex::new((log, 0u64)));
-        let (addr_tx, addr_rx) = oneshot::channel::<String>();
-        tokio::spawn(drain(stderr, log.clone(), Some(addr_tx)));
-        tokio::spawn(drain(stdout, log, None));
-
+            .open(&log_path)
+            .map_err(io)?;
+        // Only what this start writes is searched for the address.
+        let from = log.metadata().map_err(io)?.len();
+        let mut child = GroupChild::spawn_service(&spec, log)
+            .map_err(|e| ProvisionError::Start(format!("cannot run {}: {e}", binary.display())))?;
         let address = tokio::select! {
-            a = addr_rx => a.ok(),
+            a = wait_for_address(&log_path, from) => a,
             _ = tokio::time::sleep(start_timeout) => None,
             status = child.wait() => {
                 let code = status.map(exit_code).unwrap_or(-1);
                 return Err(ProvisionError::Start(format!(
-                    "it exited with code {code}; see {}", layout.log_path().display()
+                    "it exited with code {code}; see {}", log_path.display()
                 )));
             }
         };
@@ -205,18 +281,23 @@ impl LocalSandboxes {
             let _ = child.terminate(STOP_GRACE).await;
             return Err(ProvisionError::Start(format!(
                 "it did not report its address within {start_timeout:?}; see {}",
-                layout.log_path().display()
+                log_path.display()
             )));
         };
-        if let Some(pid) = child.id() {
-            let pid_file = layout.pid_path();
-            let written = tokio::task::spawn_blocking(move || {
-                crate::secrets::write_private(&pid_file, pid.to_string().as_bytes())
-            })
-            .await;
-            if !matches!(written, Ok(Ok(()))) {
-                tracing::warn!(sandbox = %sandbox_id, "writing the pid file failed: {written:?}");
-            }
+        let Some(pgid) = child.pgid() else {
+            let _ = child.terminate(STOP_GRACE).await;
+            return Err(ProvisionError::Start("it exited at once".into()));
+        };
+        let pid_file = layout.pid_path();
+        let written = tokio::task::spawn_blocking(move || {
+            crate::secrets::write_private(&pid_file, pgid.to_string().as_bytes())
+        })
+        .await;
+        if !matches!(written, Ok(Ok(()))) {
+            let _ = child.terminate(STOP_GRACE).await;
+            return Err(ProvisionError::Start(format!(
+                "writing its pid file failed: {written:?}"
+            )));
         }
         let stop = CancellationToken::new();
         let done = tokio::spawn(supervise(
@@ -225,39 +306,77 @@ impl LocalSandboxes {
             stop.clone(),
             self.exits.clone(),
         ));
-        let proc = Proc {
+        let proc = Proc::Started {
+            pgid,
             stop,
             done,
-            _sandbox: sandbox,
+            sandbox,
         };
-        if let Some(old) = self.procs.lock().insert(sandbox_id.to_string(), proc) {
-            old.stop.cancel();
+        let replaced = self.procs.lock().insert(sandbox_id.to_string(), proc);
+        if let Some(old) = replaced {
+            old.stop().await;
         }
-        Ok(format!("http://{address}"))
+        Ok(Started {
+            url: format!("http://{address}"),
+            pgid: pgid.unsigned_abs(),
+        })
     }
 
-    /// Whether this instance runs the sandbox's process.
+    /// The process group of the sandbox's agent server when it runs: the
+    /// one this instance started or adopted, else (after a restart of the
+    /// control plane) the one recorded in the layout's pid file if that
+    /// process is still this sandbox's agent server — it is adopted then
+    /// (the caller checks that it answers with the sandbox's key). `None`
+    /// when it is gone.
+    pub async fn locate(&self, sandbox_id: &str, layout: &SandboxLayout) -> Option<i32> {
+        let l = layout.clone();
+        let live = tokio::task::spawn_blocking(move || live_server(&l))
+            .await
+            .ok()
+            .flatten();
+        let mut procs = self.procs.lock();
+        match (live, procs.get(sandbox_id)) {
+            (None, _) => None,
+            (Some(pgid), Some(p)) if p.pgid() == pgid => Some(pgid),
+            (Some(pgid), _) => {
+                procs.insert(sandbox_id.to_string(), Proc::Adopted { pgid });
+                Some(pgid)
+            }
+        }
+    }
+
+    /// Whether this instance knows the sandbox's process (started or
+    /// adopted).
     pub fn is_running(&self, sandbox_id: &str) -> bool {
         self.procs.lock().contains_key(sandbox_id)
     }
 
-    /// Stops the sandbox's process group and reaps it (bounded).
-    pub async fn stop(&self, sandbox_id: &str) {
+    /// Stops the sandbox's process group (bounded): the one this instance
+    /// knows, else the one recorded in the layout's pid file when it is
+    /// still this sandbox's agent server.
+    pub async fn stop(&self, sandbox_id: &str, layout: &SandboxLayout) {
         let proc = self.procs.lock().remove(sandbox_id);
         if let Some(p) = proc {
-            p.stop.cancel();
-            let _ = tokio::time::timeout(STOP_GRACE * 3, p.done).await;
+            p.stop().await;
+        }
+        let l = layout.clone();
+        let _ = tokio::task::spawn_blocking(move || stop_leftover(&l)).await;
+    }
+
+    /// Stops every process (a shutdown that releases the sandboxes).
+    pub async fn stop_all(&self) {
+        let all: Vec<Proc> = self.procs.lock().drain().map(|(_, p)| p).collect();
+        for p in all {
+            p.stop().await;
         }
     }
 
-    /// Stops every process (shutdown).
-    pub async fn stop_all(&self) {
+    /// Leaves every process running (a shutdown that keeps the sandboxes:
+    /// the next start re-adopts them).
+    pub fn detach_all(&self) {
         let all: Vec<Proc> = self.procs.lock().drain().map(|(_, p)| p).collect();
-        for p in &all {
-            p.stop.cancel();
-        }
         for p in all {
-            let _ = tokio::time::timeout(STOP_GRACE * 3, p.done).await;
+            p.detach();
         }
     }
 }
@@ -282,36 +401,32 @@ async fn supervise(
     }
 }
 
-/// Stops the process group recorded in the layout's pid file when that
-/// process is still this sandbox's agent server (its environment names the
-/// sandbox's configuration file), so a reused pid is never signalled.
-/// Blocking.
-pub fn stop_leftover(layout: &SandboxLayout) {
-    let Ok(text) = std::fs::read_to_string(layout.pid_path()) else {
-        return;
-    };
-    let Ok(pid) = text.trim().parse::<i32>() else {
-        return;
-    };
-    if pid <= 1 {
-        return;
-    }
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return;
-    };
+/// The process group recorded in the layout's pid file when that process
+/// still runs and is this sandbox's agent server (its environment names
+/// the sandbox's configuration file), so a reused pid is never taken for
+/// it. Blocking.
+pub fn live_server(layout: &SandboxLayout) -> Option<i32> {
+    let text = std::fs::read_to_string(layout.pid_path()).ok()?;
+    let pid = text.trim().parse::<i32>().ok().filter(|p| *p > 1)?;
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    // A zombie leader has an empty environment: gone.
     let marker = format!(
         "OPENHANDS_AGENT_SERVER_CONFIG_PATH={}",
         layout.config_path().to_string_lossy()
     );
-    let ours = environ
+    environ
         .split(|b| *b == 0)
-        .any(|entry| entry == marker.as_bytes());
-    if ours {
-        tracing::warn!(
-            pid,
-            "stopping a sandbox agent server left by a previous run"
-        );
-        openhands_workspace::exec::procs::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+        .any(|entry| entry == marker.as_bytes())
+        .then_some(pid)
+}
+
+/// Stops the process group recorded in the layout's pid file when that
+/// process is still this sandbox's agent server (see [`live_server`]).
+/// Blocking.
+pub fn stop_leftover(layout: &SandboxLayout) {
+    if let Some(pgid) = live_server(layout) {
+        tracing::warn!(pid = pgid, "stopping a sandbox agent server");
+        terminate_group(pgid);
     }
 }
 
@@ -323,25 +438,27 @@ pub fn listening_address(line: &str) -> Option<String> {
     (!addr.is_empty()).then_some(addr)
 }
 
-async fn drain(
-    pipe: impl AsyncRead + Unpin,
-    log: Arc<tokio::sync::Mutex<(tokio::fs::File, u64)>>,
-    mut address: Option<oneshot::Sender<String>>,
-) {
-    let mut lines = BufReader::new(pipe).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if address.is_some()
-            && let Some(a) = listening_address(&line)
-            && let Some(tx) = address.take()
-        {
-            let _ = tx.send(a);
+/// Reads the log from byte `from` until a start-up line gives the address
+/// (the caller bounds the wait).
+async fn wait_for_address(log: &Path, from: u64) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut file = tokio::fs::File::open(log).await.ok()?;
+    file.seek(std::io::SeekFrom::Start(from)).await.ok()?;
+    let mut text = String::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let n = file.read(&mut buf).await.ok()?;
+        if n == 0 {
+            tokio::time::sleep(ADDRESS_POLL).await;
+            continue;
         }
-        let mut guard = log.lock().await;
-        let (file, written) = &mut *guard;
-        if *written < MAX_LOG_BYTES {
-            *written += line.len() as u64 + 1;
-            let _ = file.write_all(line.as_bytes()).await;
-            let _ = file.write_all(b"\n").await;
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        // Complete lines only; the unfinished last one is kept.
+        if let Some(cut) = text.rfind('\n') {
+            if let Some(a) = text[..cut].lines().find_map(listening_address) {
+                return Some(a);
+            }
+            text.drain(..=cut);
         }
     }
 }

@@ -188,8 +188,8 @@ pub const SANDBOX_INHERITED_VARS: &[&str] = &[
 /// [`SANDBOX_INHERITED_VARS`] and `LC_*` locale variables of this
 /// process, plus `extra`.
 pub fn sandbox_server_env(extra: &[(String, String)]) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+    let mut env: BTreeMap<String, String> = openhands_workspace::exec::env::process_env()
+        .into_iter()
         .filter(|(k, _)| SANDBOX_INHERITED_VARS.contains(&k.as_str()) || k.starts_with("LC_"))
         .collect();
     env.extend(extra.iter().cloned());
@@ -200,8 +200,8 @@ pub fn sandbox_server_env(extra: &[(String, String)]) -> BTreeMap<String, String
 /// any `OH_*` setting nor the log settings the start-up relies on, plus
 /// `extra` (a container gets only what `docker run -e` gives it).
 pub fn sandbox_base_env(extra: &[(String, String)]) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+    let mut env: BTreeMap<String, String> = openhands_workspace::exec::env::process_env()
+        .into_iter()
         .filter(|(k, _)| {
             !k.starts_with("OH_") && !matches!(k.as_str(), "RUST_LOG" | "LOG_JSON" | "LOG_LEVEL")
         })
@@ -226,7 +226,7 @@ pub fn find_agent_server(configured: Option<&Path>) -> Option<PathBuf> {
             return Some(sibling);
         }
     }
-    std::env::var_os("PATH").and_then(|paths| {
+    openhands_workspace::exec::env::host_var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join(AGENT_SERVER_BIN))
             .find(|p| p.is_file())

@@ -7,8 +7,13 @@ pub mod tasks;
 
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::config::{ControlConfig, OUTPUT_RETENTION_BYTES};
+use crate::engines::Engine;
+use crate::engines::Engines;
+use crate::engines::docker::DockerEngine;
+use crate::engines::local::LocalEngine;
+use crate::engines::registered::RegisteredHosts;
+use crate::engines::swarm::SwarmEngine;
 use crate::error::ApiError;
-use crate::hosts::docker::DockerSandboxes;
 use crate::hosts::local::{Confinement, Exited, LocalSandboxes};
 use crate::secrets::{Sealer, SecretError};
 use crate::store::sandboxes::Sandbox;
@@ -21,6 +26,9 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// Longest wait for a new sandbox's agent server to answer.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Missed heartbeats after which another instance takes a task's
 /// forwarding over.
@@ -54,11 +62,10 @@ pub(crate) struct Inner {
     pub store: Store,
     pub sealer: Sealer,
     pub client: AgentClient,
-    pub local: LocalSandboxes,
-    pub docker: DockerSandboxes,
+    pub engines: Engines,
     pub instance: String,
-    pub data_dir: PathBuf,
-    pumps: Mutex<HashMap<String, CancellationToken>>,
+    /// This instance's forwarders: the lease epoch each holds, its stop.
+    pumps: Mutex<HashMap<String, (i64, CancellationToken)>>,
     notifiers: Mutex<HashMap<String, Arc<Notify>>>,
     pub shutdown: CancellationToken,
     background: Mutex<Vec<JoinHandle<()>>>,
@@ -90,8 +97,15 @@ impl crate::tasks::pump::PumpHost for Inner {
     }
 
     async fn fail_task(&self, task: &crate::store::tasks::Task, reason: &str) {
-        let _ =
-            sandboxes::end_task(self, task, crate::store::tasks::status::FAILED, 1, reason).await;
+        let _ = sandboxes::end_task_as(
+            self,
+            task,
+            crate::store::tasks::status::FAILED,
+            1,
+            reason,
+            crate::store::tasks::Writer::Lease(task.lease_epoch),
+        )
+        .await;
     }
 }
 
@@ -139,29 +153,40 @@ impl Inner {
         })
     }
 
-    /// Starts forwarding a task's events on this instance (unless it
-    /// already does).
+    /// Starts forwarding a task's events on this instance with the lease
+    /// of `task.lease_epoch` (unless it already does with that lease; a
+    /// forwarder of an older lease here is stopped — the store refuses
+    /// its writes anyway).
     pub fn spawn_pump(self: &Arc<Self>, task: crate::store::tasks::Task, ep: Endpoint) {
         let stop = CancellationToken::new();
+        let epoch = task.lease_epoch;
         {
             let mut pumps = self.pumps.lock();
-            if pumps.contains_key(&task.id) {
-                return;
+            if let Some((held, old)) = pumps.get(&task.id) {
+                if *held >= epoch {
+                    return;
+                }
+                old.cancel();
             }
-            pumps.insert(task.id.clone(), stop.clone());
+            pumps.insert(task.id.clone(), (epoch, stop.clone()));
         }
         let inner = self.clone();
         tokio::spawn(async move {
             let id = task.id.clone();
             crate::tasks::pump::run(inner.clone(), task, ep, stop).await;
-            inner.pumps.lock().remove(&id);
+            {
+                let mut pumps = inner.pumps.lock();
+                if pumps.get(&id).is_some_and(|(held, _)| *held == epoch) {
+                    pumps.remove(&id);
+                }
+            }
             inner.wake(&id);
         });
     }
 
     /// Stops this instance's forwarder of a task.
     pub fn stop_pump(&self, task_id: &str) {
-        if let Some(stop) = self.pumps.lock().remove(task_id) {
+        if let Some((_, stop)) = self.pumps.lock().remove(task_id) {
             stop.cancel();
         }
     }
@@ -260,8 +285,9 @@ async fn local_confinement(
 }
 
 impl ControlPlane {
-    /// Opens the state and starts the background work; relaunches the
-    /// local and docker sandboxes this instance owns.
+    /// Opens the state, re-adopts the sandboxes this instance provisioned
+    /// (provisioning again only those their engine reports gone), resumes
+    /// forwarding its running tasks' events and starts the background work.
     pub async fn start(config: ControlConfig) -> Result<Self, StartError> {
         let (data_dir, sealer, store) = open(&config).await?;
         let configured = config.instance_id.clone();
@@ -272,15 +298,42 @@ impl ControlPlane {
                 .map_err(|e| StartError::Join(e.to_string()))??;
         let confinement = local_confinement(&config, &data_dir).await?;
         let (exit_tx, exit_rx) = mpsc::unbounded_channel();
+        let client = AgentClient::new(config.host_timeout);
+        let engines = Engines {
+            local: Arc::new(LocalEngine::new(
+                LocalSandboxes::new(exit_tx, confinement),
+                data_dir.clone(),
+                config.agent_server_bin.clone(),
+                instance.clone(),
+                client.clone(),
+                START_TIMEOUT,
+            )),
+            docker: Arc::new(DockerEngine::new(
+                config.docker_image.clone(),
+                data_dir.clone(),
+                client.clone(),
+                config.host_timeout.max(Duration::from_secs(15)),
+                START_TIMEOUT,
+            )),
+            hosts: Arc::new(RegisteredHosts::new(
+                store.clone(),
+                sealer.clone(),
+                client.clone(),
+            )),
+            swarm: Arc::new(SwarmEngine::new(
+                config.swarm.clone(),
+                client.clone(),
+                config.host_timeout.max(Duration::from_secs(15)),
+                START_TIMEOUT,
+            )),
+        };
         let inner = Arc::new(Inner {
-            client: AgentClient::new(config.host_timeout),
-            local: LocalSandboxes::new(exit_tx, confinement),
-            docker: DockerSandboxes::new(config.docker_bin.clone(), config.docker_image.clone()),
+            client,
+            engines,
             config,
             store,
             sealer,
             instance,
-            data_dir,
             pumps: Mutex::new(HashMap::new()),
             notifiers: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
@@ -288,13 +341,18 @@ impl ControlPlane {
         });
         tracing::info!(instance = %inner.instance, "control plane starting");
         let cp = ControlPlane { inner };
-        cp.relaunch_owned().await;
+        cp.adopt_owned().await;
+        tasks::resume_forwarding(&cp.inner).await;
         let i = cp.inner.clone();
         cp.inner.track(tokio::spawn(exits_loop(i, exit_rx)));
         let i = cp.inner.clone();
         cp.inner.track(tokio::spawn(heartbeat_loop(i)));
         let i = cp.inner.clone();
         cp.inner.track(tokio::spawn(sweep_loop(i)));
+        let i = cp.inner.clone();
+        cp.inner.track(tokio::spawn(reconcile_loop(i)));
+        let i = cp.inner.clone();
+        cp.inner.track(tokio::spawn(host_health_loop(i)));
         Ok(cp)
     }
 
@@ -313,13 +371,20 @@ impl ControlPlane {
         &self.inner.store
     }
 
-    /// Stops everything this instance started: forwarders, background
-    /// loops, local sandbox processes and containers (their state stays in
-    /// the database; the next start relaunches them).
+    /// Stops this instance's forwarders and background loops. Its
+    /// sandboxes keep running (the next start re-adopts them and their
+    /// tasks go on) unless `OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN` asks to
+    /// stop its local processes and containers too (their state stays in
+    /// the database; the next start provisions them again).
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
-        let pumps: Vec<CancellationToken> =
-            self.inner.pumps.lock().drain().map(|(_, t)| t).collect();
+        let pumps: Vec<CancellationToken> = self
+            .inner
+            .pumps
+            .lock()
+            .drain()
+            .map(|(_, (_, t))| t)
+            .collect();
         for p in pumps {
             p.cancel();
         }
@@ -327,11 +392,26 @@ impl ControlPlane {
         for h in handles {
             let _ = tokio::time::timeout(Duration::from_secs(5), h).await;
         }
-        self.inner.local.stop_all().await;
-        if let Ok(owned) = self.inner.store.owned_sandboxes(&self.inner.instance).await {
-            for s in owned.iter().filter(|s| s.placement == "docker") {
-                self.inner.docker.stop(&s.id).await;
+        let engines = &self.inner.engines;
+        if self.inner.config.stop_sandboxes_on_shutdown {
+            tracing::info!(
+                "stopping this instance's sandboxes (OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN)"
+            );
+            engines.local.procs().stop_all().await;
+            match self.inner.store.owned_sandboxes(&self.inner.instance).await {
+                Ok(owned) => {
+                    for s in owned
+                        .iter()
+                        .filter(|s| s.placement == crate::engines::DOCKER)
+                    {
+                        engines.docker.release(s).await;
+                    }
+                }
+                Err(e) => tracing::warn!("listing this instance's sandboxes failed: {e}"),
             }
+        } else {
+            tracing::info!("leaving this instance's sandboxes running");
+            engines.local.procs().detach_all();
         }
         self.inner.store.close().await;
     }
@@ -373,6 +453,104 @@ async fn sweep_loop(inner: Arc<Inner>) {
         }
         if let Err(e) = tasks::adopt_orphans(&inner).await {
             tracing::warn!("taking over orphaned tasks failed: {e}");
+        }
+    }
+}
+
+/// Checks every enabled registered host (an authenticated request with
+/// its key, within the host timeout) once per heartbeat and records the
+/// result: a host that does not answer is not chosen for new sandboxes
+/// until it answers again.
+async fn host_health_loop(inner: Arc<Inner>) {
+    let mut tick = tokio::time::interval(inner.config.heartbeat);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let hosts = match inner.store.enabled_hosts().await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!("listing hosts to check failed: {e}");
+                continue;
+            }
+        };
+        let checks = hosts.into_iter().map(|h| {
+            let inner = inner.clone();
+            async move {
+                let error = match inner.sealer.open(&h.sealed_key) {
+                    Ok(key) => {
+                        let ep = Endpoint {
+                            url: h.url.clone(),
+                            key,
+                        };
+                        inner.client.check(&ep).await.err().map(|e| e.to_string())
+                    }
+                    Err(e) => Some(e.to_string()),
+                };
+                match inner.store.set_host_health(&h.id, error.as_deref()).await {
+                    Ok(true) => match &error {
+                        Some(e) => tracing::warn!(host = %h.url, "the host is unhealthy: {e}"),
+                        None => tracing::info!(host = %h.url, "the host is healthy again"),
+                    },
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(host = %h.url, "recording its health failed: {e}"),
+                }
+            }
+        });
+        futures::future::join_all(checks).await;
+    }
+}
+
+/// Asks the engines about the sandboxes this instance provisioned: one
+/// its engine reports gone becomes `lost`, one it runs again elsewhere
+/// (its node lost) is `starting` until it answers at its new endpoint; in
+/// both cases its running task ends with a `task_error` saying why.
+async fn reconcile_loop(inner: Arc<Inner>) {
+    let period = (inner.config.heartbeat * 2).max(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = inner.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let all = match inner.store.live_sandboxes().await {
+            Ok(all) => all,
+            Err(e) => {
+                tracing::warn!("listing sandboxes to reconcile failed: {e}");
+                continue;
+            }
+        };
+        for s in all {
+            use crate::store::sandboxes::status;
+            if !(s.status == status::READY || s.status == status::STARTING)
+                || s.owner_instance != inner.instance
+            {
+                continue;
+            }
+            // A sandbox being provisioned has no key yet.
+            let (Some(engine), Some(Ok(key))) = (
+                inner.engines.of(&s),
+                s.sealed_key.as_deref().map(|k| inner.sealer.open(k)),
+            ) else {
+                continue;
+            };
+            match engine.locate(&s, &key).await {
+                crate::engines::Located::Gone(why) => {
+                    sandboxes::mark_lost(&inner, &s, &why).await;
+                }
+                crate::engines::Located::Replacing(why) => {
+                    sandboxes::mark_replacing(&inner, &s, &why).await;
+                }
+                crate::engines::Located::Running { url, engine_id } => {
+                    if s.status != status::READY || s.url.as_deref() != Some(url.as_str()) {
+                        sandboxes::mark_running(&inner, &s, &url, &engine_id).await;
+                    }
+                }
+                crate::engines::Located::Unknown(_) => {}
+            }
         }
     }
 }

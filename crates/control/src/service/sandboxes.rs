@@ -1,24 +1,24 @@
-//! Sandbox lifecycle: placement, provisioning, reads, deletion, and what
-//! happens when a local sandbox's process dies.
+//! Sandbox lifecycle: placement on an engine, provisioning, reads,
+//! deletion, re-adoption after a restart, and what happens when an engine
+//! reports a sandbox gone.
 
 use super::{ControlPlane, Inner};
-use crate::agent_client::{AgentClient, Endpoint};
 use crate::auth::Caller;
-use crate::config::SandboxMode;
+use crate::engines::{self, Located, ProvisionRequest};
 use crate::error::ApiError;
-use crate::hosts::{ProvisionError, SandboxLayout, find_agent_server};
 use crate::secrets::new_credential;
-use crate::store::sandboxes::{Sandbox, status};
-use crate::store::tasks::{self, Task};
+use crate::store::sandboxes::{Placed, Sandbox, status};
+use crate::store::tasks::{self, Task, Writer};
 use crate::store::{StoreResult, now_ms};
 use crate::tasks::lines;
 use crate::views;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Longest wait for a new sandbox's agent server to answer.
-const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a re-adopted sandbox's agent server may take to answer again
+/// after a restart of the control plane (it may be busy).
+const ADOPT_WAIT: Duration = Duration::from_secs(15);
 
 /// A validated sandbox-create request.
 #[derive(Debug, Clone, Default)]
@@ -45,68 +45,55 @@ pub fn validate_llm(llm: &Value) -> Result<String, ApiError> {
     Ok(parsed.model)
 }
 
-/// Polls until the agent server answers an authenticated request.
-pub async fn wait_ready(
-    client: &AgentClient,
-    ep: &Endpoint,
-    limit: Duration,
-) -> Result<(), String> {
-    let start = Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < limit {
-        match client.check(ep).await {
-            Ok(()) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(format!("not ready after {limit:?}: {last}"))
-}
-
-fn layout(inner: &Inner, sandbox_id: &str) -> SandboxLayout {
-    SandboxLayout::new(inner.data_dir.join("sandboxes").join(sandbox_id))
-}
-
-/// Starts (or restarts) the process or container of a local/docker
-/// sandbox; returns its endpoint once it answers.
-async fn launch(inner: &Arc<Inner>, s: &Sandbox, key: &str) -> Result<Endpoint, ProvisionError> {
-    let lay = layout(inner, &s.id);
-    let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-    let (k, l) = (key.to_string(), lay.clone());
-    let sandbox_conversations = s.placement == "local" && inner.local.confined();
-    tokio::task::spawn_blocking(move || l.prepare(&k, &secret, sandbox_conversations))
-        .await
-        .map_err(|e| ProvisionError::Start(e.to_string()))??;
-    let url = if s.placement == "docker" {
-        inner.docker.check().await?;
-        inner
-            .docker
-            .start(&s.id, &lay, inner.config.host_timeout)
-            .await?
-    } else {
-        let configured = inner.config.agent_server_bin.clone();
-        let bin = tokio::task::spawn_blocking(move || find_agent_server(configured.as_deref()))
-            .await
-            .map_err(|e| ProvisionError::Start(e.to_string()))?
-            .ok_or(ProvisionError::NoBinary)?;
-        inner.local.start(&s.id, &bin, &lay, START_TIMEOUT).await?
+/// Provisions `s` on its engine with session key `key` and records where
+/// it runs; the updated row, or why it failed (recorded too).
+async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, String> {
+    let Some(engine) = inner.engines.of(s) else {
+        let why = format!("unknown engine {:?}", s.engine);
+        let _ = inner
+            .store
+            .set_sandbox_down(&s.id, status::FAILED, &why)
+            .await;
+        return Err(why);
     };
-    let ep = Endpoint {
-        url,
+    let req = ProvisionRequest {
+        sandbox_id: s.id.clone(),
         key: key.to_string(),
     };
-    if let Err(e) = wait_ready(&inner.client, &ep, START_TIMEOUT).await {
-        release_process(inner, s).await;
-        return Err(ProvisionError::Start(e));
-    }
-    Ok(ep)
-}
-
-async fn release_process(inner: &Inner, s: &Sandbox) {
-    match s.placement.as_str() {
-        "local" => inner.local.stop(&s.id).await,
-        "docker" => inner.docker.stop(&s.id).await,
-        _ => {}
+    match engine.provision(&req).await {
+        Ok(p) => {
+            let sealed = inner.sealer.seal(&p.key);
+            let host_id = (engine.name() == engines::HOST).then_some(p.engine_id.as_str());
+            let placed = Placed {
+                engine_id: &p.engine_id,
+                url: &p.url,
+                sealed_key: &sealed,
+                working_dir: &p.working_dir,
+                host_id,
+            };
+            if let Err(e) = inner.store.set_sandbox_placed(&s.id, &placed).await {
+                engine.release(s).await;
+                return Err(e.to_string());
+            }
+            let mut placed_row = s.clone();
+            placed_row.engine_id = Some(p.engine_id.clone());
+            placed_row.url = Some(p.url);
+            placed_row.sealed_key = Some(sealed);
+            placed_row.working_dir = p.working_dir;
+            placed_row.host_id = host_id.map(str::to_string);
+            placed_row.status = status::READY.into();
+            placed_row.status_reason = None;
+            Ok(placed_row)
+        }
+        Err(e) => {
+            let why = e.to_string();
+            tracing::warn!(sandbox = %s.id, "provisioning failed: {why}");
+            let _ = inner
+                .store
+                .set_sandbox_down(&s.id, status::FAILED, &why)
+                .await;
+            Err(why)
+        }
     }
 }
 
@@ -128,33 +115,37 @@ impl ControlPlane {
                 "no LLM: the control plane has no LLM_MODEL configured, so the request must name one in `llm`",
             ));
         }
-        let host = inner.store.least_loaded_host().await?;
+        // Registered hosts take every sandbox while one is enabled (a
+        // healthy one, else the create fails: never silently local).
+        let engine = if inner.store.any_enabled_host().await? {
+            engines::HOST
+        } else {
+            inner.config.sandbox_mode.as_str()
+        };
         let id = uuid::Uuid::new_v4().to_string();
-        let placement = match (&host, inner.config.sandbox_mode) {
-            (Some(_), _) => "host",
-            (None, SandboxMode::Local) => "local",
-            (None, SandboxMode::Docker) => "docker",
+        // The engine says where the agent works once it placed the sandbox.
+        let working_dir = match engine {
+            engines::LOCAL => inner.engines.local.layout(&id).workspace(),
+            engines::DOCKER => inner.engines.docker.layout(&id).workspace(),
+            engines::SWARM => engines::swarm::WORKSPACE.into(),
+            _ => std::path::PathBuf::new(),
         };
-        let working_dir = match &host {
-            Some(h) => format!("{}/{id}", h.workspace_root.trim_end_matches('/')),
-            None => layout(inner, &id)
-                .workspace()
-                .to_string_lossy()
-                .into_owned(),
-        };
-        let mut s = Sandbox {
+        let s = Sandbox {
             id: id.clone(),
             tenant_id: caller.tenant_id.clone(),
             name: req
                 .name
                 .clone()
                 .unwrap_or_else(|| format!("sandbox-{}", &id[..8])),
-            placement: placement.to_string(),
-            host_id: host.as_ref().map(|h| h.id.clone()),
+            placement: engine.to_string(),
+            engine: Some(engine.to_string()),
+            engine_id: None,
+            status_reason: None,
+            host_id: None,
             owner_instance: inner.instance.clone(),
             url: None,
             sealed_key: None,
-            working_dir,
+            working_dir: working_dir.to_string_lossy().into_owned(),
             sealed_llm: req.llm.as_ref().map(|l| inner.sealer.seal(&l.to_string())),
             llm_model,
             status: status::STARTING.to_string(),
@@ -165,50 +156,15 @@ impl ControlPlane {
             deleted_at: None,
         };
         inner.store.insert_sandbox(&s).await?;
-        if placement == "local" {
+        if engine == engines::LOCAL {
             self.refuse_unconfined_sharing(&s).await?;
         }
-        let endpoint = match &host {
-            Some(h) => {
-                let key = inner
-                    .sealer
-                    .open(&h.sealed_key)
-                    .map_err(ApiError::internal)?;
-                let ep = Endpoint {
-                    url: h.url.clone(),
-                    key,
-                };
-                inner
-                    .client
-                    .check(&ep)
-                    .await
-                    .map(|()| ep)
-                    .map_err(|e| ProvisionError::Start(format!("host {}: {e}", h.url)))
-            }
-            None => {
-                let key = new_credential("ohs_").map_err(ApiError::internal)?;
-                launch(&self.inner, &s, &key).await
-            }
-        };
-        match endpoint {
-            Ok(ep) => {
-                let sealed = inner.sealer.seal(&ep.key);
-                inner
-                    .store
-                    .set_sandbox_endpoint(&id, &ep.url, &sealed, status::READY)
-                    .await?;
-                s.url = Some(ep.url);
-                s.sealed_key = Some(sealed);
-                s.status = status::READY.into();
-                Ok(self.sandbox_view(&s).await?)
-            }
-            Err(e) => {
-                tracing::warn!(sandbox = %id, "provisioning failed: {e}");
-                inner.store.set_sandbox_status(&id, status::FAILED).await?;
-                Err(ApiError::sandboxes_unavailable(format!(
-                    "the sandbox could not be started: {e}"
-                )))
-            }
+        let key = new_credential("ohs_").map_err(ApiError::internal)?;
+        match provision(inner, &s, &key).await {
+            Ok(placed) => Ok(self.sandbox_view(&placed).await?),
+            Err(why) => Err(ApiError::sandboxes_unavailable(format!(
+                "the sandbox could not be started: {why}"
+            ))),
         }
     }
 
@@ -218,7 +174,7 @@ impl ControlPlane {
     /// each other) of a second tenant is withdrawn and refused.
     async fn refuse_unconfined_sharing(&self, s: &Sandbox) -> Result<(), ApiError> {
         let inner = &self.inner;
-        let Some(why) = inner.local.confinement().unavailable() else {
+        let Some(why) = inner.engines.local.procs().confinement().unavailable() else {
             return Ok(());
         };
         if inner.config.allow_unconfined
@@ -297,8 +253,7 @@ impl ControlPlane {
             )
             .await?;
         }
-        let owned_here = s.owner_instance == inner.instance || s.placement == "host";
-        if owned_here {
+        if releases_here(inner, &s) {
             finish_delete(inner, &s).await?;
             Ok(serde_json::json!({"id": s.id, "status": status::DELETED}))
         } else {
@@ -306,13 +261,17 @@ impl ControlPlane {
         }
     }
 
-    /// Relaunches the local and docker sandboxes this instance owns (after
-    /// a restart); their unfinished tasks fail, since their agent server
-    /// was stopped under them.
-    pub(crate) async fn relaunch_owned(&self) {
+    /// After a start: finds every sandbox this instance provisioned on
+    /// its engine again. One that runs is re-adopted as it is (its running
+    /// tasks go on; their forwarding resumes where it stopped); one its
+    /// engine reports gone is provisioned again and its running task fails
+    /// saying so; deletes left unfinished are finished.
+    pub(crate) async fn adopt_owned(&self) {
         let inner = &self.inner;
-        let owned = match inner.store.owned_sandboxes(&inner.instance).await {
-            Ok(o) => o,
+        let owned = match inner.store.live_sandboxes().await {
+            Ok(all) => all
+                .into_iter()
+                .filter(|s| s.owner_instance == inner.instance),
             Err(e) => {
                 tracing::warn!("listing owned sandboxes failed: {e}");
                 return;
@@ -325,40 +284,79 @@ impl ControlPlane {
                 }
                 continue;
             }
-            if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
-                for t in running {
-                    let _ = end_task(
-                        inner,
-                        &t,
-                        tasks::status::FAILED,
-                        1,
-                        "the control plane restarted and its sandbox's agent server with it",
-                    )
-                    .await;
-                }
-            }
-            let key = match s.sealed_key.as_deref().map(|k| inner.sealer.open(k)) {
-                Some(Ok(k)) => k,
-                _ => continue,
-            };
-            match launch(inner, &s, &key).await {
-                Ok(ep) => {
-                    let sealed = inner.sealer.seal(&ep.key);
-                    if let Err(e) = inner
-                        .store
-                        .set_sandbox_endpoint(&s.id, &ep.url, &sealed, status::READY)
-                        .await
-                    {
-                        tracing::warn!(sandbox = %s.id, "recording a relaunch failed: {e}");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(sandbox = %s.id, "relaunching failed: {e}");
-                    let _ = inner.store.set_sandbox_status(&s.id, status::FAILED).await;
-                }
-            }
+            adopt(inner, &s).await;
         }
     }
+}
+
+/// Re-adopts one sandbox this instance provisioned (see
+/// [`ControlPlane::adopt_owned`]).
+async fn adopt(inner: &Arc<Inner>, s: &Sandbox) {
+    let Some(engine) = inner.engines.of(s) else {
+        return;
+    };
+    let Some(Ok(key)) = s.sealed_key.as_deref().map(|k| inner.sealer.open(k)) else {
+        if s.status == status::STARTING {
+            let _ = inner
+                .store
+                .set_sandbox_down(
+                    &s.id,
+                    status::FAILED,
+                    "the control plane restarted while provisioning it",
+                )
+                .await;
+        }
+        return;
+    };
+    let mut found = engine.locate(s, &key).await;
+    if let (Located::Unknown(_), Some(url)) = (&found, &s.url) {
+        // Its process or container runs: give a busy server time to answer.
+        let ep = crate::agent_client::Endpoint {
+            url: url.clone(),
+            key: key.clone(),
+        };
+        if inner.client.wait_ready(&ep, ADOPT_WAIT).await.is_ok() {
+            found = engine.locate(s, &key).await;
+        }
+    }
+    match found {
+        Located::Running { url, engine_id } => {
+            tracing::info!(sandbox = %s.id, engine = engine.name(), "re-adopted a running sandbox");
+            if let Err(e) = inner
+                .store
+                .set_sandbox_located(&s.id, &engine_id, &url)
+                .await
+            {
+                tracing::warn!(sandbox = %s.id, "recording a re-adopted sandbox failed: {e}");
+            }
+        }
+        Located::Unknown(why) => {
+            tracing::warn!(sandbox = %s.id, "cannot tell whether the sandbox runs: {why}");
+        }
+        Located::Replacing(why) => mark_replacing(inner, s, &why).await,
+        Located::Gone(why) => {
+            tracing::warn!(sandbox = %s.id, "the sandbox is gone ({why}); provisioning it again");
+            if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
+                let reason = format!(
+                    "the sandbox's agent server was gone when the control plane restarted \
+                     ({why}); the sandbox was started again, this task's work is lost"
+                );
+                for t in running {
+                    let _ = end_task(inner, &t, tasks::status::FAILED, 1, &reason).await;
+                }
+            }
+            engine.release(s).await;
+            let _ = provision(inner, s, &key).await;
+        }
+    }
+}
+
+/// Whether this instance releases `s` (its engine reaches it from here).
+fn releases_here(inner: &Inner, s: &Sandbox) -> bool {
+    inner
+        .engines
+        .of(s)
+        .is_some_and(|e| e.reaches(&s.owner_instance))
 }
 
 /// Ends a task with `status`/`exit_code`, writing a `task_error` and the
@@ -369,6 +367,19 @@ pub(crate) async fn end_task(
     status: &str,
     exit_code: i64,
     reason: &str,
+) -> StoreResult<bool> {
+    end_task_as(inner, t, status, exit_code, reason, Writer::Control).await
+}
+
+/// [`end_task`] as `writer` (a forwarder ends its task only while it holds
+/// the lease).
+pub(crate) async fn end_task_as(
+    inner: &Inner,
+    t: &Task,
+    status: &str,
+    exit_code: i64,
+    reason: &str,
+    writer: Writer,
 ) -> StoreResult<bool> {
     let code = match status {
         tasks::status::CANCELLED => "task_cancelled",
@@ -389,6 +400,7 @@ pub(crate) async fn end_task(
                 ),
             ],
             inner.retention(),
+            writer,
         )
         .await?;
     inner.stop_pump(&t.id);
@@ -398,45 +410,107 @@ pub(crate) async fn end_task(
 
 /// Releases what a deleted sandbox holds and marks it deleted.
 async fn finish_delete(inner: &Inner, s: &Sandbox) -> StoreResult<()> {
-    match s.placement.as_str() {
-        "host" => {
-            // The conversations go; the host's working directory stays.
-            if let Ok(ep) = inner.endpoint(s) {
-                for t in inner.store.tasks_of(&s.id).await? {
-                    if let Err(e) = inner.client.delete_conversation(&ep, &t.session_id).await {
-                        tracing::debug!(sandbox = %s.id, "deleting a conversation failed: {e}");
-                    }
-                }
-            }
-        }
-        _ => {
-            release_process(inner, s).await;
-            let dir = layout(inner, &s.id).dir;
-            let removed =
-                tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
-                })
-                .await;
-            if !matches!(removed, Ok(Ok(()))) {
-                tracing::warn!(sandbox = %s.id, "removing the sandbox directory failed: {removed:?}");
-            }
+    if let Some(engine) = inner.engines.of(s) {
+        engine.release(s).await;
+    }
+    let has_dir = s.placement == engines::LOCAL || s.placement == engines::DOCKER;
+    if has_dir && s.owner_instance == inner.instance {
+        let dir = inner.engines.local.layout(&s.id).dir;
+        let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        })
+        .await;
+        if !matches!(removed, Ok(Ok(()))) {
+            tracing::warn!(sandbox = %s.id, "removing the sandbox directory failed: {removed:?}");
         }
     }
     inner.store.mark_sandbox_deleted(&s.id).await
 }
 
-/// Finishes deletes other instances requested on sandboxes this one owns.
+/// Finishes deletes other instances requested on sandboxes this one
+/// releases.
 pub(crate) async fn reap_deleting(inner: &Arc<Inner>) -> StoreResult<()> {
     for s in inner.store.owned_sandboxes(&inner.instance).await? {
-        if s.status == status::DELETING {
+        if s.status == status::DELETING && releases_here(inner, &s) {
             finish_delete(inner, &s).await?;
         }
     }
     Ok(())
 }
 
-/// A local sandbox's process died: the sandbox fails, so does its task.
+/// The engine reports `s` gone: it becomes `lost` and its running task
+/// ends with a `task_error` saying why.
+pub(crate) async fn mark_lost(inner: &Inner, s: &Sandbox, why: &str) {
+    match inner.store.set_sandbox_down(&s.id, status::LOST, why).await {
+        Ok(true) => tracing::warn!(sandbox = %s.id, "the sandbox is lost: {why}"),
+        Ok(false) => return,
+        Err(e) => {
+            tracing::warn!(sandbox = %s.id, "recording a lost sandbox failed: {e}");
+            return;
+        }
+    }
+    if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
+        let reason = format!("the sandbox is lost: {why}");
+        for t in running {
+            let _ = end_task(inner, &t, tasks::status::FAILED, 1, &reason).await;
+        }
+    }
+}
+
+/// The engine runs `s` again elsewhere (its node was lost): its agent
+/// server and the work of its running task are gone, so the task ends
+/// with a `task_error` naming why; the sandbox is `starting` until it
+/// answers at its new endpoint.
+pub(crate) async fn mark_replacing(inner: &Inner, s: &Sandbox, why: &str) {
+    match inner
+        .store
+        .set_sandbox_down(&s.id, status::STARTING, why)
+        .await
+    {
+        Ok(true) => tracing::warn!(sandbox = %s.id, "the sandbox is placed again: {why}"),
+        Ok(false) => return,
+        Err(e) => {
+            tracing::warn!(sandbox = %s.id, "recording a sandbox placed again failed: {e}");
+            return;
+        }
+    }
+    fail_running(
+        inner,
+        s,
+        &format!("the sandbox's agent server was lost: {why}; the engine runs the sandbox again"),
+    )
+    .await;
+}
+
+/// The engine runs `s` (again) at `url`: it is ready there. A running task
+/// of an agent server it no longer runs at the recorded endpoint fails.
+pub(crate) async fn mark_running(inner: &Inner, s: &Sandbox, url: &str, engine_id: &str) {
+    if let Some(old) = s.url.as_deref().filter(|old| *old != url) {
+        fail_running(
+            inner,
+            s,
+            &format!(
+                "the sandbox was moved from {old} to {url} by its engine; this task's work is lost"
+            ),
+        )
+        .await;
+    }
+    match inner.store.set_sandbox_located(&s.id, engine_id, url).await {
+        Ok(()) => tracing::info!(sandbox = %s.id, %url, "the sandbox answers"),
+        Err(e) => tracing::warn!(sandbox = %s.id, "recording where the sandbox runs failed: {e}"),
+    }
+}
+
+async fn fail_running(inner: &Inner, s: &Sandbox, reason: &str) {
+    if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
+        for t in running {
+            let _ = end_task(inner, &t, tasks::status::FAILED, 1, reason).await;
+        }
+    }
+}
+
+/// A local sandbox's process died: the sandbox is lost, its task fails.
 pub(crate) async fn on_local_exit(inner: &Arc<Inner>, exited: &crate::hosts::local::Exited) {
     let Ok(Some(s)) = inner.store.sandbox_by_id(&exited.sandbox_id).await else {
         return;
@@ -444,14 +518,9 @@ pub(crate) async fn on_local_exit(inner: &Arc<Inner>, exited: &crate::hosts::loc
     if s.status == status::DELETING || s.status == status::DELETED {
         return;
     }
-    let _ = inner.store.set_sandbox_status(&s.id, status::FAILED).await;
-    if let Ok(running) = inner.store.running_tasks_of(&s.id).await {
-        for t in running {
-            let reason = format!(
-                "the sandbox's agent server exited unexpectedly (code {})",
-                exited.code
-            );
-            let _ = end_task(inner, &t, tasks::status::FAILED, 1, &reason).await;
-        }
-    }
+    let why = format!(
+        "its agent server exited unexpectedly (code {})",
+        exited.code
+    );
+    mark_lost(inner, &s, &why).await;
 }

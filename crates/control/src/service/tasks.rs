@@ -8,7 +8,7 @@ use crate::auth::Caller;
 use crate::config::{MAX_EVENT_BYTES, MAX_PROMPT_BYTES, OUTPUT_RETENTION_BYTES};
 use crate::error::{ApiError, codes};
 use crate::store::sandboxes::{Sandbox, status as sandbox_status};
-use crate::store::tasks::{StartRefusal, Task, status};
+use crate::store::tasks::{StartRefusal, Task, Writer, status};
 use crate::store::{StoreResult, now_ms};
 use crate::tasks::lines;
 use crate::views;
@@ -68,9 +68,15 @@ impl ControlPlane {
     fn ready_endpoint(&self, s: &Sandbox) -> Result<Endpoint, ApiError> {
         match s.status.as_str() {
             sandbox_status::READY => self.inner.endpoint(s),
-            sandbox_status::FAILED => Err(ApiError::sandboxes_unavailable(
-                "the sandbox's agent server failed",
-            )),
+            sandbox_status::FAILED | sandbox_status::LOST => {
+                Err(ApiError::sandboxes_unavailable(format!(
+                    "the sandbox is {}: {}",
+                    s.status,
+                    s.status_reason
+                        .as_deref()
+                        .unwrap_or("its agent server failed")
+                )))
+            }
             other => Err(ApiError::new(
                 StatusCode::CONFLICT,
                 codes::SANDBOX_NOT_READY,
@@ -151,6 +157,7 @@ impl ControlPlane {
             pump_instance: Some(inner.instance.clone()),
             pump_heartbeat: Some(now),
             last_event_id: None,
+            lease_epoch: 1,
             created_at: now,
             updated_at: now,
             ended_at: None,
@@ -208,6 +215,7 @@ impl ControlPlane {
                 status::RUNNING,
                 &lines::task_status(&task.id, status::RUNNING, None),
                 inner.retention(),
+                Writer::Control,
             )
             .await?;
         inner.wake(&task.id);
@@ -314,14 +322,15 @@ impl ControlPlane {
 /// Takes over forwarding running tasks whose forwarder stopped renewing
 /// its heartbeat (its instance died).
 pub(crate) async fn adopt_orphans(inner: &Arc<Inner>) -> StoreResult<()> {
-    for t in inner.store.orphaned_tasks(inner.stale_before()).await? {
-        if !inner
+    for mut t in inner.store.orphaned_tasks(inner.stale_before()).await? {
+        let Some(epoch) = inner
             .store
             .claim_pump(&t.id, &inner.instance, inner.stale_before())
             .await?
-        {
+        else {
             continue;
-        }
+        };
+        t.lease_epoch = epoch;
         let Some(s) = inner.store.sandbox_by_id(&t.sandbox_id).await? else {
             continue;
         };
@@ -336,4 +345,37 @@ pub(crate) async fn adopt_orphans(inner: &Arc<Inner>) -> StoreResult<()> {
         }
     }
     Ok(())
+}
+
+/// After a start: resumes forwarding the running tasks this instance
+/// forwarded before it stopped (same instance id), from the last event
+/// recorded — without waiting for their heartbeat to go stale.
+pub(crate) async fn resume_forwarding(inner: &Arc<Inner>) {
+    let mine = match inner.store.tasks_forwarded_by(&inner.instance).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("listing this instance's running tasks failed: {e}");
+            return;
+        }
+    };
+    for mut t in mine {
+        match inner
+            .store
+            .claim_pump(&t.id, &inner.instance, inner.stale_before())
+            .await
+        {
+            Ok(Some(epoch)) => t.lease_epoch = epoch,
+            _ => continue,
+        }
+        let Ok(Some(s)) = inner.store.sandbox_by_id(&t.sandbox_id).await else {
+            continue;
+        };
+        if s.status != sandbox_status::READY {
+            continue;
+        }
+        if let Ok(ep) = inner.endpoint(&s) {
+            tracing::info!(task = %t.id, "resuming the task's event forwarding");
+            inner.spawn_pump(t, ep);
+        }
+    }
 }

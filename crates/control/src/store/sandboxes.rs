@@ -9,12 +9,30 @@ pub mod status {
     pub const STARTING: &str = "starting";
     /// Its agent server answers; tasks may start.
     pub const READY: &str = "ready";
-    /// Provisioning failed or its local process died.
+    /// Provisioning failed.
     pub const FAILED: &str = "failed";
+    /// Its engine reports it gone (`status_reason` says why); the next
+    /// start of its owning instance provisions it again.
+    pub const LOST: &str = "lost";
     /// Delete requested; the owning instance releases it.
     pub const DELETING: &str = "deleting";
     /// Gone (kept for the record, never listed).
     pub const DELETED: &str = "deleted";
+}
+
+/// Where a provisioned sandbox runs (see [`Store::set_sandbox_placed`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Placed<'a> {
+    /// The engine's id for it.
+    pub engine_id: &'a str,
+    /// Base URL of its agent server.
+    pub url: &'a str,
+    /// Its session key, sealed.
+    pub sealed_key: &'a str,
+    /// The agent's working directory.
+    pub working_dir: &'a str,
+    /// Its registered host (engine `host`).
+    pub host_id: Option<&'a str>,
 }
 
 /// A sandbox row.
@@ -28,6 +46,13 @@ pub struct Sandbox {
     pub name: String,
     /// `local`, `docker` or `host`.
     pub placement: String,
+    /// The engine running it (see [`crate::engines`]; older rows: `None`,
+    /// the placement names it).
+    pub engine: Option<String>,
+    /// The engine's own id for it (process group, container id, host id).
+    pub engine_id: Option<String>,
+    /// Why it is `lost` or `failed`.
+    pub status_reason: Option<String>,
     /// The registered host (placement `host`).
     pub host_id: Option<String>,
     /// The instance that provisioned it (and owns its local process).
@@ -62,6 +87,7 @@ impl std::fmt::Debug for Sandbox {
             .field("id", &self.id)
             .field("tenant_id", &self.tenant_id)
             .field("placement", &self.placement)
+            .field("engine_id", &self.engine_id)
             .field("url", &self.url)
             .field("status", &self.status)
             .field("current_task_id", &self.current_task_id)
@@ -75,8 +101,9 @@ impl Store {
         sqlx::query(
             "INSERT INTO sandboxes (id, tenant_id, name, placement, host_id, owner_instance, url, \
              sealed_key, working_dir, sealed_llm, llm_model, status, current_task_id, task_busy, \
-             created_by, created_at, deleted_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, 0, $13, $14, NULL)",
+             created_by, created_at, deleted_at, engine, engine_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, 0, $13, $14, NULL, \
+             $15, $16)",
         )
         .bind(&s.id)
         .bind(&s.tenant_id)
@@ -92,30 +119,81 @@ impl Store {
         .bind(&s.status)
         .bind(&s.created_by)
         .bind(s.created_at)
+        .bind(&s.engine)
+        .bind(&s.engine_id)
         .execute(self.pool())
         .await?;
         Ok(())
     }
 
-    /// Records where a sandbox's agent server answers and its status.
-    pub async fn set_sandbox_endpoint(
-        &self,
-        id: &str,
-        url: &str,
-        sealed_key: &str,
-        status: &str,
-    ) -> StoreResult<()> {
+    /// Records where a provisioned sandbox runs (the engine's id, its
+    /// agent server's URL and sealed key, the agent's working directory,
+    /// its registered host) and makes it ready.
+    pub async fn set_sandbox_placed(&self, id: &str, placed: &Placed<'_>) -> StoreResult<()> {
         sqlx::query(
-            "UPDATE sandboxes SET url = $2, sealed_key = $3, status = $4 \
+            "UPDATE sandboxes SET engine_id = $2, url = $3, sealed_key = $4, working_dir = $5, \
+             host_id = $6, status = 'ready', status_reason = NULL \
              WHERE id = $1 AND status NOT IN ('deleting', 'deleted')",
         )
         .bind(id)
-        .bind(url)
-        .bind(sealed_key)
-        .bind(status)
+        .bind(placed.engine_id)
+        .bind(placed.url)
+        .bind(placed.sealed_key)
+        .bind(placed.working_dir)
+        .bind(placed.host_id)
         .execute(self.pool())
         .await?;
         Ok(())
+    }
+
+    /// Records where a re-adopted sandbox answers now (ready again).
+    pub async fn set_sandbox_located(
+        &self,
+        id: &str,
+        engine_id: &str,
+        url: &str,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE sandboxes SET engine_id = $2, url = $3, status = 'ready', status_reason = NULL \
+             WHERE id = $1 AND status NOT IN ('deleting', 'deleted')",
+        )
+        .bind(id)
+        .bind(engine_id)
+        .bind(url)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Sets a live sandbox's status with the reason (`lost`, `failed`);
+    /// false when it is being deleted or already has that status.
+    pub async fn set_sandbox_down(
+        &self,
+        id: &str,
+        status: &str,
+        reason: &str,
+    ) -> StoreResult<bool> {
+        let r = sqlx::query(
+            "UPDATE sandboxes SET status = $2, status_reason = $3 \
+             WHERE id = $1 AND status NOT IN ('deleting', 'deleted') AND status <> $2",
+        )
+        .bind(id)
+        .bind(status)
+        .bind(reason)
+        .execute(self.pool())
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Live (not deleted) sandboxes of an engine.
+    pub async fn sandboxes_of_engine(&self, engine: &str) -> StoreResult<Vec<Sandbox>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM sandboxes WHERE COALESCE(engine, placement) = $1 \
+             AND status <> 'deleted' ORDER BY created_at",
+        )
+        .bind(engine)
+        .fetch_all(self.pool())
+        .await?)
     }
 
     /// Sets a live sandbox's status (not once deletion started).
@@ -209,5 +287,14 @@ impl Store {
         .bind(instance)
         .fetch_all(self.pool())
         .await?)
+    }
+
+    /// Every sandbox that is not deleted, oldest first.
+    pub async fn live_sandboxes(&self) -> StoreResult<Vec<Sandbox>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM sandboxes WHERE status <> 'deleted' ORDER BY created_at")
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 }

@@ -69,6 +69,8 @@ pub struct Task {
     pub pump_heartbeat: Option<i64>,
     /// Id of the last event forwarded.
     pub last_event_id: Option<String>,
+    /// The forwarding lease's epoch (see [`Store::claim_pump`]).
+    pub lease_epoch: i64,
     /// Creation time (Unix ms).
     pub created_at: i64,
     /// Last change (Unix ms).
@@ -111,6 +113,28 @@ pub const STDOUT: &str = "stdout";
 /// Stream names.
 pub const STDERR: &str = "stderr";
 
+/// Who appends to a task's output: its forwarder, holding the lease of
+/// an epoch (refused once another claim moved the epoch on), or the
+/// control plane itself (task controls, ending a task), never refused
+/// while the task runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// The forwarder holding the lease of this epoch.
+    Lease(i64),
+    /// The control plane's own lines.
+    Control,
+}
+
+impl Writer {
+    /// The epoch bound in the fenced statements (-1: not fenced).
+    fn epoch(self) -> i64 {
+        match self {
+            Writer::Lease(e) => e,
+            Writer::Control => -1,
+        }
+    }
+}
+
 async fn append_in(
     tx: &mut Transaction<'static, Any>,
     task_id: &str,
@@ -118,17 +142,20 @@ async fn append_in(
     data: &str,
     last_event_id: Option<&str>,
     retention: i64,
+    writer: Writer,
 ) -> StoreResult<Option<i64>> {
     let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
     let row = sqlx::query(
         "UPDATE tasks SET next_seq = next_seq + 1, output_bytes = output_bytes + $2, \
          updated_at = $3, last_event_id = COALESCE($4, last_event_id) \
-         WHERE id = $1 AND ended = 0 RETURNING next_seq, output_bytes",
+         WHERE id = $1 AND ended = 0 AND ($5 < 0 OR lease_epoch = $5) \
+         RETURNING next_seq, output_bytes",
     )
     .bind(task_id)
     .bind(size)
     .bind(now_ms())
     .bind(last_event_id)
+    .bind(writer.epoch())
     .fetch_optional(&mut **tx)
     .await?;
     let Some(row) = row else { return Ok(None) };
@@ -231,8 +258,10 @@ impl Store {
         sqlx::query(
             "INSERT INTO tasks (id, sandbox_id, tenant_id, owner_user_id, session_id, stream_id, \
              status, ended, exit_code, exit_seq, next_seq, output_bytes, kept_from_seq, \
-             pump_instance, pump_heartbeat, last_event_id, created_at, updated_at, ended_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, NULL, NULL, 0, 0, 1, $8, $9, NULL, $10, $10, NULL)",
+             pump_instance, pump_heartbeat, last_event_id, created_at, updated_at, ended_at, \
+             lease_epoch) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, NULL, NULL, 0, 0, 1, $8, $9, NULL, $10, $10, NULL, \
+             $11)",
         )
         .bind(&task.id)
         .bind(&task.sandbox_id)
@@ -244,6 +273,7 @@ impl Store {
         .bind(&task.pump_instance)
         .bind(task.pump_heartbeat)
         .bind(task.created_at)
+        .bind(task.lease_epoch)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -258,7 +288,8 @@ impl Store {
             .await?)
     }
 
-    /// Appends one chunk; its `seq`, or `None` when the task has ended.
+    /// Appends one chunk for `writer`; its `seq`, or `None` when the task
+    /// has ended or `writer`'s lease was taken over.
     pub async fn append_output(
         &self,
         task_id: &str,
@@ -266,9 +297,19 @@ impl Store {
         data: &str,
         last_event_id: Option<&str>,
         retention: i64,
+        writer: Writer,
     ) -> StoreResult<Option<i64>> {
         let mut tx = self.pool().begin().await?;
-        let seq = append_in(&mut tx, task_id, stream, data, last_event_id, retention).await?;
+        let seq = append_in(
+            &mut tx,
+            task_id,
+            stream,
+            data,
+            last_event_id,
+            retention,
+            writer,
+        )
+        .await?;
         if seq.is_some() {
             tx.commit().await?;
         } else {
@@ -278,16 +319,19 @@ impl Store {
     }
 
     /// Sets a running task's status, appending `line` to its stdout in the
-    /// same transaction; false when the task has ended.
+    /// same transaction; false when the task has ended or `writer`'s lease
+    /// was taken over.
     pub async fn set_task_status(
         &self,
         task_id: &str,
         status: &str,
         line: &str,
         retention: i64,
+        writer: Writer,
     ) -> StoreResult<bool> {
         let mut tx = self.pool().begin().await?;
-        let Some(_) = append_in(&mut tx, task_id, STDOUT, line, None, retention).await? else {
+        let Some(_) = append_in(&mut tx, task_id, STDOUT, line, None, retention, writer).await?
+        else {
             tx.rollback().await?;
             return Ok(false);
         };
@@ -302,7 +346,8 @@ impl Store {
 
     /// Ends a task: appends `lines` (stream, text), then the exit with
     /// `exit_code`, sets `status`, frees the tenant's slot and the sandbox.
-    /// False when it had already ended (nothing changes then).
+    /// False when it had already ended or `writer`'s lease was taken over
+    /// (nothing changes then).
     pub async fn end_task(
         &self,
         task_id: &str,
@@ -310,10 +355,11 @@ impl Store {
         exit_code: i64,
         lines: &[(&str, String)],
         retention: i64,
+        writer: Writer,
     ) -> StoreResult<bool> {
         let mut tx = self.pool().begin().await?;
         for (stream, text) in lines {
-            if append_in(&mut tx, task_id, stream, text, None, retention)
+            if append_in(&mut tx, task_id, stream, text, None, retention, writer)
                 .await?
                 .is_none()
             {
@@ -325,12 +371,14 @@ impl Store {
         let row = sqlx::query(
             "UPDATE tasks SET ended = 1, status = $2, exit_code = $3, next_seq = next_seq + 1, \
              exit_seq = next_seq + 1, ended_at = $4, updated_at = $4 \
-             WHERE id = $1 AND ended = 0 RETURNING tenant_id, sandbox_id",
+             WHERE id = $1 AND ended = 0 AND ($5 < 0 OR lease_epoch = $5) \
+             RETURNING tenant_id, sandbox_id",
         )
         .bind(task_id)
         .bind(status)
         .bind(exit_code)
         .bind(now)
+        .bind(writer.epoch())
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {
@@ -374,25 +422,31 @@ impl Store {
 
     /// Takes over forwarding a task's events for `instance` when nobody
     /// forwards them, this instance does, or the forwarder's heartbeat is
-    /// older than `stale_before`. True when this instance now forwards.
+    /// older than `stale_before`. The new lease epoch when this instance
+    /// now forwards: every claim moves the epoch on, so appends of an
+    /// earlier forwarder (a stalled one, or one of this instance before
+    /// its restart) are refused from now on.
     pub async fn claim_pump(
         &self,
         task_id: &str,
         instance: &str,
         stale_before: i64,
-    ) -> StoreResult<bool> {
-        let r = sqlx::query(
-            "UPDATE tasks SET pump_instance = $2, pump_heartbeat = $3 WHERE id = $1 AND ended = 0 \
+    ) -> StoreResult<Option<i64>> {
+        let row = sqlx::query(
+            "UPDATE tasks SET pump_instance = $2, pump_heartbeat = $3, \
+             lease_epoch = lease_epoch + 1 WHERE id = $1 AND ended = 0 \
              AND (pump_instance IS NULL OR pump_instance = $2 OR pump_heartbeat IS NULL \
-             OR pump_heartbeat < $4)",
+             OR pump_heartbeat < $4) RETURNING lease_epoch",
         )
         .bind(task_id)
         .bind(instance)
         .bind(now_ms())
         .bind(stale_before)
-        .execute(self.pool())
+        .fetch_optional(self.pool())
         .await?;
-        Ok(r.rows_affected() == 1)
+        row.map(|r| r.try_get::<i64, _>("lease_epoch"))
+            .transpose()
+            .map_err(Into::into)
     }
 
     /// Refreshes the heartbeat of every running task `instance` forwards.
@@ -413,6 +467,16 @@ impl Store {
         .bind(stale_before)
         .fetch_all(self.pool())
         .await?)
+    }
+
+    /// Running tasks whose events `instance` forwards (or forwarded).
+    pub async fn tasks_forwarded_by(&self, instance: &str) -> StoreResult<Vec<Task>> {
+        Ok(
+            sqlx::query_as("SELECT * FROM tasks WHERE pump_instance = $1 AND ended = 0")
+                .bind(instance)
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     /// Running tasks of a sandbox.

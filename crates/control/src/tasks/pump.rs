@@ -7,9 +7,14 @@
 //! into `task_status` lines, and ends the task when the agent finishes,
 //! fails or gets stuck. It reconnects when the socket drops; when the host
 //! stays unreachable for the give-up time the task fails.
+//!
+//! Every write of a forwarder carries the lease epoch it claimed
+//! ([`Writer::Lease`]): once another instance took the forwarding over (or
+//! this one resumed it after a restart) the store refuses them, and the
+//! stale forwarder stops.
 
 use crate::agent_client::{AgentClient, AgentError, Endpoint, SocketRead};
-use crate::store::tasks::{self, Task, status};
+use crate::store::tasks::{self, Task, Writer, status};
 use crate::store::{Store, StoreResult};
 use crate::tasks::lines;
 use serde_json::Value;
@@ -83,7 +88,8 @@ pub(crate) trait PumpHost: Send + Sync + 'static {
     fn idle_check(&self) -> Duration;
     /// Wakes the readers of `task_id`'s output.
     fn wake(&self, task_id: &str);
-    /// Ends `task` as failed with `reason` (recorded in its output).
+    /// Ends `task` as failed with `reason` (recorded in its output), as
+    /// its forwarder of `task.lease_epoch` (refused once taken over).
     fn fail_task(&self, task: &Task, reason: &str) -> impl Future<Output = ()> + Send;
 }
 
@@ -102,6 +108,11 @@ struct Pump<H: PumpHost> {
 }
 
 impl<H: PumpHost> Pump<H> {
+    /// This forwarder's appends are fenced by the lease it claimed.
+    fn writer(&self) -> Writer {
+        Writer::Lease(self.task.lease_epoch)
+    }
+
     async fn forward(&mut self, event: &Value) -> StoreResult<Flow> {
         if is_transient(event) {
             return Ok(Flow::Continue);
@@ -130,6 +141,7 @@ impl<H: PumpHost> Pump<H> {
                 &lines::task_event(event),
                 (!id.is_empty()).then_some(id.as_str()),
                 inner.retention(),
+                self.writer(),
             )
             .await?;
         inner.wake(&self.task.id);
@@ -153,6 +165,7 @@ impl<H: PumpHost> Pump<H> {
                     &lines::task_error(&self.task.id, code, detail),
                     None,
                     inner.retention(),
+                    self.writer(),
                 )
                 .await?;
         }
@@ -165,7 +178,7 @@ impl<H: PumpHost> Pump<H> {
                     let line = lines::task_status(&self.task.id, s, None);
                     if !inner
                         .store()
-                        .set_task_status(&self.task.id, s, &line, inner.retention())
+                        .set_task_status(&self.task.id, s, &line, inner.retention(), self.writer())
                         .await?
                     {
                         return Ok(Flow::Ended);
@@ -187,6 +200,7 @@ impl<H: PumpHost> Pump<H> {
                             lines::task_status(&self.task.id, s, Some(code)),
                         )],
                         inner.retention(),
+                        self.writer(),
                     )
                     .await?;
                 inner.wake(&self.task.id);
@@ -209,6 +223,7 @@ impl<H: PumpHost> Pump<H> {
                 &lines::diagnostic(message),
                 None,
                 self.inner.retention(),
+                self.writer(),
             )
             .await;
         self.inner.wake(&self.task.id);

@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod pg;
+pub mod swarm;
 
 use base64::Engine;
 use openhands_testkit::{MockLlmHandle, MockLlmServer, Script};
@@ -129,6 +130,12 @@ impl Control {
             ("OH_CONTROL_POLL_MS".to_string(), "50".to_string()),
             ("OH_CONTROL_SECRET_KEY".to_string(), SECRET_KEY.to_string()),
             ("LOG_LEVEL".to_string(), "info".to_string()),
+            // Tests leave nothing running behind a stopped control plane
+            // (a restart test that keeps its sandboxes says so).
+            (
+                "OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN".to_string(),
+                "1".to_string(),
+            ),
         ];
         env.extend(opts.env.iter().cloned());
         let mut args = vec![
@@ -660,4 +667,29 @@ impl Drop for RemoteHost {
         self.signal(nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
     }
+}
+
+/// Processes whose working directory is under `dir`.
+pub fn processes_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
+            && cwd.starts_with(dir)
+        {
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+/// The sandboxes' agent servers among [`processes_under`] (the shells
+/// they start, a shell-snapshot capture among them, come and go).
+pub fn agent_servers_under(dir: &std::path::Path) -> Vec<String> {
+    processes_under(dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim_end().starts_with("openhands-agent"))
+        })
+        .collect()
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(120);
 const IMAGE: &str = "openhands-rs/agent-server:control-test";
 
-fn docker_works() -> bool {
+pub(crate) fn docker_works() -> bool {
     Command::new("docker")
         .args(["info", "--format", "{{.ServerVersion}}"])
         .output()
@@ -49,6 +49,10 @@ async fn sandboxes_in_docker_containers() {
         ),
         Turn::tool_call("finish", json!({"message": "done"})),
     ])
+    .with_script(
+        "slow",
+        vec![Turn::tool_call("terminal", json!({"command": "echo late"})).with_delay_ms(60_000)],
+    )
     .with_toolless_reply(Turn::text("title"));
     let llm = mock_llm(script).await;
     let c = Control::start(
@@ -101,6 +105,38 @@ async fn sandboxes_in_docker_containers() {
     ] {
         assert!(!env.contains(secret), "{secret} reached the agent:\n{env}");
     }
+
+    // The container dies under a running task: the engine reports it
+    // gone, the sandbox is lost and the task ends with a task_error
+    // naming why.
+    let slow = api.start_task(&t, &sb, "[[mock:script:slow]] wait").await;
+    assert_eq!(slow.status, 202, "{}", slow.text);
+    let slow = slow.json["id"].as_str().unwrap().to_string();
+    let mut g = Followed::default();
+    follow_until(&api, &t, &sb, &slow, &mut g, WAIT, |g| {
+        g.statuses().iter().any(|s| s == "running")
+    })
+    .await;
+    let killed = Command::new("docker")
+        .args(["kill", &container])
+        .output()
+        .unwrap();
+    assert!(killed.status.success());
+    follow_until(&api, &t, &sb, &slow, &mut g, WAIT, |_| false).await;
+    assert_eq!(g.exit.as_ref().unwrap()["exit_code"], 1);
+    let error = g
+        .stdout
+        .iter()
+        .find(|o| o["type"] == "task_error")
+        .expect("a task_error");
+    assert!(
+        error.to_string().contains("lost") && error.to_string().contains("container"),
+        "{error}"
+    );
+    let view = api
+        .call("GET", &Api::sandbox_path(&t, &sb), Some(&t.key), None)
+        .await;
+    assert_eq!(view.json["status"], "lost", "{}", view.text);
 
     let del = api
         .call("DELETE", &Api::sandbox_path(&t, &sb), Some(&t.key), None)

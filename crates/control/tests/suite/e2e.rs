@@ -7,7 +7,10 @@
 
 use crate::common;
 
-use common::{Api, Control, Followed, Options, database, follow_until, mock_llm, ndjson, tenant};
+use common::{
+    Api, Control, Followed, Options, agent_servers_under, database, follow_until, mock_llm, ndjson,
+    processes_under, tenant,
+};
 use futures::StreamExt;
 use openhands_testkit::{Script, Turn};
 use serde_json::json;
@@ -293,31 +296,6 @@ async fn main_flow_postgres() {
     main_flow(true).await;
 }
 
-/// Processes whose working directory is under `dir`.
-fn processes_under(dir: &std::path::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
-            && cwd.starts_with(dir)
-        {
-            out.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    out
-}
-
-/// The sandboxes' agent servers among [`processes_under`] (the shells
-/// they start, a shell-snapshot capture among them, come and go).
-fn agent_servers_under(dir: &std::path::Path) -> Vec<String> {
-    processes_under(dir)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.trim_end().starts_with("openhands-agent"))
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_sandboxes_are_isolated_and_reaped() {
     let script = Script::from_turns([
@@ -387,8 +365,8 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     assert!(env.contains("AI_AGENT=openhands"));
 
     // A control plane killed without its shutdown leaves its sandboxes'
-    // agent servers behind; the next start on the same data directory
-    // stops them and relaunches the sandboxes, which keep working.
+    // agent servers running; the next start on the same data directory
+    // re-adopts them as they are (same processes), and they keep working.
     let before = agent_servers_under(&root);
     assert_eq!(before.len(), 2, "the two sandboxes' agent servers run");
     c.kill();
@@ -405,12 +383,11 @@ async fn local_sandboxes_are_isolated_and_reaped() {
             ..Options::default()
         },
     );
-    let now = agent_servers_under(&root);
-    assert!(
-        now.iter().all(|p| !before.contains(p)),
-        "left-over processes were stopped"
+    assert_eq!(
+        agent_servers_under(&root),
+        before,
+        "the sandboxes were re-adopted, not started again"
     );
-    assert!(!now.is_empty(), "the sandboxes were relaunched");
     let api = Api::new(&again.url);
     let started = api.start_task(&t, &two, "look").await;
     assert_eq!(started.status, 202, "{}", started.text);
@@ -419,7 +396,9 @@ async fn local_sandboxes_are_isolated_and_reaped() {
     follow_until(&api, &t, &two, &task, &mut g, WAIT, |_| false).await;
     assert_eq!(g.exit.as_ref().unwrap()["exit_code"], 0);
 
-    // Shutting the control plane down stops every sandbox process group.
+    // A shutdown that releases its sandboxes
+    // (OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN, set by the harness) stops
+    // every sandbox process group.
     again.stop();
     assert_eq!(
         processes_under(&root),

@@ -47,6 +47,7 @@ async fn registered_hosts(postgres: bool) {
             env: vec![
                 ("OH_CONTROL_HOST_GIVE_UP_SECONDS".into(), "1".into()),
                 ("OH_CONTROL_HOST_TIMEOUT_SECONDS".into(), "1.5".into()),
+                ("OH_CONTROL_HEARTBEAT_SECONDS".into(), "0.5".into()),
             ],
             data_dir: None,
         },
@@ -166,8 +167,26 @@ async fn registered_hosts(postgres: bool) {
     let a = api.start_task(&t, &sb_two, "again").await;
     assert_eq!(a.status, 503, "{}", a.text);
     assert_eq!(a.code(), "sandboxes_unavailable");
-    // A new sandbox avoids nothing (placement is by load) but fails fast.
+    // The health check marks it unhealthy: a new sandbox goes to the
+    // healthy host although the frozen one has fewer sandboxes.
+    common::eventually(WAIT, "the frozen host to be unhealthy", || async {
+        let loads = host_loads(&c);
+        (loads[1]["healthy"] == false).then_some(())
+    })
+    .await;
+    assert!(host_loads(&c)[1]["health_error"].is_string());
+    let avoided = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(avoided.status, 201, "{}", avoided.text);
+    assert_eq!(
+        avoided.json["host_id"],
+        h1.as_str(),
+        "the dead host is not chosen"
+    );
     two.thaw();
+    common::eventually(WAIT, "the host to be healthy again", || async {
+        (host_loads(&c)[1]["healthy"] == true).then_some(())
+    })
+    .await;
     let a = api.start_task(&t, &sb_two, "again").await;
     assert_eq!(a.status, 202, "the host answers again: {}", a.text);
 

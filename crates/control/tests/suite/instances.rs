@@ -66,6 +66,16 @@ async fn two_instances_on_one_postgres() {
     assert_eq!(on_b.status, 200);
     assert_eq!(on_b.json["name"], "shared");
 
+    // Two more sandboxes for the limit check below, made before the first
+    // task starts so it still runs when the limit is checked.
+    let sb2 = api_a.create_sandbox(&t, json!({})).await.json["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sb3 = api_a.create_sandbox(&t, json!({})).await.json["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // A task started on B is read on A and controlled on both.
     let started = api_b
         .start_task(&t, &sb, "[[mock:script:steps]] three steps")
@@ -98,14 +108,6 @@ async fn two_instances_on_one_postgres() {
     // The tenant's limit holds across instances (2 running at most).
     // (Every sandbox is made on A: B is killed below, and a killed
     // instance leaves its local sandbox processes behind.)
-    let sb2 = api_a.create_sandbox(&t, json!({})).await.json["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let sb3 = api_a.create_sandbox(&t, json!({})).await.json["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let second = api_a.start_task(&t, &sb2, "[[mock:script:slow]] two").await;
     assert_eq!(second.status, 202, "{}", second.text);
     let third = api_b

@@ -1,8 +1,13 @@
 //! The suites, one module per former test target.
 
+mod bench;
+mod controls;
 mod docker;
 mod e2e;
+mod fencing;
 mod hosts;
 mod instances;
 mod output_limits;
 mod refusals;
+mod restart;
+mod swarm;

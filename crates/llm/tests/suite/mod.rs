@@ -1,4 +1,5 @@
 //! The suites, one module per former test target.
 
 mod http_edge;
+mod litellm_parity;
 mod mock_server;

@@ -60,14 +60,16 @@ impl TemplateFileError {
 /// The template directories, in search order: each entry of
 /// [`PROMPT_DIRS_ENV`], then `~/.openhands/prompts`.
 pub fn template_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os(PROMPT_DIRS_ENV)
+    let mut dirs: Vec<PathBuf> = openhands_workspace::exec::env::host_var_os(PROMPT_DIRS_ENV)
         .map(|v| {
             std::env::split_paths(&v)
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         })
         .unwrap_or_default();
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+    if let Some(home) =
+        openhands_workspace::exec::env::host_var_os("HOME").filter(|h| !h.is_empty())
+    {
         dirs.push(Path::new(&home).join(".openhands").join("prompts"));
     }
     dirs

@@ -410,7 +410,7 @@ async fn store_pinned(
             .tempdir_in(parent)?;
         copy_tree(&repo, tmp.path())?;
         let staged = tmp.keep();
-        if std::fs::rename(&staged, &t).is_err() {
+        if crate::fsutil::rename_into_place(&staged, &t).is_err() {
             // Another fetch pinned the same commit first.
             let _ = std::fs::remove_dir_all(&staged);
         }

@@ -1,3 +1,8 @@
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
+
 use super::*;
 use std::process::Command;
 

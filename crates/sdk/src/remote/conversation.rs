@@ -8,6 +8,7 @@ use super::hub::Hub;
 use super::socket::{EventSocket, SocketState};
 use super::sync::sync_events;
 use futures::Stream;
+use openhands_client::TlsOptions;
 use openhands_protocol::conversations::{
     AskAgentRequest, ConfirmationResponseRequest, ExecuteToolRequest, ExecuteToolResponse,
     ForkConversationRequest, NavigateConversationRequest, SendMessageRequest,
@@ -44,6 +45,9 @@ pub struct RemoteOptions {
     pub unreachable_timeout: Duration,
     /// Delete the conversation on the server in [`RemoteConversation::close`].
     pub delete_on_close: bool,
+    /// Certificates trusted for `https://`/`wss://` servers: the system
+    /// roots (`SSL_CERT_FILE` honoured) plus an optional CA bundle.
+    pub tls: TlsOptions,
 }
 
 impl Default for RemoteOptions {
@@ -56,6 +60,7 @@ impl Default for RemoteOptions {
             terminal_fallback: Duration::from_secs(30),
             unreachable_timeout: Duration::from_secs(120),
             delete_on_close: false,
+            tls: TlsOptions::default(),
         }
     }
 }
@@ -84,17 +89,10 @@ impl std::fmt::Debug for RemoteConversation {
     }
 }
 
-/// The client of `host`; `https://` is refused before anything is sent:
-/// the event socket is built without TLS, so it could never connect.
+/// The client of `host` (`http://` or `https://`; the event socket follows
+/// with `ws://` or `wss://` over the same TLS configuration).
 fn client(host: &str, key: Option<&str>, o: &RemoteOptions) -> Result<ApiClient, RemoteError> {
-    let api = ApiClient::new(host, key, o.request_timeout)?;
-    if api.base().starts_with("https://") {
-        return Err(RemoteError::Unsupported {
-            kind: "remote",
-            what: "https:// agent servers (the event socket has no TLS support yet)",
-        });
-    }
-    Ok(api)
+    ApiClient::new(host, key, o.request_timeout, o.tls.clone())
 }
 
 fn parse_id(info: &Value, what: &str) -> Result<Uuid, RemoteError> {

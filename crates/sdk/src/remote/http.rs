@@ -2,23 +2,16 @@
 //! to [`RemoteError`].
 
 use super::error::RemoteError;
+use openhands_client::{AgentServerClient, ClientError, TlsOptions};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// Header carrying the session API key.
-const SESSION_HEADER: &str = "X-Session-API-Key";
-/// How much of an error body is kept.
-const BODY_PREFIX: usize = 500;
-
-/// An agent server's base URL, key and HTTP client.
+/// An agent server's client, with the conversation's trace root.
 #[derive(Clone)]
 pub struct ApiClient {
-    base: String,
-    key: Option<String>,
-    http: reqwest::Client,
-    timeout: Duration,
+    client: AgentServerClient,
     /// The conversation root span whose trace context requests carry when
     /// not made inside another product span (taken by
     /// [`ApiClient::end_trace`]).
@@ -28,36 +21,48 @@ pub struct ApiClient {
 impl std::fmt::Debug for ApiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiClient")
-            .field("base", &self.base)
-            .field("timeout", &self.timeout)
+            .field("base", &self.client.base())
+            .field("timeout", &self.client.timeout())
             .finish_non_exhaustive()
     }
 }
 
+/// A client error as the remote conversation reports it; a 404 is
+/// [`RemoteError::NotFound`] when the request addressed `conversation`.
+pub fn remote_error(e: ClientError, conversation: Option<Uuid>) -> RemoteError {
+    match e {
+        ClientError::InvalidUrl(u) => RemoteError::InvalidUrl(u),
+        ClientError::Tls(detail) => RemoteError::Unreachable {
+            what: "TLS setup".into(),
+            detail,
+        },
+        ClientError::Unreachable { what, detail } => RemoteError::Unreachable { what, detail },
+        ClientError::Status { what, status, body } => match (status, conversation) {
+            (401 | 403, _) => RemoteError::Unauthorized { what },
+            (404, Some(id)) => RemoteError::NotFound(id),
+            _ => RemoteError::Status { what, status, body },
+        },
+        ClientError::Protocol { what, detail } => RemoteError::Protocol { what, detail },
+    }
+}
+
 impl ApiClient {
-    /// A client of the server at `host` (`http://127.0.0.1:8000`); every
-    /// request ends after `timeout`.
-    pub fn new(host: &str, key: Option<&str>, timeout: Duration) -> Result<Self, RemoteError> {
-        let base = host.trim_end_matches('/').to_string();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(RemoteError::InvalidUrl(base));
-        }
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
+    /// A client of the server at `host` (`http://127.0.0.1:8000` or
+    /// `https://…`) trusting `tls`; every request ends after `timeout`.
+    pub fn new(
+        host: &str,
+        key: Option<&str>,
+        timeout: Duration,
+        tls: TlsOptions,
+    ) -> Result<Self, RemoteError> {
+        let client = AgentServerClient::builder(host)
+            .session_api_key(key)
             .timeout(timeout)
-            .tcp_nodelay(true)
-            .default_headers(openhands_workspace::client_headers::observability_headers_from_env())
+            .tls(tls)
             .build()
-            .map_err(|e| RemoteError::Unreachable {
-                what: "client setup".into(),
-                detail: e.to_string(),
-            })?;
+            .map_err(|e| remote_error(e, None))?;
         Ok(Self {
-            base,
-            key: key.map(str::to_string),
-            http,
-            timeout,
+            client,
             trace_root: Default::default(),
         })
     }
@@ -76,26 +81,12 @@ impl ApiClient {
 
     /// The base URL.
     pub fn base(&self) -> &str {
-        &self.base
+        self.client.base()
     }
 
-    /// The session API key.
-    pub fn key(&self) -> Option<&str> {
-        self.key.as_deref()
-    }
-
-    /// The per-request timeout.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// The WebSocket URL of `path` (`ws://…` for `http://…`).
-    pub fn ws_url(&self, path: &str) -> String {
-        let base = match self.base.strip_prefix("https://") {
-            Some(rest) => format!("wss://{rest}"),
-            None => format!("ws://{}", self.base.trim_start_matches("http://")),
-        };
-        format!("{base}{path}")
+    /// The typed client underneath (sockets, typed reads).
+    pub fn client(&self) -> &AgentServerClient {
+        &self.client
     }
 
     /// Sends one request. `accept` lists extra statuses treated as success;
@@ -110,10 +101,7 @@ impl ApiClient {
         conversation: Option<Uuid>,
     ) -> Result<(u16, Value), RemoteError> {
         let what = format!("{method} {path}");
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
-        if let Some(k) = &self.key {
-            req = req.header(SESSION_HEADER, k);
-        }
+        let mut req = self.client.request(method, path);
         let root = self.trace_root.lock().clone();
         for (name, value) in crate::telemetry::observability::trace_context_headers(root.as_ref()) {
             req = req.header(name, value);
@@ -121,33 +109,15 @@ impl ApiClient {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let unreachable = |e: reqwest::Error| RemoteError::Unreachable {
-            what: what.clone(),
-            detail: e.to_string(),
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let status = resp.status().as_u16();
-        let text = resp.text().await.map_err(unreachable)?;
-        let ok = (200..300).contains(&status) || accept.contains(&status);
-        if !ok {
-            return Err(match (status, conversation) {
-                (401 | 403, _) => RemoteError::Unauthorized { what },
-                (404, Some(id)) => RemoteError::NotFound(id),
-                _ => RemoteError::Status {
-                    what,
-                    status,
-                    body: text.chars().take(BODY_PREFIX).collect(),
-                },
-            });
-        }
-        if text.trim().is_empty() {
-            return Ok((status, Value::Null));
-        }
-        let value = serde_json::from_str(&text).map_err(|e| RemoteError::Protocol {
-            what,
-            detail: format!("body is not JSON: {e}"),
-        })?;
-        Ok((status, value))
+        let answer = self
+            .client
+            .send(req, &what, accept)
+            .await
+            .map_err(|e| remote_error(e, conversation))?;
+        let value = answer
+            .json_value(&what)
+            .map_err(|e| remote_error(e, conversation))?;
+        Ok((answer.status, value))
     }
 }
 
@@ -156,22 +126,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_are_checked_and_mapped_to_websocket_schemes() {
+    fn client_errors_map_to_remote_errors() {
+        let id = Uuid::nil();
+        let status = |status| ClientError::Status {
+            what: "GET /x".into(),
+            status,
+            body: String::new(),
+        };
         assert!(matches!(
-            ApiClient::new("localhost:3000", None, Duration::from_secs(1)),
+            remote_error(status(404), Some(id)),
+            RemoteError::NotFound(_)
+        ));
+        assert!(matches!(
+            remote_error(status(404), None),
+            RemoteError::Status { status: 404, .. }
+        ));
+        assert!(matches!(
+            remote_error(status(403), None),
+            RemoteError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            ApiClient::new(
+                "localhost:3000",
+                None,
+                Duration::from_secs(1),
+                TlsOptions::default()
+            ),
             Err(RemoteError::InvalidUrl(_))
         ));
-        let c = ApiClient::new("http://h:1/", None, Duration::from_secs(1)).unwrap();
-        assert_eq!(c.ws_url("/sockets/x"), "ws://h:1/sockets/x");
-        let c = ApiClient::new("https://h", Some("k"), Duration::from_secs(1)).unwrap();
-        assert_eq!(c.ws_url("/s"), "wss://h/s");
-        assert_eq!(c.key(), Some("k"));
     }
 
     #[tokio::test]
     async fn an_unreachable_host_is_a_typed_error() {
         // Port 9 (discard) on localhost: nothing listens there.
-        let c = ApiClient::new("http://127.0.0.1:9", None, Duration::from_secs(2)).unwrap();
+        let c = ApiClient::new(
+            "http://127.0.0.1:9",
+            None,
+            Duration::from_secs(2),
+            TlsOptions::default(),
+        )
+        .unwrap();
         let e = c
             .call::<Value>(reqwest::Method::GET, "/alive", None, &[], None)
             .await

@@ -7,18 +7,17 @@
 use super::error::RemoteError;
 use super::http::ApiClient;
 use super::hub::Hub;
-use futures::{SinkExt, StreamExt};
+use openhands_client::socket::{CLOSE_AUTH_FAILED, CLOSE_NOT_FOUND};
+use openhands_client::{ClientError, Resend, SocketRead};
 use openhands_wire::event::{Event, EventBody};
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 /// Close codes after which the client does not reconnect.
-const FATAL_CLOSE_CODES: [u16; 2] = [4001, 4004];
+const FATAL_CLOSE_CODES: [u16; 2] = [CLOSE_AUTH_FAILED, CLOSE_NOT_FOUND];
 /// First pause before a reconnect; doubled up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest pause between reconnects.
@@ -139,28 +138,13 @@ async fn run(
     hub.notify();
 }
 
-/// The subscription URL: everything (first connection of an empty copy) or
-/// what was recorded since the newest event we hold.
-fn subscribe_path(id: Uuid, since: Option<&str>) -> String {
+/// What to ask the server to resend: everything (first connection of an
+/// empty copy) or what was recorded since the newest event we hold.
+fn resend(since: Option<String>) -> Resend {
     match since {
-        None => format!("/sockets/events/{id}?resend_mode=all"),
-        Some(ts) => {
-            let ts: String = url_escape(ts);
-            format!("/sockets/events/{id}?resend_mode=since&after_timestamp={ts}")
-        }
+        None => Resend::All,
+        Some(ts) => Resend::Since(ts),
     }
-}
-
-/// Percent-encodes what is not unreserved in a query value.
-fn url_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b':' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 async fn connect_once(
@@ -170,49 +154,41 @@ async fn connect_once(
     state: &watch::Sender<SocketState>,
     connections: &mut u32,
 ) -> Ended {
-    let since = hub.last_timestamp();
-    let url = api.ws_url(&subscribe_path(id, since.as_deref()));
-    let connected =
-        tokio::time::timeout(api.timeout(), tokio_tungstenite::connect_async(url)).await;
-    let mut ws = match connected {
-        Ok(Ok((ws, _))) => ws,
-        Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp)))
-            if matches!(resp.status().as_u16(), 401 | 403) =>
-        {
-            return Ended::Fatal(4001);
-        }
-        Ok(Err(e)) => {
+    let mut ws = match api
+        .client()
+        .subscribe_events(id, &resend(hub.last_timestamp()))
+        .await
+    {
+        Ok(ws) => ws,
+        Err(ClientError::Status {
+            status: 401 | 403, ..
+        }) => return Ended::Fatal(CLOSE_AUTH_FAILED),
+        Err(e) => {
             tracing::debug!(conversation = %id, error = %e, "event socket: connect failed");
             return Ended::Retry;
         }
-        Err(_) => return Ended::Retry,
     };
-    if let Some(key) = api.key() {
-        let auth = json!({"type": "auth", "session_api_key": key}).to_string();
-        match tokio::time::timeout(api.timeout(), ws.send(Message::text(auth))).await {
-            Ok(Ok(())) => {}
-            _ => return Ended::Retry,
-        }
-    }
     let mut ready = false;
-    while let Some(frame) = ws.next().await {
-        let text = match frame {
-            Ok(Message::Text(t)) => t.to_string(),
-            Ok(Message::Binary(b)) => String::from_utf8_lossy(&b).into_owned(),
-            Ok(Message::Close(c)) => {
-                let code = c.map(|c| u16::from(c.code));
+    loop {
+        let frame = match ws.next(None).await {
+            Ok(SocketRead::Frame(v)) => v,
+            Ok(SocketRead::Idle) => continue,
+            Ok(SocketRead::Closed(code, _)) => {
                 return match code {
                     Some(code) if FATAL_CLOSE_CODES.contains(&code) => Ended::Fatal(code),
                     _ => Ended::Retry,
                 };
             }
-            Ok(_) => continue,
+            Err(ClientError::Protocol { detail, .. }) => {
+                tracing::warn!(conversation = %id, error = %detail, "event socket: undecodable frame");
+                continue;
+            }
             Err(e) => {
                 tracing::debug!(conversation = %id, error = %e, "event socket: read failed");
                 return Ended::Retry;
             }
         };
-        let event: Event = match serde_json::from_str(&text) {
+        let event: Event = match serde_json::from_value(frame) {
             Ok(e) => e,
             Err(e) => {
                 tracing::warn!(conversation = %id, error = %e, "event socket: undecodable frame");
@@ -233,26 +209,5 @@ async fn connect_once(
             *connections += 1;
             state.send_replace(SocketState::Ready(*connections));
         }
-    }
-    Ended::Retry
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn subscriptions_resend_everything_or_since_the_newest_event() {
-        let id = Uuid::nil();
-        assert_eq!(
-            subscribe_path(id, None),
-            format!("/sockets/events/{id}?resend_mode=all")
-        );
-        assert_eq!(
-            subscribe_path(id, Some("2026-01-01T10:00:00.5+00:00")),
-            format!(
-                "/sockets/events/{id}?resend_mode=since&after_timestamp=2026-01-01T10:00:00.5%2B00:00"
-            )
-        );
     }
 }

@@ -5,6 +5,10 @@
 //! deliberate change), and the goals hold: at least 54 of the 60 dangerous
 //! verdicts MEDIUM or HIGH, never more lenient than the reference on a
 //! dangerous command, never stricter on ordinary work.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
 
 use openhands_wire::event::SecurityRisk;
 use serde_json::{Map, Value, json};

@@ -94,7 +94,7 @@ fn text(value: &Value, field: &str) -> Result<Option<String>, AnalyzerConfigErro
 }
 
 fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    openhands_workspace::exec::env::host_var(name).filter(|v| !v.is_empty())
 }
 
 impl GraySwan {

@@ -1,5 +1,9 @@
 //! `GraySwanAnalyzer` against a local HTTP server answering like the
 //! monitor service.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
 
 use super::*;
 use crate::security::table_tests::terminal_action;

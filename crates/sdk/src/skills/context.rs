@@ -41,7 +41,7 @@ impl SkillSources {
     /// `$HOME`, `$EXTENSIONS_PATH` and `$OH_PERSISTENCE_DIR` of this process.
     pub fn from_env() -> Self {
         let var = |name: &str| {
-            std::env::var_os(name)
+            openhands_workspace::exec::env::host_var_os(name)
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from)
         };

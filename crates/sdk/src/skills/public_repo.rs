@@ -127,8 +127,7 @@ impl PublicRepo {
         if let Some(dir) = &sources.public_skills_dir {
             return Some(Self::Local(dir.clone()));
         }
-        let git_ref = std::env::var(PUBLIC_SKILLS_REF_ENV)
-            .ok()
+        let git_ref = openhands_workspace::exec::env::host_var(PUBLIC_SKILLS_REF_ENV)
             .filter(|r| !r.trim().is_empty())
             .unwrap_or_else(|| "main".into());
         let git_ref = sources.public_skills_ref.clone().unwrap_or(git_ref);

@@ -4,6 +4,8 @@
 //! parent does not wait for the child; it gets the child's id back.
 
 use async_trait::async_trait;
+use openhands_client::{HttpOptions, http_client};
+use openhands_protocol::SESSION_API_KEY_HEADER;
 use openhands_protocol::conversations::{
     StartChildConversationRequest, StartChildConversationResponse,
 };
@@ -38,12 +40,17 @@ pub struct HttpChildLauncher {
 }
 
 impl HttpChildLauncher {
-    /// A launcher posting to `url`.
-    pub fn new(url: impl Into<String>) -> Self {
-        Self {
+    /// A launcher posting to `url` (`http://` or `https://`, trusting the
+    /// system roots); fails only when the HTTP client cannot be built.
+    pub fn new(url: impl Into<String>) -> Result<Self, openhands_client::ClientError> {
+        let options = HttpOptions {
+            timeout: Some(LAUNCH_TIMEOUT),
+            ..HttpOptions::default()
+        };
+        Ok(Self {
             url: url.into(),
-            client: reqwest::Client::new(),
-        }
+            client: http_client(&options)?,
+        })
     }
 }
 
@@ -73,9 +80,9 @@ impl ChildLauncher for HttpChildLauncher {
             .json(&request);
         if let Some(key) = SESSION_KEY_VARIABLES
             .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()))
+            .find_map(|v| openhands_workspace::exec::env::host_var(v).filter(|k| !k.is_empty()))
         {
-            post = post.header("X-Session-API-Key", key);
+            post = post.header(SESSION_API_KEY_HEADER, key);
         }
         let answer = post.send().await.map_err(|e| {
             if e.is_timeout() {

@@ -127,6 +127,7 @@ fn quick() -> RemoteOptions {
         terminal_fallback: Duration::from_secs(30),
         unreachable_timeout: Duration::from_secs(5),
         delete_on_close: false,
+        ..RemoteOptions::default()
     }
 }
 

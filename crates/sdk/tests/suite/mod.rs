@@ -19,5 +19,6 @@ mod plugins_runtime;
 mod reference_fixture;
 mod remote;
 mod remote_reference;
+mod remote_tls;
 mod route_task;
 mod skills;

@@ -108,6 +108,7 @@ fn options() -> RemoteOptions {
         terminal_fallback: Duration::from_secs(30),
         unreachable_timeout: Duration::from_secs(60),
         delete_on_close: false,
+        ..RemoteOptions::default()
     }
 }
 

@@ -365,7 +365,7 @@ fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
     let mut replaced: Vec<Replaced<'_>> = Vec::new();
     let mut failure = None;
     for (i, (tmp, path, entry)) in staged.iter().enumerate() {
-        if let Err(e) = fs::rename(tmp, path) {
+        if let Err(e) = openhands_workspace::fsutil::rename_into_place(tmp, path) {
             cleanup(&staged[i..], &[]);
             failure = Some(format!("cannot replace `{}`: {e}", path.display()));
             break;
@@ -417,7 +417,7 @@ fn rollback(replaced: &[Replaced<'_>]) -> bool {
     for r in replaced.iter().rev() {
         let result = match r.original {
             Some(text) => stage(r.path, text.as_bytes(), r.permissions)
-                .and_then(|tmp| fs::rename(&tmp, r.path)),
+                .and_then(|tmp| openhands_workspace::fsutil::rename_into_place(&tmp, r.path)),
             None => fs::remove_file(r.path),
         };
         ok &= result.is_ok();

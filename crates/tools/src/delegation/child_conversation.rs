@@ -114,7 +114,9 @@ impl StartChildConversationTool {
         let launcher: Option<Arc<dyn ChildLauncher>> = match params.get("launch_url") {
             None | Some(Value::Null) => env.child_launcher.clone(),
             Some(Value::String(url)) if !url.trim().is_empty() => {
-                Some(Arc::new(HttpChildLauncher::new(url.trim())))
+                let launcher = HttpChildLauncher::new(url.trim())
+                    .map_err(|e| ToolError::InvalidArguments(format!("launch_url {url}: {e}")))?;
+                Some(Arc::new(launcher))
             }
             Some(other) => {
                 return Err(ToolError::InvalidArguments(format!(

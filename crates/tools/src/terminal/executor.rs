@@ -746,7 +746,7 @@ fn user_and_host() -> (Option<String>, Option<String>) {
         .ok()
         .flatten()
         .map(|u| u.name)
-        .or_else(|| std::env::var("USER").ok());
+        .or_else(|| openhands_workspace::exec::env::host_var("USER"));
     let host = nix::unistd::gethostname()
         .ok()
         .map(|h| h.to_string_lossy().into_owned());

@@ -1,5 +1,6 @@
 //! The Engine API connection: connect, check, and every call under a
-//! timeout with its error typed.
+//! timeout with its error typed (shared by [`super::DockerWorkspace`] and
+//! the control plane's docker engine).
 
 use super::error::DockerError;
 use bollard::Docker;
@@ -8,10 +9,10 @@ use std::time::Duration;
 
 /// Connects to `host` (`unix://…`, `tcp://…`; `None`: `DOCKER_HOST` or the
 /// local socket) and checks that the daemon answers within `timeout`.
-pub(super) async fn connect(host: Option<&str>, timeout: Duration) -> Result<Docker, DockerError> {
+pub async fn connect(host: Option<&str>, timeout: Duration) -> Result<Docker, DockerError> {
     let shown = host
         .map(str::to_string)
-        .or_else(|| std::env::var("DOCKER_HOST").ok())
+        .or_else(|| crate::exec::env::host_var("DOCKER_HOST"))
         .unwrap_or_else(|| "unix:///var/run/docker.sock".into());
     let unreachable = |detail: String| DockerError::Unreachable {
         host: shown.clone(),
@@ -33,7 +34,7 @@ pub(super) async fn connect(host: Option<&str>, timeout: Duration) -> Result<Doc
 }
 
 /// Whether the error is the daemon's 404.
-pub(super) fn is_not_found(e: &bollard::errors::Error) -> bool {
+pub fn is_not_found(e: &bollard::errors::Error) -> bool {
     matches!(
         e,
         bollard::errors::Error::DockerResponseServerError {
@@ -44,7 +45,7 @@ pub(super) fn is_not_found(e: &bollard::errors::Error) -> bool {
 }
 
 /// Runs one Engine API call under `timeout`, typing its failure as `op`.
-pub(super) async fn call<T>(
+pub async fn call<T>(
     op: &'static str,
     timeout: Duration,
     fut: impl Future<Output = Result<T, bollard::errors::Error>>,

@@ -12,7 +12,7 @@
 //!   when closed or dropped — and when its owning process dies (see
 //!   [`lifeline`]).
 
-mod client;
+pub mod client;
 mod error;
 pub mod image;
 pub mod lifeline;

@@ -153,7 +153,7 @@ fn container_body(
         "HOME=/root".into(),
     ];
     for name in &opts.forward_env {
-        if let Ok(v) = std::env::var(name) {
+        if let Some(v) = crate::exec::env::host_var(name) {
             env.push(format!("{name}={v}"));
         }
     }
@@ -332,10 +332,10 @@ impl DockerWorkspace {
     }
 
     async fn wait_ready(&self, timeout: Duration) -> Result<(), DockerError> {
-        let client = reqwest::Client::builder()
-            .timeout(PROBE_TIMEOUT)
-            .build()
-            .map_err(|e| crate::WorkspaceError::Transport(e.to_string()))?;
+        let client = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+            PROBE_TIMEOUT,
+        ))
+        .map_err(|e| crate::WorkspaceError::Transport(e.to_string()))?;
         let url = format!("{}/ready", self.remote.host());
         let deadline = Instant::now() + timeout;
         loop {

@@ -174,10 +174,37 @@ impl EnvPolicy {
 }
 
 /// This process's environment (UTF-8 entries only).
-fn process_env() -> BTreeMap<String, String> {
+///
+/// With [`host_var`] and [`host_var_os`], the one place outside configuration
+/// modules where the product reads its own environment (the house rule
+/// `disallowed-methods` in `clippy.toml` keeps `std::env::var*` here).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "exec::env owns reading the process environment"
+)]
+pub fn process_env() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect()
+}
+
+/// One variable of this process's environment; `None` when unset or not
+/// UTF-8.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "exec::env owns reading the process environment"
+)]
+pub fn host_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// One variable of this process's environment, as the OS gave it.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "exec::env owns reading the process environment"
+)]
+pub fn host_var_os(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
 }
 
 /// A finished environment for one child process, built by an

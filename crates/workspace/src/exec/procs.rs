@@ -224,7 +224,7 @@ mod tests {
     #[test]
     fn environment_tag_matches_exact_entries() {
         let me = std::process::id() as i32;
-        let path = std::env::var("PATH").unwrap_or_default();
+        let path = crate::exec::env::host_var("PATH").unwrap_or_default();
         assert!(environ_has(me, format!("PATH={path}").as_bytes()) || path.is_empty());
         assert!(!environ_has(me, b"OH_SURELY_NOT_SET_ANYWHERE=1"));
     }

@@ -3,6 +3,8 @@
 //! terminal as its controlling terminal and gets exactly the environment
 //! of its [`ProcessSpec`]. Stopping it is [`super::procs`]' job.
 
+#![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
+
 use super::sandbox::bwrap::Attach;
 use super::spawn::{ProcessSpec, resolve_program};
 use portable_pty::{Child, CommandBuilder, MasterPty, PtyPair, PtySize, native_pty_system};

@@ -1,3 +1,8 @@
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
+
 use super::*;
 use crate::exec::env::EnvPolicy;
 use std::collections::BTreeMap;
@@ -289,4 +294,31 @@ async fn dropping_a_running_child_kills_its_group() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!alive(pid), "a process of the dropped group survived");
+}
+
+#[tokio::test]
+async fn a_service_outlives_its_dropped_handle_and_writes_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("service.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let child = GroupChild::spawn_service(&spec("echo started; exec sleep 30"), log).unwrap();
+    let pgid = child.pgid().unwrap();
+    drop(child);
+    let end = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&log_path)
+        .unwrap_or_default()
+        .trim()
+        != "started"
+    {
+        assert!(Instant::now() < end, "the service wrote nothing to its log");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(alive(pgid), "a service must survive its dropped handle");
+    crate::exec::procs::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+    let end = Instant::now() + Duration::from_secs(5);
+    while alive(pgid) && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pgid), "stopped by its group");
 }

@@ -3,6 +3,8 @@
 //! its own process group with exactly the environment of its
 //! [`ChildEnv`](super::env::ChildEnv), and stops the whole group.
 
+#![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
+
 use super::env::ChildEnv;
 use super::procs::signal_group;
 use super::sandbox::bwrap::{Attach, Bind};
@@ -190,6 +192,8 @@ pub struct GroupChild {
     child: Child,
     pgid: Option<i32>,
     status: Option<ExitStatus>,
+    /// A service ([`GroupChild::spawn_service`]): left running on drop.
+    service: bool,
 }
 
 impl GroupChild {
@@ -206,6 +210,28 @@ impl GroupChild {
             child,
             pgid,
             status: None,
+            service: false,
+        })
+    }
+
+    /// Starts `spec` as a service that may outlive this process: its
+    /// standard output and error go to `log` (no pipe ties it to this
+    /// process), it leads its own process group (a session of its own
+    /// when sandboxed), and dropping this handle leaves it running — stop
+    /// it with [`GroupChild::terminate`], or later by its group id.
+    pub fn spawn_service(spec: &ProcessSpec, log: std::fs::File) -> std::io::Result<Self> {
+        let mut cmd = Command::from(spec.std_command());
+        let err = log.try_clone()?;
+        cmd.stdout(Stdio::from(log))
+            .stderr(Stdio::from(err))
+            .kill_on_drop(false);
+        let child = cmd.spawn()?;
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        Ok(Self {
+            child,
+            pgid,
+            status: None,
+            service: true,
         })
     }
 
@@ -288,7 +314,7 @@ impl GroupChild {
 
 impl Drop for GroupChild {
     fn drop(&mut self) {
-        if self.status.is_none() {
+        if self.status.is_none() && !self.service {
             // Abandoned while running: nothing of it may survive. tokio's
             // kill_on_drop reaps the leader.
             self.kill_group();

@@ -1,5 +1,5 @@
 //! Gateway authentication: the server's session keys, presented either as
-//! `X-Session-API-Key` or as an OpenAI-style `Authorization: Bearer <key>`.
+//! session key header or as an OpenAI-style `Authorization: Bearer <key>`.
 //! No key configured: open, like the rest of the API. Rejections are
 //! 401 `{"detail":"Unauthorized"}`.
 

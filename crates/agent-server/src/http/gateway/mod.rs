@@ -8,7 +8,7 @@
 //! final text comes back, in OpenAI's shapes. Chat Completions can continue a
 //! conversation through the `X-OpenHands-ServerConversation-ID` header;
 //! Responses is stateless. Authentication takes the session key as
-//! `X-Session-API-Key` or `Authorization: Bearer`. Error bodies are the
+//! session key header or `Authorization: Bearer`. Error bodies are the
 //! reference server's `{"detail": ...}` with its verbatim texts.
 
 pub mod auth;

@@ -20,6 +20,7 @@ use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUp
 use axum::extract::{FromRequestParts, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_protocol::SESSION_API_KEY_HEADER;
 use serde::Serialize;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -33,10 +34,10 @@ pub const COOKIE_NAME: &str = "oh_app_backend_session";
 const APP_BACKEND_PATH: &str = "/app-backends";
 const IFRAME_SANDBOX: &str =
     "allow-forms allow-modals allow-popups allow-same-origin allow-scripts";
-/// Request headers never forwarded (hop-by-hop and credentials).
-const HOP_BY_HOP: [&str; 14] = [
+/// Request headers never forwarded (hop-by-hop and credentials; the
+/// session key header too, see [`is_withheld`]).
+const HOP_BY_HOP: [&str; 13] = [
     "authorization",
-    "x-session-api-key",
     "cookie",
     "set-cookie",
     "connection",
@@ -50,6 +51,11 @@ const HOP_BY_HOP: [&str; 14] = [
     "host",
     "content-length",
 ];
+
+/// Whether a header (lowercase name) is never forwarded.
+fn is_withheld(name: &str) -> bool {
+    HOP_BY_HOP.contains(&name) || name.eq_ignore_ascii_case(SESSION_API_KEY_HEADER)
+}
 
 /// Browser bootstrap result for one running Canvas App backend.
 #[derive(Debug, Serialize, ToSchema)]
@@ -383,10 +389,8 @@ fn strip_auth_query(query: &str) -> String {
             let key = percent_encoding::percent_decode_str(&key.replace('+', " "))
                 .decode_utf8_lossy()
                 .to_ascii_lowercase();
-            !matches!(
-                key.as_str(),
-                "session_api_key" | "x-session-api-key" | "authorization"
-            )
+            !(matches!(key.as_str(), "session_api_key" | "authorization")
+                || key.eq_ignore_ascii_case(SESSION_API_KEY_HEADER))
         })
         .collect::<Vec<_>>()
         .join("&")
@@ -484,7 +488,7 @@ async fn proxy(
     let (parts, body) = request.into_parts();
     let mut headers = reqwest::header::HeaderMap::new();
     for (k, v) in &parts.headers {
-        if !HOP_BY_HOP.contains(&k.as_str()) {
+        if !is_withheld(k.as_str()) {
             headers.append(k.clone(), v.clone());
         }
     }
@@ -525,7 +529,7 @@ async fn proxy(
     let mut response = Response::builder().status(status.as_u16());
     for (k, v) in upstream.headers() {
         let n = k.as_str();
-        if !HOP_BY_HOP.contains(&n) && n != "date" && n != "server" {
+        if !is_withheld(n) && n != "date" && n != "server" {
             response = response.header(k, v);
         }
     }

@@ -1,5 +1,5 @@
 //! `POST|DELETE /api/auth/workspace-session`: trade the session key (the
-//! `X-Session-API-Key` header, checked by the `/api` middleware) for the
+//! session key header, checked by the `/api` middleware) for the
 //! workspace cookie, or clear it. Browsers cannot send headers with
 //! `<iframe src>`/`<img src>`, so the workspace static-site routes also
 //! accept this cookie; no other route does. See

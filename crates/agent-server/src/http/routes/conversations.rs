@@ -17,6 +17,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use openhands_protocol::Success;
+use openhands_protocol::conversation_info::{
+    AgentResponseResult, AskAgentResponse, ConversationRuntimeInfo,
+};
 use openhands_protocol::conversations::{
     AskAgentRequest, ExecuteToolRequest, ExecuteToolResponse, ForkConversationRequest,
     LoadPluginRequest, SetConfirmationPolicyRequest, SetSecurityAnalyzerRequest,
@@ -81,13 +84,13 @@ fn routes() -> OpenApiRouter<ConversationService> {
 type Svc = State<ConversationService>;
 type IdPath = Result<Path<String>, PathRejection>;
 
-fn ok(body: &Value) -> Response {
+fn ok<T: serde::Serialize + ?Sized>(body: &T) -> Response {
     json_response(StatusCode::OK, body)
 }
 
 /// `{"success": true}`.
 pub(crate) fn success() -> Response {
-    ok(&json!({"success": true}))
+    ok(&Success::default())
 }
 
 /// Parses the `{conversation_id}` path parameter.
@@ -185,9 +188,7 @@ async fn search(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiE
             p.include_skills.unwrap_or(false),
         )
         .await?;
-    Ok(ok(
-        &json!({"items": page.items, "next_page_id": page.next_page_id}),
-    ))
+    Ok(ok(&page))
 }
 
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(query: &str) -> Result<ApiQuery<T>, ApiError> {
@@ -297,13 +298,9 @@ async fn batch_get(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, A
     }
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        out.push(
-            svc.info_for_api(id, include_skills)
-                .await?
-                .unwrap_or(Value::Null),
-        );
+        out.push(svc.info_for_api(id, include_skills).await?);
     }
-    Ok(ok(&Value::Array(out)))
+    Ok(ok(&out))
 }
 
 #[utoipa::path(post, path = "/conversations", tag = "Conversations",
@@ -432,7 +429,7 @@ async fn notify(svc: &ConversationService, live: &Arc<Live>) {
         return;
     }
     if let Ok(Some(info)) = svc.info(live.id(), false).await {
-        live.notify_webhooks(info);
+        live.notify_webhooks(&info);
     }
 }
 
@@ -446,7 +443,9 @@ async fn notify(svc: &ConversationService, live: &Arc<Live>) {
 async fn final_response(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
     let live = live(&svc, id).await?;
-    Ok(ok(&json!({"response": live.conv.agent_final_response()})))
+    Ok(ok(&AgentResponseResult {
+        response: live.conv.agent_final_response(),
+    }))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/ask_agent", tag = "Conversations",
@@ -474,7 +473,7 @@ async fn ask_agent(
         .ask_agent(&req.question)
         .await
         .map_err(ApiError::internal)?;
-    Ok(ok(&json!({"response": answer})))
+    Ok(ok(&AskAgentResponse { response: answer }))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/condense", tag = "Conversations",
@@ -697,7 +696,7 @@ async fn runtime(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     if !svc.exists(id) {
         return Err(ApiError::not_found());
     }
-    Ok(ok(&crate::service::conversations::info::runtime_info()))
+    Ok(ok(&ConversationRuntimeInfo::available()))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/runtime/reprovision", tag = "Conversations",
@@ -834,7 +833,7 @@ async fn execute_tool(
         .execute_tool(&req.tool_name, req.action)
         .await
         .map_err(ServiceError::from)?;
-    Ok(ok(&json!({"observation": observation})))
+    Ok(ok(&ExecuteToolResponse { observation }))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/children", tag = "Conversations",

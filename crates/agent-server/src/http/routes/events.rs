@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::NaiveDateTime;
 use openhands_protocol::Success;
+use openhands_protocol::conversation_info::EventPage;
 use openhands_protocol::conversations::{ConfirmationResponseRequest, SendMessageRequest};
 use openhands_wire::time::parse_event_timestamp;
 use serde::Deserialize;
@@ -52,7 +53,7 @@ fn routes() -> OpenApiRouter<ConversationService> {
 
 type Svc = State<ConversationService>;
 
-fn ok(body: &Value) -> Response {
+fn ok<T: serde::Serialize + ?Sized>(body: &T) -> Response {
     json_response(StatusCode::OK, body)
 }
 
@@ -208,11 +209,10 @@ async fn search(
     let limit = usize::try_from(p.limit).unwrap_or(100);
     let body = live.conv.with_events(|events| {
         let (items, next) = page(events, p.page_id.as_deref(), limit, &f, desc);
-        let items: Vec<Value> = items
-            .into_iter()
-            .filter_map(|e| serde_json::to_value(e).ok())
-            .collect();
-        json!({"items": items, "next_page_id": next})
+        EventPage {
+            items: items.into_iter().cloned().collect(),
+            next_page_id: next,
+        }
     });
     Ok(ok(&body))
 }
@@ -245,7 +245,7 @@ async fn count_events(
         p.timestamp__lt.as_deref(),
     )?;
     let n = live.conv.with_events(|events| count(events, &f));
-    Ok(ok(&json!(n)))
+    Ok(ok(&n))
 }
 
 #[utoipa::path(get, path = "/conversations/{conversation_id}/events/{event_id}", tag = "Events",
@@ -314,7 +314,7 @@ async fn send_message(
     let live = conversation(&svc, &raw).await?;
     let req: SendMessageRequest = body(&headers, &bytes)?;
     live.send_message(req.message(), req.run).await?;
-    Ok(ok(&json!({"success": true})))
+    Ok(ok(&Success::default()))
 }
 
 #[utoipa::path(post, path = "/conversations/{conversation_id}/events/respond_to_confirmation", tag = "Events",
@@ -336,5 +336,5 @@ async fn respond_to_confirmation(
     let live = conversation(&svc, &raw).await?;
     let req: ConfirmationResponseRequest = body(&headers, &bytes)?;
     live.respond_to_confirmation(req.accept, req.reason).await?;
-    Ok(ok(&json!({"success": true})))
+    Ok(ok(&Success::default()))
 }

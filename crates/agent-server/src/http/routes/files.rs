@@ -117,7 +117,12 @@ async fn write_field(field: &mut Field<'_>, target: &Path) -> Result<u64, ApiErr
         file.flush().await.map_err(upload_failed)?;
         file.sync_all().await.map_err(upload_failed)?;
         drop(file);
-        tokio::fs::rename(&tmp, target).await.map_err(|e| {
+        openhands_workspace::fsutil::rename_into_place_async(
+            tmp.to_path_buf(),
+            target.to_path_buf(),
+        )
+        .await
+        .map_err(|e| {
             if e.kind() == ErrorKind::IsADirectory {
                 ApiError::bad_request("Path is a directory")
             } else {

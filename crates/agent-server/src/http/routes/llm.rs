@@ -1,7 +1,7 @@
 //! `/api/llm/providers`, `/api/llm/models` and `/api/llm/models/verified`
-//! (behind the session key): the providers our LLM client routes to and
-//! the models of the project's model table ([`openhands_llm::catalog`]),
-//! the same table cost accounting uses.
+//! (behind the session key), answered as the reference answers them from
+//! LiteLLM's model table ([`openhands_llm::catalog`]), the same table cost
+//! accounting and context windows use.
 
 use crate::http::extract::ApiQuery;
 use crate::http::state::SharedState;
@@ -49,21 +49,23 @@ pub fn router() -> OpenApiRouter<SharedState> {
         .routes(routes!(list_verified_models))
 }
 
-/// List the LLM providers this server's client can talk to.
+/// List LiteLLM's provider names.
 #[utoipa::path(get, path = "/llm/providers", tag = "LLM",
     operation_id = "list_providers_api_llm_providers_get",
     security(("APIKeyHeader" = [])),
     responses((status = 200, description = "Successful Response", body = ProvidersResponse)))]
 pub async fn list_providers() -> Json<ProvidersResponse> {
     Json(ProvidersResponse {
-        providers: openhands_llm::routing::providers()
+        providers: openhands_llm::catalog::providers()
             .into_iter()
             .map(str::to_string)
             .collect(),
     })
 }
 
-/// List the models of the model table (optionally one provider's).
+/// List the models of the model table (optionally one provider's), as
+/// full names; Bedrock models are left out as the reference leaves them out
+/// without AWS credentials.
 #[utoipa::path(get, path = "/llm/models", tag = "LLM",
     operation_id = "list_models_api_llm_models_get",
     security(("APIKeyHeader" = [])),
@@ -83,7 +85,7 @@ pub async fn list_models(ApiQuery(query): ApiQuery<ModelsQuery>) -> Json<ModelsR
     security(("APIKeyHeader" = [])),
     responses((status = 200, description = "Successful Response", body = VerifiedModelsResponse)))]
 pub async fn list_verified_models() -> Json<serde_json::Value> {
-    // Providers in table order, as the reference keeps its own order.
+    // Providers in the reference's order.
     let mut models = serde_json::Map::new();
     for (provider, names) in openhands_llm::catalog::verified() {
         models.insert(provider.to_string(), serde_json::json!(names));

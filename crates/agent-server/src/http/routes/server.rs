@@ -5,58 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use utoipa::ToSchema;
-
-/// `{"status": "ok"}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HealthStatus {
-    /// Always `ok`.
-    pub status: String,
-}
-
-/// What this server is and what it offers.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ServerInfo {
-    /// Whole seconds since start.
-    pub uptime: f64,
-    /// Whole seconds since the last command, file or git request.
-    pub idle_time: f64,
-    /// `OpenHands Agent Server`.
-    pub title: String,
-    /// Server version.
-    pub version: String,
-    /// SDK version.
-    pub sdk_version: String,
-    /// Tools version.
-    pub tools_version: String,
-    /// Workspace package version.
-    pub workspace_version: String,
-    /// `$OPENHANDS_BUILD_GIT_SHA` or `unknown`.
-    pub build_git_sha: String,
-    /// `$OPENHANDS_BUILD_GIT_REF` or `unknown`.
-    pub build_git_ref: String,
-    /// Kept for wire compatibility; this server has no Python.
-    pub python_version: String,
-    /// Tools a conversation can use here.
-    pub usable_tools: Vec<String>,
-    /// Idle timeout of the runtime, if any.
-    pub runtime_idle_timeout_seconds: Option<f64>,
-    /// `local` or `docker`.
-    pub conversation_runtime: String,
-    /// Runtimes a start request may select (empty: only `conversation_runtime`).
-    pub available_conversation_runtimes: Vec<String>,
-    /// Feature flags clients may check.
-    pub capabilities: Vec<String>,
-    /// Separate origin for app backends.
-    pub app_backend_ingress_url: Option<String>,
-    /// Longest foreground terminal timeout, if limited.
-    pub max_foreground_terminal_timeout_seconds: Option<f64>,
-    /// Path of the interactive docs.
-    pub docs: String,
-    /// Path of the ReDoc page.
-    pub redoc: String,
-}
+pub use openhands_protocol::server::{HealthStatus, ServerInfo};
 
 /// Builds the `ServerInfo` for the current state.
 pub fn server_info(state: &SharedState) -> ServerInfo {
@@ -98,25 +47,21 @@ pub fn server_info(state: &SharedState) -> ServerInfo {
 #[utoipa::path(get, path = "/alive", tag = "Server Details", operation_id = "alive_alive_get",
     responses((status = 200, description = "Successful Response", body = HealthStatus)))]
 pub async fn alive() -> Json<HealthStatus> {
-    Json(HealthStatus {
-        status: "ok".into(),
-    })
+    Json(HealthStatus::ok())
 }
 
 /// Basic health check - returns OK if the server process is running.
 #[utoipa::path(get, path = "/health", tag = "Server Details", operation_id = "health_health_get",
     responses((status = 200, description = "Successful Response", body = HealthStatus)))]
 pub async fn health() -> Json<HealthStatus> {
-    Json(HealthStatus {
-        status: "ok".into(),
-    })
+    Json(HealthStatus::ok())
 }
 
 /// Readiness check: `{"status":"ready"}` once the server accepts requests.
 #[utoipa::path(get, path = "/ready", tag = "Server Details", operation_id = "ready_ready_get",
     responses((status = 200, description = "Successful Response", body = std::collections::BTreeMap<String, String>)))]
-pub async fn ready() -> Json<serde_json::Value> {
-    Json(serde_json::json!({"status": "ready"}))
+pub async fn ready() -> Json<HealthStatus> {
+    Json(HealthStatus::ready())
 }
 
 /// Version, uptime and available tools.

@@ -2,7 +2,7 @@
 //!
 //! Authentication (the reference's order): with no session key configured
 //! every socket is accepted. A key in `?session_api_key=` or the
-//! `X-Session-API-Key` header is checked before the upgrade (a wrong one is
+//! session key header is checked before the upgrade (a wrong one is
 //! refused with 403, which is what a client sees of the reference's
 //! close-before-accept 4001). Otherwise the socket is accepted and its first
 //! text frame must be `{"type":"auth","session_api_key":"<key>"}` within the

@@ -220,9 +220,11 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, path)
+    openhands_workspace::fsutil::write_atomic(
+        path,
+        text.as_bytes(),
+        openhands_workspace::fsutil::Durability::Immediate,
+    )
 }
 
 impl BackendManager {
@@ -451,7 +453,7 @@ impl BackendManager {
             artifact::extract(&archive, tmp.path(), art.strip_components as usize)
                 .map_err(conflict)?;
             let tmp = tmp.keep();
-            if let Err(e) = std::fs::rename(&tmp, &t) {
+            if let Err(e) = openhands_workspace::fsutil::rename_into_place(&tmp, &t) {
                 let _ = std::fs::remove_dir_all(&tmp);
                 if !t.is_dir() {
                     return Err(BackendError::Internal(e.to_string()));
@@ -859,7 +861,7 @@ fn environment(
         .inherit_environment
         .iter()
         .filter(|n| super::manifest::SAFE_INHERITED_ENV.contains(&n.as_str()))
-        .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), v)))
+        .filter_map(|n| openhands_workspace::exec::env::host_var(n).map(|v| (n.clone(), v)))
         .collect();
     base.insert("HOME".into(), home.to_string_lossy().into_owned());
     Ok(EnvPolicy::new().child_env_from(base))

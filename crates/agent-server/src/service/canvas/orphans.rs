@@ -54,9 +54,12 @@ pub fn write_record(run_dir: &Path, name: &str, pgid: i32) {
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(run_dir)?;
         let path = record_path(run_dir, pgid);
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_string(&record).unwrap_or_default())?;
-        std::fs::rename(tmp, path)
+        let text = serde_json::to_string(&record).unwrap_or_default();
+        openhands_workspace::fsutil::write_atomic(
+            &path,
+            text.as_bytes(),
+            openhands_workspace::fsutil::Durability::Immediate,
+        )
     };
     if let Err(e) = write() {
         tracing::warn!(error = %e, "canvas backend run record not written");

@@ -28,7 +28,7 @@ pub struct ServiceConfig {
     pub tool_modules: Vec<(String, String)>,
     /// Event and conversation webhooks.
     pub webhooks: Vec<WebhookSpec>,
-    /// Sent as `X-Session-API-Key` to webhooks.
+    /// Sent as the session key header to webhooks.
     pub session_api_key: Option<String>,
     /// Session keys accepted by the event socket (empty: no auth).
     pub session_api_keys: Vec<String>,

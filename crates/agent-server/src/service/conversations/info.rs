@@ -3,8 +3,11 @@
 //! persists in `base_state.json`, with every secret masked.
 
 use super::stored::StoredConversation;
+use openhands_protocol::conversation_info::{ConversationInfo, ConversationRuntimeInfo};
 use openhands_wire::event::{ConversationStateUpdateEvent, Event, EventBody, SourceType};
 use openhands_wire::secret::REDACTED;
+use openhands_wire::state::ExecutionStatus;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -149,16 +152,11 @@ pub fn full_state_event(state: Value) -> Event {
     )
 }
 
-/// `{runtime_status: "available", can_resume: true, runtime_error: null}`.
-pub fn runtime_info() -> Value {
-    json!({"runtime_status": "available", "can_resume": true, "runtime_error": null})
-}
-
 /// `current_model_id`, `available_models` and
 /// `supports_runtime_model_switch` of an ACP conversation, from what its
 /// session recorded in `agent_state` (the configured `acp_model` before a
 /// session started); `null`, `[]`, `false` for other agents.
-fn acp_model_fields(agent: &Value, agent_state: Option<&Value>) -> (Value, Value, Value) {
+fn acp_model_fields(agent: &Value, agent_state: Option<&Value>) -> (Value, Vec<Value>, bool) {
     let st = |k: &str| agent_state.and_then(|s| s.get(k)).filter(|v| !v.is_null());
     let started = st("acp_session_id").is_some();
     let current = st("acp_current_model_id")
@@ -170,20 +168,25 @@ fn acp_model_fields(agent: &Value, agent_state: Option<&Value>) -> (Value, Value
         })
         .unwrap_or(Value::Null);
     let models = st("acp_available_models")
-        .filter(|v| v.is_array())
+        .and_then(Value::as_array)
         .cloned()
-        .unwrap_or_else(|| json!([]));
+        .unwrap_or_default();
     let switch = st("acp_supports_runtime_model_switch")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    (current, models, json!(switch))
+    (current, models, switch)
 }
 
-fn take(state: &mut Map<String, Value>, key: &str, default: Value) -> Value {
-    state.remove(key).unwrap_or(default)
+/// The value of `key` (removed from `state`) as a `T`; `default` when it is
+/// missing or has another shape.
+fn take<T: DeserializeOwned>(state: &mut Map<String, Value>, key: &str, default: T) -> T {
+    state
+        .remove(key)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or(default)
 }
 
-/// `ConversationInfo` JSON: the state fields, then the stored metadata, the
+/// `ConversationInfo`: the state fields, then the stored metadata, the
 /// agent (credentials `null`) and the client tool registrations, in the
 /// reference's key order.
 pub fn conversation_info(
@@ -191,7 +194,7 @@ pub fn conversation_info(
     meta: &StoredConversation,
     sub_conversation_ids: &[Uuid],
     with_runtime_info: bool,
-) -> Value {
+) -> ConversationInfo {
     let mut state = state;
     prune_unused_metrics(&mut state);
     let mut s = match state {
@@ -199,7 +202,8 @@ pub fn conversation_info(
         _ => Map::new(),
     };
     let mut agent = take(&mut s, "agent", Value::Null);
-    let acp = acp_model_fields(&agent, s.get("agent_state"));
+    let (current_model_id, available_models, supports_runtime_model_switch) =
+        acp_model_fields(&agent, s.get("agent_state"));
     mask_agent(&mut agent, &Value::Null);
     if let Some(ctx) = agent.get_mut("agent_context")
         && let Some(skills) = ctx.get_mut("skills")
@@ -208,128 +212,52 @@ pub fn conversation_info(
     }
     let mut secret_registry = take(&mut s, "secret_registry", json!({"secret_sources": {}}));
     mask_secret_registry(&mut secret_registry, &Value::Null);
-    let mut out = Map::new();
-    out.insert("id".into(), take(&mut s, "id", json!(meta.id.to_string())));
-    out.insert(
-        "workspace".into(),
-        take(&mut s, "workspace", meta.workspace.clone()),
-    );
-    out.insert(
-        "persistence_dir".into(),
-        take(&mut s, "persistence_dir", Value::Null),
-    );
-    out.insert(
-        "max_iterations".into(),
-        take(&mut s, "max_iterations", json!(meta.max_iterations)),
-    );
-    out.insert(
-        "stuck_detection".into(),
-        take(&mut s, "stuck_detection", json!(meta.stuck_detection)),
-    );
-    out.insert(
-        "execution_status".into(),
-        take(&mut s, "execution_status", json!("idle")),
-    );
-    out.insert(
-        "confirmation_policy".into(),
-        take(
+    let mut security_analyzer: Option<Value> = take(&mut s, "security_analyzer", None);
+    if let Some(a) = &mut security_analyzer {
+        mask_analyzer(a);
+    }
+    ConversationInfo {
+        id: take(&mut s, "id", meta.id),
+        workspace: take(&mut s, "workspace", meta.workspace.clone()),
+        persistence_dir: take(&mut s, "persistence_dir", None),
+        max_iterations: take(&mut s, "max_iterations", i64::from(meta.max_iterations)),
+        stuck_detection: take(&mut s, "stuck_detection", meta.stuck_detection),
+        execution_status: take(&mut s, "execution_status", ExecutionStatus::Idle),
+        confirmation_policy: take(
             &mut s,
             "confirmation_policy",
             json!({"kind": "NeverConfirm"}),
         ),
-    );
-    let mut analyzer = take(&mut s, "security_analyzer", Value::Null);
-    mask_analyzer(&mut analyzer);
-    out.insert("security_analyzer".into(), analyzer);
-    out.insert(
-        "activated_knowledge_skills".into(),
-        take(&mut s, "activated_knowledge_skills", json!([])),
-    );
-    out.insert(
-        "invoked_skills".into(),
-        take(&mut s, "invoked_skills", json!([])),
-    );
-    out.insert(
-        "blocked_actions".into(),
-        take(&mut s, "blocked_actions", json!({})),
-    );
-    out.insert(
-        "blocked_messages".into(),
-        take(&mut s, "blocked_messages", json!({})),
-    );
-    out.insert(
-        "last_user_message_id".into(),
-        take(&mut s, "last_user_message_id", Value::Null),
-    );
-    out.insert(
-        "leaf_event_id".into(),
-        take(&mut s, "leaf_event_id", Value::Null),
-    );
-    out.insert(
-        "stats".into(),
-        take(&mut s, "stats", json!({"usage_to_metrics": {}})),
-    );
-    out.insert("secret_registry".into(), secret_registry);
-    out.insert("agent_state".into(), take(&mut s, "agent_state", json!({})));
-    out.insert("hook_config".into(), meta.hook_config.clone());
-    out.insert("title".into(), json!(meta.title));
-    out.insert("metrics".into(), meta.metrics.clone());
-    out.insert(
-        "created_at".into(),
-        json!(openhands_wire::time::format_utc(&meta.created_at)),
-    );
-    out.insert(
-        "updated_at".into(),
-        json!(openhands_wire::time::format_utc(&meta.updated_at)),
-    );
-    out.insert(
-        "forked_from_conversation_id".into(),
-        json!(meta.forked_from_conversation_id.map(|u| u.to_string())),
-    );
-    out.insert(
-        "forked_from_event_id".into(),
-        json!(meta.forked_from_event_id),
-    );
-    out.insert(
-        "parent_conversation_id".into(),
-        json!(meta.parent_conversation_id.map(|u| u.to_string())),
-    );
-    out.insert(
-        "sub_conversation_ids".into(),
-        json!(
-            sub_conversation_ids
-                .iter()
-                .map(Uuid::to_string)
-                .collect::<Vec<_>>()
-        ),
-    );
-    out.insert(
-        "tags".into(),
-        take(&mut s, "tags", Value::Object(meta.tags.clone())),
-    );
-    let (current_model_id, available_models, supports_switch) = acp;
-    out.insert("current_model_id".into(), current_model_id);
-    out.insert("available_models".into(), available_models);
-    out.insert("supports_runtime_model_switch".into(), supports_switch);
-    out.insert(
-        "launched_agent_profile".into(),
-        meta.launched_agent_profile.clone(),
-    );
-    out.insert("agent".into(), agent);
-    out.insert("client_tools".into(), json!(meta.client_tools));
-    out.insert(
-        "tool_module_qualnames".into(),
-        Value::Object(meta.tool_module_qualnames.clone()),
-    );
-    out.insert(
-        "runtime_info".into(),
-        if with_runtime_info {
-            runtime_info()
-        } else {
-            Value::Null
-        },
-    );
-    Value::Object(out)
+        security_analyzer,
+        activated_knowledge_skills: take(&mut s, "activated_knowledge_skills", Vec::new()),
+        invoked_skills: take(&mut s, "invoked_skills", Vec::new()),
+        blocked_actions: take(&mut s, "blocked_actions", Map::new()),
+        blocked_messages: take(&mut s, "blocked_messages", Map::new()),
+        last_user_message_id: take(&mut s, "last_user_message_id", None),
+        leaf_event_id: take(&mut s, "leaf_event_id", None),
+        stats: take(&mut s, "stats", json!({"usage_to_metrics": {}})),
+        secret_registry,
+        agent_state: take(&mut s, "agent_state", Map::new()),
+        hook_config: meta.hook_config.clone(),
+        title: meta.title.clone(),
+        metrics: meta.metrics.clone(),
+        created_at: openhands_wire::time::format_utc(&meta.created_at),
+        updated_at: openhands_wire::time::format_utc(&meta.updated_at),
+        forked_from_conversation_id: meta.forked_from_conversation_id,
+        forked_from_event_id: meta.forked_from_event_id.clone(),
+        parent_conversation_id: meta.parent_conversation_id,
+        sub_conversation_ids: sub_conversation_ids.to_vec(),
+        tags: take(&mut s, "tags", meta.tags.clone()),
+        current_model_id,
+        available_models,
+        supports_runtime_model_switch,
+        launched_agent_profile: meta.launched_agent_profile.clone(),
+        agent,
+        client_tools: meta.client_tools.clone(),
+        tool_module_qualnames: meta.tool_module_qualnames.clone(),
+        runtime_info: with_runtime_info.then(ConversationRuntimeInfo::available),
+        extra: Map::new(),
+    }
 }
 
 #[cfg(test)]
@@ -361,7 +289,7 @@ mod tests {
     #[test]
     fn info_masks_secrets_and_keeps_reference_order() {
         let meta = StoredConversation::new(Uuid::new_v4(), json!({"working_dir": "/w"}));
-        let info = conversation_info(state(), &meta, &[], true);
+        let info = serde_json::to_value(conversation_info(state(), &meta, &[], true)).unwrap();
         assert_eq!(info["agent"]["llm"]["api_key"], Value::Null);
         assert_eq!(
             info["secret_registry"]["secret_sources"]["TOKEN"]["value"],

@@ -8,6 +8,7 @@ use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
 use chrono::Utc;
 use futures::FutureExt;
+use openhands_protocol::conversation_info::ConversationInfo;
 use openhands_sdk::LocalConversation;
 use openhands_sdk::conversation::EventCallback;
 use openhands_wire::event::{Event, EventBody, SourceType};
@@ -588,9 +589,12 @@ impl Live {
     }
 
     /// Notifies conversation webhooks with the current info.
-    pub fn notify_webhooks(&self, info: Value) {
+    pub fn notify_webhooks(&self, info: &ConversationInfo) {
         if let Some(w) = &self.shared.ctx.webhooks {
-            w.conversation(info);
+            match serde_json::to_value(info) {
+                Ok(v) => w.conversation(v),
+                Err(e) => tracing::warn!(error = %e, "conversation info not sent to webhooks"),
+            }
         }
     }
 

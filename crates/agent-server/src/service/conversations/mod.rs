@@ -22,5 +22,6 @@ pub mod stored;
 pub use config::ServiceConfig;
 pub use error::ServiceError;
 pub use live::Live;
-pub use service::{ConversationPage, ConversationService, ConversationSortOrder};
+pub use openhands_protocol::conversation_info::ConversationPage;
+pub use service::{ConversationService, ConversationSortOrder};
 pub use stored::StoredConversation;

@@ -16,6 +16,7 @@ use super::start::StartSpec;
 use super::stored::StoredConversation;
 use crate::service::webhooks::WebhookDispatcher;
 use chrono::Utc;
+use openhands_protocol::conversation_info::{ConversationInfo, ConversationPage};
 use openhands_protocol::conversations::{
     ForkConversationRequest, Isolation, StartChildConversationResponse, UpdateConversationRequest,
 };
@@ -122,15 +123,6 @@ struct Launch {
     secrets: Vec<(String, SecretSource)>,
     tags: Map<String, Value>,
     security_analyzer: Option<Value>,
-}
-
-/// One page of a conversation search.
-#[derive(Debug, Clone)]
-pub struct ConversationPage {
-    /// `ConversationInfo` JSON of each item.
-    pub items: Vec<Value>,
-    /// Hex id of the first item of the next page.
-    pub next_page_id: Option<String>,
 }
 
 impl ConversationService {
@@ -503,7 +495,7 @@ impl ConversationService {
 
     /// Creates a conversation, or returns the existing one with the
     /// requested id. Returns its info and whether it was created.
-    pub async fn create(&self, spec: StartSpec) -> Result<(Value, bool), ServiceError> {
+    pub async fn create(&self, spec: StartSpec) -> Result<(ConversationInfo, bool), ServiceError> {
         let StartSpec {
             request,
             agent: mut agent_spec,
@@ -740,7 +732,7 @@ impl ConversationService {
             drop(permit);
         }
         let info = conversation_info(live.state_json(), &live.meta(), &[], false);
-        live.notify_webhooks(info.clone());
+        live.notify_webhooks(&info);
         Ok((info, true))
     }
 
@@ -925,7 +917,7 @@ impl ConversationService {
         &self,
         id: Uuid,
         with_runtime_info: bool,
-    ) -> Result<Option<Value>, ServiceError> {
+    ) -> Result<Option<ConversationInfo>, ServiceError> {
         let subs = self.children_of(id);
         self.info_with(id, with_runtime_info, subs, false).await
     }
@@ -937,7 +929,7 @@ impl ConversationService {
         &self,
         id: Uuid,
         include_skills: bool,
-    ) -> Result<Option<Value>, ServiceError> {
+    ) -> Result<Option<ConversationInfo>, ServiceError> {
         let subs = self.children_of(id);
         self.info_with(id, true, subs, include_skills).await
     }
@@ -948,7 +940,7 @@ impl ConversationService {
         with_runtime_info: bool,
         subs: Vec<Uuid>,
         include_skills: bool,
-    ) -> Result<Option<Value>, ServiceError> {
+    ) -> Result<Option<ConversationInfo>, ServiceError> {
         let (meta, live) = {
             let catalog = self.inner.catalog.read();
             match catalog.get(&id) {
@@ -983,7 +975,7 @@ impl ConversationService {
             .flatten();
         let mut info = conversation_info(state, &meta, &subs, with_runtime_info);
         if let Some(skills) = skills
-            && let Some(slot) = info.pointer_mut("/agent/agent_context/skills")
+            && let Some(slot) = info.agent.pointer_mut("/agent_context/skills")
         {
             *slot = skills;
         }
@@ -1111,7 +1103,7 @@ impl ConversationService {
             blocking(move || conv.set_tags(tags).map_err(ServiceError::from)).await?;
         }
         let info = conversation_info(live.state_json(), &live.meta(), &[], false);
-        live.notify_webhooks(info);
+        live.notify_webhooks(&info);
         Ok(true)
     }
 
@@ -1129,8 +1121,8 @@ impl ConversationService {
         };
         if let Some(live) = entry.live {
             let mut info = conversation_info(live.state_json(), &live.meta(), &[], false);
-            info["execution_status"] = json!("deleting");
-            live.notify_webhooks(info);
+            info.execution_status = ExecutionStatus::Deleting;
+            live.notify_webhooks(&info);
             live.close().await;
         }
         let hook = self.inner.on_delete.read().clone();
@@ -1182,7 +1174,7 @@ impl ConversationService {
         &self,
         source: Uuid,
         req: ForkConversationRequest,
-    ) -> Result<Value, ServiceError> {
+    ) -> Result<ConversationInfo, ServiceError> {
         if let Some(fid) = req.id
             && self.exists(fid)
         {

@@ -654,7 +654,7 @@ fn acp_agent(mut map: Map<String, Value>, at: &[&str]) -> Result<AgentSpec, Agen
     // Stored and answered with the reference's defaults filled in.
     openhands_acp::config::fill_defaults(&mut map);
     let program = &config.command[0];
-    let path = std::env::var("PATH").ok();
+    let path = openhands_workspace::exec::env::host_var("PATH");
     let resolved =
         openhands_workspace::exec::which::resolve_program(program.as_ref(), path.as_deref());
     if !std::path::Path::new(&resolved).is_file() {
@@ -699,55 +699,17 @@ fn acp_agent(mut map: Map<String, Value>, at: &[&str]) -> Result<AgentSpec, Agen
 /// provider's default command.
 fn acp_agent_from_settings(obj: &Map<String, Value>) -> Result<AgentSpec, AgentProblem> {
     let at = ["body", "agent_settings"];
-    let mut agent = Map::new();
-    agent.insert("kind".into(), json!(openhands_acp::ACP_AGENT_KIND));
-    let server = obj
-        .get("acp_server")
-        .and_then(Value::as_str)
-        .unwrap_or("claude-code")
-        .to_string();
-    let command = match obj.get("acp_command") {
-        Some(Value::Array(c)) if !c.is_empty() => Value::Array(c.clone()),
-        Some(Value::String(c)) if !c.trim().is_empty() => {
-            json!(c.split_whitespace().collect::<Vec<_>>())
-        }
-        _ => match openhands_acp::providers::by_key(&server) {
-            Some(p) => json!(p.default_command),
-            None => {
-                let message = if server == "custom" {
-                    "ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to".to_string()
-                } else {
-                    format!("No default ACP command for acp_server='{server}'")
-                };
-                return Err(AgentProblem::Issue(Box::new(
-                    ValidationIssue::new(
-                        "value_error",
-                        loc(&[at[0], at[1], "acp_command"]),
-                        format!("Value error, {message}"),
-                        Value::Null,
-                    )
-                    .with_ctx(json!({ "error": message })),
-                )));
-            }
-        },
-    };
-    agent.insert("acp_command".into(), command);
-    agent.insert("acp_server".into(), json!(server));
-    for key in [
-        "acp_args",
-        "acp_model",
-        "acp_session_mode",
-        "acp_prompt_timeout",
-        "acp_startup_timeout",
-        "acp_isolate_data_dir",
-        "acp_file_secrets",
-        "mcp_config",
-        "agent_context",
-    ] {
-        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
-            agent.insert(key.into(), v.clone());
-        }
-    }
+    let agent = openhands_acp::config::agent_from_settings(obj).map_err(|e| {
+        AgentProblem::Issue(Box::new(
+            ValidationIssue::new(
+                "value_error",
+                loc(&[at[0], at[1], e.field.as_str()]),
+                format!("Value error, {}", e.message),
+                Value::Null,
+            )
+            .with_ctx(json!({ "error": e.message })),
+        ))
+    })?;
     acp_agent(agent, &at)
 }
 

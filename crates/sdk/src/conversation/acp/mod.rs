@@ -584,10 +584,11 @@ impl LocalConversation {
             if !cost_recorded && let Some(m) = &acp_model {
                 let price = openhands_llm::model_info::cost(
                     &openhands_wire::llm_config::LlmConfig::new(m.clone()),
-                    tokens.input,
-                    tokens.output,
-                    0,
-                    0,
+                    &TokenUsage {
+                        prompt_tokens: tokens.input,
+                        completion_tokens: tokens.output,
+                        ..TokenUsage::default()
+                    },
                 );
                 if price > 0.0 {
                     add_cost(&mut metrics, price);

@@ -2,6 +2,8 @@
 //! sandbox holding a sandbox of its own, as a sandboxed agent server's
 //! conversations need.
 
+#![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
+
 use super::config::SandboxError;
 use super::probe::wait_for;
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! create every namespace a sandbox uses. Checked once per process; the
 //! answer (or the reason) is cached.
 
+#![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
+
 use super::config::SandboxError;
 use crate::exec::which::resolve_program;
 use std::io::Read;
@@ -47,7 +49,7 @@ pub fn probe() -> Result<SandboxTools, SandboxError> {
 }
 
 fn find(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").ok();
+    let path = crate::exec::env::host_var("PATH");
     let found = resolve_program(name.as_ref(), path.as_deref());
     let found = PathBuf::from(found);
     found.is_absolute().then_some(found)

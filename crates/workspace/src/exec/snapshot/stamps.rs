@@ -54,6 +54,10 @@ pub(crate) fn rc_stamps(home: Option<&Path>) -> Vec<Stamp> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
 mod tests {
     use super::*;
 

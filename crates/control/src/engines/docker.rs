@@ -1,0 +1,301 @@
+//! The docker engine (`OH_CONTROL_SANDBOX=docker`): one container of the
+//! sandbox image per sandbox, driven through the Docker Engine API
+//! (bollard, the connection code of [`openhands_workspace::docker::client`]).
+//!
+//! The container shares the host's network (its agent server listens on a
+//! free loopback port, recorded in a label so any instance finds it) and
+//! sees only its sandbox directory, mounted at the same path. It is not
+//! tied to the control plane: a restart of the control plane finds it by
+//! its id and re-adopts it. `openhands control image build` makes the
+//! image (no registry is involved).
+
+use super::{DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned};
+use crate::agent_client::{AgentClient, Endpoint};
+use crate::hosts::docker::{LABEL, PORT_LABEL, container_name};
+use crate::hosts::{ProvisionError, SandboxLayout};
+use crate::secrets::new_credential;
+use crate::store::sandboxes::Sandbox;
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, StartContainerOptions,
+};
+use openhands_workspace::docker::client::{call, connect, is_not_found};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+/// The docker engine.
+#[derive(Debug)]
+pub struct DockerEngine {
+    image: String,
+    data_dir: PathBuf,
+    client: AgentClient,
+    timeout: Duration,
+    start_timeout: Duration,
+    docker: OnceCell<Docker>,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> ProvisionError {
+    ProvisionError::Docker(e.to_string())
+}
+
+fn free_port() -> Result<u16, ProvisionError> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| ProvisionError::Start(format!("no free port: {e}")))
+}
+
+/// The container of a sandbox: the image's agent server on `port` of the
+/// host's network, the sandbox directory mounted at the same path, its
+/// configuration from the layout's environment, labelled with the sandbox
+/// id and the port.
+pub fn container_body(
+    image: &str,
+    sandbox_id: &str,
+    layout: &SandboxLayout,
+    port: u16,
+) -> ContainerCreateBody {
+    let dir = layout.dir.to_string_lossy().into_owned();
+    let mut env: Vec<String> = layout
+        .server_env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    env.push("HOME=/root".into());
+    ContainerCreateBody {
+        image: Some(image.to_string()),
+        cmd: Some(vec![
+            openhands_workspace::docker::image::SERVER_PATH.to_string(),
+            "--host".into(),
+            "127.0.0.1".into(),
+            "--port".into(),
+            port.to_string(),
+        ]),
+        env: Some(env),
+        working_dir: Some(layout.workspace().to_string_lossy().into_owned()),
+        labels: Some(HashMap::from([
+            (LABEL.to_string(), sandbox_id.to_string()),
+            (PORT_LABEL.to_string(), port.to_string()),
+        ])),
+        host_config: Some(HostConfig {
+            network_mode: Some("host".into()),
+            binds: Some(vec![format!("{dir}:{dir}")]),
+            ..HostConfig::default()
+        }),
+        ..ContainerCreateBody::default()
+    }
+}
+
+impl DockerEngine {
+    /// An engine running `image`, its sandboxes' directories under
+    /// `data_dir/sandboxes`, every Engine API call bounded by `timeout`.
+    pub fn new(
+        image: String,
+        data_dir: PathBuf,
+        client: AgentClient,
+        timeout: Duration,
+        start_timeout: Duration,
+    ) -> Self {
+        Self {
+            image,
+            data_dir,
+            client,
+            timeout,
+            start_timeout,
+            docker: OnceCell::new(),
+        }
+    }
+
+    /// The directory layout of a sandbox.
+    pub fn layout(&self, sandbox_id: &str) -> SandboxLayout {
+        SandboxLayout::new(self.data_dir.join("sandboxes").join(sandbox_id))
+    }
+
+    async fn docker(&self) -> Result<&Docker, ProvisionError> {
+        self.docker
+            .get_or_try_init(|| connect(None, self.timeout))
+            .await
+            .map_err(unavailable)
+    }
+
+    /// Checks the daemon answers and the image exists.
+    pub async fn check(&self) -> Result<(), ProvisionError> {
+        let docker = self.docker().await?;
+        match tokio::time::timeout(self.timeout, docker.inspect_image(&self.image)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) if is_not_found(&e) => Err(ProvisionError::Docker(format!(
+                "the image {} does not exist (build it with `openhands control image build`)",
+                self.image
+            ))),
+            Ok(Err(e)) => Err(unavailable(format!("inspecting the image: {e}"))),
+            Err(_) => Err(unavailable(format!(
+                "the daemon did not answer within {:?}",
+                self.timeout
+            ))),
+        }
+    }
+
+    async fn remove(&self, container: &str) {
+        let Ok(docker) = self.docker().await else {
+            return;
+        };
+        let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+        let limit = self.timeout.max(Duration::from_secs(30));
+        match tokio::time::timeout(limit, docker.remove_container(container, Some(opts))).await {
+            Ok(Ok(())) => {}
+            // Gone already, or its removal under way.
+            Ok(Err(e)) if is_not_found(&e) => {}
+            Ok(Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            })) => {}
+            Ok(Err(e)) => tracing::warn!(%container, "removing the sandbox container failed: {e}"),
+            Err(_) => tracing::warn!(%container, "removing the sandbox container timed out"),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Engine for DockerEngine {
+    fn name(&self) -> &'static str {
+        DOCKER
+    }
+
+    async fn provision(&self, req: &ProvisionRequest) -> Result<Provisioned, ProvisionError> {
+        self.check().await?;
+        let lay = self.layout(&req.sandbox_id);
+        let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
+        let (k, l) = (req.key.clone(), lay.clone());
+        tokio::task::spawn_blocking(move || l.prepare(&k, &secret, false))
+            .await
+            .map_err(|e| ProvisionError::Start(e.to_string()))??;
+        let name = container_name(&req.sandbox_id);
+        // A container left by an earlier start of this sandbox is replaced.
+        self.remove(&name).await;
+        let port = free_port()?;
+        let docker = self.docker().await?;
+        let body = container_body(&self.image, &req.sandbox_id, &lay, port);
+        let create = CreateContainerOptionsBuilder::new().name(&name).build();
+        let created = call(
+            "create",
+            self.timeout,
+            docker.create_container(Some(create), body),
+        )
+        .await
+        .map_err(unavailable)?;
+        if let Err(e) = call(
+            "start",
+            self.timeout,
+            docker.start_container(&created.id, None::<StartContainerOptions>),
+        )
+        .await
+        {
+            self.remove(&created.id).await;
+            return Err(unavailable(e));
+        }
+        let url = format!("http://127.0.0.1:{port}");
+        let ep = Endpoint {
+            url: url.clone(),
+            key: req.key.clone(),
+        };
+        if let Err(e) = self.client.wait_ready(&ep, self.start_timeout).await {
+            self.remove(&created.id).await;
+            return Err(ProvisionError::Start(e));
+        }
+        Ok(Provisioned {
+            engine_id: created.id,
+            url,
+            key: req.key.clone(),
+            working_dir: lay.workspace().to_string_lossy().into_owned(),
+        })
+    }
+
+    async fn locate(&self, s: &Sandbox, key: &str) -> Located {
+        let docker = match self.docker().await {
+            Ok(d) => d,
+            Err(e) => return Located::Unknown(e.to_string()),
+        };
+        let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
+        let inspected = tokio::time::timeout(
+            self.timeout,
+            docker.inspect_container(&id, None::<InspectContainerOptions>),
+        )
+        .await;
+        let info = match inspected {
+            Ok(Ok(info)) => info,
+            Ok(Err(e)) if is_not_found(&e) => {
+                return Located::Gone("its container no longer exists".into());
+            }
+            Ok(Err(e)) => return Located::Unknown(format!("inspecting its container: {e}")),
+            Err(_) => return Located::Unknown("the docker daemon did not answer".into()),
+        };
+        let state = info.state.unwrap_or_default();
+        if state.running != Some(true) {
+            return Located::Gone(format!(
+                "its container stopped (exit code {})",
+                state.exit_code.unwrap_or(-1)
+            ));
+        }
+        let port = info
+            .config
+            .and_then(|c| c.labels)
+            .and_then(|l| l.get(PORT_LABEL).cloned());
+        let url = match port {
+            Some(p) => format!("http://127.0.0.1:{p}"),
+            None => match &s.url {
+                Some(u) => u.clone(),
+                None => return Located::Unknown("no address was recorded".into()),
+            },
+        };
+        let ep = Endpoint {
+            url: url.clone(),
+            key: key.to_string(),
+        };
+        match self.client.check(&ep).await {
+            Ok(()) => Located::Running {
+                url,
+                engine_id: info.id.unwrap_or(id),
+            },
+            Err(e) => Located::Unknown(format!("its agent server does not answer: {e}")),
+        }
+    }
+
+    async fn release(&self, s: &Sandbox) {
+        let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
+        self.remove(&id).await;
+    }
+
+    async fn list(&self) -> Result<Vec<String>, EngineError> {
+        let err = |detail: String| EngineError {
+            engine: DOCKER,
+            detail,
+        };
+        let docker = self.docker().await.map_err(|e| err(e.to_string()))?;
+        let filters = HashMap::from([("label", vec![LABEL])]);
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let found = call("list", self.timeout, docker.list_containers(Some(opts)))
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|c| c.labels?.get(LABEL).cloned())
+            .collect())
+    }
+
+    async fn health(&self) -> Result<(), EngineError> {
+        self.check().await.map_err(|e| EngineError {
+            engine: DOCKER,
+            detail: e.to_string(),
+        })
+    }
+
+    fn reaches(&self, _owner: &str) -> bool {
+        true
+    }
+}

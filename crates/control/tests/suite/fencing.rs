@@ -1,0 +1,209 @@
+//! Fencing of task forwarding, directly on the store (SQLite and
+//! PostgreSQL): every claim of a task's forwarding moves its lease epoch
+//! on, and the writes of a forwarder holding an older lease — appends,
+//! status changes, ending the task — are refused, while the new holder's
+//! and the control plane's own go through.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use common::{Db, database};
+use openhands_control::store::sandboxes::Sandbox;
+use openhands_control::store::tasks::{STDOUT, Task, Writer};
+use openhands_control::store::{Store, now_ms};
+use std::time::Duration;
+
+const RETENTION: i64 = 512 * 1024;
+
+fn sandbox(tenant: &str) -> Sandbox {
+    Sandbox {
+        id: uuid::Uuid::new_v4().to_string(),
+        tenant_id: tenant.to_string(),
+        name: "s".into(),
+        placement: "local".into(),
+        engine: Some("local".into()),
+        engine_id: None,
+        status_reason: None,
+        host_id: None,
+        owner_instance: "a".into(),
+        url: None,
+        sealed_key: None,
+        working_dir: "/w".into(),
+        sealed_llm: None,
+        llm_model: None,
+        status: "ready".into(),
+        current_task_id: None,
+        task_busy: 0,
+        created_by: "u".into(),
+        created_at: now_ms(),
+        deleted_at: None,
+    }
+}
+
+fn task(s: &Sandbox) -> Task {
+    Task {
+        id: uuid::Uuid::new_v4().to_string(),
+        sandbox_id: s.id.clone(),
+        tenant_id: s.tenant_id.clone(),
+        owner_user_id: "u".into(),
+        session_id: uuid::Uuid::new_v4().to_string(),
+        stream_id: uuid::Uuid::new_v4().to_string(),
+        status: "running".into(),
+        ended: 0,
+        exit_code: None,
+        exit_seq: None,
+        next_seq: 0,
+        output_bytes: 0,
+        kept_from_seq: 1,
+        pump_instance: Some("a".into()),
+        pump_heartbeat: Some(now_ms()),
+        last_event_id: None,
+        lease_epoch: 1,
+        created_at: now_ms(),
+        updated_at: now_ms(),
+        ended_at: None,
+    }
+}
+
+async fn stale_forwarders_are_refused(postgres: bool) {
+    let Some(db) = database(postgres).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = match db {
+        Db::Sqlite => format!(
+            "sqlite://{}?mode=rwc",
+            dir.path().join("c.db").to_string_lossy()
+        ),
+        Db::Postgres(url) => url,
+    };
+    let store = Store::connect(&url, Duration::from_secs(30)).await.unwrap();
+    let tenant = store.create_tenant("acme", 4).await.unwrap();
+    let s = sandbox(&tenant.id);
+    store.insert_sandbox(&s).await.unwrap();
+    let t = task(&s);
+    store.start_task(&t).await.unwrap().unwrap();
+
+    // Instance a forwards with the lease of epoch 1.
+    let a = Writer::Lease(1);
+    let seq = store
+        .append_output(&t.id, STDOUT, "a1\n", Some("e1"), RETENTION, a)
+        .await
+        .unwrap();
+    assert_eq!(seq, Some(1));
+
+    // a's heartbeat is fresh: b cannot take over.
+    assert_eq!(
+        store
+            .claim_pump(&t.id, "b", now_ms() - 60_000)
+            .await
+            .unwrap(),
+        None
+    );
+    // a goes silent: b takes over, the epoch moves on.
+    let epoch = store
+        .claim_pump(&t.id, "b", now_ms() + 1)
+        .await
+        .unwrap()
+        .expect("b claims the stale forwarding");
+    assert_eq!(epoch, 2);
+    let b = Writer::Lease(epoch);
+
+    // a wakes up: every write of it is refused, nothing changes.
+    assert_eq!(
+        store
+            .append_output(&t.id, STDOUT, "stale\n", Some("e-stale"), RETENTION, a)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        !store
+            .set_task_status(&t.id, "paused", "stale status\n", RETENTION, a)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .end_task(
+                &t.id,
+                "failed",
+                1,
+                &[(STDOUT, "stale end\n".into())],
+                RETENTION,
+                a
+            )
+            .await
+            .unwrap()
+    );
+    let row = store.task(&t.id).await.unwrap().unwrap();
+    assert_eq!(row.next_seq, 1);
+    assert_eq!(row.last_event_id.as_deref(), Some("e1"));
+    assert_eq!(row.status, "running");
+    assert_eq!(row.ended, 0);
+
+    // b and the control plane itself write.
+    assert_eq!(
+        store
+            .append_output(&t.id, STDOUT, "b2\n", Some("e2"), RETENTION, b)
+            .await
+            .unwrap(),
+        Some(2)
+    );
+    assert_eq!(
+        store
+            .append_output(&t.id, STDOUT, "control\n", None, RETENTION, Writer::Control)
+            .await
+            .unwrap(),
+        Some(3)
+    );
+    // b restarts (same instance id): resuming moves the epoch on again and
+    // fences its own earlier forwarder.
+    let resumed = store
+        .claim_pump(&t.id, "b", now_ms() - 60_000)
+        .await
+        .unwrap()
+        .expect("the holder claims again");
+    assert_eq!(resumed, 3);
+    assert_eq!(
+        store
+            .append_output(&t.id, STDOUT, "old b\n", None, RETENTION, b)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        store
+            .end_task(
+                &t.id,
+                "finished",
+                0,
+                &[(STDOUT, "done\n".into())],
+                RETENTION,
+                Writer::Lease(resumed)
+            )
+            .await
+            .unwrap()
+    );
+    let chunks = store.output_after(&t.id, 0, 100).await.unwrap();
+    let data: Vec<&str> = chunks.iter().map(|c| c.data.as_str()).collect();
+    assert_eq!(data, ["a1\n", "b2\n", "control\n", "done\n"]);
+    let seqs: Vec<i64> = chunks.iter().map(|c| c.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    let row = store.task(&t.id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.ended, row.exit_seq, row.exit_code),
+        (1, Some(5), Some(0))
+    );
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_forwarders_are_refused_sqlite() {
+    stale_forwarders_are_refused(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_forwarders_are_refused_postgres() {
+    stale_forwarders_are_refused(true).await;
+}
