@@ -183,6 +183,20 @@ impl ConversationBuilder {
         self
     }
 
+    /// A secret your code provides the value of (see
+    /// [`openhands_sdk::secrets::SecretProvider`]): asked each time an
+    /// action names it, masked like any secret; local conversations only.
+    pub fn custom_secret(
+        mut self,
+        name: impl Into<String>,
+        provider: impl openhands_sdk::secrets::SecretProvider,
+    ) -> Self {
+        self.options
+            .secrets
+            .push((name.into(), SecretSource::custom(provider)));
+        self
+    }
+
     /// Hooks run at the reference's hook events (the `hook_config` JSON).
     pub fn hook_config(mut self, config: openhands_sdk::hooks::HookConfig) -> Self {
         self.options.extensions.hook_config = Some(config);

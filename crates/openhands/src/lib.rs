@@ -112,6 +112,7 @@ pub use openhands_llm::{Llm, LlmError, LlmRegistry};
 pub use openhands_sdk::conversation::{
     AgentOptions, ExtensionOptions, ListenerOptions, LlmOptions, TraceOptions,
 };
+pub use openhands_sdk::secrets::{SecretProvider, SecretSource};
 pub use openhands_sdk::tool::{
     TextObservation, Tool, ToolCallContext, ToolEnv, ToolError, ToolRegistry, TypedTool,
 };
@@ -191,7 +192,8 @@ pub mod prelude {
     };
     pub use crate::{
         Agent, AgentBuilder, ConfirmationPolicy, Conversation, ConversationBuilder,
-        ConversationOptions, ExecutionStatus, Llm, LlmBuilder, LocalConversation, TextObservation,
-        Tool, ToolAnnotations, ToolCallContext, ToolError, TypedTool, Workspace, parameters_schema,
+        ConversationOptions, ExecutionStatus, Llm, LlmBuilder, LocalConversation, SecretProvider,
+        SecretSource, TextObservation, Tool, ToolAnnotations, ToolCallContext, ToolError,
+        TypedTool, Workspace, parameters_schema,
     };
 }

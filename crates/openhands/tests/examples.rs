@@ -210,6 +210,22 @@ fn secrets_reach_commands_but_not_observations() {
         run.stdout()
     );
     assert_eq!(run.file("token.txt").trim(), "my-secret-token-value");
+    // The value our own `SecretProvider` gave reached the command, masked too.
+    assert!(
+        !run.stdout().contains("callable-based-secret"),
+        "{}",
+        run.stdout()
+    );
+    assert_eq!(
+        run.file("function_token.txt").trim(),
+        "callable-based-secret"
+    );
+    assert_eq!(
+        run.stdout().matches("<secret-hidden>").count(),
+        2,
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]

@@ -94,18 +94,31 @@ pub fn start_request(
         .iter()
         .map(crate::client_tool::ClientToolSpec::to_json)
         .collect();
-    let mut secrets = Map::new();
-    for (name, source) in &options.secrets {
+    req.secrets = secrets_json(&options.secrets)?;
+    Ok(req)
+}
+
+/// Secrets as a server takes them; a custom source is refused (its value
+/// is computed in this process, the server cannot ask it).
+fn secrets_json(
+    secrets: &[(String, SecretSource)],
+) -> Result<Map<String, Value>, AnyConversationError> {
+    let mut out = Map::new();
+    for (name, source) in secrets {
         let value = match source {
             SecretSource::Static { value, .. } => Value::String(value.clone()),
             SecretSource::Lookup { url, headers, .. } => serde_json::json!({
                 "kind": "LookupSecret", "url": url, "headers": headers,
             }),
+            SecretSource::Custom(_) => {
+                return Err(AnyConversationError::UnsupportedOption(
+                    "secrets with a custom source (use a static or lookup secret)",
+                ));
+            }
         };
-        secrets.insert(name.clone(), value);
+        out.insert(name.clone(), value);
     }
-    req.secrets = secrets;
-    Ok(req)
+    Ok(out)
 }
 
 impl Conversation {
@@ -176,6 +189,21 @@ impl Conversation {
         match self {
             Conversation::Local(c) => c.send_message(text).map(drop).map_err(Into::into),
             Conversation::Remote(c) => c.send_message(text).await.map_err(Into::into),
+        }
+    }
+
+    /// Adds or replaces secrets (a custom source only for a local
+    /// conversation).
+    pub async fn update_secrets(
+        &self,
+        secrets: Vec<(String, SecretSource)>,
+    ) -> Result<(), AnyConversationError> {
+        match self {
+            Conversation::Local(c) => c.update_secrets(secrets).map_err(Into::into),
+            Conversation::Remote(c) => {
+                let json = secrets_json(&secrets)?;
+                c.update_secrets(json).await.map_err(Into::into)
+            }
         }
     }
 

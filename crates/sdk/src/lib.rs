@@ -139,6 +139,7 @@ pub mod goal;
 pub mod hooks;
 pub mod installed;
 pub mod llm_switch;
+pub mod marketplace_install;
 pub mod mcp;
 pub mod mcp_oauth;
 pub mod memory;

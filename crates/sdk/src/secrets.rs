@@ -97,9 +97,64 @@ pub fn unprotect(value: &str, cipher: Option<&Cipher>) -> Option<String> {
     Some(value.to_string())
 }
 
+/// A secret whose value your code provides — the reference's user-defined
+/// `SecretSource` (a subclass with `get_value`). The conversation asks it
+/// each time an action names the secret (on a blocking thread, within
+/// [`LOOKUP_TIMEOUT`]), exports the value to that command like a static
+/// secret and masks it in what the model sees. The value is never written
+/// to disk: a resumed conversation needs the provider registered again.
+///
+/// ```
+/// use openhands_sdk::secrets::{SecretProvider, SecretSource};
+///
+/// struct FromVault;
+///
+/// impl SecretProvider for FromVault {
+///     fn get_value(&self) -> Option<String> {
+///         Some("callable-based-secret".into())
+///     }
+/// }
+///
+/// let source = SecretSource::custom(FromVault);
+/// assert!(matches!(source, SecretSource::Custom(_)));
+/// ```
+pub trait SecretProvider: Send + Sync + 'static {
+    /// The current value (`None`: there is none now; the action runs
+    /// without it and the model is told the secret could not be fetched).
+    fn get_value(&self) -> Option<String>;
+
+    /// What the secret is for (its `description`).
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// The `kind` recorded in the conversation's state (the value never is).
+    fn kind(&self) -> &str {
+        "CustomSecret"
+    }
+}
+
+/// A registered [`SecretProvider`] (compared by identity).
+#[derive(Clone)]
+pub struct CustomSecret(pub Arc<dyn SecretProvider>);
+
+impl std::fmt::Debug for CustomSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CustomSecret({})", self.0.kind())
+    }
+}
+
+impl PartialEq for CustomSecret {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// Where a secret's value comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SecretSource {
+    /// A value your code provides each time it is needed.
+    Custom(CustomSecret),
     /// A literal value.
     Static {
         /// The value.
@@ -119,6 +174,11 @@ pub enum SecretSource {
 }
 
 impl SecretSource {
+    /// A secret `provider` gives the value of.
+    pub fn custom(provider: impl SecretProvider) -> Self {
+        SecretSource::Custom(CustomSecret(Arc::new(provider)))
+    }
+
     /// Parses the forms clients send: `"value"`, `{"value": ...}`,
     /// `{"kind":"StaticSecret","value":...}`, `{"kind":"LookupSecret","url":...}`.
     /// Protected values are decrypted with `cipher` when possible.
@@ -156,6 +216,14 @@ impl SecretSource {
     /// The JSON written to disk (values protected with `cipher`).
     pub fn to_json(&self, cipher: Option<&Cipher>) -> Value {
         match self {
+            SecretSource::Custom(CustomSecret(p)) => {
+                let mut m = Map::new();
+                if let Some(d) = p.description() {
+                    m.insert("description".into(), json!(d));
+                }
+                m.insert("kind".into(), json!(p.kind()));
+                Value::Object(m)
+            }
             SecretSource::Static { value, description } => {
                 let mut m = Map::new();
                 if let Some(d) = description {
@@ -194,6 +262,8 @@ impl SecretSource {
 struct Inner {
     sources: BTreeMap<String, SecretSource>,
     values: BTreeMap<String, String>,
+    /// Earlier values of custom secrets: no longer exported, still masked.
+    retired: Vec<String>,
 }
 
 /// Named secrets of one conversation.
@@ -217,7 +287,7 @@ impl SecretsRegistry {
                 SecretSource::Static { value, .. } => {
                     g.values.insert(name.clone(), value.clone());
                 }
-                SecretSource::Lookup { .. } => {
+                SecretSource::Lookup { .. } | SecretSource::Custom(_) => {
                     g.values.remove(&name);
                 }
             }
@@ -227,7 +297,22 @@ impl SecretsRegistry {
 
     /// Sets the resolved value of a secret (e.g. a fetched lookup secret).
     pub fn set_value(&self, name: &str, value: String) {
-        self.inner.write().values.insert(name.to_string(), value);
+        let mut g = self.inner.write();
+        if let Some(old) = g.values.insert(name.to_string(), value)
+            && !g.retired.contains(&old)
+        {
+            g.retired.push(old);
+        }
+    }
+
+    /// Stops exporting the value of `name` (it stays masked).
+    fn retire_value(&self, name: &str) {
+        let mut g = self.inner.write();
+        if let Some(old) = g.values.remove(name)
+            && !g.retired.contains(&old)
+        {
+            g.retired.push(old);
+        }
     }
 
     /// Lookup secrets that still need a value: `(name, url, headers)`.
@@ -240,7 +325,20 @@ impl SecretsRegistry {
                 SecretSource::Lookup { url, headers, .. } => {
                     Some((n.clone(), url.clone(), headers.clone()))
                 }
-                SecretSource::Static { .. } => None,
+                SecretSource::Static { .. } | SecretSource::Custom(_) => None,
+            })
+            .collect()
+    }
+
+    /// The custom secrets `text` names, with their providers.
+    fn custom_named_in(&self, text: &str) -> Vec<(String, Arc<dyn SecretProvider>)> {
+        let g = self.inner.read();
+        g.sources
+            .iter()
+            .filter(|(n, _)| text.contains(n.as_str()))
+            .filter_map(|(n, s)| match s {
+                SecretSource::Custom(CustomSecret(p)) => Some((n.clone(), p.clone())),
+                _ => None,
             })
             .collect()
     }
@@ -353,6 +451,25 @@ impl SecretsRegistry {
                 Err(e) => failures.push((name, e)),
             }
         }
+        // Custom secrets are asked every time: their value may change.
+        for (name, provider) in self.custom_named_in(text) {
+            let asked = tokio::task::spawn_blocking(move || provider.get_value());
+            match tokio::time::timeout(timeout, asked).await {
+                Ok(Ok(Some(value))) => self.set_value(&name, value),
+                outcome => {
+                    self.retire_value(&name);
+                    let why = match outcome {
+                        Ok(Ok(_)) => "its source has no value".to_string(),
+                        Ok(Err(_)) => "its source failed".to_string(),
+                        Err(_) => format!(
+                            "its source did not answer within {} s",
+                            timeout.as_secs_f64()
+                        ),
+                    };
+                    failures.push((name, why));
+                }
+            }
+        }
         failures
     }
 }
@@ -375,7 +492,12 @@ impl SecretAccess for SecretsRegistry {
         let g = self.inner.read();
         let mut out = text.to_string();
         // Longest values first so a value containing another is masked whole.
-        let mut values: Vec<&String> = g.values.values().filter(|v| v.len() >= 3).collect();
+        let mut values: Vec<&String> = g
+            .values
+            .values()
+            .chain(g.retired.iter())
+            .filter(|v| v.len() >= 3)
+            .collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         for v in values {
             if out.contains(v.as_str()) {
@@ -414,6 +536,58 @@ mod tests {
         );
         assert!(reg.secrets_named_in("ls").is_empty());
         assert_eq!(reg.mask("token=ghp_abcdef!"), "token=<secret-hidden>!");
+    }
+
+    struct Counter(std::sync::atomic::AtomicUsize);
+
+    impl SecretProvider for Counter {
+        fn get_value(&self) -> Option<String> {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (n < 2).then(|| format!("token-{n}"))
+        }
+        fn description(&self) -> Option<String> {
+            Some("rotating".into())
+        }
+    }
+
+    #[tokio::test]
+    async fn custom_secrets_are_asked_each_time_and_never_stored() {
+        let reg = SecretsRegistry::new();
+        reg.update([(
+            "ROTATING".to_string(),
+            SecretSource::custom(Counter(Default::default())),
+        )]);
+        assert!(
+            reg.get("ROTATING").is_none(),
+            "not asked before it is named"
+        );
+        assert!(
+            reg.resolve_lookups_named_in("ls", LOOKUP_TIMEOUT)
+                .await
+                .is_empty()
+        );
+        assert!(reg.get("ROTATING").is_none());
+        let named = "echo $ROTATING";
+        assert!(
+            reg.resolve_lookups_named_in(named, LOOKUP_TIMEOUT)
+                .await
+                .is_empty()
+        );
+        assert_eq!(reg.get("ROTATING").as_deref(), Some("token-0"));
+        assert_eq!(reg.mask("got token-0"), "got <secret-hidden>");
+        reg.resolve_lookups_named_in(named, LOOKUP_TIMEOUT).await;
+        assert_eq!(reg.get("ROTATING").as_deref(), Some("token-1"));
+        let failed = reg.resolve_lookups_named_in(named, LOOKUP_TIMEOUT).await;
+        assert_eq!(failed.len(), 1);
+        assert!(failed[0].1.contains("no value"), "{failed:?}");
+        assert!(reg.get("ROTATING").is_none(), "no longer exported");
+        assert_eq!(
+            reg.mask("token-0 token-1"),
+            "<secret-hidden> <secret-hidden>"
+        );
+        let stored = reg.to_json(None).to_string();
+        assert!(!stored.contains("token-"), "{stored}");
+        assert!(stored.contains("CustomSecret") && stored.contains("rotating"));
     }
 
     #[test]

@@ -265,7 +265,8 @@ impl CatalogService {
                         }
                     }
                 }
-                None => {}
+                // JSON never holds a custom source.
+                None | Some(SecretSource::Custom(_)) => {}
             }
         }
         let cache_dir = openhands_sdk::plugin::FetchSettings::for_dir(

@@ -472,3 +472,134 @@ async fn grayswan_monitor_is_asked_with_the_conversation_and_its_key_is_never_in
     );
     env.stop().await;
 }
+
+/// The 40-command corpus of the SDK (`security_corpus.json`) through the
+/// server: each analyzer rates all 40 commands of one model turn under
+/// `AlwaysConfirm`, and the `SecurityAnalysisEvent` carries exactly the
+/// verdicts the corpus records as ours (which the SDK's test holds against
+/// the reference's: never more lenient on dangerous commands, never
+/// stricter on ordinary ones, at least 54 of 60 dangerous verdicts flagged).
+#[tokio::test]
+async fn the_command_corpus_gets_the_recorded_verdicts_through_the_server() {
+    let corpus: Value =
+        serde_json::from_str(include_str!("../../../sdk/tests/data/security_corpus.json")).unwrap();
+    let entries = corpus["commands"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 40);
+    let commands: Vec<String> = entries
+        .iter()
+        .map(|e| e["command"].as_str().unwrap().to_string())
+        .collect();
+    let turn_commands = commands.clone();
+    let env = Env::start(move |_| {
+        let mut turn = Turn::text("Checking the machine.");
+        for c in &turn_commands {
+            turn = turn.with_tool_call("terminal", json!({"command": c, "security_risk": "LOW"}));
+        }
+        Script::from_turns([turn.clone(), turn.clone(), turn])
+            .with_toolless_reply(Turn::text("A short title"))
+    })
+    .await;
+    let mut flagged = 0;
+    for kind in [
+        "PatternSecurityAnalyzer",
+        "PolicyRailSecurityAnalyzer",
+        "EnsembleSecurityAnalyzer",
+    ] {
+        let analyzer = if kind == "EnsembleSecurityAnalyzer" {
+            json!({"kind": kind, "analyzers": [
+                {"kind": "PolicyRailSecurityAnalyzer"}, {"kind": "PatternSecurityAnalyzer"}]})
+        } else {
+            json!({"kind": kind})
+        };
+        let mut body = env.start_body(json!({
+            "confirmation_policy": {"kind": "AlwaysConfirm"},
+            "security_analyzer": analyzer,
+        }));
+        body["agent"] = env.agent(&["terminal"]);
+        let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+        assert_eq!(s, 201, "{info}");
+        let id = info["id"].as_str().unwrap().to_string();
+        env.send(&id, "Run these.", true).await;
+        env.wait_status(&id, &["waiting_for_confirmation"]).await;
+        let events = env.events(&id).await;
+        let verdicts = analyses(&events);
+        assert_eq!(verdicts.len(), 1, "one verdict event per batch");
+        assert_eq!(verdicts[0]["analyzer"], kind);
+        assert_eq!(verdicts[0]["policy"], "AlwaysConfirm");
+        for entry in &entries {
+            let command = entry["command"].as_str().unwrap();
+            let action = action_id(&events, command);
+            let got = &verdicts[0]["risks"][&action];
+            assert_eq!(got, &entry["ours"][kind], "{kind} on `{command}`");
+            if entry["class"] == "dangerous" && (got == "MEDIUM" || got == "HIGH") {
+                flagged += 1;
+            }
+        }
+        // Nothing ran while waiting.
+        assert!(!events.iter().any(|e| e["kind"] == "ObservationEvent"));
+    }
+    assert!(flagged >= 54, "{flagged}/60 dangerous verdicts flagged");
+    env.stop().await;
+}
+
+/// A prompt file the agent names but nobody has is refused naming the file
+/// (never the default prompt in its place); a custom security policy file
+/// reaches the system prompt verbatim.
+#[tokio::test]
+async fn prompt_files_are_found_or_refused_by_name() {
+    let env = Env::start(|_| {
+        Script::from_turns([Turn::tool_call("finish", json!({"message": "done"}))])
+            .with_toolless_reply(Turn::text("A short title"))
+    })
+    .await;
+    let mut body = env.start_body(json!({}));
+    body["agent"] = env.agent(&["terminal"]);
+    body["agent"]["system_prompt_filename"] = json!("system_prompt_nowhere.j2");
+    let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 422, "{info}");
+    assert!(
+        info["detail"][0]["loc"]
+            .to_string()
+            .contains("system_prompt_filename"),
+        "{info}"
+    );
+    assert!(
+        info.to_string().contains("system_prompt_nowhere.j2"),
+        "{info}"
+    );
+    let mut body = env.start_body(json!({}));
+    body["agent"] = env.agent(&["terminal"]);
+    body["agent"]["security_policy_filename"] = json!("no_such_policy.md");
+    let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 422, "{info}");
+    assert!(info.to_string().contains("no_such_policy.md"), "{info}");
+    assert!(
+        info["detail"][0]["loc"]
+            .to_string()
+            .contains("security_policy_filename"),
+        "{info}"
+    );
+    let policy = env.workspace().join("team_policy.md");
+    std::fs::write(&policy, "# Team policy\nAsk before any network call.").unwrap();
+    let mut body = env.start_body(json!({}));
+    body["agent"] = env.agent(&["terminal"]);
+    body["agent"]["security_policy_filename"] = json!(policy.to_str().unwrap());
+    let (s, info) = env.call("POST", "/api/conversations", Some(body)).await;
+    assert_eq!(s, 201, "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.send(&id, "Go.", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    let events = env.events(&id).await;
+    let prompt = events
+        .iter()
+        .find(|e| e["kind"] == "SystemPromptEvent")
+        .unwrap()["system_prompt"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompt.contains("<SECURITY>\n\n# Team policy\nAsk before any network call.\n\n</SECURITY>"),
+        "{prompt}"
+    );
+    env.stop().await;
+}

@@ -40,6 +40,23 @@ pub enum TemplateFileError {
     },
 }
 
+impl TemplateFileError {
+    /// The agent field naming the file.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::NotFound { field, .. } | Self::Read { field, .. } => field,
+        }
+    }
+
+    /// The file as configured (or resolved).
+    pub fn name(&self) -> &str {
+        match self {
+            Self::NotFound { name, .. } => name,
+            Self::Read { path, .. } => path,
+        }
+    }
+}
+
 /// The template directories, in search order: each entry of
 /// [`PROMPT_DIRS_ENV`], then `~/.openhands/prompts`.
 pub fn template_dirs() -> Vec<PathBuf> {

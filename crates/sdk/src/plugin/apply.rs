@@ -108,7 +108,7 @@ pub fn apply(
             }
         }
         // Standalone skills rank below plugins and the context's own skills.
-        for s in market.auto_skills(&reg.auto_load, &mut out.problems) {
+        for s in market.auto_skills(&reg.auto_load, settings, &mut out.problems) {
             if !skills.iter().any(|x| x.name == s.name) {
                 skills.push(s);
                 skills_changed = true;
@@ -220,7 +220,7 @@ pub fn marketplace_skills(
                 continue;
             }
         };
-        for s in market.auto_skills(&reg.auto_load, problems) {
+        for s in market.auto_skills(&reg.auto_load, settings, problems) {
             put(&mut out, s);
         }
         for entry in market

@@ -293,7 +293,12 @@ impl Marketplace {
     }
 
     fn resolve_text(&self, s: &str) -> String {
-        if s.starts_with('/') || s.starts_with('~') || s.contains("://") {
+        if s.starts_with('/')
+            || s.starts_with('~')
+            || s.contains("://")
+            || s.starts_with("github:")
+            || s.starts_with("git@")
+        {
             return s.to_string();
         }
         self.path
@@ -302,22 +307,46 @@ impl Marketplace {
             .into_owned()
     }
 
-    /// The standalone skills `auto_load` selects; an entry that does not
-    /// load is reported and skipped.
-    pub fn auto_skills(&self, auto_load: &AutoLoad, problems: &mut Vec<String>) -> Vec<Skill> {
+    /// The directory holding the standalone skill `entry`: a local path
+    /// against the marketplace, or a `github`/`url`/git source fetched into
+    /// the plugin cache (blocking: may run git).
+    pub fn skill_dir(
+        &self,
+        entry: &MarketplaceEntry,
+        settings: &super::source::FetchSettings,
+    ) -> Result<PathBuf, String> {
+        match &entry.source {
+            EntrySource::Text(s) if !s.contains("://") && !s.starts_with("github:") => {
+                Ok(PathBuf::from(self.resolve_text(s)))
+            }
+            _ => {
+                let spec = self.plugin_source(entry).map_err(|e| e.to_string())?;
+                super::source::fetch_blocking(&spec, settings).map(|(dir, _)| dir)
+            }
+        }
+    }
+
+    /// The standalone skills `auto_load` selects (git-sourced ones fetched
+    /// through `settings`); an entry that does not load is reported and
+    /// skipped.
+    pub fn auto_skills(
+        &self,
+        auto_load: &AutoLoad,
+        settings: &super::source::FetchSettings,
+        problems: &mut Vec<String>,
+    ) -> Vec<Skill> {
         let mut out = Vec::new();
         for entry in self.skills.iter().filter(|e| auto_load.includes(&e.name)) {
-            let EntrySource::Text(s) = &entry.source else {
-                continue;
+            let dir = match self.skill_dir(entry, settings) {
+                Ok(d) => d,
+                Err(e) => {
+                    problems.push(format!(
+                        "Skill '{}' from marketplace '{}' could not be resolved; skipping: {e}",
+                        entry.name, self.name
+                    ));
+                    continue;
+                }
             };
-            if s.contains("://") {
-                problems.push(format!(
-                    "Skill '{}' from marketplace '{}' could not be resolved; skipping",
-                    entry.name, self.name
-                ));
-                continue;
-            }
-            let dir = PathBuf::from(self.resolve_text(s));
             match load_skill_file_with(&dir.join("SKILL.md"), None, false) {
                 Ok(skill) => out.push(skill),
                 Err(e) => problems.push(format!(

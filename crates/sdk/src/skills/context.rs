@@ -21,8 +21,16 @@ pub const PUBLIC_SKILLS_PATH_ENV: &str = "EXTENSIONS_PATH";
 pub struct SkillSources {
     /// The user's home (`~/.openhands/skills`, `~/.agents/skills`, ...).
     pub home: Option<PathBuf>,
-    /// A local copy of the public skills repository (never fetched).
+    /// A local copy of the public skills repository (read in place, never
+    /// fetched); without one, the repository is cloned into the OpenHands
+    /// directory's cache (see [`super::public_repo`]).
     pub public_skills_dir: Option<PathBuf>,
+    /// The public repository to clone (default: the reference's
+    /// `https://github.com/OpenHands/extensions`).
+    pub public_skills_repo: Option<String>,
+    /// The ref of the public repository (default: `$EXTENSIONS_REF`, else
+    /// `main`); a tag or commit id pins the clone.
+    pub public_skills_ref: Option<String>,
     /// The user's OpenHands directory (the reference's persistence
     /// directory: `$OH_PERSISTENCE_DIR`, else `~/.openhands`): installed
     /// plugins, user plugins, the plugin cache. `None`: `<home>/.openhands`.
@@ -41,6 +49,7 @@ impl SkillSources {
             home: crate::paths::user_home(),
             public_skills_dir: var(PUBLIC_SKILLS_PATH_ENV),
             openhands_dir: var("OH_PERSISTENCE_DIR"),
+            ..Self::default()
         }
     }
 
@@ -63,12 +72,16 @@ fn user_dir(home: &Path, sources: &SkillSources) -> PathBuf {
 /// Why the context cannot be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
-    /// `load_public_skills` without a local copy of the repository.
+    /// `load_public_skills` without a local copy of the repository and
+    /// without an OpenHands directory to keep a clone in.
     #[error(
-        "agent_context.load_public_skills needs a local copy of the public skills repository \
-         (set {PUBLIC_SKILLS_PATH_ENV}); skills are never downloaded"
+        "agent_context.load_public_skills: no local copy of the public skills repository \
+         ({PUBLIC_SKILLS_PATH_ENV}) and no OpenHands directory (HOME is unset) to keep a clone in"
     )]
     NoPublicSkills,
+    /// `load_public_skills` resolved before the repository was fetched.
+    #[error("agent_context.load_public_skills: the public skills repository was not fetched")]
+    NotFetched,
     /// `load_user_skills` without a home directory.
     #[error("agent_context.load_user_skills: no home directory (HOME is unset)")]
     NoHome,
@@ -91,7 +104,10 @@ fn flag(ctx: &Value, name: &str) -> bool {
 
 /// Checks, without reading anything, that the switches can be honoured.
 pub fn check_sources(ctx: &Value, sources: &SkillSources) -> Result<(), ContextError> {
-    if flag(ctx, "load_public_skills") && sources.public_skills_dir.is_none() {
+    if flag(ctx, "load_public_skills")
+        && sources.public_skills_dir.is_none()
+        && sources.openhands_dir().is_none()
+    {
         return Err(ContextError::NoPublicSkills);
     }
     if flag(ctx, "load_user_skills") && sources.home.is_none() {
@@ -101,13 +117,19 @@ pub fn check_sources(ctx: &Value, sources: &SkillSources) -> Result<(), ContextE
 }
 
 /// Resolves the switches of `ctx` for a conversation in `working_dir`.
-/// Blocking (reads the file system).
+/// Blocking (reads the file system). Public skills are read from
+/// `sources.public_skills_dir` only: a caller without a local copy fetches
+/// the clone first ([`super::public_repo::PublicRepo::for_skills`]) and
+/// passes its directory there.
 pub fn resolve(
     ctx: &Value,
     working_dir: &Path,
     sources: &SkillSources,
 ) -> Result<Resolved, ContextError> {
     check_sources(ctx, sources)?;
+    if flag(ctx, "load_public_skills") && sources.public_skills_dir.is_none() {
+        return Err(ContextError::NotFetched);
+    }
     let explicit = skills_of(Some(ctx));
     let mut errors = Vec::new();
     let mut skills = explicit.clone();
@@ -268,6 +290,7 @@ mod tests {
             home: Some(home.path().into()),
             public_skills_dir: None,
             openhands_dir: None,
+            ..Default::default()
         };
         let r = resolve(&ctx, work.path(), &sources).unwrap();
         let skills = skills_of(Some(&r.agent_context));
@@ -315,6 +338,7 @@ mod tests {
             home: None,
             public_skills_dir: Some(repo.path().into()),
             openhands_dir: None,
+            ..Default::default()
         };
         let all = resolve(&ctx, work.path(), &sources).unwrap();
         assert_eq!(skills_of(Some(&all.agent_context)).len(), 2);

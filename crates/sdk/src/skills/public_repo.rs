@@ -7,6 +7,12 @@
 //! command runs through the execution layer with a timeout; a catalog
 //! refreshes the clone at most every five minutes and falls back to the
 //! clone it has when the remote cannot be reached.
+//!
+//! `load_public_skills` reads the same clone ([`PublicRepo::for_skills`]):
+//! a ref that is a tag or a full commit id is pinned (once cloned, never
+//! fetched again), a branch is fetched again after five minutes; when the
+//! remote cannot be reached the cached copy is used (and the failure
+//! logged), and without one the error says what could not be fetched.
 
 use super::context::SkillSources;
 use openhands_workspace::exec::EnvPolicy;
@@ -30,6 +36,73 @@ const CATALOG_TTL: Duration = Duration::from_secs(300);
 
 /// When each clone was last refreshed by a catalog.
 static REFRESHED: Mutex<Option<HashMap<PathBuf, Instant>>> = Mutex::new(None);
+
+/// One update of a clone at a time.
+static UPDATING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What the clone was last checked out at (`.git/openhands-public-ref.json`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckedOut {
+    /// The remote.
+    pub url: String,
+    /// The ref asked for.
+    pub git_ref: String,
+    /// The commit checked out.
+    pub commit: String,
+    /// The ref is a tag or a commit id: never fetched again.
+    pub pinned: bool,
+}
+
+const MARKER: &str = "openhands-public-ref.json";
+
+fn read_marker(dir: &Path) -> Option<CheckedOut> {
+    let text = std::fs::read_to_string(dir.join(".git").join(MARKER)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The copy of the public repository skills are read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicCopy {
+    /// The directory (the local copy or the clone).
+    pub dir: PathBuf,
+    /// What the clone is checked out at (`None` for a local copy).
+    pub checked_out: Option<CheckedOut>,
+    /// Why the clone could not be refreshed (the cached copy is used).
+    pub stale: Option<String>,
+}
+
+/// Why public skills cannot be read.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PublicSkillsError {
+    /// Neither a local copy nor a directory to keep a clone in.
+    #[error(
+        "agent_context.load_public_skills: no local copy of the public skills repository \
+         ({}) and no OpenHands directory to keep a clone in",
+        super::context::PUBLIC_SKILLS_PATH_ENV
+    )]
+    NoPlace,
+    /// The repository could not be fetched and nothing is cached.
+    #[error(
+        "agent_context.load_public_skills: cannot fetch the public skills repository {url} at \
+         '{git_ref}' and no copy is cached: {reason}"
+    )]
+    Unreachable {
+        /// The remote.
+        url: String,
+        /// The ref asked for.
+        git_ref: String,
+        /// What git said.
+        reason: String,
+    },
+    /// The fetch could not be run at all.
+    #[error("agent_context.load_public_skills: {0}")]
+    Runtime(String),
+}
+
+/// Whether `git_ref` is a full commit id.
+fn is_commit_id(git_ref: &str) -> bool {
+    git_ref.len() == 40 && git_ref.chars().all(|c| c.is_ascii_hexdigit())
+}
 
 /// Where the public repository is read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,8 +130,12 @@ impl PublicRepo {
         let git_ref = openhands_workspace::exec::env::host_var(PUBLIC_SKILLS_REF_ENV)
             .filter(|r| !r.trim().is_empty())
             .unwrap_or_else(|| "main".into());
+        let git_ref = sources.public_skills_ref.clone().unwrap_or(git_ref);
         Some(Self::Cached {
-            url: PUBLIC_SKILLS_REPO.into(),
+            url: sources
+                .public_skills_repo
+                .clone()
+                .unwrap_or_else(|| PUBLIC_SKILLS_REPO.into()),
             git_ref,
             dir: sources
                 .openhands_dir()?
@@ -86,6 +163,70 @@ impl PublicRepo {
                 dir.join(".git").exists().then(|| dir.clone())
             }
         }
+    }
+
+    /// The copy `load_public_skills` reads: the local copy as it is, or
+    /// the clone — used as it is when pinned (a tag or commit id checked
+    /// out before) or refreshed less than five minutes ago, else fetched;
+    /// a failed fetch falls back to the clone there is (`stale` says why).
+    pub async fn for_skills(&self, env: &EnvPolicy) -> Result<PublicCopy, PublicSkillsError> {
+        let (url, git_ref, dir) = match self {
+            Self::Local(dir) => {
+                return Ok(PublicCopy {
+                    dir: dir.clone(),
+                    checked_out: None,
+                    stale: None,
+                });
+            }
+            Self::Cached { url, git_ref, dir } => (url, git_ref, dir),
+        };
+        let _one = UPDATING.lock().await;
+        let marker = read_marker(dir).filter(|m| m.url == *url && m.git_ref == *git_ref);
+        let cloned = dir.join(".git").exists();
+        if cloned
+            && let Some(m) = marker.as_ref().filter(|m| {
+                m.pinned || refreshed_at(dir).is_some_and(|t| t.elapsed() < CATALOG_TTL)
+            })
+        {
+            return Ok(PublicCopy {
+                dir: dir.clone(),
+                checked_out: Some(m.clone()),
+                stale: None,
+            });
+        }
+        match checkout(url, git_ref, dir, env).await {
+            Ok(m) => {
+                mark_refreshed(dir, Some(Instant::now()));
+                Ok(PublicCopy {
+                    dir: dir.clone(),
+                    checked_out: Some(m),
+                    stale: None,
+                })
+            }
+            Err(reason) if cloned => {
+                tracing::warn!(%url, %git_ref, error = %reason,
+                    "public skills repository not refreshed; using the cached copy");
+                Ok(PublicCopy {
+                    dir: dir.clone(),
+                    checked_out: read_marker(dir),
+                    stale: Some(reason),
+                })
+            }
+            Err(reason) => Err(PublicSkillsError::Unreachable {
+                url: url.clone(),
+                git_ref: git_ref.clone(),
+                reason,
+            }),
+        }
+    }
+
+    /// [`PublicRepo::for_skills`] from blocking code.
+    pub fn for_skills_blocking(&self, env: &EnvPolicy) -> Result<PublicCopy, PublicSkillsError> {
+        let this = self.clone();
+        let env = env.clone();
+        crate::hooks::block_on(async move { this.for_skills(&env).await }).ok_or_else(|| {
+            PublicSkillsError::Runtime("the fetch runtime is not available".into())
+        })?
     }
 
     /// Forces a refresh (`POST /api/skills/sync`); an error says why it
@@ -119,6 +260,18 @@ fn mark_refreshed(dir: &Path, at: Option<Instant>) {
 
 /// Clones `url` into `dir` or fetches it, then checks out `git_ref`.
 async fn update_clone(url: &str, git_ref: &str, dir: &Path, env: &EnvPolicy) -> Result<(), String> {
+    let _one = UPDATING.lock().await;
+    checkout(url, git_ref, dir, env).await.map(|_| ())
+}
+
+/// Fetches `git_ref` of `url` into the clone in `dir` (made when missing)
+/// and checks it out detached; records what was checked out.
+async fn checkout(
+    url: &str,
+    git_ref: &str,
+    dir: &Path,
+    env: &EnvPolicy,
+) -> Result<CheckedOut, String> {
     let git = Git::new(GIT_TIMEOUT).with_env(env.clone());
     tokio::fs::create_dir_all(dir)
         .await
@@ -130,22 +283,56 @@ async fn update_clone(url: &str, git_ref: &str, dir: &Path, env: &EnvPolicy) -> 
         git.run(&["remote", "add", "origin", url], dir, false)
             .await
             .map_err(|e| e.to_string())?;
+    } else {
+        git.run(&["remote", "set-url", "origin", url], dir, false)
+            .await
+            .map_err(|e| e.to_string())?;
     }
-    git.run(
-        &["fetch", "--quiet", "--depth", "1", "origin", git_ref],
-        dir,
-        false,
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    git.run(
-        &["checkout", "--quiet", "--detach", "FETCH_HEAD"],
-        dir,
-        false,
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    Ok(())
+    // A tag is pinned like a commit id; try it as a tag first.
+    let tag = format!("+refs/tags/{git_ref}:refs/tags/{git_ref}");
+    let is_tag = !is_commit_id(git_ref)
+        && git
+            .run(
+                &["fetch", "--quiet", "--depth", "1", "origin", &tag],
+                dir,
+                false,
+            )
+            .await
+            .is_ok();
+    if !is_tag {
+        git.run(
+            &["fetch", "--quiet", "--depth", "1", "origin", git_ref],
+            dir,
+            false,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    let target = if is_tag {
+        format!("refs/tags/{git_ref}^{{commit}}")
+    } else {
+        "FETCH_HEAD".to_string()
+    };
+    git.run(&["checkout", "--quiet", "--detach", &target], dir, false)
+        .await
+        .map_err(|e| e.to_string())?;
+    let commit = git
+        .run(&["rev-parse", "HEAD"], dir, false)
+        .await
+        .map_err(|e| e.to_string())?
+        .trim()
+        .to_string();
+    let marker = CheckedOut {
+        url: url.to_string(),
+        git_ref: git_ref.to_string(),
+        commit,
+        pinned: is_tag || is_commit_id(git_ref),
+    };
+    let text = serde_json::to_vec_pretty(&marker).map_err(|e| e.to_string())?;
+    tokio::fs::write(dir.join(".git").join(MARKER), text)
+        .await
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(marker)
 }
 
 /// Fast-forwards the local copy from its upstream branch.
@@ -171,3 +358,7 @@ async fn pull_local(dir: &Path, env: &EnvPolicy) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+#[path = "public_repo_tests.rs"]
+mod tests;

@@ -60,6 +60,7 @@ async fn the_answer_streams_to_token_listeners() {
                     home: Some(home.path().to_path_buf()),
                     public_skills_dir: None,
                     openhands_dir: None,
+                    ..Default::default()
                 },
                 ..Default::default()
             },

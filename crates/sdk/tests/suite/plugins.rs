@@ -63,6 +63,7 @@ fn conversation_with(
         home: Some(home.to_path_buf()),
         public_skills_dir: None,
         openhands_dir: None,
+        ..Default::default()
     };
     options.extensions.plugins = plugins;
     let conversation = LocalConversation::new(agent, workspace.path(), options).unwrap();

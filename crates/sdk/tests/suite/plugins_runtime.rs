@@ -27,6 +27,7 @@ fn options(root: &Path, home: &Path, id: uuid::Uuid) -> ConversationOptions {
         home: Some(home.to_path_buf()),
         public_skills_dir: None,
         openhands_dir: None,
+        ..Default::default()
     };
     o
 }

@@ -229,6 +229,7 @@ async fn user_and_public_skills_come_from_configured_places() {
         home: Some(home.path().into()),
         public_skills_dir: Some(public.path().into()),
         openhands_dir: None,
+        ..Default::default()
     };
     let c = LocalConversation::new(agent, work.path(), options).unwrap();
     c.send_message("open a github issue").unwrap();
@@ -242,7 +243,7 @@ async fn user_and_public_skills_come_from_configured_places() {
     assert!(system.contains("<name>github</name>"));
     assert!(reqs[0].messages.last().unwrap().text().contains("Use gh."));
 
-    // without a local copy, load_public_skills is refused, never fetched
+    // without a local copy nor a place to keep a clone, load_public_skills is refused
     let (agent, _b) = agent_turns(vec![Turn::text("ok")]);
     let mut spec = agent.spec().clone();
     spec.agent_context = Some(json!({"load_public_skills": true}));
@@ -281,6 +282,7 @@ async fn persistent_memory_is_opt_in_and_reaches_the_prompt() {
             home: Some(home.path().into()),
             public_skills_dir: None,
             openhands_dir: None,
+            ..Default::default()
         };
         let c = LocalConversation::new(agent, work.path(), options).unwrap();
         (c, backend, root)
@@ -337,5 +339,88 @@ async fn a_task_skill_is_invoked_by_its_slash_name_with_its_inputs() {
     assert_eq!(
         skill["inputs"],
         json!([{"name": "BUG", "description": "what goes wrong"}])
+    );
+}
+
+/// Without a local copy, `load_public_skills` clones the public repository
+/// (here a bare repository made in the test) into the OpenHands directory's
+/// cache and reads its skills; a later conversation finds the clone when
+/// the remote is gone, and without any copy the error names the remote.
+#[tokio::test]
+async fn public_skills_are_fetched_with_git_and_the_cache_serves_offline() {
+    use crate::plugin_support::git;
+    let scratch = tempfile::tempdir().unwrap();
+    let upstream = scratch.path().join("extensions");
+    fs::create_dir_all(upstream.join("skills/github")).unwrap();
+    fs::write(
+        upstream.join("skills/github/SKILL.md"),
+        "---\nname: github\ndescription: Work with GitHub.\ntriggers: [github]\n---\nUse gh.",
+    )
+    .unwrap();
+    git(&upstream, &["init", "--quiet"]);
+    git(&upstream, &["add", "."]);
+    git(&upstream, &["commit", "--quiet", "-m", "skills"]);
+    let bare = scratch.path().join("extensions.git");
+    git(
+        scratch.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            upstream.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let sources = SkillSources {
+        home: Some(home.path().into()),
+        public_skills_repo: Some(bare.to_string_lossy().into_owned()),
+        public_skills_ref: Some("main".into()),
+        ..Default::default()
+    };
+    let run = |sources: SkillSources| {
+        let work = work.path().to_path_buf();
+        async move {
+            let root = tempfile::tempdir().unwrap();
+            let (agent, backend) = agent(Script::from_turns(vec![Turn::text("ok")]));
+            let mut spec = agent.spec().clone();
+            spec.agent_context = Some(json!({"load_public_skills": true}));
+            let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+            let mut options = persisted(root.path());
+            options.extensions.skill_sources = sources;
+            let c = LocalConversation::new(agent, &work, options).unwrap();
+            match c.send_message("open a github issue") {
+                Ok(_) => {
+                    c.run().await.unwrap();
+                    Ok(system_text(&backend.requests()[0]))
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    };
+    let system = run(sources.clone()).await.unwrap();
+    assert!(system.contains("<name>github</name>"), "{system}");
+    let clone = home.path().join(".openhands/cache/skills/public-skills");
+    assert!(clone.join("skills/github/SKILL.md").is_file());
+
+    // The remote is gone: a later conversation reads the clone (refreshed
+    // moments ago; the offline fallback after the refresh interval is the
+    // unit tests' part).
+    fs::rename(&bare, scratch.path().join("gone.git")).unwrap();
+    let system = run(sources.clone()).await.unwrap();
+    assert!(system.contains("<name>github</name>"), "{system}");
+
+    // No copy anywhere: the error says what could not be fetched.
+    let other_home = tempfile::tempdir().unwrap();
+    let err = run(SkillSources {
+        home: Some(other_home.path().into()),
+        ..sources
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("extensions.git") && err.contains("no copy is cached"),
+        "{err}"
     );
 }

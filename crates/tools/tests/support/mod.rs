@@ -68,6 +68,7 @@ pub fn start_with(
                     home: Some(home.path().to_path_buf()),
                     public_skills_dir: None,
                     openhands_dir: None,
+                    ..Default::default()
                 },
                 ..options.extensions
             },

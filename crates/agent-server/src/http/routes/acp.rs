@@ -127,7 +127,10 @@ async fn resolve_secrets(secrets: &Map<String, Value>) -> Vec<(String, String)> 
                     }
                 }
             }
-            None => tracing::warn!(%name, "could not resolve a secret for ACP model discovery"),
+            // JSON never holds a custom source.
+            None | Some(SecretSource::Custom(_)) => {
+                tracing::warn!(%name, "could not resolve a secret for ACP model discovery")
+            }
         }
     }
     out.sort();

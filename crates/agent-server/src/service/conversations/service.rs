@@ -520,9 +520,8 @@ impl ConversationService {
                 openhands_sdk::skills::context::check_sources(ctx, &self.inner.config.skill_sources)
         {
             let field = match e {
-                openhands_sdk::skills::context::ContextError::NoPublicSkills => {
-                    "load_public_skills"
-                }
+                openhands_sdk::skills::context::ContextError::NoPublicSkills
+                | openhands_sdk::skills::context::ContextError::NotFetched => "load_public_skills",
                 openhands_sdk::skills::context::ContextError::NoHome => "load_user_skills",
             };
             let message = e.to_string();
@@ -537,6 +536,27 @@ impl ConversationService {
                     ]),
                     format!("Value error, {message}"),
                     json!(true),
+                )
+                .with_ctx(json!({ "error": message })),
+            ])
+            .into());
+        }
+        // A prompt file the agent names must exist: refused now, naming the
+        // field and the file, rather than failing the first message.
+        let prompt_spec = agent_spec.clone();
+        if let Ok(Err(openhands_sdk::agent::prompt::PromptError::File(e))) =
+            tokio::task::spawn_blocking(move || {
+                openhands_sdk::agent::prompt::render_system_prompt(&prompt_spec)
+            })
+            .await
+        {
+            let message = e.to_string();
+            return Err(openhands_protocol::validation::ValidationError::new(vec![
+                openhands_protocol::validation::ValidationIssue::new(
+                    "value_error",
+                    openhands_protocol::conversations::loc(&["body", "agent", e.field()]),
+                    format!("Value error, {message}"),
+                    json!(e.name()),
                 )
                 .with_ctx(json!({ "error": message })),
             ])

@@ -8,6 +8,8 @@ use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
 use crate::conversation::error::ConversationError;
 use crate::conversation::local::LocalConversation;
 use crate::conversation::local::off_runtime;
+use crate::skills::context::SkillSources;
+use crate::skills::public_repo::{PublicRepo, PublicSkillsError};
 use openhands_wire::content::TextContent;
 use openhands_wire::event::{
     ConversationErrorEvent, Event, EventBody, SourceType, SystemPromptEvent,
@@ -66,9 +68,9 @@ impl LocalConversation {
             ext.mark_context_resolved();
             return Ok(());
         };
-        let resolved =
-            crate::skills::context::resolve(&ctx, &self.inner.env.working_dir, ext.skill_sources())
-                .map_err(|e| ConversationError::Invalid(e.to_string()))?;
+        let sources = self.public_skill_sources(&ctx)?;
+        let resolved = crate::skills::context::resolve(&ctx, &self.inner.env.working_dir, &sources)
+            .map_err(|e| ConversationError::Invalid(e.to_string()))?;
         for e in &resolved.errors {
             tracing::warn!(conversation = %self.inner.id, error = %e, "skill left out");
         }
@@ -79,6 +81,31 @@ impl LocalConversation {
         }
         ext.mark_context_resolved();
         Ok(())
+    }
+
+    /// The skill sources with the public repository's copy in place when
+    /// `ctx` loads public skills and no local copy is configured: the
+    /// cached clone, fetched (or refreshed) through git first. Blocking.
+    fn public_skill_sources(&self, ctx: &Value) -> Result<SkillSources, ConversationError> {
+        let mut sources = self.inner.ext.skill_sources().clone();
+        let wanted = ctx
+            .get("load_public_skills")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !wanted || sources.public_skills_dir.is_some() {
+            return Ok(sources);
+        }
+        let invalid = |e: PublicSkillsError| ConversationError::Invalid(e.to_string());
+        let repo = PublicRepo::of(&sources).ok_or_else(|| invalid(PublicSkillsError::NoPlace))?;
+        let copy = repo
+            .for_skills_blocking(&self.inner.env.exec.env)
+            .map_err(invalid)?;
+        if let Some(why) = &copy.stale {
+            tracing::warn!(conversation = %self.inner.id, error = %why,
+                "public skills read from the cached copy; the repository could not be refreshed");
+        }
+        sources.public_skills_dir = Some(copy.dir);
+        Ok(sources)
     }
 
     /// Emits the `SystemPromptEvent` if the log does not have one yet.
