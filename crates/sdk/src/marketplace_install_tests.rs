@@ -2,6 +2,10 @@
 //! and a plugin fetched with git from local bare repositories, an
 //! unreachable entry reported, and a second run leaving installed skills
 //! alone unless forced.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
 
 use super::*;
 use std::process::Command;

@@ -1,6 +1,10 @@
 //! The public repository's clone for `load_public_skills`, against a local
 //! bare repository: cloned, pinned on a tag, refreshed on a branch, the
 //! cached copy used offline, a clear error without one.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start programs, stage files and read the environment directly"
+)]
 
 use super::*;
 use std::process::Command;
