@@ -158,6 +158,8 @@ pub mod subagent;
 pub mod switch_llm;
 pub mod telemetry;
 #[cfg(test)]
+mod test_git;
+#[cfg(test)]
 mod test_http;
 pub mod tokens;
 pub mod tool;

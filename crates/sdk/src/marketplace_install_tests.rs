@@ -2,30 +2,9 @@
 //! and a plugin fetched with git from local bare repositories, an
 //! unreachable entry reported, and a second run leaving installed skills
 //! alone unless forced.
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests start programs, stage files and read the environment directly"
-)]
-
 use super::*;
-use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
+use crate::test_git::git;
 
 fn skill(dir: &Path, name: &str) {
     std::fs::create_dir_all(dir).unwrap();

@@ -1,28 +1,6 @@
-#![allow(
-    clippy::disallowed_methods,
-    reason = "tests start programs, stage files and read the environment directly"
-)]
-
 use super::*;
-use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use crate::test_git::git;
 
 /// A repository with a plugin under `plugins/demo`; returns its head.
 fn plugin_repo(dir: &Path) -> String {

@@ -7,25 +7,8 @@
 )]
 
 use super::*;
-use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use crate::test_git::git;
 
 /// A work repository with one skill, pushed to a bare `remote.git`.
 fn remote(root: &Path) -> (PathBuf, PathBuf) {
