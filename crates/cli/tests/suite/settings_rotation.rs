@@ -26,6 +26,13 @@ fn keys(rotated: bool) -> Vec<(&'static str, String)> {
     }
 }
 
+fn http() -> reqwest::Client {
+    openhands_client::http_client(
+        &openhands_client::HttpOptions::with_timeout(Duration::from_secs(30)).no_proxy(),
+    )
+    .unwrap()
+}
+
 fn bin(root: &Path, rotated: bool) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("openhands"));
     for var in [
@@ -87,7 +94,7 @@ async fn serve(root: &Path, rotated: bool) -> Server {
         child,
         url: format!("http://127.0.0.1:{port}"),
     };
-    let client = reqwest::Client::new();
+    let client = http();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(r) = client.get(format!("{}/ready", server.url)).send().await
@@ -104,7 +111,7 @@ async fn serve(root: &Path, rotated: bool) -> Server {
 }
 
 async fn patch(server: &Server, body: Value) {
-    let r = reqwest::Client::new()
+    let r = http()
         .patch(format!("{}/api/settings", server.url))
         .json(&body)
         .send()
@@ -115,7 +122,7 @@ async fn patch(server: &Server, body: Value) {
 }
 
 async fn plaintext_key(server: &Server) -> Value {
-    let r = reqwest::Client::new()
+    let r = http()
         .get(format!("{}/api/settings", server.url))
         .header("X-Expose-Secrets", "plaintext")
         .send()
