@@ -32,6 +32,7 @@
 //! `../shared/research/ecosystem.md` §5).
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod catalog;
 pub mod classify;
 pub mod common;

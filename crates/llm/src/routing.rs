@@ -6,7 +6,8 @@
 //!   OpenAI-compatible providers and any provider with a `base_url` →
 //!   OpenAI Chat Completions, or Responses when `api_mode` is `responses`
 //!   (or `auto` for models that prefer it);
-//! * `azure/<deployment>` → Azure OpenAI deployment URLs.
+//! * `azure/<deployment>` → Azure OpenAI deployment URLs;
+//! * `bedrock/<model id>` → Bedrock Converse ([`crate::bedrock`]).
 //!
 //! A `base_url` is used as given: the endpoint path is appended unless the
 //! URL already ends with it.
@@ -25,6 +26,8 @@ pub enum ApiKind {
     Responses,
     /// Anthropic Messages (`/v1/messages`).
     Anthropic,
+    /// AWS Bedrock Converse (`/model/<id>/converse`).
+    BedrockConverse,
 }
 
 /// How requests are authenticated.
@@ -36,6 +39,8 @@ pub enum AuthStyle {
     XApiKey,
     /// `api-key: <key>` (Azure OpenAI).
     AzureApiKey,
+    /// AWS Signature Version 4 (Bedrock without an API key).
+    AwsSigV4,
 }
 
 /// A resolved route: protocol, full endpoint URL, model name to send.
@@ -81,7 +86,13 @@ const OPENAI_COMPATIBLE: &[(&str, &str)] = &[
 /// Every provider prefix a configuration can route to, sorted.
 pub fn providers() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = OPENAI_COMPATIBLE.iter().map(|(p, _)| *p).collect();
-    out.extend(["anthropic", "azure", "openhands", "litellm_proxy"]);
+    out.extend([
+        "anthropic",
+        "azure",
+        "bedrock",
+        "openhands",
+        "litellm_proxy",
+    ]);
     out.sort_unstable();
     out.dedup();
     out
@@ -192,7 +203,20 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
                 "litellm_proxy models need base_url (the proxy address)".into(),
             )),
         },
-        "bedrock" | "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
+        "bedrock" => {
+            let target = crate::bedrock::auth::resolve(config, &crate::provider_env::var)?;
+            Ok(Route {
+                kind: ApiKind::BedrockConverse,
+                url: target.url(false),
+                model: target.model_id,
+                auth: match target.auth {
+                    crate::bedrock::auth::BedrockAuth::Bearer => AuthStyle::Bearer,
+                    crate::bedrock::auth::BedrockAuth::SigV4(_) => AuthStyle::AwsSigV4,
+                },
+                provider,
+            })
+        }
+        "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
             "provider `{provider}` is not supported; route it through an OpenAI-compatible proxy (litellm_proxy/...)"
         ))),
         _ => {
@@ -281,7 +305,7 @@ mod tests {
         ));
         assert!(resolve(&cfg("weird/x", Some("http://h"))).is_ok());
         assert!(matches!(
-            resolve(&cfg("bedrock/x", None)),
+            resolve(&cfg("sagemaker/x", None)),
             Err(LlmError::Config(_))
         ));
         assert!(matches!(

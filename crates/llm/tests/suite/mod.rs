@@ -1,5 +1,6 @@
 //! The suites, one module per former test target.
 
+mod bedrock;
 mod http_edge;
 mod litellm_parity;
 mod mock_server;
