@@ -8,7 +8,7 @@ use crate::classify;
 use crate::error::LlmError;
 use crate::routing::{self, ApiKind, Route};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
-use crate::{anthropic, openai_chat, openai_responses, provider_env};
+use crate::{anthropic, gemini, openai_chat, openai_responses, provider_env};
 use async_trait::async_trait;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -123,6 +123,11 @@ impl HttpBackend {
                 converse::build_body(config, &r.model, request)?,
                 bedrock_headers(config, r),
             ),
+            ApiKind::Gemini => {
+                let mut h = crate::common::base_headers(config, r, request);
+                crate::common::apply_extra_headers(config, &mut h);
+                (gemini::build_body(config, &r.model, request), h)
+            }
         })
     }
 
@@ -132,6 +137,7 @@ impl HttpBackend {
             ApiKind::Responses => openai_responses::parse_response(config, body),
             ApiKind::Anthropic => anthropic::parse_response(config, body),
             ApiKind::BedrockConverse => converse::parse_response(config, body),
+            ApiKind::Gemini => gemini::parse_response(config, body),
         }
     }
 
@@ -139,6 +145,11 @@ impl HttpBackend {
     fn url(&self, stream: bool) -> Cow<'_, str> {
         match &self.bedrock {
             Some(t) if stream => Cow::Owned(t.url(true)),
+            _ if stream && self.route.kind == ApiKind::Gemini => Cow::Owned(
+                self.route
+                    .url
+                    .replace(":generateContent", ":streamGenerateContent?alt=sse"),
+            ),
             _ => Cow::Borrowed(&self.route.url),
         }
     }
@@ -318,6 +329,7 @@ enum Assembler {
     Chat(openai_chat::ChatStream),
     Responses(openai_responses::ResponsesStream),
     Anthropic(anthropic::AnthropicStream),
+    Gemini(gemini::GeminiStream),
 }
 
 impl Assembler {
@@ -329,6 +341,7 @@ impl Assembler {
             ApiKind::Anthropic | ApiKind::BedrockConverse => {
                 Assembler::Anthropic(anthropic::AnthropicStream::new())
             }
+            ApiKind::Gemini => Assembler::Gemini(gemini::GeminiStream::new()),
         }
     }
 
@@ -342,6 +355,7 @@ impl Assembler {
             Assembler::Chat(s) => s.feed(data, cb),
             Assembler::Responses(s) => s.feed(event, data, cb),
             Assembler::Anthropic(s) => s.feed(event, data, cb),
+            Assembler::Gemini(s) => s.feed(data, cb).map(|()| false),
         }
     }
 
@@ -350,6 +364,7 @@ impl Assembler {
     fn is_complete(&self) -> bool {
         match self {
             Assembler::Chat(s) => s.is_complete(),
+            Assembler::Gemini(s) => s.is_complete(),
             Assembler::Responses(_) | Assembler::Anthropic(_) => false,
         }
     }
@@ -359,6 +374,7 @@ impl Assembler {
             Assembler::Chat(s) => s.finish(config),
             Assembler::Responses(s) => s.finish(config),
             Assembler::Anthropic(s) => s.finish(config),
+            Assembler::Gemini(s) => s.finish(config),
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod common;
 pub mod completion_log;
 pub mod error;
 pub mod fallback;
+pub mod gemini;
 pub mod http;
 pub mod llm;
 pub mod model_info;

@@ -7,7 +7,9 @@
 //!   OpenAI Chat Completions, or Responses when `api_mode` is `responses`
 //!   (or `auto` for models that prefer it);
 //! * `azure/<deployment>` → Azure OpenAI deployment URLs;
-//! * `bedrock/<model id>` → Bedrock Converse ([`crate::bedrock`]).
+//! * `bedrock/<model id>` → Bedrock Converse ([`crate::bedrock`]);
+//! * `gemini/<model>` → Gemini's own `generateContent` ([`crate::gemini`]),
+//!   or Chat Completions when `base_url` is Gemini's OpenAI-compatible one.
 //!
 //! A `base_url` is used as given: the endpoint path is appended unless the
 //! URL already ends with it.
@@ -28,6 +30,8 @@ pub enum ApiKind {
     Anthropic,
     /// AWS Bedrock Converse (`/model/<id>/converse`).
     BedrockConverse,
+    /// Google's Gemini API (`/v1beta/models/<model>:generateContent`).
+    Gemini,
 }
 
 /// How requests are authenticated.
@@ -41,6 +45,8 @@ pub enum AuthStyle {
     AzureApiKey,
     /// AWS Signature Version 4 (Bedrock without an API key).
     AwsSigV4,
+    /// `x-goog-api-key: <key>` (Gemini API).
+    GoogApiKey,
 }
 
 /// A resolved route: protocol, full endpoint URL, model name to send.
@@ -60,6 +66,7 @@ pub struct Route {
 
 const OPENAI_BASE: &str = "https://api.openai.com/v1";
 const ANTHROPIC_BASE: &str = "https://api.anthropic.com";
+const GEMINI_BASE: &str = "https://generativelanguage.googleapis.com";
 const OPENHANDS_PROXY_BASE: &str = "https://llm-proxy.app.all-hands.dev";
 const AZURE_DEFAULT_API_VERSION: &str = "2024-10-21";
 
@@ -216,6 +223,14 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
                 provider,
             })
         }
+        // Gemini's own API, unless the base URL is its OpenAI-compatible one.
+        "gemini" if !base.is_some_and(|b| b.contains("/openai")) => Ok(Route {
+            kind: ApiKind::Gemini,
+            url: gemini_url(base.unwrap_or(GEMINI_BASE), &model),
+            model,
+            auth: AuthStyle::GoogApiKey,
+            provider,
+        }),
         "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
             "provider `{provider}` is not supported; route it through an OpenAI-compatible proxy (litellm_proxy/...)"
         ))),
@@ -233,6 +248,18 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
                 ))),
             }
         }
+    }
+}
+
+/// The `generateContent` URL of a Gemini model under `base` (`/v1beta`
+/// added unless the base names a version).
+fn gemini_url(base: &str, model: &str) -> String {
+    let b = base.trim().trim_end_matches('/');
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    if b.ends_with("/v1beta") || b.ends_with("/v1") {
+        format!("{b}/models/{model}:generateContent")
+    } else {
+        format!("{b}/v1beta/models/{model}:generateContent")
     }
 }
 
@@ -288,6 +315,20 @@ mod tests {
         .unwrap();
         assert_eq!(r.url, "http://p/v1/chat/completions");
         assert_eq!(r.model, "prod/claude");
+        let r = resolve(&cfg("gemini/gemini-2.5-pro", None)).unwrap();
+        assert_eq!(r.kind, ApiKind::Gemini);
+        assert_eq!(
+            r.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"
+        );
+        let r = resolve(&cfg(
+            "gemini/gemini-2.5-pro",
+            Some("https://generativelanguage.googleapis.com/v1beta/openai"),
+        ))
+        .unwrap();
+        assert_eq!(r.kind, ApiKind::Chat);
+        let r = resolve(&cfg("gemini/g", Some("http://h:1/v1beta/"))).unwrap();
+        assert_eq!(r.url, "http://h:1/v1beta/models/g:generateContent");
         let r = resolve(&cfg("openrouter/anthropic/claude-3", None)).unwrap();
         assert_eq!(r.model, "anthropic/claude-3");
         assert_eq!(r.url, "https://openrouter.ai/api/v1/chat/completions");
