@@ -43,7 +43,7 @@ copy() {
   done
 }
 for t in $tools; do
-  p=$(command -v "$t" || true)
+  p=$(type -P "$t" || true)  # a file on PATH, not a shell builtin (true, echo, test)
   if [ -n "$p" ] && [ -f "$p" ]; then
     copy "$p"
     if [ -f "/bin/$t" ]; then copy "/bin/$t"; fi
