@@ -90,12 +90,13 @@ run() {
     local name="$1" key="$2" checks="$3"
     shift 3
     echo "==> schemathesis: $name"
-    SCHEMATHESIS_HOOKS=hooks PYTHONPATH="$here/control_fuzz" \
+    # From the scratch directory: schemathesis keeps its cache in the working directory.
+    (cd "$work" && SCHEMATHESIS_HOOKS=hooks PYTHONPATH="$here/control_fuzz" PYTHONDONTWRITEBYTECODE=1 \
         timeout $((seconds + 120)) "$venv/bin/st" --config-file "$work/schemathesis.toml" \
         run "$url/openapi.json" -H "Authorization: Bearer $key" \
         --checks "$checks" --max-examples "$examples" --max-time "$seconds" \
         --phases examples,coverage,fuzzing --workers 1 --no-color \
-        --request-timeout 30 --seed 20261204 "$@"
+        --request-timeout 30 --seed 20261204 "$@")
 }
 status=0
 # B first: A's own run may delete A's sandbox.

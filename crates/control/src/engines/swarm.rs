@@ -432,8 +432,11 @@ impl Engine for SwarmEngine {
         // Left by an earlier start of this sandbox: replaced.
         self.release_id(&req.sandbox_id, &name).await;
         let server_secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-        let suffix = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-        let secret_name = format!("{name}-{}", &suffix[..8].to_ascii_lowercase());
+        // Hex, not base64: Swarm names must start and end with [a-zA-Z0-9], and a
+        // base64 suffix ends with `-` or `_` one time in 32.
+        let suffix = random_bytes(4).map_err(|e| ProvisionError::Start(e.to_string()))?;
+        let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+        let secret_name = format!("{name}-{suffix}");
         let confined = self.confinement().await?;
         let config = server_config(&req.key, &server_secret, confined).to_string();
         let secret = call(
