@@ -1,5 +1,6 @@
 //! The HTTP API: routes under `/v1/customer/tenants/{tenantId}/sandboxes`,
-//! bearer authentication, request parsing and error answers.
+//! bearer authentication, request parsing and error answers; the
+//! OpenHands Runtime API under `/v1/runtime` ([`runtime`]).
 //!
 //! Each handler checks, in order: the credential (401), the tenant (404
 //! for another tenant's path), the grants (403), whether task controls are
@@ -8,6 +9,7 @@
 //! not answer).
 
 mod routes;
+pub mod runtime;
 
 use crate::auth::{Caller, authenticate, bearer};
 use crate::error::{ApiError, codes};
@@ -32,6 +34,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(150);
 /// The API router.
 pub fn router(cp: ControlPlane) -> Router {
     routes::routes()
+        .merge(runtime::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, codes::NOT_FOUND, "no such route")
         })
