@@ -1,5 +1,6 @@
 //! The HTTP API: routes under `/v1/customer/tenants/{tenantId}/sandboxes`,
-//! bearer authentication, request parsing and error answers.
+//! bearer authentication, request parsing and error answers; the
+//! OpenHands Runtime API under `/v1/runtime` ([`runtime`]).
 //!
 //! Each handler checks, in order: the credential (401), the tenant (404
 //! for another tenant's path), the grants (403), whether task controls are
@@ -9,6 +10,7 @@
 
 pub mod docs;
 mod routes;
+pub mod runtime;
 
 use crate::auth::{Caller, authenticate, bearer};
 use crate::error::{ApiError, codes};
@@ -39,6 +41,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 pub fn router(cp: ControlPlane) -> Router {
     let (api, doc) = routes::routes().split_for_parts();
     api.merge(docs::router(doc))
+        .merge(runtime::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, codes::NOT_FOUND, "no such route")
         })

@@ -84,7 +84,18 @@ async fn create_sandbox(
         None | Some(Value::Null) => None,
         Some(v) => Some(v.clone()),
     };
-    let v = detached(async move { cp.create_sandbox(&c, NewSandbox { name, llm }).await }).await?;
+    let v = detached(async move {
+        cp.create_sandbox(
+            &c,
+            NewSandbox {
+                name,
+                llm,
+                runtime: None,
+            },
+        )
+        .await
+    })
+    .await?;
     Ok(json_response(StatusCode::CREATED, v))
 }
 

@@ -2,6 +2,7 @@
 //! heartbeats, sweeping deleted sandboxes, taking over orphaned tasks) and
 //! the operations the HTTP layer calls ([`sandboxes`], [`tasks`]).
 
+pub mod runtimes;
 pub mod sandboxes;
 pub mod tasks;
 
