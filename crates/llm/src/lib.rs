@@ -53,6 +53,7 @@ pub mod router;
 pub mod routing;
 pub mod telemetry;
 pub mod types;
+pub mod vertex;
 
 pub use error::LlmError;
 pub use http::HttpBackend;
