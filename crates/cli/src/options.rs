@@ -199,7 +199,7 @@ pub fn resolve(
         )));
     }
 
-    let cipher = cipher_from_env();
+    let cipher = cipher_from_env()?;
     let acp = settings.is_acp();
     let mut spec = if acp {
         for (set, flag) in [

@@ -36,12 +36,10 @@ pub fn shared_client() -> Result<reqwest::Client, LlmError> {
     if let Some(c) = CLIENT.get() {
         return Ok(c.clone());
     }
-    install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()
-        .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+    // Requests carry their own timeouts (the LLM's `timeout`, streams).
+    let client =
+        openhands_client::http_client(&openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT))
+            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
