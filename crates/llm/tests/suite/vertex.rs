@@ -105,6 +105,45 @@ async fn handle(State(s): State<Stand>, req: Request) -> Response {
     }
     let body: Value = serde_json::from_slice(&bytes).unwrap();
     s.calls.lock().push((path.clone(), body));
+    if path.ends_with(":streamRawPredict") {
+        let events = [
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_s",
+                "usage": {"input_tokens": 12, "output_tokens": 0}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "Streamed "}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "on Vertex."}}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ];
+        let sse: String = events
+            .iter()
+            .map(|(e, d)| format!("event: {e}\ndata: {d}\n\n"))
+            .collect();
+        return (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            sse,
+        )
+            .into_response();
+    }
     if path.ends_with(":rawPredict") {
         return axum::Json(
             json!({"id": "msg_v1", "type": "message", "role": "assistant",
@@ -216,6 +255,31 @@ async fn gemini_and_claude_on_vertex_with_a_service_account() {
     assert!(body.get("model").is_none());
     assert_eq!(body["system"][0]["text"], "Be brief.");
     assert_eq!(body["messages"][0]["role"], "user");
+
+    // Streamed: streamRawPredict, Anthropic's events.
+    let mut c = cfg(
+        "vertex_ai/claude-sonnet-4-5@20250929",
+        &base,
+        &credentials(&base),
+    );
+    c.stream = true;
+    let claude = Llm::new(c).unwrap();
+    let got = Arc::new(Mutex::new(String::new()));
+    let g2 = got.clone();
+    let cb: openhands_llm::TokenCallback = Arc::new(move |d| {
+        if let Some(t) = d.content {
+            g2.lock().push_str(&t);
+        }
+    });
+    let r = claude.completion(&req, Some(cb)).await.unwrap();
+    assert_eq!(r.message.content[0].as_text(), Some("Streamed on Vertex."));
+    assert_eq!(*got.lock(), "Streamed on Vertex.");
+    let (path, body) = stand.calls.lock()[3].clone();
+    assert!(
+        path.ends_with("/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"),
+        "{path}"
+    );
+    assert_eq!(body["stream"], true);
 }
 
 #[test]
