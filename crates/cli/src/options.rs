@@ -405,6 +405,10 @@ fn openhands_spec(
         // profile files) when there is no API key.
         openhands_llm::bedrock::auth::resolve(&llm, &openhands_llm::provider_env::var)
             .map_err(|e| usage(format!("{model}: {e}")))?;
+    } else if matches!(llm.provider(), "vertex_ai" | "vertex_ai_beta") {
+        // Vertex AI authorizes with a service account, not a key.
+        openhands_llm::vertex::resolve(&llm, &openhands_llm::provider_env::var)
+            .map_err(|e| usage(format!("{model}: {e}")))?;
     } else if !has_key && base_url.is_none() && !model.starts_with("ollama") {
         let provider_vars =
             openhands_llm::provider_env::key_var_names(&openhands_wire::LlmConfig::new(&model));

@@ -182,7 +182,7 @@ pub fn base_headers(
             AuthStyle::XApiKey => h.push(("x-api-key".into(), key.to_string())),
             AuthStyle::AzureApiKey => h.push(("api-key".into(), key.to_string())),
             AuthStyle::GoogApiKey => h.push(("x-goog-api-key".into(), key.to_string())),
-            AuthStyle::AwsSigV4 => {}
+            AuthStyle::AwsSigV4 | AuthStyle::GoogleOAuth => {}
         }
     }
     if route.auth != AuthStyle::XApiKey {

@@ -14,7 +14,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use openhands_wire::LlmConfig;
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Largest reply body read into memory.
@@ -60,6 +60,9 @@ pub struct HttpBackend {
     env: provider_env::EnvDefaults,
     /// Endpoint, model id, region and credentials of a Bedrock route.
     bedrock: Option<BedrockTarget>,
+    /// Project, location and service account of a Vertex AI route, with
+    /// its access tokens.
+    vertex: Option<Arc<(crate::vertex::VertexTarget, crate::vertex::TokenCache)>>,
 }
 
 impl HttpBackend {
@@ -83,11 +86,19 @@ impl HttpBackend {
             }
             _ => None,
         };
+        let vertex = match route.auth {
+            routing::AuthStyle::GoogleOAuth => Some(Arc::new((
+                crate::vertex::resolve(&applied, &provider_env::var)?,
+                crate::vertex::TokenCache::default(),
+            ))),
+            _ => None,
+        };
         Ok(Self {
             client: shared_client()?,
             route,
             env,
             bedrock,
+            vertex,
         })
     }
 
@@ -141,6 +152,9 @@ impl HttpBackend {
 
     /// The URL of one call (Bedrock streams at its own path).
     fn url(&self, stream: bool) -> Cow<'_, str> {
+        if let Some(v) = &self.vertex {
+            return Cow::Owned(v.0.url(stream));
+        }
         match &self.bedrock {
             Some(t) if stream => Cow::Owned(t.url(true)),
             _ if stream && self.route.kind == ApiKind::Gemini => Cow::Owned(
@@ -439,7 +453,22 @@ impl LlmBackend for HttpBackend {
         };
         let config = config.as_ref();
         let stream = config.stream && on_token.is_some();
-        let (body, headers) = self.prepare(config, request, stream)?;
+        let (mut body, mut headers) = self.prepare(config, request, stream)?;
+        if let Some(v) = &self.vertex {
+            if self.route.kind == ApiKind::Anthropic
+                && let Some(o) = body.as_object_mut()
+            {
+                // The model is in the URL; the version in the body.
+                o.remove("model");
+                o.insert(
+                    "anthropic_version".into(),
+                    crate::vertex::ANTHROPIC_VERSION.into(),
+                );
+                headers.retain(|(k, _)| k != "anthropic-version");
+            }
+            let token = v.1.token(&self.client, &v.0.account).await?;
+            headers.push(("authorization".into(), format!("Bearer {token}")));
+        }
         let resp = self.send(&self.url(stream), &body, headers).await?;
         // A server may answer a streaming request with a plain JSON body.
         if stream && is_event_stream(&resp, self.route.kind) {

@@ -4,7 +4,8 @@
 //! [`LlmBackend`] (the real HTTP providers, or a scripted fake in tests),
 //! adds retries with exponential backoff, error classification and metrics.
 //! Providers: OpenAI Chat Completions (and every OpenAI-compatible server),
-//! OpenAI Responses, Anthropic Messages; [`routing`] picks one from the
+//! OpenAI Responses, Anthropic Messages, AWS Bedrock Converse, Gemini's own
+//! API and Vertex AI (Gemini, Anthropic); [`routing`] picks one from the
 //! model name, `base_url` and `api_mode`. Models without native function
 //! calling get tools described in the prompt ([`non_native`]).
 //! [`router`] is the reference's router LLM (one configuration whose
@@ -19,8 +20,12 @@
 //! `cost` its pricing — cache reads/writes, reasoning, tiers, off-peak —, `listing` the
 //! `/api/llm/*` answers; cost accounting, context windows and output limits read it);
 //! `provider_env` (the one reader of provider key/endpoint/version variables, LiteLLM's names;
-//! explicit settings win); `completion_log` (`log_completions` records, to files or a sink); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
-//! Responses, Anthropic Messages) + retries + error classification + metrics; `fallback` (the
+//! explicit settings win); `bedrock` (`auth`: LiteLLM's model id / region / endpoint /
+//! credential rules; `sigv4`: request signing; `converse`: Converse bodies, replies and stream
+//! events; `event_stream`: the AWS binary framing); `gemini` (generateContent bodies, replies, SSE
+//! chunks; thought signatures carried in the tool call id); `vertex` (service-account JWT →
+//! access token, cached; Vertex URLs for Gemini and Anthropic); `completion_log` (`log_completions` records, to files or a sink); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! Responses, Anthropic Messages, Bedrock, Gemini, Vertex AI) + retries + error classification + metrics; `fallback` (the
 //! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
 //! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON
 //! with `router_name` + `llms_for_routing`, kept verbatim in `extra`; `multimodal_router` sends
@@ -53,6 +58,7 @@ pub mod router;
 pub mod routing;
 pub mod telemetry;
 pub mod types;
+pub mod vertex;
 
 pub use error::LlmError;
 pub use http::HttpBackend;

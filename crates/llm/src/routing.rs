@@ -9,7 +9,8 @@
 //! * `azure/<deployment>` → Azure OpenAI deployment URLs;
 //! * `bedrock/<model id>` → Bedrock Converse ([`crate::bedrock`]);
 //! * `gemini/<model>` → Gemini's own `generateContent` ([`crate::gemini`]),
-//!   or Chat Completions when `base_url` is Gemini's OpenAI-compatible one.
+//!   or Chat Completions when `base_url` is Gemini's OpenAI-compatible one;
+//! * `vertex_ai/<gemini-...|claude-...>` → Vertex AI ([`crate::vertex`]).
 //!
 //! A `base_url` is used as given: the endpoint path is appended unless the
 //! URL already ends with it.
@@ -47,6 +48,8 @@ pub enum AuthStyle {
     AwsSigV4,
     /// `x-goog-api-key: <key>` (Gemini API).
     GoogApiKey,
+    /// A Google OAuth access token from a service account (Vertex AI).
+    GoogleOAuth,
 }
 
 /// A resolved route: protocol, full endpoint URL, model name to send.
@@ -231,7 +234,21 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
             auth: AuthStyle::GoogApiKey,
             provider,
         }),
-        "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
+        "vertex_ai" | "vertex_ai_beta" => {
+            let target = crate::vertex::resolve(config, &crate::provider_env::var)?;
+            Ok(Route {
+                kind: if target.publisher == "anthropic" {
+                    ApiKind::Anthropic
+                } else {
+                    ApiKind::Gemini
+                },
+                url: target.url(false),
+                model: target.model,
+                auth: AuthStyle::GoogleOAuth,
+                provider,
+            })
+        }
+        "sagemaker" => Err(LlmError::Config(format!(
             "provider `{provider}` is not supported; route it through an OpenAI-compatible proxy (litellm_proxy/...)"
         ))),
         _ => {

@@ -5,3 +5,4 @@ mod gemini;
 mod http_edge;
 mod litellm_parity;
 mod mock_server;
+mod vertex;
