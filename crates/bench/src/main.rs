@@ -246,11 +246,11 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let machine = machine::Machine::current();
     eprintln!("machine: {}", machine.summary());
 
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .build()
-        .context("building the HTTP client")?;
+    // No whole-request timeout: the suites bound each request themselves.
+    let client = openhands_client::http_client(
+        &openhands_client::HttpOptions::per_request(Duration::from_secs(30)).no_proxy(),
+    )
+    .context("building the HTTP client")?;
     let mock = MockLlmServer::start(workload::two_step_script(), 0)
         .await
         .context("starting the mock LLM")?;
