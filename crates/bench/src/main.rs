@@ -11,7 +11,9 @@
 //! # Map of the crate
 //!
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands-bench`:
-//! the server side by side with the reference
+//! the server side by side with the reference; `suite` and `measure/` the main table's phases,
+//! `stored` the stored-conversations suite (`--stored`), `server` starting and stopping the
+//! servers, `report` the table
 
 #![allow(
     clippy::disallowed_methods,
