@@ -8,8 +8,8 @@
 use openhands_protocol::conversations::{
     Isolation, StartChildConversationRequest, StartChildConversationResponse,
 };
-use openhands_sdk::subagent::launch::HttpChildLauncher;
 use openhands_sdk::subagent::ChildLauncher;
+use openhands_sdk::subagent::launch::HttpChildLauncher;
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
 use openhands_wire::content::Content;
 use openhands_wire::tool::ToolAnnotations;
