@@ -119,6 +119,10 @@ echo "compat: $mode server $server_url, mock $mock_url, ready after $(( $(date +
 export OH_COMPAT_SERVER="$server_url" OH_COMPAT_KEY="$key" OH_COMPAT_MOCK_URL="$mock_url"
 # Tests that start (and restart) a server of their own use the same binary.
 if [[ "$mode" == ours ]]; then export OH_COMPAT_SERVER_BIN="$bin_dir/openhands-agent-server"; fi
+# The Runtime API suite (tests/test_runtime_api.py) starts a control plane of its own.
+if [[ "$mode" == ours && -x "$bin_dir/openhands-control" ]]; then
+    export OH_COMPAT_CONTROL_BIN="$bin_dir/openhands-control"
+fi
 export OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True DO_NOT_TRACK=1
 status=0
 (cd "$here" && "$py" -m pytest "$@") || status=$?

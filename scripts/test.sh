@@ -173,5 +173,11 @@ if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/security_table.py --check
 fi
 
+if [ -x compat/control_fuzz.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
+    step "control plane API fuzzing (schemathesis from its OpenAPI document, two tenants, time-bounded)"
+    cargo build -p openhands-control -p openhands-agent-server --bins
+    bash compat/control_fuzz.sh
+fi
+
 step_done
 printf '\n==> all steps passed in %ss\n' "$(( $(date +%s) - SCRIPT_START ))"

@@ -47,6 +47,7 @@ pub fn sandbox(s: &Sandbox, current: Option<&Task>, default_model: Option<&str>)
         },
         "created_by": s.created_by,
         "created_at": time(s.created_at),
+        "runtime_session_id": s.runtime_session,
         "current_task": current.map(task),
     })
 }

@@ -11,6 +11,9 @@
 //!   `/api/git/*`) with the session API key.
 //! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
 //!   reference's `Workspace(working_dir=..., host=...)` factory.
+//! * [`APIRemoteWorkspace`] — a runtime of the OpenHands Runtime API
+//!   (hosted, or our control plane's `/v1/runtime`), started or attached by
+//!   session id, driven as a [`RemoteWorkspace`] ([`remote_api`]).
 //! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
 //!   container with a host directory mounted, used as a remote workspace;
 //!   and the image builder.
@@ -64,6 +67,7 @@ pub mod fsutil;
 pub mod git;
 mod local;
 mod remote;
+pub mod remote_api;
 pub mod side_runtime;
 mod types;
 pub mod worktree;
@@ -74,6 +78,7 @@ pub use local::LocalWorkspace;
 /// `openhands-client`).
 pub use openhands_client::headers as client_headers;
 pub use remote::RemoteWorkspace;
+pub use remote_api::{APIRemoteWorkspace, APIRemoteWorkspaceOptions, ImagePullPolicy};
 pub use types::{CommandResult, FileOperationResult, WorkspaceError};
 
 use std::path::Path;

@@ -4,12 +4,21 @@
 //!
 //! The container shares the host's network (its agent server listens on a
 //! free loopback port, recorded in a label so any instance finds it) and
-//! sees only its sandbox directory, mounted at the same path. It is not
+//! sees only its sandbox directory, mounted at the same path. The agent
+//! does not run as the agent server does: every conversation's processes
+//! run in the project's bubblewrap sandbox inside the container
+//! ([`CONTAINER_SECURITY`], `sandbox: namespaces` in the server's
+//! configuration), which hides the server's configuration (its session and
+//! sealing keys), conversations (their LLM settings), events and settings,
+//! and in its own user namespace the agent cannot read the agent server's
+//! memory or environment. It is not
 //! tied to the control plane: a restart of the control plane finds it by
 //! its id and re-adopts it. `openhands control image build` makes the
 //! image (no registry is involved).
 
-use super::{DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned};
+use super::{
+    DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeSpec,
+};
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::docker::{LABEL, PORT_LABEL, container_name};
 use crate::hosts::{ProvisionError, SandboxLayout};
@@ -18,9 +27,10 @@ use crate::store::sandboxes::Sandbox;
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder, StartContainerOptions,
+    CreateContainerOptionsBuilder, CreateImageOptionsBuilder, InspectContainerOptions,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StartContainerOptions,
 };
+use futures::StreamExt;
 use openhands_workspace::docker::client::{call, connect, is_not_found};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -49,25 +59,74 @@ fn free_port() -> Result<u16, ProvisionError> {
         .map_err(|e| ProvisionError::Start(format!("no free port: {e}")))
 }
 
+/// Where the agent's workspace is also mounted in every container: the
+/// Runtime API client's default `working_dir`.
+pub const WORKSPACE_MOUNT: &str = "/workspace";
+
+/// How long pulling one image may take.
+const PULL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What a sandbox container may do: no capability but `CAP_SETFCAP` (the
+/// root agent server maps itself into the user namespace of its
+/// conversations' sandboxes), no privilege gained through `exec`, and no
+/// seccomp filter — docker's default one forbids the user namespaces and
+/// `pivot_root` bubblewrap needs (a container without capabilities keeps
+/// the kernel's own checks).
+pub const CONTAINER_SECURITY: ContainerSecurity = ContainerSecurity {
+    cap_drop: &["ALL"],
+    cap_add: &["SETFCAP"],
+    security_opt: &["no-new-privileges", "seccomp=unconfined"],
+};
+
+/// Capabilities and security options of a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContainerSecurity {
+    /// Capabilities dropped.
+    pub cap_drop: &'static [&'static str],
+    /// Capabilities kept.
+    pub cap_add: &'static [&'static str],
+    /// Docker security options.
+    pub security_opt: &'static [&'static str],
+}
+
+fn strings(list: &[&str]) -> Option<Vec<String>> {
+    Some(list.iter().map(|s| s.to_string()).collect())
+}
+
 /// The container of a sandbox: the image's agent server on `port` of the
-/// host's network, the sandbox directory mounted at the same path, its
-/// configuration from the layout's environment, labelled with the sandbox
-/// id and the port.
+/// host's network, the sandbox directory mounted at the same path and its
+/// workspace at [`WORKSPACE_MOUNT`], its configuration from the layout's
+/// environment, labelled with the sandbox id and the port; a runtime's
+/// image, environment, user and container runtime from `spec`; confined as
+/// [`CONTAINER_SECURITY`] says.
 pub fn container_body(
     image: &str,
     sandbox_id: &str,
     layout: &SandboxLayout,
     port: u16,
+    spec: &RuntimeSpec,
 ) -> ContainerCreateBody {
     let dir = layout.dir.to_string_lossy().into_owned();
-    let mut env: Vec<String> = layout
-        .server_env()
-        .into_iter()
+    let workspace = layout.workspace().to_string_lossy().into_owned();
+    let mut env: Vec<String> = spec
+        .environment
+        .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    env.push("HOME=/root".into());
+    env.extend(
+        layout
+            .server_env()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    match spec.user {
+        // A user without a home of its own gets one in the sandbox.
+        Some(_) => env.push(format!("HOME={}", layout.dir.join("home").display())),
+        None => env.push("HOME=/root".into()),
+    }
     ContainerCreateBody {
-        image: Some(image.to_string()),
+        image: Some(spec.image.clone().unwrap_or_else(|| image.to_string())),
+        user: spec.user.map(|(u, g)| format!("{u}:{g}")),
         cmd: Some(vec![
             openhands_workspace::docker::image::SERVER_PATH.to_string(),
             "--host".into(),
@@ -76,14 +135,25 @@ pub fn container_body(
             port.to_string(),
         ]),
         env: Some(env),
-        working_dir: Some(layout.workspace().to_string_lossy().into_owned()),
+        working_dir: Some(
+            spec.process_dir
+                .clone()
+                .unwrap_or_else(|| workspace.clone()),
+        ),
         labels: Some(HashMap::from([
             (LABEL.to_string(), sandbox_id.to_string()),
             (PORT_LABEL.to_string(), port.to_string()),
         ])),
         host_config: Some(HostConfig {
             network_mode: Some("host".into()),
-            binds: Some(vec![format!("{dir}:{dir}")]),
+            binds: Some(vec![
+                format!("{dir}:{dir}"),
+                format!("{workspace}:{WORKSPACE_MOUNT}"),
+            ]),
+            runtime: spec.runtime_class.clone(),
+            cap_drop: strings(CONTAINER_SECURITY.cap_drop),
+            cap_add: strings(CONTAINER_SECURITY.cap_add),
+            security_opt: strings(CONTAINER_SECURITY.security_opt),
             ..HostConfig::default()
         }),
         ..ContainerCreateBody::default()
@@ -124,13 +194,54 @@ impl DockerEngine {
 
     /// Checks the daemon answers and the image exists.
     pub async fn check(&self) -> Result<(), ProvisionError> {
-        let docker = self.docker().await?;
-        match tokio::time::timeout(self.timeout, docker.inspect_image(&self.image)).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) if is_not_found(&e) => Err(ProvisionError::Docker(format!(
+        match self.image_present(&self.image).await? {
+            true => Ok(()),
+            false => Err(ProvisionError::Docker(format!(
                 "the image {} does not exist (build it with `openhands control image build`)",
                 self.image
             ))),
+        }
+    }
+
+    /// Makes a runtime's image available as its pull policy says.
+    async fn ensure_image(&self, image: &str, pull: PullPolicy) -> Result<(), ProvisionError> {
+        let present = self.image_present(image).await?;
+        match (pull, present) {
+            (PullPolicy::Never, false) => Err(ProvisionError::Docker(format!(
+                "the image {image} is not present and image_pull_policy is Never"
+            ))),
+            (PullPolicy::Never | PullPolicy::IfNotPresent, true) => Ok(()),
+            (PullPolicy::Always, _) | (PullPolicy::IfNotPresent, false) => {
+                self.pull(image).await.map_err(|e| {
+                    ProvisionError::Docker(format!(
+                        "the image {image} {}and pulling it failed: {e}",
+                        if present { "" } else { "is not present " }
+                    ))
+                })
+            }
+        }
+    }
+
+    async fn pull(&self, image: &str) -> Result<(), String> {
+        let docker = self.docker().await.map_err(|e| e.to_string())?;
+        let opts = CreateImageOptionsBuilder::new().from_image(image).build();
+        let mut progress = docker.create_image(Some(opts), None, None);
+        let drained = async {
+            while let Some(item) = progress.next().await {
+                item.map_err(|e| e.to_string())?;
+            }
+            Ok::<(), String>(())
+        };
+        tokio::time::timeout(PULL_TIMEOUT, drained)
+            .await
+            .map_err(|_| format!("it did not complete within {PULL_TIMEOUT:?}"))?
+    }
+
+    async fn image_present(&self, image: &str) -> Result<bool, ProvisionError> {
+        let docker = self.docker().await?;
+        match tokio::time::timeout(self.timeout, docker.inspect_image(image)).await {
+            Ok(Ok(_)) => Ok(true),
+            Ok(Err(e)) if is_not_found(&e) => Ok(false),
             Ok(Err(e)) => Err(unavailable(format!("inspecting the image: {e}"))),
             Err(_) => Err(unavailable(format!(
                 "the daemon did not answer within {:?}",
@@ -165,19 +276,29 @@ impl Engine for DockerEngine {
     }
 
     async fn provision(&self, req: &ProvisionRequest) -> Result<Provisioned, ProvisionError> {
-        self.check().await?;
+        match &req.runtime.image {
+            Some(image) => self.ensure_image(image, req.runtime.pull).await?,
+            None => self.check().await?,
+        }
         let lay = self.layout(&req.sandbox_id);
         let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-        let (k, l) = (req.key.clone(), lay.clone());
-        tokio::task::spawn_blocking(move || l.prepare(&k, &secret, false))
-            .await
-            .map_err(|e| ProvisionError::Start(e.to_string()))??;
+        let (k, l, user) = (req.key.clone(), lay.clone(), req.runtime.user);
+        // The conversations run sandboxed inside the container.
+        tokio::task::spawn_blocking(move || {
+            l.prepare(&k, &secret, true)?;
+            match user {
+                Some((uid, gid)) => hand_over(&l, uid, gid),
+                None => Ok(()),
+            }
+        })
+        .await
+        .map_err(|e| ProvisionError::Start(e.to_string()))??;
         let name = container_name(&req.sandbox_id);
         // A container left by an earlier start of this sandbox is replaced.
         self.remove(&name).await;
         let port = free_port()?;
         let docker = self.docker().await?;
-        let body = container_body(&self.image, &req.sandbox_id, &lay, port);
+        let body = container_body(&self.image, &req.sandbox_id, &lay, port, &req.runtime);
         let create = CreateContainerOptionsBuilder::new().name(&name).build();
         let created = call(
             "create",
@@ -298,4 +419,81 @@ impl Engine for DockerEngine {
     fn reaches(&self, _owner: &str) -> bool {
         true
     }
+
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+        if let Some((uid, gid)) = spec.user {
+            let me = nix::unistd::geteuid();
+            if !me.is_root() && (uid != me.as_raw() || gid != nix::unistd::getegid().as_raw()) {
+                return Err(format!(
+                    "run_as_user {uid} / fs_group {gid}: the control plane runs as uid {me}, \
+                     not root, so it cannot hand the sandbox directory to another user"
+                ));
+            }
+        }
+        if let Some(class) = &spec.runtime_class {
+            let docker = self.docker().await.map_err(|e| e.to_string())?;
+            let info = call("info", self.timeout, docker.info())
+                .await
+                .map_err(|e| e.to_string())?;
+            let known: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
+            if !known.contains(class) {
+                return Err(format!(
+                    "runtime_class {class:?} is not a runtime of this docker daemon (it has: {}); \
+                     send runtime_class null for the default",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn pause(&self, s: &Sandbox) -> Result<(), EngineError> {
+        let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
+        let docker = self.docker().await.map_err(|e| EngineError {
+            engine: DOCKER,
+            detail: e.to_string(),
+        })?;
+        call("pause", self.timeout, docker.pause_container(&id))
+            .await
+            .map_err(|e| EngineError {
+                engine: DOCKER,
+                detail: e.to_string(),
+            })
+    }
+
+    async fn resume(&self, s: &Sandbox) -> Result<(), EngineError> {
+        let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
+        let docker = self.docker().await.map_err(|e| EngineError {
+            engine: DOCKER,
+            detail: e.to_string(),
+        })?;
+        call("unpause", self.timeout, docker.unpause_container(&id))
+            .await
+            .map_err(|e| EngineError {
+                engine: DOCKER,
+                detail: e.to_string(),
+            })
+    }
+}
+
+/// Hands the sandbox directory (every file in it) and a home directory in
+/// it to `uid:gid`, the user a runtime's container runs as. Blocking.
+fn hand_over(layout: &SandboxLayout, uid: u32, gid: u32) -> Result<(), ProvisionError> {
+    let home = layout.dir.join("home");
+    let io = |p: &std::path::Path| {
+        let path = p.to_string_lossy().into_owned();
+        move |source| ProvisionError::Io { path, source }
+    };
+    std::fs::create_dir_all(&home).map_err(io(&home))?;
+    let mut stack = vec![layout.dir.clone()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(gid)).map_err(io(&p))?;
+        let meta = std::fs::symlink_metadata(&p).map_err(io(&p))?;
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&p).map_err(io(&p))? {
+                stack.push(entry.map_err(io(&p))?.path());
+            }
+        }
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! in `<data dir>/sandboxes/<id>`. Its processes outlive the control
 //! plane; only the instance owning the data directory reaches them.
 
-use super::{Engine, EngineError, LOCAL, Located, ProvisionRequest, Provisioned};
+use super::{Engine, EngineError, LOCAL, Located, ProvisionRequest, Provisioned, RuntimeSpec};
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::local::LocalSandboxes;
 use crate::hosts::{ProvisionError, SandboxLayout, find_agent_server};
@@ -161,5 +161,51 @@ impl Engine for LocalEngine {
 
     fn reaches(&self, owner: &str) -> bool {
         owner == self.instance
+    }
+
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+        if spec.image.is_some() {
+            return Err(
+                "image is not supported by the local engine: its sandboxes run this \
+                 machine's agent server, not an image (run the control plane with \
+                 OH_CONTROL_SANDBOX=docker to choose images)"
+                    .into(),
+            );
+        }
+        match spec.first_setting() {
+            None => Ok(()),
+            Some(field) => Err(format!("{field} is not supported by the local engine")),
+        }
+    }
+
+    async fn pause(&self, s: &Sandbox) -> Result<(), EngineError> {
+        self.signal(s, nix::sys::signal::Signal::SIGSTOP).await
+    }
+
+    async fn resume(&self, s: &Sandbox) -> Result<(), EngineError> {
+        self.signal(s, nix::sys::signal::Signal::SIGCONT).await
+    }
+}
+
+impl LocalEngine {
+    /// Sends `sig` to the process group of the sandbox's agent server
+    /// (bubblewrap starts no session of its own, so the group holds the
+    /// server and everything it runs).
+    async fn signal(&self, s: &Sandbox, sig: nix::sys::signal::Signal) -> Result<(), EngineError> {
+        let err = |detail: String| EngineError {
+            engine: LOCAL,
+            detail,
+        };
+        if !self.reaches(&s.owner_instance) {
+            return Err(err(format!(
+                "a local sandbox of instance {}",
+                s.owner_instance
+            )));
+        }
+        let Some(pgid) = self.procs.locate(&s.id, &self.layout(&s.id)).await else {
+            return Err(err("its agent server process is gone".into()));
+        };
+        openhands_workspace::exec::procs::signal_group(pgid, sig);
+        Ok(())
     }
 }

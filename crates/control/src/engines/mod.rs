@@ -33,6 +33,66 @@ pub const HOST: &str = "host";
 /// Name of the Docker Swarm engine.
 pub const SWARM: &str = "swarm";
 
+/// When an engine pulls a runtime's image (the Runtime API's
+/// `image_pull_policy`, Kubernetes' names).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PullPolicy {
+    /// Pull before every start.
+    Always,
+    /// Pull when the image is not present.
+    #[default]
+    IfNotPresent,
+    /// Never pull: a missing image is an error.
+    Never,
+}
+
+/// What a Runtime API start asks of the engine beyond a plain sandbox.
+/// The default asks nothing (a spec-003 sandbox).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RuntimeSpec {
+    /// The sandbox image (image-based engines); `None`: the engine's own.
+    pub image: Option<String>,
+    /// When to pull `image`.
+    pub pull: PullPolicy,
+    /// Variables set in the sandbox (its agent server and the agent's
+    /// processes).
+    pub environment: Vec<(String, String)>,
+    /// The user id and group id the sandbox runs as.
+    pub user: Option<(u32, u32)>,
+    /// The container runtime (docker's `--runtime`).
+    pub runtime_class: Option<String>,
+    /// The working directory of the sandbox's agent-server process (the
+    /// agent's own working directory is the workspace, whatever this is).
+    pub process_dir: Option<String>,
+}
+
+impl RuntimeSpec {
+    /// Whether it asks for nothing beyond a plain sandbox.
+    pub fn is_plain(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// The first thing it asks that an engine supporting none of it must
+    /// refuse: the request field's name and why, or `None`.
+    pub fn first_setting(&self) -> Option<&'static str> {
+        if self.image.is_some() {
+            Some("image")
+        } else if self.pull != PullPolicy::default() {
+            Some("image_pull_policy")
+        } else if !self.environment.is_empty() {
+            Some("environment")
+        } else if self.user.is_some() {
+            Some("run_as_user")
+        } else if self.runtime_class.is_some() {
+            Some("runtime_class")
+        } else if self.process_dir.is_some() {
+            Some("working_dir")
+        } else {
+            None
+        }
+    }
+}
+
 /// What an engine needs to provision one sandbox.
 #[derive(Clone)]
 pub struct ProvisionRequest {
@@ -41,6 +101,9 @@ pub struct ProvisionRequest {
     /// The session key its agent server must accept (local and docker
     /// engines; a registered host has its own).
     pub key: String,
+    /// What a Runtime API start asked for (checked with
+    /// [`Engine::check_runtime`] before).
+    pub runtime: RuntimeSpec,
 }
 
 impl std::fmt::Debug for ProvisionRequest {
@@ -133,6 +196,35 @@ pub trait Engine: Send + Sync {
     /// Whether this instance can locate and release sandboxes of this
     /// engine that `owner` provisioned.
     fn reaches(&self, owner: &str) -> bool;
+
+    /// Whether the engine can honour `spec` (before anything starts): the
+    /// refusal names the request field. By default only a plain sandbox.
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+        match spec.first_setting() {
+            None => Ok(()),
+            Some(field) => Err(format!(
+                "{field} is not supported by the {} engine",
+                self.name()
+            )),
+        }
+    }
+
+    /// Freezes the sandbox: its processes stop, its files and endpoint
+    /// stay. By default unsupported.
+    async fn pause(&self, _s: &Sandbox) -> Result<(), EngineError> {
+        Err(EngineError {
+            engine: self.name(),
+            detail: "pausing a sandbox is not supported by this engine".into(),
+        })
+    }
+
+    /// Thaws a sandbox [`Engine::pause`] froze.
+    async fn resume(&self, _s: &Sandbox) -> Result<(), EngineError> {
+        Err(EngineError {
+            engine: self.name(),
+            detail: "resuming a sandbox is not supported by this engine".into(),
+        })
+    }
 }
 
 /// The engines of one control-plane instance.

@@ -2,6 +2,7 @@
 //! heartbeats, sweeping deleted sandboxes, taking over orphaned tasks) and
 //! the operations the HTTP layer calls ([`sandboxes`], [`tasks`]).
 
+pub mod runtimes;
 pub mod sandboxes;
 pub mod tasks;
 
@@ -324,6 +325,7 @@ impl ControlPlane {
             )),
             swarm: Arc::new(SwarmEngine::new(
                 config.swarm.clone(),
+                config.allow_unconfined,
                 client.clone(),
                 config.host_timeout.max(Duration::from_secs(15)),
                 START_TIMEOUT,

@@ -4,7 +4,7 @@
 
 use super::{ControlPlane, Inner};
 use crate::auth::Caller;
-use crate::engines::{self, Located, ProvisionRequest};
+use crate::engines::{self, Located, ProvisionRequest, RuntimeSpec};
 use crate::error::ApiError;
 use crate::secrets::new_credential;
 use crate::store::sandboxes::{Placed, Sandbox, status};
@@ -27,6 +27,26 @@ pub struct NewSandbox {
     pub name: Option<String>,
     /// The reference's LLM JSON for this sandbox.
     pub llm: Option<Value>,
+    /// A Runtime API start: its session id and what it asks of the engine.
+    pub runtime: Option<NewRuntime>,
+}
+
+/// What a Runtime API start adds to a sandbox.
+#[derive(Debug, Clone)]
+pub struct NewRuntime {
+    /// The client's session id (one live runtime per tenant and session).
+    pub session_id: String,
+    /// What it asks of the engine.
+    pub spec: RuntimeSpec,
+}
+
+/// The runtime spec a sandbox row was started with (plain when none).
+pub(crate) fn runtime_spec(inner: &Inner, s: &Sandbox) -> Result<RuntimeSpec, String> {
+    let Some(sealed) = &s.sealed_runtime else {
+        return Ok(RuntimeSpec::default());
+    };
+    let json = inner.sealer.open(sealed).map_err(|e| e.to_string())?;
+    serde_json::from_str(&json).map_err(|e| format!("the stored runtime settings: {e}"))
 }
 
 /// Checks an LLM JSON: an object the reference's `LLM` model accepts, with
@@ -56,9 +76,20 @@ async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, Str
             .await;
         return Err(why);
     };
+    let runtime = match runtime_spec(inner, s) {
+        Ok(r) => r,
+        Err(why) => {
+            let _ = inner
+                .store
+                .set_sandbox_down(&s.id, status::FAILED, &why)
+                .await;
+            return Err(why);
+        }
+    };
     let req = ProvisionRequest {
         sandbox_id: s.id.clone(),
         key: key.to_string(),
+        runtime,
     };
     match engine.provision(&req).await {
         Ok(p) => {
@@ -105,12 +136,25 @@ impl ControlPlane {
         caller: &Caller,
         req: NewSandbox,
     ) -> Result<Value, ApiError> {
+        let placed = self.new_sandbox(caller, req).await?;
+        self.sandbox_view(&placed).await
+    }
+
+    /// Creates and provisions a sandbox (see [`ControlPlane::create_sandbox`]);
+    /// the placed row. A runtime whose session another request started at
+    /// the same moment is that request's row (maybe still starting).
+    pub(crate) async fn new_sandbox(
+        &self,
+        caller: &Caller,
+        req: NewSandbox,
+    ) -> Result<Sandbox, ApiError> {
         let inner = &self.inner;
         let llm_model = match &req.llm {
             Some(llm) => Some(validate_llm(llm)?),
             None => None,
         };
-        if llm_model.is_none() && inner.config.llm.to_json().is_none() {
+        // A runtime's client configures the LLM of each conversation.
+        if llm_model.is_none() && req.runtime.is_none() && inner.config.llm.to_json().is_none() {
             return Err(ApiError::invalid(
                 "no LLM: the control plane has no LLM_MODEL configured, so the request must name one in `llm`",
             ));
@@ -122,6 +166,14 @@ impl ControlPlane {
         } else {
             inner.config.sandbox_mode.as_str()
         };
+        if let Some(rt) = &req.runtime {
+            let Some(e) = inner.engines.get(engine) else {
+                return Err(ApiError::internal(format!("unknown engine {engine}")));
+            };
+            e.check_runtime(&rt.spec)
+                .await
+                .map_err(|why| ApiError::invalid(format!("{why} (sandbox engine: {engine})")))?;
+        }
         let id = uuid::Uuid::new_v4().to_string();
         // The engine says where the agent works once it placed the sandbox.
         let working_dir = match engine {
@@ -154,14 +206,34 @@ impl ControlPlane {
             created_by: caller.user_id.clone(),
             created_at: now_ms(),
             deleted_at: None,
+            runtime_session: req.runtime.as_ref().map(|r| r.session_id.clone()),
+            sealed_runtime: match &req.runtime {
+                Some(r) => Some(
+                    inner
+                        .sealer
+                        .seal(&serde_json::to_string(&r.spec).map_err(ApiError::internal)?),
+                ),
+                None => None,
+            },
         };
-        inner.store.insert_sandbox(&s).await?;
+        if let Err(e) = inner.store.insert_sandbox(&s).await {
+            // Two starts of one session: the other one's runtime.
+            if let Some(rt) = &req.runtime
+                && let Some(other) = inner
+                    .store
+                    .runtime_by_session(&caller.tenant_id, &rt.session_id)
+                    .await?
+            {
+                return Ok(other);
+            }
+            return Err(e.into());
+        }
         if engine == engines::LOCAL {
             self.refuse_unconfined_sharing(&s).await?;
         }
         let key = new_credential("ohs_").map_err(ApiError::internal)?;
         match provision(inner, &s, &key).await {
-            Ok(placed) => Ok(self.sandbox_view(&placed).await?),
+            Ok(placed) => Ok(placed),
             Err(why) => Err(ApiError::sandboxes_unavailable(format!(
                 "the sandbox could not be started: {why}"
             ))),
@@ -295,6 +367,10 @@ async fn adopt(inner: &Arc<Inner>, s: &Sandbox) {
     let Some(engine) = inner.engines.of(s) else {
         return;
     };
+    // A paused runtime stays frozen until it is resumed.
+    if s.status == status::PAUSED {
+        return;
+    }
     let Some(Ok(key)) = s.sealed_key.as_deref().map(|k| inner.sealer.open(k)) else {
         if s.status == status::STARTING {
             let _ = inner
@@ -409,7 +485,7 @@ pub(crate) async fn end_task_as(
 }
 
 /// Releases what a deleted sandbox holds and marks it deleted.
-async fn finish_delete(inner: &Inner, s: &Sandbox) -> StoreResult<()> {
+pub(crate) async fn finish_delete(inner: &Inner, s: &Sandbox) -> StoreResult<()> {
     if let Some(engine) = inner.engines.of(s) {
         engine.release(s).await;
     }

@@ -9,6 +9,9 @@ pub mod status {
     pub const STARTING: &str = "starting";
     /// Its agent server answers; tasks may start.
     pub const READY: &str = "ready";
+    /// Frozen by a Runtime API `pause`: its processes are stopped, its
+    /// files kept, its endpoint unchanged; `resume` makes it ready again.
+    pub const PAUSED: &str = "paused";
     /// Provisioning failed.
     pub const FAILED: &str = "failed";
     /// Its engine reports it gone (`status_reason` says why); the next
@@ -79,6 +82,12 @@ pub struct Sandbox {
     pub created_at: i64,
     /// Deletion time (Unix ms).
     pub deleted_at: Option<i64>,
+    /// The Runtime API session id of a runtime (`None` for a sandbox made
+    /// through the spec-003 API).
+    pub runtime_session: Option<String>,
+    /// What a runtime's start asked of its engine
+    /// ([`crate::engines::RuntimeSpec`] as JSON), sealed.
+    pub sealed_runtime: Option<String>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -101,9 +110,10 @@ impl Store {
         sqlx::query(
             "INSERT INTO sandboxes (id, tenant_id, name, placement, host_id, owner_instance, url, \
              sealed_key, working_dir, sealed_llm, llm_model, status, current_task_id, task_busy, \
-             created_by, created_at, deleted_at, engine, engine_id) \
+             created_by, created_at, deleted_at, engine, engine_id, runtime_session, \
+             sealed_runtime) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, 0, $13, $14, NULL, \
-             $15, $16)",
+             $15, $16, $17, $18)",
         )
         .bind(&s.id)
         .bind(&s.tenant_id)
@@ -121,6 +131,8 @@ impl Store {
         .bind(s.created_at)
         .bind(&s.engine)
         .bind(&s.engine_id)
+        .bind(&s.runtime_session)
+        .bind(&s.sealed_runtime)
         .execute(self.pool())
         .await?;
         Ok(())
@@ -238,6 +250,35 @@ impl Store {
         .bind(id)
         .fetch_optional(self.pool())
         .await?)
+    }
+
+    /// A tenant's live runtime of Runtime API session `session` (not
+    /// deleted).
+    pub async fn runtime_by_session(
+        &self,
+        tenant_id: &str,
+        session: &str,
+    ) -> StoreResult<Option<Sandbox>> {
+        Ok(sqlx::query_as(
+            "SELECT * FROM sandboxes WHERE tenant_id = $1 AND runtime_session = $2 \
+             AND status <> 'deleted'",
+        )
+        .bind(tenant_id)
+        .bind(session)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// Moves a sandbox from status `from` to `to`; false when it was not
+    /// in `from` (another request moved it first).
+    pub async fn move_sandbox_status(&self, id: &str, from: &str, to: &str) -> StoreResult<bool> {
+        let r = sqlx::query("UPDATE sandboxes SET status = $3 WHERE id = $1 AND status = $2")
+            .bind(id)
+            .bind(from)
+            .bind(to)
+            .execute(self.pool())
+            .await?;
+        Ok(r.rows_affected() == 1)
     }
 
     /// A sandbox by id, whatever its tenant or status.

@@ -37,6 +37,8 @@ fn sandbox(tenant: &str) -> Sandbox {
         created_by: "u".into(),
         created_at: now_ms(),
         deleted_at: None,
+        runtime_session: None,
+        sealed_runtime: None,
     }
 }
 
