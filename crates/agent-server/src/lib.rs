@@ -41,8 +41,9 @@
 //! conversations), `runtime` (conversation-scoped workspaces and their bash services), `goal` (the
 //! goal loop task of a live conversation, one run slot for its life), `webhooks`, `init` (the
 //! `/api/init` request and its merge into the boot configuration), `secrets_store` (`secrets.json`,
-//! Fernet-encrypted), `settings/` (`settings.json`: `fields` = the one field table behind
-//! validation and the form schemas, `validate`, `merge`, `secrets` walk, `defaults`),
+//! Fernet-encrypted), `settings/` (`/api/settings` over the SDK's `settings.json`
+//! document, `openhands_sdk::settings`: its field table behind validation and the form `schema`,
+//! the wire answers with secrets redacted, exposed or sealed),
 //! `agent_profiles` + `meta_profiles` (their stores and the settings pointers),
 //! `provider_connections`, `mcp_oauth` (OAuth install-probe jobs, `sealed` = the state's secrets
 //! encrypted), `mcp_settings` (`/api/settings/mcp/*` on `settings.json`; `SettingsOAuthStates` =

@@ -5,7 +5,8 @@
 //! * [`tls`] — the rustls configuration every client shares: the system
 //!   roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` honoured) plus an optional CA
 //!   bundle ([`TlsOptions::ca_file`]).
-//! * [`http`] — the HTTP client factory ([`http_client`]): that TLS
+//! * [`http`] — the project's one HTTP client factory ([`http_client`]),
+//!   for every peer (agent servers, LLM providers, MCP servers, webhooks): that TLS
 //!   configuration, timeouts, the process's observability headers.
 //! * [`headers`] — the `X-OpenHands-Observability-*` headers of the
 //!   process's defaults.

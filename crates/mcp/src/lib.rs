@@ -16,7 +16,8 @@
 //!   transports (the legacy SSE client is our own: `rmcp` has none).
 //! * [`oauth`] — OAuth 2.1 for remote servers (discovery, dynamic client
 //!   registration, PKCE, refresh) on `rmcp`'s `auth`.
-//! * `runtime` — the small runtime that owns every connection.
+//! * `runtime` — the small side runtime (`openhands_workspace::side_runtime`)
+//!   that owns every connection.
 //!
 //! # Map of the crate
 //!

@@ -17,6 +17,11 @@ use uuid::Uuid;
 /// Directory under the parent's persistence directory holding sub-agents.
 pub const SUBAGENTS_DIR: &str = "subagents";
 
+/// A conversation's error as the delegation sees it (kept whole as its source).
+fn conversation_error(e: super::ConversationError) -> SubAgentError {
+    SubAgentError::Conversation(Arc::new(e))
+}
+
 #[async_trait]
 impl ParentConversation for Inner {
     fn agent(self: Arc<Self>) -> Agent {
@@ -32,10 +37,10 @@ impl ParentConversation for Inner {
         (state.max_iterations, state.confirmation_policy)
     }
 
-    fn record_usage(self: Arc<Self>, key: String, metrics: Metrics) -> Result<(), String> {
+    fn record_usage(self: Arc<Self>, key: String, metrics: Metrics) -> Result<(), SubAgentError> {
         LocalConversation { inner: self }
             .record_usage(key, metrics)
-            .map_err(|e| e.to_string())
+            .map_err(conversation_error)
     }
 
     async fn start_child(
@@ -73,16 +78,16 @@ impl ChildConversation for LocalConversation {
         self.persistence_dir().is_some()
     }
 
-    fn send_message(&self, text: &str) -> Result<(), String> {
+    fn send_message(&self, text: &str) -> Result<(), SubAgentError> {
         LocalConversation::send_message(self, text)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(conversation_error)
     }
 
-    async fn run(&self) -> Result<ExecutionStatus, String> {
+    async fn run(&self) -> Result<ExecutionStatus, SubAgentError> {
         LocalConversation::run(self)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(conversation_error)
     }
 
     fn interrupt(&self) {
@@ -105,9 +110,9 @@ impl ChildConversation for LocalConversation {
         })
     }
 
-    fn reject_pending(&self, reason: &str) -> Result<(), String> {
+    fn reject_pending(&self, reason: &str) -> Result<(), SubAgentError> {
         self.respond_to_confirmation(false, Some(reason.to_string()))
-            .map_err(|e| e.to_string())
+            .map_err(conversation_error)
     }
 
     fn final_response(&self) -> String {

@@ -9,6 +9,10 @@ pub enum SubAgentError {
     /// The agent cannot be built or started (missing tool, profile, ...).
     #[error("{0}")]
     Invalid(String),
+    /// The sub-agent's (or the delegating) conversation refused or failed
+    /// an operation.
+    #[error(transparent)]
+    Conversation(std::sync::Arc<dyn std::error::Error + Send + Sync>),
     /// The delegating conversation is gone.
     #[error("the delegating conversation is closed")]
     ParentGone,

@@ -11,6 +11,31 @@ use openhands_protocol::conversations::{
 };
 use uuid::Uuid;
 
+/// Why a child conversation was not launched; each message is what the
+/// agent is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// The request does not validate.
+    #[error("Invalid child conversation request: {0}")]
+    Invalid(String),
+    /// No answer in time (seconds waited); the child may exist.
+    #[error(
+        "Child conversation launch timed out after {0} seconds. The child may still have been created; check with the user before retrying."
+    )]
+    TimedOut(u64),
+    /// The host refused: its status and detail.
+    #[error("Child conversation launch failed ({status}): {detail}")]
+    Refused {
+        /// HTTP status (404: the parent is gone).
+        status: u16,
+        /// The host's reason.
+        detail: String,
+    },
+    /// The launch itself failed (transport, task, answer).
+    #[error("Child conversation launch failed: {0}")]
+    Failed(String),
+}
+
 /// Starts child conversations of the conversations of one host.
 #[async_trait]
 pub trait ChildLauncher: Send + Sync {
@@ -20,7 +45,7 @@ pub trait ChildLauncher: Send + Sync {
         &self,
         parent: Uuid,
         request: StartChildConversationRequest,
-    ) -> Result<StartChildConversationResponse, String>;
+    ) -> Result<StartChildConversationResponse, LaunchError>;
 }
 
 /// Session key headers the launcher sends, read from the host's own
@@ -72,7 +97,7 @@ impl ChildLauncher for HttpChildLauncher {
         &self,
         _parent: Uuid,
         request: StartChildConversationRequest,
-    ) -> Result<StartChildConversationResponse, String> {
+    ) -> Result<StartChildConversationResponse, LaunchError> {
         let mut post = self
             .client
             .post(&self.url)
@@ -86,29 +111,24 @@ impl ChildLauncher for HttpChildLauncher {
         }
         let answer = post.send().await.map_err(|e| {
             if e.is_timeout() {
-                format!(
-                    "Child conversation launch timed out after {} seconds. The child may \
-                     still have been created; check with the user before retrying.",
-                    LAUNCH_TIMEOUT.as_secs()
-                )
+                LaunchError::TimedOut(LAUNCH_TIMEOUT.as_secs())
             } else {
-                format!("Child conversation launch failed: {e}")
+                LaunchError::Failed(e.to_string())
             }
         })?;
         let status = answer.status();
         let body = answer
             .text()
             .await
-            .map_err(|e| format!("Child conversation launch failed: {e}"))?;
+            .map_err(|e| LaunchError::Failed(e.to_string()))?;
         if !status.is_success() {
-            return Err(format!(
-                "Child conversation launch failed ({}): {}",
-                status.as_u16(),
-                error_detail(&body)
-            ));
+            return Err(LaunchError::Refused {
+                status: status.as_u16(),
+                detail: error_detail(&body),
+            });
         }
         serde_json::from_str(&body)
-            .map_err(|e| format!("Child conversation launch failed: unexpected answer: {e}"))
+            .map_err(|e| LaunchError::Failed(format!("unexpected answer: {e}")))
     }
 }
 

@@ -21,7 +21,7 @@ pub mod scope;
 pub use definition::{AgentDefinition, DefinitionError};
 pub use error::SubAgentError;
 pub use host::{ConfirmationHandler, SubAgentHandle, SubAgentHost, SubAgentOutcome};
-pub use launch::ChildLauncher;
+pub use launch::{ChildLauncher, LaunchError};
 pub use registry::{AgentFactory, AgentRegistry, DEFAULT_AGENT, FactoryInput, RegisteredAgent};
 pub use run::{Delegation, SubAgent};
 pub use scope::SubAgentScope;

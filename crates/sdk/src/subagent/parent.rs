@@ -35,7 +35,7 @@ pub trait ParentConversation: Send + Sync {
     /// Its iteration limit and confirmation policy.
     fn limits(self: Arc<Self>) -> (u32, ConfirmationPolicy);
     /// Stores `metrics` under `key` in its statistics.
-    fn record_usage(self: Arc<Self>, key: String, metrics: Metrics) -> Result<(), String>;
+    fn record_usage(self: Arc<Self>, key: String, metrics: Metrics) -> Result<(), SubAgentError>;
     /// Starts a child conversation running `agent` in its workspace, with
     /// its settings (persistence under its own directory, cipher, exec
     /// policy, skill sources, agent registry) and `settings`.
@@ -54,15 +54,15 @@ pub trait ChildConversation: Send + Sync {
     /// Whether it is persisted (resumable by id).
     fn is_persisted(&self) -> bool;
     /// Appends a user message.
-    fn send_message(&self, text: &str) -> Result<(), String>;
+    fn send_message(&self, text: &str) -> Result<(), SubAgentError>;
     /// Runs until it stops; the final status.
-    async fn run(&self) -> Result<ExecutionStatus, String>;
+    async fn run(&self) -> Result<ExecutionStatus, SubAgentError>;
     /// Interrupts a run.
     fn interrupt(&self);
     /// The action events still waiting for their result.
     fn pending_actions(&self) -> Vec<openhands_wire::event::Event>;
     /// Rejects the pending actions with `reason`.
-    fn reject_pending(&self, reason: &str) -> Result<(), String>;
+    fn reject_pending(&self, reason: &str) -> Result<(), SubAgentError>;
     /// Its final answer (the `finish` message or last agent message).
     fn final_response(&self) -> String;
     /// Detail of its last `ConversationErrorEvent`.

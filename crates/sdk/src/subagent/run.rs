@@ -208,7 +208,7 @@ impl SubAgentHandle for SubAgent {
     ) -> SubAgentOutcome {
         let conv = &self.conversation;
         if let Err(e) = conv.send_message(prompt) {
-            return SubAgentOutcome::Failed(e);
+            return SubAgentOutcome::Failed(e.to_string());
         }
         let mut rounds = 0;
         let status = loop {
@@ -239,11 +239,11 @@ impl SubAgentHandle for SubAgent {
                         },
                     };
                     if !approved && let Err(e) = conv.reject_pending(SUB_AGENT_REJECTION_REASON) {
-                        return SubAgentOutcome::Failed(e);
+                        return SubAgentOutcome::Failed(e.to_string());
                     }
                 }
                 Ok(s) => break s,
-                Err(e) => return SubAgentOutcome::Failed(e),
+                Err(e) => return SubAgentOutcome::Failed(e.to_string()),
             }
         };
         let partial = conv.final_response();

@@ -200,7 +200,7 @@ impl TypedTool for StartChildConversationTool {
         };
         Ok(match launcher.launch(parent, request).await {
             Ok(child) => StartChildConversationObservation::launched(child),
-            Err(reason) => StartChildConversationObservation::error(reason),
+            Err(reason) => StartChildConversationObservation::error(reason.to_string()),
         })
     }
 }
@@ -209,6 +209,7 @@ impl TypedTool for StartChildConversationTool {
 mod tests {
     use super::*;
     use async_trait::async_trait;
+    use openhands_sdk::subagent::LaunchError;
     use std::sync::Mutex;
 
     struct Recording {
@@ -222,12 +223,15 @@ mod tests {
             &self,
             parent: Uuid,
             request: StartChildConversationRequest,
-        ) -> Result<StartChildConversationResponse, String> {
+        ) -> Result<StartChildConversationResponse, LaunchError> {
             let title = request.title.clone();
             let isolation = request.isolation;
             self.seen.lock().unwrap().push((parent, request));
             if self.fail {
-                return Err("Child conversation launch failed (429): capacity is full".into());
+                return Err(LaunchError::Refused {
+                    status: 429,
+                    detail: "capacity is full".into(),
+                });
             }
             Ok(StartChildConversationResponse {
                 conversation_id: Uuid::nil(),

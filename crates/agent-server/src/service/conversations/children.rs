@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use openhands_protocol::conversations::{
     Isolation, StartChildConversationRequest, StartChildConversationResponse,
 };
-use openhands_sdk::subagent::ChildLauncher;
+use openhands_sdk::subagent::{ChildLauncher, LaunchError};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -45,9 +45,9 @@ impl ChildLauncher for ServiceChildLauncher {
         &self,
         parent: Uuid,
         request: StartChildConversationRequest,
-    ) -> Result<StartChildConversationResponse, String> {
+    ) -> Result<StartChildConversationResponse, LaunchError> {
         if let Err(e) = request.validate() {
-            return Err(format!("Invalid child conversation request: {e}"));
+            return Err(LaunchError::Invalid(e.to_string()));
         }
         let worktree = request.isolation == Isolation::Worktree;
         // The child is launched from a task of its own: the launch must not
@@ -55,13 +55,14 @@ impl ChildLauncher for ServiceChildLauncher {
         let launch = (self.start)(parent, request.task, request.title, worktree);
         let launched = tokio::spawn(launch)
             .await
-            .map_err(|e| format!("Child conversation launch failed: {e}"))?;
+            .map_err(|e| LaunchError::Failed(e.to_string()))?;
         match launched {
             Ok(Some(child)) => Ok(child),
-            Ok(None) => {
-                Err("Child conversation launch failed (404): Parent conversation not found".into())
-            }
-            Err(e) => Err(format!("Child conversation launch failed: {e}")),
+            Ok(None) => Err(LaunchError::Refused {
+                status: 404,
+                detail: "Parent conversation not found".into(),
+            }),
+            Err(e) => Err(LaunchError::Failed(e.to_string())),
         }
     }
 }
