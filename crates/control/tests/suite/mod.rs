@@ -10,5 +10,6 @@ mod instances;
 mod output_limits;
 mod refusals;
 mod restart;
+mod runtime_api;
 mod ssh;
 mod swarm;
