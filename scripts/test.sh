@@ -31,6 +31,78 @@ cargo fmt --all --check
 step "no import circles between modules"
 python3 scripts/module_cycles.py
 
+# Installing what the tests use (Debian packages, npm assets, the compat venv)
+# is mostly waiting on downloads and disks, so it runs in the background while
+# the workspace compiles; the tests start once both are done.
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+apt_install() {
+    command -v apt-get >/dev/null || return 1
+    DEBIAN_FRONTEND=noninteractive as_root apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@" >/dev/null 2>&1 \
+        || { as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null 2>&1 \
+             && DEBIAN_FRONTEND=noninteractive as_root apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@" >/dev/null; }
+}
+
+step "linker (mold, when it can be had)"
+# Linking dominates a test build's last minutes: ~20 test binaries, the
+# binaries, benches and 46 examples, each linking the workspace. mold links
+# them several times faster than the system linker; without it the build uses
+# the default linker and is only slower.
+command -v mold >/dev/null || apt_install mold || echo "warning: mold is not installed; linking with the default linker"
+if command -v mold >/dev/null; then
+    export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C link-arg=-fuse-ld=mold"
+fi
+
+SETUP_LOG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/openhands-test-setup-XXXXXX")"
+install_services() {
+    # crates/control starts its own PostgreSQL (initdb + postgres on a temp dir
+    # and port) from Debian's package, and runs docker sandboxes when a docker
+    # daemon answers; without them those tests say so loudly and skip.
+    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        apt_install postgresql || echo "warning: PostgreSQL is not installed; the control plane's PostgreSQL tests will skip"
+    fi
+    command -v dockerd >/dev/null || apt_install docker.io || echo "warning: docker.io could not be installed"
+    # The sandbox tests run the agent's processes under bubblewrap (Debian's
+    # bubblewrap package); they are not skipped, so it must be there.
+    command -v bwrap >/dev/null || apt_install bubblewrap || { echo "error: bubblewrap (bwrap) is needed by the sandbox tests" >&2; return 1; }
+    # The SSH relay tests use Debian's OpenSSH client and sshpass; the relay serves SFTP with sftp-server.
+    command -v sshpass >/dev/null && [ -x /usr/lib/openssh/sftp-server ] || apt_install openssh-client sshpass openssh-sftp-server || echo "warning: OpenSSH client tools are missing; the SSH relay tests will skip"
+    # The browser tools drive Debian's chromium over the DevTools protocol; their
+    # tests skip (saying so) only where no chromium can be had.
+    command -v chromium >/dev/null || apt_install chromium || echo "warning: chromium is not installed; the browser tool tests will skip"
+}
+# The MCP tests run the reference MCP server over stdio and streamable HTTP,
+# and a Python one over SSE; the browser recording tests serve rrweb to the
+# page themselves (there is no CDN here). Without them they say so and skip.
+MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mcp-servers}"
+MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+RRWEB_DIR="${OPENHANDS_RRWEB_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/rrweb}"
+RRWEB_FILE="$RRWEB_DIR/node_modules/rrweb/dist/rrweb.umd.cjs"
+install_assets() {
+    # Two apt jobs may run at once (this one and install_services): apt_install waits for the lock.
+    command -v npm >/dev/null || apt_install nodejs npm || true
+    if [ ! -f "$MCP_EVERYTHING" ] && command -v npm >/dev/null; then
+        mkdir -p "$MCP_SERVERS_DIR"
+        timeout 600 npm install --no-audit --no-fund --prefix "$MCP_SERVERS_DIR" \
+            @modelcontextprotocol/server-everything@2026.8.31 >/dev/null \
+            || echo "warning: npm could not install server-everything; the MCP tests will skip"
+    fi
+    if [ ! -f "$RRWEB_FILE" ] && command -v npm >/dev/null; then
+        mkdir -p "$RRWEB_DIR"
+        timeout 600 npm install --no-audit --no-fund --prefix "$RRWEB_DIR" rrweb@2.0.0-alpha.17 >/dev/null \
+            || echo "warning: npm could not install rrweb; the browser recording tests will skip"
+    fi
+    command -v npm >/dev/null || echo "warning: npm is not installed; the MCP and browser recording tests will skip"
+    # The SSE test server is built with the `mcp` package from PyPI, which the
+    # compat venv (the reference SDK's dependencies) has.
+    if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
+        bash compat/setup.sh || echo "warning: the compat venv could not be built; the MCP SSE test will skip"
+    fi
+}
+install_services >"$SETUP_LOG_DIR/services.log" 2>&1 &
+SERVICES_PID=$!
+install_assets >"$SETUP_LOG_DIR/assets.log" 2>&1 &
+ASSETS_PID=$!
+
 step "build every target with clippy's lints (warnings are errors)"
 # One compilation does both: clippy-driver, as cargo's wrapper for the
 # workspace's own crates, lints each crate and then compiles it, so the lint
@@ -47,31 +119,12 @@ else
     cargo build --workspace --all-targets
 fi
 
-step "services the control-plane tests use (PostgreSQL binaries, docker daemon)"
-# crates/control starts its own PostgreSQL (initdb + postgres on a temp dir
-# and port) from Debian's package, and runs docker sandboxes when a docker
-# daemon answers; without them those tests say so loudly and skip.
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
-apt_install() {
-    command -v apt-get >/dev/null || return 1
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q "$@" >/dev/null 2>&1 \
-        || { as_root apt-get update -q >/dev/null 2>&1 \
-             && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q "$@" >/dev/null; }
-}
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    apt_install postgresql || echo "warning: PostgreSQL is not installed; the control plane's PostgreSQL tests will skip"
-fi
-# The sandbox tests run the agent's processes under bubblewrap (Debian's
-# bubblewrap package); they are not skipped, so it must be there.
-command -v bwrap >/dev/null || apt_install bubblewrap || { echo "error: bubblewrap (bwrap) is needed by the sandbox tests" >&2; exit 1; }
-# The SSH relay tests use Debian's OpenSSH client and sshpass; the relay serves SFTP with sftp-server.
-command -v sshpass >/dev/null && [ -x /usr/lib/openssh/sftp-server ] || apt_install openssh-client sshpass openssh-sftp-server || echo "warning: OpenSSH client tools are missing; the SSH relay tests will skip"
-# The browser tools drive Debian's chromium over the DevTools protocol; their
-# tests skip (saying so) only where no chromium can be had.
-command -v chromium >/dev/null || apt_install chromium || echo "warning: chromium is not installed; the browser tool tests will skip"
+step "waiting for the background set-up (Debian packages, npm assets, compat venv)"
+wait "$SERVICES_PID" || { cat "$SETUP_LOG_DIR/services.log"; exit 1; }
+wait "$ASSETS_PID" || true
+cat "$SETUP_LOG_DIR/services.log" "$SETUP_LOG_DIR/assets.log"
 DOCKERD_PID=""
 if ! docker info >/dev/null 2>&1; then
-    command -v dockerd >/dev/null || apt_install docker.io || true
     if command -v dockerd >/dev/null && [ "$(id -u)" = 0 ]; then
         setsid dockerd >"${TMPDIR:-/tmp}/openhands-test-dockerd.log" 2>&1 </dev/null &
         DOCKERD_PID=$!
@@ -82,39 +135,8 @@ fi
 stop_dockerd() { if [ -n "$DOCKERD_PID" ]; then kill "$DOCKERD_PID" 2>/dev/null || true; fi; }
 trap stop_dockerd EXIT
 
-step "npm test assets (@modelcontextprotocol/server-everything, rrweb)"
-# The MCP tests run the reference MCP server over stdio and streamable HTTP,
-# and a Python one over SSE; without node/npm or Python they say so loudly
-# and skip.
-MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mcp-servers}"
-MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-if [ ! -f "$MCP_EVERYTHING" ]; then
-    command -v npm >/dev/null || apt_install nodejs npm || true
-    if command -v npm >/dev/null; then
-        mkdir -p "$MCP_SERVERS_DIR"
-        timeout 600 npm install --no-audit --no-fund --prefix "$MCP_SERVERS_DIR" \
-            @modelcontextprotocol/server-everything@2026.8.31 >/dev/null \
-            || echo "warning: npm could not install server-everything; the MCP tests will skip"
-    else
-        echo "warning: npm is not installed; the MCP tests will skip"
-    fi
-fi
 if [ -f "$MCP_EVERYTHING" ]; then export OPENHANDS_TEST_MCP_EVERYTHING="$MCP_EVERYTHING"; fi
-# The browser recording tests serve rrweb (npm: rrweb@2.0.0-alpha.17) to the
-# page themselves: there is no CDN here. Without it they say so and skip.
-RRWEB_DIR="${OPENHANDS_RRWEB_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/rrweb}"
-RRWEB_FILE="$RRWEB_DIR/node_modules/rrweb/dist/rrweb.umd.cjs"
-if [ ! -f "$RRWEB_FILE" ] && command -v npm >/dev/null; then
-    mkdir -p "$RRWEB_DIR"
-    timeout 600 npm install --no-audit --no-fund --prefix "$RRWEB_DIR" rrweb@2.0.0-alpha.17 >/dev/null \
-        || echo "warning: npm could not install rrweb; the browser recording tests will skip"
-fi
 if [ -f "$RRWEB_FILE" ]; then export OPENHANDS_TEST_RRWEB="$RRWEB_FILE"; fi
-# The SSE test server is built with the `mcp` package from PyPI, which the
-# compat venv (the reference SDK's dependencies) has.
-if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
-    bash compat/setup.sh || echo "warning: the compat venv could not be built; the MCP SSE test will skip"
-fi
 MCP_PYTHON="${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python"
 if [ -x "$MCP_PYTHON" ] && "$MCP_PYTHON" -c 'import mcp.server.fastmcp' 2>/dev/null; then
     export OPENHANDS_TEST_MCP_PYTHON="$MCP_PYTHON"
@@ -149,6 +171,12 @@ if [ -x compat/run.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
     OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/side_by_side.py
     # The reference's analyzer verdicts our table test compares against are current.
     OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True "${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python" compat/security_table.py --check
+fi
+
+if [ -x compat/control_fuzz.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
+    step "control plane API fuzzing (schemathesis from its OpenAPI document, two tenants, time-bounded)"
+    cargo build -p openhands-control -p openhands-agent-server --bins
+    bash compat/control_fuzz.sh
 fi
 
 step_done

@@ -49,7 +49,7 @@ impl Bench {
         let mut req = self
             .client
             .request(method.parse().unwrap(), format!("{}{path}", self.base))
-            .header("X-Session-API-Key", KEY);
+            .header(openhands_protocol::SESSION_API_KEY_HEADER, KEY);
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -142,7 +142,10 @@ async fn main() {
     let bench = std::sync::Arc::new(Bench {
         base: handle.url(),
         ws: handle.ws_url(),
-        client: reqwest::Client::new(),
+        client: openhands_client::http_client(&openhands_client::HttpOptions::per_request(
+            std::time::Duration::from_secs(30),
+        ))
+        .unwrap(),
         agent: json!({
             "kind": "Agent",
             "llm": {"model": "openai/mock-model", "base_url": mock.base_url(), "api_key": "k", "num_retries": 0},

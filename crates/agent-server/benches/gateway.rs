@@ -104,12 +104,15 @@ async fn main() {
         .await
         .unwrap();
     let url = handle.url();
-    let client = reqwest::Client::new();
+    let client = openhands_client::http_client(&openhands_client::HttpOptions::per_request(
+        std::time::Duration::from_secs(30),
+    ))
+    .unwrap();
     let llm = json!({"model": "openai/mock-model", "base_url": mock.base_url(),
                      "api_key": "sk-bench", "api_mode": "chat", "num_retries": 0});
     let r = client
         .post(format!("{url}/api/profiles/bench"))
-        .header("X-Session-API-Key", KEY)
+        .header(openhands_protocol::SESSION_API_KEY_HEADER, KEY)
         .json(&json!({"llm": llm, "include_secrets": true}))
         .send()
         .await

@@ -30,7 +30,10 @@ async fn main() {
         workspace_path: dir.path().join("project"),
         ..Config::default()
     };
-    let client = reqwest::Client::new();
+    let client = openhands_client::http_client(&openhands_client::HttpOptions::per_request(
+        std::time::Duration::from_secs(30),
+    ))
+    .unwrap();
 
     let t = Instant::now();
     let handle = openhands_agent_server::spawn(
@@ -55,12 +58,12 @@ async fn main() {
     let get = |path: &str| {
         client
             .get(format!("{url}{path}"))
-            .header("X-Session-API-Key", "k")
+            .header(openhands_protocol::SESSION_API_KEY_HEADER, "k")
     };
     let post = |path: &str| {
         client
             .post(format!("{url}{path}"))
-            .header("X-Session-API-Key", "k")
+            .header(openhands_protocol::SESSION_API_KEY_HEADER, "k")
     };
 
     let mut samples = Vec::new();

@@ -106,6 +106,11 @@ impl Api {
         serde_json::from_str(&text).with_context(|| format!("{method} {path}: answer is not JSON"))
     }
 
+    /// `GET <path>` (`/api/...`), the answer parsed.
+    pub async fn get(&self, path: &str) -> Result<Value> {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
     /// `POST /api/conversations`; returns the new conversation's id.
     pub async fn create(&self, body: &Value) -> Result<String> {
         let info = self

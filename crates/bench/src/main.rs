@@ -28,6 +28,7 @@ mod rss;
 mod server;
 mod slow_rc;
 mod stats;
+mod stored;
 mod suite;
 mod workload;
 
@@ -109,6 +110,15 @@ struct Args {
     /// every 5 ms instead of through the event WebSocket.
     #[arg(long)]
     poll: bool,
+    /// Instead of the main table, the stored-conversations suite at these
+    /// numbers of stored conversations, comma-separated (e.g.
+    /// `10,100,1000,10000`): start → `/ready`, idle RSS, list and GET
+    /// latencies (see the `stored` module).
+    #[arg(long, value_delimiter = ',')]
+    stored: Vec<usize>,
+    /// Requests per latency figure of the stored-conversations suite.
+    #[arg(long, default_value_t = 50)]
+    stored_samples: usize,
     /// Print the figures as JSON instead of the markdown table.
     #[arg(long)]
     json: bool,
@@ -234,16 +244,28 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let machine = machine::Machine::current();
     eprintln!("machine: {}", machine.summary());
 
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .tcp_nodelay(true)
-        .build()
-        .context("building the HTTP client")?;
+    // No whole-request timeout: the suites bound each request themselves.
+    let client = openhands_client::http_client(
+        &openhands_client::HttpOptions::per_request(Duration::from_secs(30)).no_proxy(),
+    )
+    .context("building the HTTP client")?;
     let mock = MockLlmServer::start(workload::two_step_script(), 0)
         .await
         .context("starting the mock LLM")?;
     eprintln!("mock LLM at {}", mock.base_url());
 
+    if !args.stored.is_empty() {
+        let result = stored_suite(
+            &args,
+            &cfg,
+            with_reference.then_some(python),
+            &mock,
+            &client,
+        )
+        .await;
+        mock.shutdown().await;
+        return result;
+    }
     let ours_version = binary_version(&args.ours).await;
     let ours = suite::run(
         server::Flavor::Ours {
@@ -334,6 +356,66 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         print!("{table}");
         println!();
         print!("{notes}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stored-conversations suite on ours and (when `python` is given) the
+/// reference; prints its table (or JSON).
+async fn stored_suite(
+    args: &Args,
+    cfg: &suite::SuiteConfig,
+    python: Option<PathBuf>,
+    mock: &openhands_testkit::MockLlmHandle,
+    client: &reqwest::Client,
+) -> Result<ExitCode> {
+    let mut counts = args.stored.clone();
+    counts.sort_unstable();
+    counts.dedup();
+    let scfg = stored::StoredConfig {
+        counts,
+        samples: args.stored_samples.max(1),
+        spawn: cfg.spawn_options(),
+        ready_timeout: cfg.ready_timeout,
+        request_timeout: cfg.request_timeout,
+        run_timeout: cfg.run_timeout,
+    };
+    let ours = stored::run(
+        server::Flavor::Ours {
+            binary: args.ours.clone(),
+        },
+        &scfg,
+        mock,
+        client,
+    )
+    .await
+    .context("our server")?;
+    let reference = match python {
+        Some(python) => {
+            match stored::run(server::Flavor::Reference { python }, &scfg, mock, client).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("the reference server could not be measured: {e:#}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "machine": machine::Machine::current(),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "ours": ours,
+        "reference": reference,
+    }))?;
+    if let Some(path) = &args.json_out {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", stored::markdown(&ours, reference.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
@@ -92,9 +93,17 @@ pub struct ServerProcess {
     pid: u32,
     port: u16,
     tag: String,
-    dir: TempDir,
+    dir: Arc<TempDir>,
     spawned_at: Instant,
     stopped: bool,
+}
+
+/// A fresh private directory for servers of `flavor`.
+pub fn run_dir(flavor: &Flavor) -> Result<TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!("ohbench-{}-", flavor.label()))
+        .tempdir()
+        .context("creating the server's temp dir")
 }
 
 /// Picks a free loopback port (bind to port 0, read it back, release it).
@@ -150,11 +159,18 @@ impl ServerProcess {
     /// [`ServerProcess::wait_ready`]). The spawn instant is recorded just
     /// before the process is created.
     pub fn spawn(flavor: Flavor, options: SpawnOptions) -> Result<ServerProcess> {
+        let dir = Arc::new(run_dir(&flavor)?);
+        Self::spawn_in(flavor, options, dir)
+    }
+
+    /// [`ServerProcess::spawn`] in a directory made by [`run_dir`], which
+    /// may hold what an earlier server of the same flavor stored there.
+    pub fn spawn_in(
+        flavor: Flavor,
+        options: SpawnOptions,
+        dir: Arc<TempDir>,
+    ) -> Result<ServerProcess> {
         let label = flavor.label();
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("ohbench-{label}-"))
-            .tempdir()
-            .context("creating the server's temp dir")?;
         for sub in [
             "conversations",
             "project",
@@ -210,6 +226,16 @@ impl ServerProcess {
             spawned_at,
             stopped: false,
         })
+    }
+
+    /// Time since the process was spawned.
+    pub fn spawned_for(&self) -> Duration {
+        self.spawned_at.elapsed()
+    }
+
+    /// Where it stores its conversations.
+    pub fn conversations_dir(&self) -> PathBuf {
+        self.dir.path().join("conversations")
     }
 
     /// `ours` or `reference`.

@@ -110,17 +110,19 @@ pub fn config(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             } else {
                 value
             };
-            let mut settings = Settings::load(&path)?;
-            settings.set_key(k, &value, cipher_from_env().as_ref())?;
-            settings.save()?;
+            let cipher = cipher_from_env()?;
+            let settings = Settings::edit(&path, cipher.as_ref(), |s| {
+                s.set_key(k, &value, cipher.as_ref())
+            })?;
             let shown = settings.display(k)?.unwrap_or_default();
             println!("{} = {shown}  (saved in {})", k.name(), path.display());
         }
         ConfigAction::Unset { key: name } => {
             let k = key(&name)?;
-            let mut settings = Settings::load(&path)?;
-            settings.unset_key(k);
-            settings.save()?;
+            Settings::edit(&path, cipher_from_env()?.as_ref(), |s| {
+                s.unset_key(k);
+                Ok(())
+            })?;
             println!(
                 "{} removed; the default applies: {}",
                 k.name(),

@@ -42,7 +42,7 @@ mod store;
 mod tool_names;
 mod tui;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// The agent server's allocator (`openhands serve` runs the same server):
@@ -103,7 +103,7 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let service = match &cli.command {
         Some(Command::Serve(_)) => openhands_agent_server::telemetry::SERVICE_NAME,
         _ => logging::SERVICE_NAME,
@@ -155,6 +155,21 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Parses the command line and notes which agent options came from the
+/// environment (an ACP agent refuses the flags but only warns about the
+/// variables).
+fn parse_cli() -> Cli {
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match (&mut cli.command, matches.subcommand()) {
+        (None, _) => cli.session.agent.note_sources(&matches),
+        (Some(Command::Run(a)), Some((_, sub))) => a.agent.note_sources(sub),
+        (Some(Command::Resume(a)), Some((_, sub))) => a.agent.note_sources(sub),
+        _ => {}
+    }
+    cli
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -28,7 +28,7 @@ pub fn token_file() -> std::path::PathBuf {
 
 /// The store of the command line's OAuth tokens.
 pub fn store() -> anyhow::Result<Arc<FileOAuthStates>> {
-    let cipher = match crate::settings::cipher_from_env() {
+    let cipher = match crate::settings::cipher_from_env()? {
         Some(c) => c,
         None => key_file_cipher(&crate::paths::openhands_dir().join("mcp_oauth.key"))
             .map_err(|e| usage(format!("cannot set up the MCP OAuth key: {e}")))?,

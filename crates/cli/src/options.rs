@@ -80,9 +80,41 @@ pub struct AgentArgs {
     /// With --sandbox: no network for the agent's processes.
     #[arg(long, requires = "sandbox")]
     pub no_network: bool,
+    /// Which of `model`, `api_key`, `base_url` came from their variable
+    /// (`LLM_MODEL`, ...) rather than a flag (set by
+    /// [`AgentArgs::note_sources`] after parsing).
+    #[arg(skip)]
+    pub from_env: FromEnv,
+}
+
+/// Which LLM options were taken from the environment rather than flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FromEnv {
+    /// `LLM_MODEL`.
+    pub model: bool,
+    /// `LLM_API_KEY`.
+    pub api_key: bool,
+    /// `LLM_BASE_URL`.
+    pub base_url: bool,
 }
 
 impl AgentArgs {
+    /// Records where the parsed values came from; `matches` are those of
+    /// the command that holds these options.
+    pub fn note_sources(&mut self, matches: &clap::ArgMatches) {
+        let env = |id: &str| {
+            matches!(
+                matches.value_source(id),
+                Some(clap::parser::ValueSource::EnvVariable)
+            )
+        };
+        self.from_env = FromEnv {
+            model: env("model"),
+            api_key: env("api_key"),
+            base_url: env("base_url"),
+        };
+    }
+
     /// The confirmation mode the flags ask for (`--confirm`,
     /// `--always-approve`, `--llm-approve`), if any.
     pub fn confirm_flag(&self) -> Option<ConfirmMode> {
@@ -167,7 +199,7 @@ pub fn resolve(
         )));
     }
 
-    let cipher = cipher_from_env();
+    let cipher = cipher_from_env()?;
     let acp = settings.is_acp();
     let mut spec = if acp {
         for (set, flag) in [
@@ -181,6 +213,7 @@ pub fn resolve(
                 )));
             }
         }
+        check_acp_llm_flags(args, &settings_name)?;
         if let Some(m) = args.confirm_flag().filter(|m| *m != ConfirmMode::Never) {
             return Err(usage(format!(
                 "--confirm {}: the ACP agent of {settings_name} asks for permission itself",
@@ -293,6 +326,50 @@ pub fn resolve(
     })
 }
 
+/// An ACP agent brings its own model: `--model`, `--api-key` and
+/// `--base-url` are refused, and their variables (`LLM_MODEL`, ...) set in
+/// the environment draw a one-line warning that they are not used.
+fn check_acp_llm_flags(args: &AgentArgs, settings_name: &str) -> anyhow::Result<()> {
+    let what = format!(
+        "the ACP agent of {settings_name} (agent_settings.agent_kind \"acp\") uses its own model"
+    );
+    let options = [
+        (&args.model, args.from_env.model, "--model", "LLM_MODEL"),
+        (
+            &args.api_key,
+            args.from_env.api_key,
+            "--api-key",
+            "LLM_API_KEY",
+        ),
+        (
+            &args.base_url,
+            args.from_env.base_url,
+            "--base-url",
+            "LLM_BASE_URL",
+        ),
+    ];
+    for (value, from_env, flag, _) in options {
+        if nonempty(value).is_some() && !from_env {
+            return Err(usage(format!(
+                "{flag}: {what}; set it in the ACP server's own configuration"
+            )));
+        }
+    }
+    let unused: Vec<&str> = options
+        .iter()
+        .filter(|(value, from_env, _, _)| *from_env && nonempty(value).is_some())
+        .map(|(_, _, _, var)| *var)
+        .collect();
+    if !unused.is_empty() {
+        let verb = if unused.len() == 1 { "is" } else { "are" };
+        eprintln!(
+            "warning: {} {verb} set but not used: {what}",
+            unused.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// The OpenHands agent of the flags and settings: the LLM (model, key,
 /// base URL, streaming), the tools and the condenser.
 fn openhands_spec(
@@ -322,11 +399,13 @@ fn openhands_spec(
     // are read by the LLM layer when no key is configured, as LiteLLM does.
     let provider_env =
         openhands_llm::provider_env::defaults(&openhands_wire::LlmConfig::new(&model));
-    if api_key.is_none()
-        && base_url.is_none()
-        && provider_env.api_key.is_none()
-        && !model.starts_with("ollama")
-    {
+    let has_key = api_key.is_some() || provider_env.api_key.is_some();
+    if !has_key && llm.provider() == "bedrock" {
+        // Bedrock signs with the AWS credentials (settings, variables or
+        // profile files) when there is no API key.
+        openhands_llm::bedrock::auth::resolve(&llm, &openhands_llm::provider_env::var)
+            .map_err(|e| usage(format!("{model}: {e}")))?;
+    } else if !has_key && base_url.is_none() && !model.starts_with("ollama") {
         let provider_vars =
             openhands_llm::provider_env::key_var_names(&openhands_wire::LlmConfig::new(&model));
         let or_vars = if provider_vars.is_empty() {

@@ -3,8 +3,14 @@
 //! servers and condenser and whose `conversation_settings` hold the
 //! iteration limit and confirmation mode.
 //!
-//! The file is read and written as a JSON object: fields this command does
-//! not know are kept as they are. Settings it cannot honour yet (public
+//! The document and its file are the SDK's ([`openhands_sdk::settings`],
+//! shared with the agent server): reads and locked, crash-safe
+//! read-modify-writes go through its [`SettingsFile`], the key is the
+//! server's (`OH_SECRET_KEY` plus `OH_PREVIOUS_SECRET_KEYS`, parsed by the
+//! server's configuration), and every write re-seals the secrets a
+//! previous key opens with the current one. This module reads the fields
+//! the command needs from the JSON object; fields it does not know are
+//! kept as they are. Settings it cannot honour yet (public
 //! skill loading without a local copy, unknown agent kinds, ...)
 //! are reported by [`Settings::unsupported`] so that callers refuse them
 //! instead of ignoring them. The critic (`agent_settings.verification`) is
@@ -12,20 +18,18 @@
 
 use crate::error::usage;
 use crate::policy::ConfirmMode;
-use anyhow::Context;
 use openhands_sdk::profiles::llm_json;
 use openhands_sdk::secrets::{Cipher, looks_encrypted};
+use openhands_sdk::settings::{SettingsFile, defaults, secrets};
 use openhands_wire::LlmConfig;
 use openhands_wire::tool::ToolSpec;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
-/// `schema_version` of the settings file the reference 1.58.2 writes.
-pub const PERSISTED_SCHEMA_VERSION: u64 = 6;
-/// `agent_settings.schema_version` of the reference 1.58.2.
-pub const AGENT_SCHEMA_VERSION: u64 = 9;
-/// `conversation_settings.schema_version` of the reference 1.58.2.
-pub const CONVERSATION_SCHEMA_VERSION: u64 = 1;
+use defaults::{
+    AGENT_SCHEMA_VERSION, CONVERSATION_SCHEMA_VERSION,
+    DOCUMENT_SCHEMA_VERSION as PERSISTED_SCHEMA_VERSION,
+};
 
 /// The settings as stored (a JSON object) and where they live.
 #[derive(Debug, Clone)]
@@ -135,13 +139,19 @@ impl Setting {
     }
 }
 
-/// The cipher of `OH_SECRET_KEY`, which the reference uses for secrets at rest.
-pub fn cipher_from_env() -> Option<Cipher> {
-    let key = openhands_workspace::exec::env::host_var("OH_SECRET_KEY")?;
-    if key.trim().is_empty() {
-        return None;
-    }
-    Cipher::new(&key, &[])
+/// The key of secrets at rest, exactly as the agent server derives it from
+/// its configuration (`OH_SECRET_KEY`, its fallbacks, and the
+/// `OH_PREVIOUS_SECRET_KEYS` that still open older tokens), so that after
+/// a key rotation both read the same `settings.json`.
+pub fn cipher_from_env() -> anyhow::Result<Option<Cipher>> {
+    let loaded = openhands_agent_server::Config::load().map_err(|e| {
+        usage(format!(
+            "the agent server configuration, which holds the settings key, is invalid: {e}"
+        ))
+    })?;
+    Ok(openhands_agent_server::service::profiles::cipher_of(
+        &loaded.config,
+    ))
 }
 
 fn bad(path: &Path, key: &str, what: &str) -> anyhow::Error {
@@ -153,6 +163,7 @@ fn bad(path: &Path, key: &str, what: &str) -> anyhow::Error {
 
 impl Settings {
     /// Empty settings that would be saved at `path`.
+    #[cfg(test)]
     pub fn empty(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
@@ -160,47 +171,62 @@ impl Settings {
         }
     }
 
+    /// The shared settings file of the directory holding `path`.
+    fn file(path: &Path) -> SettingsFile {
+        SettingsFile::new(path.parent().unwrap_or(Path::new(".")))
+    }
+
+    fn unreadable(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
+        usage(format!(
+            "cannot read the settings file {}: {e}; fix or remove it",
+            path.display()
+        ))
+    }
+
     /// Reads the file; a missing file gives empty settings, a broken one an
     /// error that names it.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::empty(path));
-            }
-            Err(e) => {
-                return Err(usage(format!(
-                    "cannot read the settings file {}: {e}",
-                    path.display()
-                )));
-            }
-        };
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(raw)) => Ok(Self {
-                path: path.to_path_buf(),
-                raw,
-            }),
-            Ok(_) => Err(usage(format!(
-                "the settings file {} is not a JSON object; fix or remove it",
-                path.display()
-            ))),
-            Err(e) => Err(usage(format!(
-                "the settings file {} is not valid JSON ({e}); fix or remove it",
-                path.display()
-            ))),
-        }
+        let raw = Self::file(path)
+            .read()
+            .map_err(|e| Self::unreadable(path, e))?
+            .unwrap_or_default();
+        Ok(Self {
+            path: path.to_path_buf(),
+            raw,
+        })
     }
 
-    /// Writes the file crash-safely (owner-only directory and file).
-    pub fn save(&self) -> anyhow::Result<()> {
-        if let Some(dir) = self.path.parent() {
-            openhands_sdk::profiles::create_private_dir(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let text = serde_json::to_vec_pretty(&Value::Object(self.raw.clone()))?;
-        openhands_sdk::profiles::files::write_atomic(&self.path, &text)
-            .with_context(|| format!("cannot write {}", self.path.display()))?;
-        Ok(())
+    /// Read-modify-write of the file at `path` under the settings lock
+    /// (shared with the agent server): `f` changes the settings read now
+    /// (nothing is written when it fails); secrets sealed with a previous
+    /// key are re-sealed with `cipher`'s current one. Returns the settings
+    /// as written.
+    pub fn edit(
+        path: &Path,
+        cipher: Option<&Cipher>,
+        f: impl FnOnce(&mut Settings) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Self> {
+        Self::file(path)
+            .try_update(|raw| {
+                let mut settings = Settings {
+                    path: path.to_path_buf(),
+                    raw: std::mem::take(raw),
+                };
+                f(&mut settings)?;
+                if let Some(cipher) = cipher
+                    && let Some(Value::Object(agent)) = settings.raw.get_mut("agent_settings")
+                {
+                    secrets::reseal_all(agent, cipher);
+                }
+                raw.clone_from(&settings.raw);
+                Ok(settings)
+            })
+            .map_err(|e| {
+                usage(format!(
+                    "cannot update the settings file {}: {e}",
+                    path.display()
+                ))
+            })?
     }
 
     /// Where the settings live.

@@ -26,10 +26,11 @@ fn set_keeps_unknown_fields_and_writes_schema_versions() {
     let path = dir.path().join("sub").join("settings.json");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, r#"{"misc_settings": {"theme": "dark"}, "agent_settings": {"llm": {"model": "a/b", "temperature": 0.2}}}"#).unwrap();
-    let mut s = Settings::load(&path).unwrap();
-    s.set_key(Setting::Model, "openai/gpt-5", None).unwrap();
-    s.set_key(Setting::MaxIterations, "9", None).unwrap();
-    s.save().unwrap();
+    Settings::edit(&path, None, |s| {
+        s.set_key(Setting::Model, "openai/gpt-5", None)?;
+        s.set_key(Setting::MaxIterations, "9", None)
+    })
+    .unwrap();
     let back = Settings::load(&path).unwrap();
     assert_eq!(back.raw()["misc_settings"]["theme"], "dark");
     assert_eq!(back.raw()["schema_version"], 6);

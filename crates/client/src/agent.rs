@@ -87,6 +87,7 @@ impl AgentServerClientBuilder {
                 connect_timeout: Some(self.timeout),
                 tls: self.tls.clone(),
                 observability_headers: self.observability_headers,
+                ..HttpOptions::default()
             })?,
         };
         Ok(AgentServerClient {

@@ -178,8 +178,10 @@ pub struct ControlConfig {
     /// The LLM sandboxes use by default.
     pub llm: DefaultLlm,
     /// Whether local sandboxes of several tenants may run on a machine
-    /// where they cannot be confined (`OH_CONTROL_ALLOW_UNCONFINED`;
-    /// default: no, such a control plane serves one tenant).
+    /// where they cannot be confined, and swarm sandboxes on a manager too
+    /// old to confine them (`OH_CONTROL_ALLOW_UNCONFINED`; default: no,
+    /// such a control plane serves one tenant with local sandboxes and
+    /// refuses swarm ones).
     pub allow_unconfined: bool,
     /// Whether a graceful shutdown stops this instance's local processes
     /// and containers (`OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN`; default:

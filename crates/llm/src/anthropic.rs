@@ -185,8 +185,9 @@ pub fn format_messages(config: &LlmConfig, messages: &[Message]) -> (Vec<Value>,
     (system, msgs)
 }
 
-/// Thinking budget for this config and output limit, if thinking is on.
-fn thinking_budget(config: &LlmConfig, max_tokens: u64) -> Option<u64> {
+/// Thinking budget for this config and output limit, if thinking is on
+/// (also Claude on Bedrock and Vertex AI).
+pub fn thinking_budget(config: &LlmConfig, max_tokens: u64) -> Option<u64> {
     let f = model_info::features(config);
     let wanted = if f.manual_thinking {
         config.extended_thinking_budget.filter(|b| *b > 0)

@@ -181,6 +181,8 @@ pub fn base_headers(
             AuthStyle::Bearer => h.push(("authorization".into(), format!("Bearer {key}"))),
             AuthStyle::XApiKey => h.push(("x-api-key".into(), key.to_string())),
             AuthStyle::AzureApiKey => h.push(("api-key".into(), key.to_string())),
+            AuthStyle::GoogApiKey => h.push(("x-goog-api-key".into(), key.to_string())),
+            AuthStyle::AwsSigV4 => {}
         }
     }
     if route.auth != AuthStyle::XApiKey {

@@ -1,11 +1,14 @@
 //! The HTTP backend: sends one attempt to the resolved provider route,
-//! non-streamed or as SSE, and turns failures into typed errors.
+//! non-streamed, as SSE or as an AWS event stream (Bedrock), signing
+//! Bedrock requests with SigV4 when no API key is set, and turns failures
+//! into typed errors.
 
+use crate::bedrock::{auth::BedrockAuth, auth::BedrockTarget, converse, event_stream, sigv4};
 use crate::classify;
 use crate::error::LlmError;
 use crate::routing::{self, ApiKind, Route};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
-use crate::{anthropic, openai_chat, openai_responses, provider_env};
+use crate::{anthropic, gemini, openai_chat, openai_responses, provider_env};
 use async_trait::async_trait;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -33,12 +36,10 @@ pub fn shared_client() -> Result<reqwest::Client, LlmError> {
     if let Some(c) = CLIENT.get() {
         return Ok(c.clone());
     }
-    install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()
-        .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+    // Requests carry their own timeouts (the LLM's `timeout`, streams).
+    let client =
+        openhands_client::http_client(&openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT))
+            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
@@ -57,6 +58,8 @@ pub struct HttpBackend {
     /// What the provider's environment variables supply for fields the
     /// configuration leaves unset (read once, at construction).
     env: provider_env::EnvDefaults,
+    /// Endpoint, model id, region and credentials of a Bedrock route.
+    bedrock: Option<BedrockTarget>,
 }
 
 impl HttpBackend {
@@ -68,15 +71,23 @@ impl HttpBackend {
 
     /// A backend with the environment's contribution given explicitly.
     pub fn with_env(config: &LlmConfig, env: provider_env::EnvDefaults) -> Result<Self, LlmError> {
-        let route = if env.is_empty() {
-            routing::resolve(config)?
+        let applied = if env.is_empty() {
+            Cow::Borrowed(config)
         } else {
-            routing::resolve(&env.apply(config))?
+            Cow::Owned(env.apply(config))
+        };
+        let route = routing::resolve(&applied)?;
+        let bedrock = match route.kind {
+            ApiKind::BedrockConverse => {
+                Some(crate::bedrock::auth::resolve(&applied, &provider_env::var)?)
+            }
+            _ => None,
         };
         Ok(Self {
             client: shared_client()?,
             route,
             env,
+            bedrock,
         })
     }
 
@@ -91,9 +102,9 @@ impl HttpBackend {
         config: &LlmConfig,
         request: &LlmRequest,
         stream: bool,
-    ) -> (serde_json::Value, Vec<(String, String)>) {
+    ) -> Result<(serde_json::Value, Vec<(String, String)>), LlmError> {
         let r = &self.route;
-        match r.kind {
+        Ok(match r.kind {
             ApiKind::Chat => (
                 openai_chat::build_body(config, r, request, stream),
                 openai_chat::headers(config, r, request),
@@ -106,7 +117,16 @@ impl HttpBackend {
                 anthropic::build_body(config, r, request, stream),
                 anthropic::headers(config, r, request),
             ),
-        }
+            ApiKind::BedrockConverse => (
+                converse::build_body(config, &r.model, request)?,
+                bedrock_headers(config, r),
+            ),
+            ApiKind::Gemini => {
+                let mut h = crate::common::base_headers(config, r, request);
+                crate::common::apply_extra_headers(config, &mut h);
+                (gemini::build_body(config, &r.model, request), h)
+            }
+        })
     }
 
     fn parse(&self, config: &LlmConfig, body: &[u8]) -> Result<LlmResponse, LlmError> {
@@ -114,19 +134,58 @@ impl HttpBackend {
             ApiKind::Chat => openai_chat::parse_response(config, body),
             ApiKind::Responses => openai_responses::parse_response(config, body),
             ApiKind::Anthropic => anthropic::parse_response(config, body),
+            ApiKind::BedrockConverse => converse::parse_response(config, body),
+            ApiKind::Gemini => gemini::parse_response(config, body),
+        }
+    }
+
+    /// The URL of one call (Bedrock streams at its own path).
+    fn url(&self, stream: bool) -> Cow<'_, str> {
+        match &self.bedrock {
+            Some(t) if stream => Cow::Owned(t.url(true)),
+            _ if stream && self.route.kind == ApiKind::Gemini => Cow::Owned(
+                self.route
+                    .url
+                    .replace(":generateContent", ":streamGenerateContent?alt=sse"),
+            ),
+            _ => Cow::Borrowed(&self.route.url),
         }
     }
 
     async fn send(
         &self,
+        url: &str,
         body: &serde_json::Value,
-        headers: Vec<(String, String)>,
+        mut headers: Vec<(String, String)>,
     ) -> Result<reqwest::Response, LlmError> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| LlmError::Config(format!("cannot serialize request: {e}")))?;
+        if let Some(BedrockTarget {
+            auth: BedrockAuth::SigV4(creds),
+            region,
+            ..
+        }) = &self.bedrock
+        {
+            let parsed = url::Url::parse(url)
+                .map_err(|e| LlmError::Config(format!("invalid Bedrock URL `{url}`: {e}")))?;
+            let signed = sigv4::sign(
+                &sigv4::SignableRequest {
+                    method: "POST",
+                    url: &parsed,
+                    content_type: Some("application/json"),
+                    body: &bytes,
+                },
+                creds,
+                region,
+                "bedrock",
+                chrono::Utc::now(),
+            );
+            headers.retain(|(k, _)| !signed.iter().any(|(s, _)| k.eq_ignore_ascii_case(s)));
+            headers.extend(signed.into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
         let mut req = self
             .client
-            .post(&self.route.url)
+            .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(bytes);
         for (k, v) in headers {
@@ -146,12 +205,83 @@ impl HttpBackend {
             return Ok(resp);
         }
         let retry_after = classify::retry_after(resp.headers());
+        let aws_error = resp
+            .headers()
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(':').next().unwrap_or(v).to_string());
         let body = read_body(resp).await.unwrap_or_default();
+        if let (Some(name), true) = (aws_error, self.bedrock.is_some()) {
+            return Err(match converse::exception_error(&name, &body) {
+                LlmError::RateLimit { message, .. } => LlmError::RateLimit {
+                    message,
+                    retry_after,
+                },
+                other => other,
+            });
+        }
         Err(classify::from_status(
             status.as_u16(),
             &String::from_utf8_lossy(&body),
             retry_after,
         ))
+    }
+
+    /// Reads a ConverseStream reply (AWS event-stream framing).
+    async fn stream_bedrock(
+        &self,
+        config: &LlmConfig,
+        resp: reqwest::Response,
+        on_token: Option<&TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        let idle = secs(config.stream_idle_timeout);
+        let mut bytes = resp.bytes_stream();
+        let mut decoder = event_stream::Decoder::new();
+        let mut asm = converse::ConverseStream::new();
+        loop {
+            let next = match idle {
+                Some(d) => match tokio::time::timeout(d, bytes.next()).await {
+                    Ok(n) => n,
+                    Err(_) if asm.is_complete() => break,
+                    Err(_) => {
+                        return Err(LlmError::Timeout(format!(
+                            "LLM stream idle timeout after {} seconds",
+                            d.as_secs_f64()
+                        )));
+                    }
+                },
+                None => bytes.next().await,
+            };
+            let Some(chunk) = next else { break };
+            let chunk = chunk.map_err(|e| classify::from_reqwest(&e))?;
+            decoder.push(&chunk);
+            while let Some(msg) = decoder
+                .next_message()
+                .map_err(|e| LlmError::MalformedResponse(e.to_string()))?
+            {
+                match msg.header(":message-type").unwrap_or("event") {
+                    "event" => {
+                        let event = msg.header(":event-type").unwrap_or_default();
+                        asm.feed(event, &msg.payload, on_token)?;
+                    }
+                    "exception" => {
+                        let name = msg.header(":exception-type").unwrap_or("exception");
+                        return Err(converse::exception_error(name, &msg.payload));
+                    }
+                    _ => {
+                        let name = msg.header(":error-code").unwrap_or("error");
+                        let text = msg.header(":error-message").unwrap_or_default();
+                        return Err(converse::exception_error(name, text.as_bytes()));
+                    }
+                }
+            }
+        }
+        if decoder.pending() > 0 {
+            return Err(LlmError::MalformedResponse(
+                "converse stream ended inside an event".into(),
+            ));
+        }
+        asm.finish(config)
     }
 
     async fn stream(
@@ -197,6 +327,7 @@ enum Assembler {
     Chat(openai_chat::ChatStream),
     Responses(openai_responses::ResponsesStream),
     Anthropic(anthropic::AnthropicStream),
+    Gemini(gemini::GeminiStream),
 }
 
 impl Assembler {
@@ -204,7 +335,11 @@ impl Assembler {
         match kind {
             ApiKind::Chat => Assembler::Chat(openai_chat::ChatStream::new()),
             ApiKind::Responses => Assembler::Responses(openai_responses::ResponsesStream::new()),
-            ApiKind::Anthropic => Assembler::Anthropic(anthropic::AnthropicStream::new()),
+            // Bedrock streams are read by `stream_bedrock`, not as SSE.
+            ApiKind::Anthropic | ApiKind::BedrockConverse => {
+                Assembler::Anthropic(anthropic::AnthropicStream::new())
+            }
+            ApiKind::Gemini => Assembler::Gemini(gemini::GeminiStream::new()),
         }
     }
 
@@ -218,6 +353,7 @@ impl Assembler {
             Assembler::Chat(s) => s.feed(data, cb),
             Assembler::Responses(s) => s.feed(event, data, cb),
             Assembler::Anthropic(s) => s.feed(event, data, cb),
+            Assembler::Gemini(s) => s.feed(data, cb).map(|()| false),
         }
     }
 
@@ -226,6 +362,7 @@ impl Assembler {
     fn is_complete(&self) -> bool {
         match self {
             Assembler::Chat(s) => s.is_complete(),
+            Assembler::Gemini(s) => s.is_complete(),
             Assembler::Responses(_) | Assembler::Anthropic(_) => false,
         }
     }
@@ -235,6 +372,7 @@ impl Assembler {
             Assembler::Chat(s) => s.finish(config),
             Assembler::Responses(s) => s.finish(config),
             Assembler::Anthropic(s) => s.finish(config),
+            Assembler::Gemini(s) => s.finish(config),
         }
     }
 }
@@ -254,11 +392,28 @@ async fn read_body(resp: reqwest::Response) -> Result<Vec<u8>, LlmError> {
     Ok(out)
 }
 
-fn is_event_stream(resp: &reqwest::Response) -> bool {
+fn is_event_stream(resp: &reqwest::Response, kind: ApiKind) -> bool {
+    let wanted = match kind {
+        ApiKind::BedrockConverse => "application/vnd.amazon.eventstream",
+        _ => "text/event-stream",
+    };
     resp.headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/event-stream"))
+        .is_some_and(|v| v.contains(wanted))
+}
+
+/// Headers of a Bedrock call: the bearer token when there is one (SigV4
+/// headers are added when the body is final), then `extra_headers`.
+fn bedrock_headers(config: &LlmConfig, route: &Route) -> Vec<(String, String)> {
+    let mut h = Vec::with_capacity(2);
+    if route.auth == routing::AuthStyle::Bearer
+        && let Some(key) = crate::common::api_key(config)
+    {
+        h.push(("authorization".into(), format!("Bearer {key}")));
+    }
+    crate::common::apply_extra_headers(config, &mut h);
+    h
 }
 
 #[async_trait]
@@ -284,10 +439,13 @@ impl LlmBackend for HttpBackend {
         };
         let config = config.as_ref();
         let stream = config.stream && on_token.is_some();
-        let (body, headers) = self.prepare(config, request, stream);
-        let resp = self.send(&body, headers).await?;
+        let (body, headers) = self.prepare(config, request, stream)?;
+        let resp = self.send(&self.url(stream), &body, headers).await?;
         // A server may answer a streaming request with a plain JSON body.
-        if stream && is_event_stream(&resp) {
+        if stream && is_event_stream(&resp, self.route.kind) {
+            if self.route.kind == ApiKind::BedrockConverse {
+                return self.stream_bedrock(config, resp, on_token.as_ref()).await;
+            }
             self.stream(config, resp, on_token.as_ref()).await
         } else {
             let bytes = read_body(resp).await?;

@@ -32,12 +32,14 @@
 //! `../shared/research/ecosystem.md` §5).
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod catalog;
 pub mod classify;
 pub mod common;
 pub mod completion_log;
 pub mod error;
 pub mod fallback;
+pub mod gemini;
 pub mod http;
 pub mod llm;
 pub mod model_info;

@@ -149,6 +149,16 @@ pub fn defaults_with(config: &LlmConfig, get: &dyn Fn(&str) -> Option<String>) -
     }
 }
 
+/// One variable of the process environment (Bedrock's AWS variables and
+/// shared-file locations, Vertex AI's credentials file, ...).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "provider_env is the LLM layer's configuration module: it reads the providers' variables"
+)]
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 /// [`defaults_with`] over the process environment.
 #[allow(
     clippy::disallowed_methods,

@@ -6,7 +6,10 @@
 //!   OpenAI-compatible providers and any provider with a `base_url` →
 //!   OpenAI Chat Completions, or Responses when `api_mode` is `responses`
 //!   (or `auto` for models that prefer it);
-//! * `azure/<deployment>` → Azure OpenAI deployment URLs.
+//! * `azure/<deployment>` → Azure OpenAI deployment URLs;
+//! * `bedrock/<model id>` → Bedrock Converse ([`crate::bedrock`]);
+//! * `gemini/<model>` → Gemini's own `generateContent` ([`crate::gemini`]),
+//!   or Chat Completions when `base_url` is Gemini's OpenAI-compatible one.
 //!
 //! A `base_url` is used as given: the endpoint path is appended unless the
 //! URL already ends with it.
@@ -25,6 +28,10 @@ pub enum ApiKind {
     Responses,
     /// Anthropic Messages (`/v1/messages`).
     Anthropic,
+    /// AWS Bedrock Converse (`/model/<id>/converse`).
+    BedrockConverse,
+    /// Google's Gemini API (`/v1beta/models/<model>:generateContent`).
+    Gemini,
 }
 
 /// How requests are authenticated.
@@ -36,6 +43,10 @@ pub enum AuthStyle {
     XApiKey,
     /// `api-key: <key>` (Azure OpenAI).
     AzureApiKey,
+    /// AWS Signature Version 4 (Bedrock without an API key).
+    AwsSigV4,
+    /// `x-goog-api-key: <key>` (Gemini API).
+    GoogApiKey,
 }
 
 /// A resolved route: protocol, full endpoint URL, model name to send.
@@ -55,6 +66,7 @@ pub struct Route {
 
 const OPENAI_BASE: &str = "https://api.openai.com/v1";
 const ANTHROPIC_BASE: &str = "https://api.anthropic.com";
+const GEMINI_BASE: &str = "https://generativelanguage.googleapis.com";
 const OPENHANDS_PROXY_BASE: &str = "https://llm-proxy.app.all-hands.dev";
 const AZURE_DEFAULT_API_VERSION: &str = "2024-10-21";
 
@@ -81,7 +93,13 @@ const OPENAI_COMPATIBLE: &[(&str, &str)] = &[
 /// Every provider prefix a configuration can route to, sorted.
 pub fn providers() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = OPENAI_COMPATIBLE.iter().map(|(p, _)| *p).collect();
-    out.extend(["anthropic", "azure", "openhands", "litellm_proxy"]);
+    out.extend([
+        "anthropic",
+        "azure",
+        "bedrock",
+        "openhands",
+        "litellm_proxy",
+    ]);
     out.sort_unstable();
     out.dedup();
     out
@@ -192,7 +210,28 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
                 "litellm_proxy models need base_url (the proxy address)".into(),
             )),
         },
-        "bedrock" | "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
+        "bedrock" => {
+            let target = crate::bedrock::auth::resolve(config, &crate::provider_env::var)?;
+            Ok(Route {
+                kind: ApiKind::BedrockConverse,
+                url: target.url(false),
+                model: target.model_id,
+                auth: match target.auth {
+                    crate::bedrock::auth::BedrockAuth::Bearer => AuthStyle::Bearer,
+                    crate::bedrock::auth::BedrockAuth::SigV4(_) => AuthStyle::AwsSigV4,
+                },
+                provider,
+            })
+        }
+        // Gemini's own API, unless the base URL is its OpenAI-compatible one.
+        "gemini" if !base.is_some_and(|b| b.contains("/openai")) => Ok(Route {
+            kind: ApiKind::Gemini,
+            url: gemini_url(base.unwrap_or(GEMINI_BASE), &model),
+            model,
+            auth: AuthStyle::GoogApiKey,
+            provider,
+        }),
+        "vertex_ai" | "vertex_ai_beta" | "sagemaker" => Err(LlmError::Config(format!(
             "provider `{provider}` is not supported; route it through an OpenAI-compatible proxy (litellm_proxy/...)"
         ))),
         _ => {
@@ -209,6 +248,18 @@ pub fn resolve(config: &LlmConfig) -> Result<Route, LlmError> {
                 ))),
             }
         }
+    }
+}
+
+/// The `generateContent` URL of a Gemini model under `base` (`/v1beta`
+/// added unless the base names a version).
+fn gemini_url(base: &str, model: &str) -> String {
+    let b = base.trim().trim_end_matches('/');
+    let model = model.strip_prefix("models/").unwrap_or(model);
+    if b.ends_with("/v1beta") || b.ends_with("/v1") {
+        format!("{b}/models/{model}:generateContent")
+    } else {
+        format!("{b}/v1beta/models/{model}:generateContent")
     }
 }
 
@@ -264,6 +315,20 @@ mod tests {
         .unwrap();
         assert_eq!(r.url, "http://p/v1/chat/completions");
         assert_eq!(r.model, "prod/claude");
+        let r = resolve(&cfg("gemini/gemini-2.5-pro", None)).unwrap();
+        assert_eq!(r.kind, ApiKind::Gemini);
+        assert_eq!(
+            r.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"
+        );
+        let r = resolve(&cfg(
+            "gemini/gemini-2.5-pro",
+            Some("https://generativelanguage.googleapis.com/v1beta/openai"),
+        ))
+        .unwrap();
+        assert_eq!(r.kind, ApiKind::Chat);
+        let r = resolve(&cfg("gemini/g", Some("http://h:1/v1beta/"))).unwrap();
+        assert_eq!(r.url, "http://h:1/v1beta/models/g:generateContent");
         let r = resolve(&cfg("openrouter/anthropic/claude-3", None)).unwrap();
         assert_eq!(r.model, "anthropic/claude-3");
         assert_eq!(r.url, "https://openrouter.ai/api/v1/chat/completions");
@@ -281,7 +346,7 @@ mod tests {
         ));
         assert!(resolve(&cfg("weird/x", Some("http://h"))).is_ok());
         assert!(matches!(
-            resolve(&cfg("bedrock/x", None)),
+            resolve(&cfg("sagemaker/x", None)),
             Err(LlmError::Config(_))
         ));
         assert!(matches!(

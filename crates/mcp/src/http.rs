@@ -37,11 +37,10 @@ fn parts(
             custom.insert(name, value);
         }
     }
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .default_headers(defaults)
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let client = openhands_client::http_client(
+        &openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT).headers(defaults),
+    )
+    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let mut config =
         StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
     if let Some(token) = bearer {

@@ -1,33 +1,26 @@
-//! The MCP runtime: one small tokio runtime that owns every MCP connection
+//! The MCP runtime: one small side runtime
+//! ([`openhands_workspace::side_runtime`]) that owns every MCP connection
 //! (their reader tasks, child processes and timers), so a connection
 //! outlives the runtime of whoever started it (a blocking caller, a test's
 //! runtime) and callers on any runtime can await its work.
 
 use crate::client::McpError;
+use openhands_workspace::side_runtime::{SideRuntime, SideRuntimeError};
 use std::future::Future;
-use std::sync::OnceLock;
-use tokio::runtime::{Handle, Runtime};
 
-fn runtime() -> Result<&'static Runtime, McpError> {
-    static RT: OnceLock<Result<Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("mcp")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| McpError::Start {
-        server: String::new(),
-        detail: format!("cannot start the MCP runtime: {e}"),
-    })
-}
+static MCP: SideRuntime = SideRuntime::new("mcp");
 
-/// The MCP runtime's handle.
-pub(crate) fn handle() -> Result<Handle, McpError> {
-    runtime().map(|r| r.handle().clone())
+fn mcp_error(e: SideRuntimeError) -> McpError {
+    match e {
+        SideRuntimeError::Start { detail, .. } => McpError::Start {
+            server: String::new(),
+            detail: format!("cannot start the MCP runtime: {detail}"),
+        },
+        SideRuntimeError::Task { detail, .. } => McpError::Call {
+            server: String::new(),
+            detail: format!("MCP task failed: {detail}"),
+        },
+    }
 }
 
 /// Runs `f` on the MCP runtime and awaits its result from any runtime.
@@ -36,14 +29,7 @@ where
     F: Future<Output = Result<T, McpError>> + Send + 'static,
     T: Send + 'static,
 {
-    let h = handle()?.spawn(f);
-    match h.await {
-        Ok(r) => r,
-        Err(e) => Err(McpError::Call {
-            server: String::new(),
-            detail: format!("MCP task failed: {e}"),
-        }),
-    }
+    MCP.run(f).await.map_err(mcp_error)?
 }
 
 /// Runs `f` on the MCP runtime and blocks the calling thread until it
@@ -53,12 +39,5 @@ where
     F: Future<Output = Result<T, McpError>> + Send + 'static,
     T: Send + 'static,
 {
-    let h = handle()?.spawn(f);
-    match futures::executor::block_on(h) {
-        Ok(r) => r,
-        Err(e) => Err(McpError::Call {
-            server: String::new(),
-            detail: format!("MCP task failed: {e}"),
-        }),
-    }
+    MCP.block_on(f).map_err(mcp_error)?
 }

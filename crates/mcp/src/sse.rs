@@ -59,11 +59,10 @@ pub(crate) async fn connect(
             HeaderValue::from_str(v).map_err(|e| format!("invalid value of header '{k}': {e}"))?;
         defaults.insert(name, value);
     }
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .default_headers(defaults)
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let client = openhands_client::http_client(
+        &openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT).headers(defaults),
+    )
+    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let base = reqwest::Url::parse(url).map_err(|e| format!("invalid url '{url}': {e}"))?;
     let mut get = client.get(base.clone()).header(ACCEPT, "text/event-stream");
     if let Some(t) = &token {

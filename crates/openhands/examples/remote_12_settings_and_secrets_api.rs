@@ -4,6 +4,7 @@
 //! delete it afterwards. The agent uses `$NAME`; observations show it masked.
 
 use openhands::prelude::*;
+use openhands::protocol::SESSION_API_KEY_HEADER;
 use openhands::testing::llm_endpoint_from_env_or_script;
 use openhands::wire::SecretString;
 use openhands::{RemoteWorkspace, local_server};
@@ -25,14 +26,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.secret_key = Some(SecretString::new("encrypts-stored-secrets"));
     let server = local_server::start(config).await?;
     let api = |path: &str| format!("{}/api/settings/secrets{path}", server.url());
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()?;
+    let http = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+        Duration::from_secs(30),
+    ))?;
 
     // 1. Store the secret.
     let stored: Value = http
         .put(api(""))
-        .header("X-Session-API-Key", SESSION_KEY)
+        .header(SESSION_API_KEY_HEADER, SESSION_KEY)
         .json(&json!({"name": "GITHUB_TOKEN", "value": TOKEN, "description": "CI token"}))
         .send()
         .await?
@@ -42,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("stored: {stored}");
     let listed: Value = http
         .get(api(""))
-        .header("X-Session-API-Key", SESSION_KEY)
+        .header(SESSION_API_KEY_HEADER, SESSION_KEY)
         .send()
         .await?
         .json()
@@ -61,7 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .lookup_secret(
             "GITHUB_TOKEN",
             api("/GITHUB_TOKEN"),
-            [("X-Session-API-Key", SESSION_KEY)],
+            [(SESSION_API_KEY_HEADER, SESSION_KEY)],
         )
         .build()
         .await?;
@@ -81,13 +82,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 3. Clean up.
     let deleted = http
         .delete(api("/GITHUB_TOKEN"))
-        .header("X-Session-API-Key", SESSION_KEY)
+        .header(SESSION_API_KEY_HEADER, SESSION_KEY)
         .send()
         .await?;
     println!("deleted: {}", deleted.status());
     let listed: Value = http
         .get(api(""))
-        .header("X-Session-API-Key", SESSION_KEY)
+        .header(SESSION_API_KEY_HEADER, SESSION_KEY)
         .send()
         .await?
         .json()

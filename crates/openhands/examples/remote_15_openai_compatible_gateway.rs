@@ -5,6 +5,7 @@
 //! so a follow-up continues it.
 
 use openhands::local_server;
+use openhands::protocol::SESSION_API_KEY_HEADER;
 use openhands::testing::llm_endpoint_from_env_or_script;
 use openhands::wire::SecretString;
 use serde_json::{Value, json};
@@ -25,9 +26,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.session_api_keys = vec![SESSION_KEY.into()];
     config.secret_key = Some(SecretString::new("encrypts-stored-profiles"));
     let server = local_server::start(config).await?;
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
+    let http = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+        Duration::from_secs(120),
+    ))?;
 
     // 1. A profile with the model the agents behind the gateway use.
     let llm = builder.config();
@@ -40,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "include_secrets": true
     });
     http.post(format!("{}/api/profiles/demo", server.url()))
-        .header("X-Session-API-Key", SESSION_KEY)
+        .header(SESSION_API_KEY_HEADER, SESSION_KEY)
         .json(&profile)
         .send()
         .await?

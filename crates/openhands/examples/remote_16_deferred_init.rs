@@ -26,9 +26,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.deferred_init = true;
     config.secret_key = Some(SecretString::new(BOOTSTRAP_SECRET));
     let server = local_server::start(config).await?;
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()?;
+    let http = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+        Duration::from_secs(30),
+    ))?;
     let url = |path: &str| format!("{}{path}", server.url());
 
     let state: Value = http.get(url("/api/init")).send().await?.json().await?;

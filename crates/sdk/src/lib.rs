@@ -78,7 +78,10 @@
 //! (`inspect_image_with_vision`, auto-attached for models without vision; the step swaps the user's
 //! images for references); `profiles` (the one LLM profile store: files, the reference's persisted
 //! JSON, `LlmProfileStore`; `source::ProfileSource` = the profiles a conversation may switch to,
-//! the server installs its profile service); `switch_llm` (the `switch_llm` tool: reaches
+//! the server installs its profile service); `settings` (the one `settings.json` document of the
+//! agent server and the command line: fields, defaults, validation, merges, secrets sealed with
+//! the key and opened with it or a previous one, a read-modify-write locked across threads and
+//! processes); `switch_llm` (the `switch_llm` tool: reaches
 //! `LocalConversation::switch_profile` through `ToolEnv::llm_switch`; an `LLMSummarizingCondenser`
 //! configured with the old LLM follows the switch, `Condenser::follow_llm_switch`); `meta_profile`
 //! (`MetaProfile`, `MetaProfileSource` = stored meta-profiles, `MetaProfileDir`) + `route_task`
@@ -153,6 +156,7 @@ pub mod response_schema;
 pub mod route_task;
 pub mod secrets;
 pub mod security;
+pub mod settings;
 pub mod skills;
 pub mod subagent;
 pub mod switch_llm;

@@ -384,11 +384,11 @@ pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest secret value accepted from a lookup.
 const LOOKUP_MAX_BYTES: usize = 64 * 1024;
 
-static LOOKUP_CLIENT: LazyLock<Option<reqwest::Client>> = LazyLock::new(|| {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .ok()
+static LOOKUP_CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    openhands_client::http_client(&openhands_client::HttpOptions::per_request(
+        Duration::from_secs(10),
+    ))
+    .map_err(|e| e.to_string())
 });
 
 /// Fetches a lookup secret: GET `url` with `headers`; the body of a 2xx
@@ -400,7 +400,7 @@ pub async fn fetch_lookup(
 ) -> Result<String, String> {
     let client = LOOKUP_CLIENT
         .as_ref()
-        .ok_or_else(|| "no HTTP client available".to_string())?;
+        .map_err(|e| format!("no HTTP client available: {e}"))?;
     let mut req = client.get(url).timeout(timeout);
     for (k, v) in headers {
         if let Some(v) = v.as_str() {

@@ -20,6 +20,9 @@
 //! * [`git`] — change lists and diffs with the reference's semantics, the one
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
+//! * [`side_runtime`] — the one sync-to-async bridge: a small named runtime
+//!   of its own that work can be awaited on from any runtime or blocked on
+//!   from synchronous code (the MCP connections, the SDK's hooks).
 //!
 //! # Map of the crate
 //!
@@ -65,6 +68,7 @@ pub mod git;
 mod local;
 mod remote;
 pub mod remote_api;
+pub mod side_runtime;
 mod types;
 pub mod worktree;
 

@@ -7,6 +7,27 @@ use subtle::ConstantTimeEq;
 /// Header carrying the session key.
 pub const SESSION_KEY_HEADER: &str = openhands_protocol::SESSION_API_KEY_HEADER;
 
+/// The OpenAPI answer of a route that checks the session key itself: 401
+/// "Missing or invalid <header> header" (used inline, as
+/// `(status = 401, response = inline(MissingSessionKey))`).
+pub struct MissingSessionKey;
+
+impl<'s> utoipa::ToResponse<'s> for MissingSessionKey {
+    fn response() -> (
+        &'s str,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    ) {
+        let description = format!("Missing or invalid {SESSION_KEY_HEADER} header");
+        (
+            "MissingSessionKey",
+            utoipa::openapi::ResponseBuilder::new()
+                .description(description)
+                .build()
+                .into(),
+        )
+    }
+}
+
 /// The accepted session keys; shared and replaceable (e.g. by a deferred init).
 #[derive(Debug, Clone, Default)]
 pub struct SessionKeys {

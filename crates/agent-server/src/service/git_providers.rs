@@ -91,7 +91,8 @@ pub struct SearchRequest {
 #[derive(Debug, Clone)]
 pub struct GitProviderSearch {
     github_api: String,
-    http: reqwest::Client,
+    /// The client, or why it could not be built (answered on use).
+    http: Result<reqwest::Client, String>,
 }
 
 impl Default for GitProviderSearch {
@@ -105,10 +106,10 @@ impl GitProviderSearch {
     pub fn new(github_api: impl Into<String>) -> Self {
         Self {
             github_api: github_api.into().trim_end_matches('/').to_string(),
-            http: reqwest::Client::builder()
-                .timeout(TIMEOUT)
-                .build()
-                .unwrap_or_default(),
+            http: openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+                TIMEOUT,
+            ))
+            .map_err(|e| e.to_string()),
         }
     }
 
@@ -196,8 +197,8 @@ impl GitProviderSearch {
         page: u64,
     ) -> Result<(Vec<ProviderRepository>, Option<String>), SearchError> {
         let url = format!("{}/user/repos", self.github_api);
-        let response = self
-            .http
+        let http = self.http.as_ref().map_err(|e| api_error(e, 502))?;
+        let response = http
             .get(url)
             .query(&[
                 ("per_page", PAGE_SIZE.to_string()),

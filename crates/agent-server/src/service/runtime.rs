@@ -35,7 +35,7 @@ pub trait RuntimeScopeResolver: Send + Sync {
 #[async_trait]
 impl RuntimeScopeResolver for ConversationService {
     async fn resolve(&self, id: Uuid) -> Option<RuntimeScope> {
-        let working_dir = self.workspace_of(id)?;
+        let working_dir = self.workspace_of(id).await?;
         Some(RuntimeScope {
             workspace_root: PathBuf::from(working_dir),
             conversation_dir: self.conversation_dir(id),

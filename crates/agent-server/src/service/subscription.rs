@@ -158,7 +158,8 @@ pub struct OpenAiSubscription {
     issuer: String,
     dir: PathBuf,
     cipher: Option<Cipher>,
-    http: reqwest::Client,
+    /// The client, or why it could not be built (answered on use).
+    http: Result<reqwest::Client, String>,
     logins: Arc<Mutex<Logins>>,
     file_lock: Arc<Mutex<()>>,
 }
@@ -197,13 +198,19 @@ impl OpenAiSubscription {
             issuer: issuer.trim_end_matches('/').to_string(),
             dir: persistence_dir.join("auth"),
             cipher,
-            http: reqwest::Client::builder()
-                .timeout(HTTP_TIMEOUT)
-                .build()
-                .unwrap_or_default(),
+            http: openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+                HTTP_TIMEOUT,
+            ))
+            .map_err(|e| e.to_string()),
             logins: Arc::new(Mutex::new(Logins::default())),
             file_lock: Arc::new(Mutex::new(())),
         }
+    }
+
+    fn http(&self) -> Result<&reqwest::Client, SubscriptionError> {
+        self.http
+            .as_ref()
+            .map_err(|e| SubscriptionError::Upstream(e.clone()))
     }
 
     /// The credentials file.
@@ -314,7 +321,7 @@ impl OpenAiSubscription {
 
     async fn request_device_code(&self) -> Result<(DeviceCode, i64), SubscriptionError> {
         let response = self
-            .http
+            .http()?
             .post(format!("{}/api/accounts/deviceauth/usercode", self.issuer))
             .json(&json!({"client_id": CLIENT_ID}))
             .send()
@@ -366,7 +373,7 @@ impl OpenAiSubscription {
         device: &DeviceCode,
     ) -> Result<Option<Credentials>, SubscriptionError> {
         let response = self
-            .http
+            .http()?
             .post(format!("{}/api/accounts/deviceauth/token", self.issuer))
             .json(&json!({"device_auth_id": device.device_auth_id, "user_code": device.user_code}))
             .send()
@@ -419,6 +426,8 @@ impl OpenAiSubscription {
             .finish();
         let response = self
             .http
+            .as_ref()
+            .map_err(Clone::clone)?
             .post(format!("{}/oauth/token", self.issuer))
             .header(
                 reqwest::header::CONTENT_TYPE,

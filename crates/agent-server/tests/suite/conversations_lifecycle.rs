@@ -472,3 +472,126 @@ async fn a_run_cut_by_a_shutdown_can_be_resumed_after_the_restart() {
     env.wait_status(&id, &["running"]).await;
     env.stop().await;
 }
+
+/// The list as `(id, title, execution_status)`, newest first.
+async fn listed(env: &Env) -> Vec<(String, Value, Value)> {
+    let (s, page) = env.get("/api/conversations/search?limit=100").await;
+    assert_eq!(s, 200, "{page}");
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["id"].as_str().unwrap().to_string(),
+                i["title"].clone(),
+                i["execution_status"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn stored_conversations_are_listed_and_opened_whatever_state_the_index_is_in() {
+    let mut env = Env::start(two_step).await;
+    let ran = env.run_two_step(json!({})).await;
+    let other = env.create(json!({})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (s, _) = env
+        .call(
+            "PATCH",
+            &format!("/api/conversations/{other}"),
+            Some(json!({"title": "Renamed"})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let before = listed(&env).await;
+    assert_eq!(before.len(), 2);
+    let events = env.events(&ran).await;
+    let index = env.conversations_dir().join(".index");
+
+    // A clean restart reads the index written at shutdown.
+    env.restart().await;
+    assert!(index.join("catalog.json").is_file());
+    assert_eq!(listed(&env).await, before);
+
+    // Without an index (as stored by a server that had none), the
+    // directories are scanned.
+    halt(&mut env).await;
+    std::fs::remove_dir_all(&index).unwrap();
+    env.restart().await;
+    assert_eq!(listed(&env).await, before);
+    let (s, got) = env.get(&format!("/api/conversations/{ran}")).await;
+    assert_eq!(s, 200);
+    assert_eq!(got["execution_status"], "finished");
+    assert_eq!(env.events(&ran).await, events);
+
+    // A corrupt index, and an index left open by a crash that misses a
+    // conversation, are not trusted either.
+    halt(&mut env).await;
+    std::fs::write(index.join("catalog.json"), b"{\"version\":1,").unwrap();
+    env.restart().await;
+    assert_eq!(listed(&env).await, before);
+    let (_, n) = env.get("/api/conversations/count").await;
+    assert_eq!(n, json!(2));
+    halt(&mut env).await;
+    let text = std::fs::read_to_string(index.join("catalog.json")).unwrap();
+    let mut file: Value = serde_json::from_str(&text).unwrap();
+    file["rows"] = json!([]);
+    std::fs::write(index.join("catalog.json"), file.to_string()).unwrap();
+    std::fs::write(index.join("open"), b"").unwrap();
+    env.restart().await;
+    assert_eq!(listed(&env).await, before);
+
+    // A conversation directory added while no server ran (copied from
+    // another) is found, and a deleted one stays deleted.
+    halt(&mut env).await;
+    let copy = uuid::Uuid::new_v4();
+    let from = env.conversations_dir().join(ran.replace('-', ""));
+    let to = env.conversations_dir().join(copy.simple().to_string());
+    let ran_uuid = uuid::Uuid::try_parse(&ran).unwrap();
+    copy_conversation(&from, &to, ran_uuid, copy);
+    env.restart().await;
+    let (s, got) = env.get(&format!("/api/conversations/{copy}")).await;
+    assert_eq!(s, 200, "{got}");
+    assert_eq!(listed(&env).await.len(), 3);
+    let (s, _) = env
+        .call("DELETE", &format!("/api/conversations/{copy}"), None)
+        .await;
+    assert_eq!(s, 200);
+    env.restart().await;
+    assert_eq!(listed(&env).await, before);
+    env.stop().await;
+}
+
+/// Stops the server (a later `restart` starts a new one).
+async fn halt(env: &mut Env) {
+    if let Some(h) = env.server.take() {
+        h.shutdown().await.unwrap();
+    }
+}
+
+/// Copies a stored conversation to `to`, renamed from `old` to `new`.
+fn copy_conversation(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    old: uuid::Uuid,
+    new: uuid::Uuid,
+) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_conversation(&entry.path(), &target, old, new);
+            continue;
+        }
+        std::fs::create_dir_all(to).unwrap();
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let text = text
+            .replace(&old.simple().to_string(), &new.simple().to_string())
+            .replace(&old.hyphenated().to_string(), &new.hyphenated().to_string());
+        std::fs::write(target, text).unwrap();
+    }
+}

@@ -35,11 +35,11 @@ impl HealthPoller {
             .build()?;
         let client = {
             let _entered = runtime.enter();
-            reqwest::Client::builder()
-                .no_proxy()
-                .tcp_nodelay(true)
-                .pool_max_idle_per_host(1)
-                .build()?
+            openhands_client::http_client(
+                &openhands_client::HttpOptions::per_request(Duration::from_secs(30))
+                    .no_proxy()
+                    .max_idle_per_host(1),
+            )?
         };
         let flag = stop.clone();
         std::thread::Builder::new()

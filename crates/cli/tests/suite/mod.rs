@@ -7,6 +7,7 @@ mod flags;
 mod mcp_cmd;
 mod provider_keys;
 mod settings_agents;
+mod settings_rotation;
 mod telemetry;
 mod tui;
 mod workflow_templates;

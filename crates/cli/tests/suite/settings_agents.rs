@@ -161,6 +161,63 @@ fn an_acp_agent_from_the_settings_runs_headless_with_the_secrets() {
 }
 
 #[test]
+fn an_acp_agent_refuses_llm_flags_and_warns_about_unused_llm_variables() {
+    let sb = Sandbox::new();
+    write_settings(
+        &sb,
+        json!({"agent_settings": {"agent_kind": "acp", "acp_server": "custom",
+                                  "acp_command": ["definitely-not-an-acp-server-xyz"]}}),
+    );
+    // The flags are refused, naming the flag, before anything starts.
+    for (flag, value) in [
+        ("--model", "openai/gpt-5"),
+        ("-m", "openai/gpt-5"),
+        ("--api-key", "k"),
+        ("--base-url", "http://127.0.0.1:9"),
+    ] {
+        for args in [
+            vec!["run", flag, value, "x"],
+            vec!["--headless", flag, value, "-t", "x"],
+        ] {
+            let out = command(&sb, None).args(&args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            let named = if flag == "-m" { "--model" } else { flag };
+            assert!(
+                stderr.contains(&format!("{named}: the ACP agent"))
+                    && stderr.contains("uses its own model"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    // The variables are not an error (they serve other agents), but the
+    // user is told once that this agent does not use them.
+    let out = command(&sb, None)
+        .env("LLM_MODEL", "openai/gpt-5")
+        .args(["run", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with("warning: LLM_MODEL is set but not used: the ACP agent of ")
+            && warnings[0].ends_with("uses its own model"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("was not found"),
+        "then the run goes on: {stderr}"
+    );
+    // Without the variable there is no warning.
+    let out = command(&sb, None).args(["run", "x"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning:"));
+}
+
+#[test]
 fn an_acp_agent_runs_in_the_interactive_session() {
     let Some((python, peer)) = peer() else {
         return;

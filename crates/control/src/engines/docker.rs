@@ -4,7 +4,14 @@
 //!
 //! The container shares the host's network (its agent server listens on a
 //! free loopback port, recorded in a label so any instance finds it) and
-//! sees only its sandbox directory, mounted at the same path. It is not
+//! sees only its sandbox directory, mounted at the same path. The agent
+//! does not run as the agent server does: every conversation's processes
+//! run in the project's bubblewrap sandbox inside the container
+//! ([`CONTAINER_SECURITY`], `sandbox: namespaces` in the server's
+//! configuration), which hides the server's configuration (its session and
+//! sealing keys), conversations (their LLM settings), events and settings,
+//! and in its own user namespace the agent cannot read the agent server's
+//! memory or environment. It is not
 //! tied to the control plane: a restart of the control plane finds it by
 //! its id and re-adopts it. `openhands control image build` makes the
 //! image (no registry is involved).
@@ -59,11 +66,39 @@ pub const WORKSPACE_MOUNT: &str = "/workspace";
 /// How long pulling one image may take.
 const PULL_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// What a sandbox container may do: no capability but `CAP_SETFCAP` (the
+/// root agent server maps itself into the user namespace of its
+/// conversations' sandboxes), no privilege gained through `exec`, and no
+/// seccomp filter — docker's default one forbids the user namespaces and
+/// `pivot_root` bubblewrap needs (a container without capabilities keeps
+/// the kernel's own checks).
+pub const CONTAINER_SECURITY: ContainerSecurity = ContainerSecurity {
+    cap_drop: &["ALL"],
+    cap_add: &["SETFCAP"],
+    security_opt: &["no-new-privileges", "seccomp=unconfined"],
+};
+
+/// Capabilities and security options of a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContainerSecurity {
+    /// Capabilities dropped.
+    pub cap_drop: &'static [&'static str],
+    /// Capabilities kept.
+    pub cap_add: &'static [&'static str],
+    /// Docker security options.
+    pub security_opt: &'static [&'static str],
+}
+
+fn strings(list: &[&str]) -> Option<Vec<String>> {
+    Some(list.iter().map(|s| s.to_string()).collect())
+}
+
 /// The container of a sandbox: the image's agent server on `port` of the
 /// host's network, the sandbox directory mounted at the same path and its
 /// workspace at [`WORKSPACE_MOUNT`], its configuration from the layout's
 /// environment, labelled with the sandbox id and the port; a runtime's
-/// image, environment, user and container runtime from `spec`.
+/// image, environment, user and container runtime from `spec`; confined as
+/// [`CONTAINER_SECURITY`] says.
 pub fn container_body(
     image: &str,
     sandbox_id: &str,
@@ -116,6 +151,9 @@ pub fn container_body(
                 format!("{workspace}:{WORKSPACE_MOUNT}"),
             ]),
             runtime: spec.runtime_class.clone(),
+            cap_drop: strings(CONTAINER_SECURITY.cap_drop),
+            cap_add: strings(CONTAINER_SECURITY.cap_add),
+            security_opt: strings(CONTAINER_SECURITY.security_opt),
             ..HostConfig::default()
         }),
         ..ContainerCreateBody::default()
@@ -245,8 +283,9 @@ impl Engine for DockerEngine {
         let lay = self.layout(&req.sandbox_id);
         let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
         let (k, l, user) = (req.key.clone(), lay.clone(), req.runtime.user);
+        // The conversations run sandboxed inside the container.
         tokio::task::spawn_blocking(move || {
-            l.prepare(&k, &secret, false)?;
+            l.prepare(&k, &secret, true)?;
             match user {
                 Some((uid, gid)) => hand_over(&l, uid, gid),
                 None => Ok(()),

@@ -13,6 +13,17 @@
 //! * The agent works in `/workspace` inside the container (nothing is
 //!   shared with the control plane's machine); a sandbox run again on
 //!   another node starts with an empty workspace.
+//! * **Confinement:** as in the docker engine, the conversations' processes
+//!   run in the project's bubblewrap sandbox inside the container
+//!   (`sandbox: namespaces`), which hides the server's configuration (the
+//!   secret), data and environment from the agent; the container keeps no
+//!   capability but `CAP_SETFCAP`, gains none through `exec` and runs
+//!   without docker's seccomp filter (which forbids what bubblewrap needs).
+//!   A service's seccomp mode needs a manager with Engine API
+//!   [`CONFINED_API`] or later (Docker 25); an older one would ignore it, so
+//!   on such a manager swarm sandboxes are refused unless
+//!   `OH_CONTROL_ALLOW_UNCONFINED=1` accepts them unconfined (the agent can
+//!   then read its own sandbox's session key and LLM settings).
 
 use super::{Engine, EngineError, Located, ProvisionRequest, Provisioned, SWARM};
 use crate::agent_client::{AgentClient, Endpoint};
@@ -26,7 +37,9 @@ use bollard::models::{
     EndpointPortConfig, EndpointPortConfigProtocolEnum, EndpointPortConfigPublishModeEnum,
     EndpointSpec, Limit, NodeState, ResourceObject, SecretSpec, ServiceSpec, ServiceSpecMode,
     ServiceSpecModeReplicated, TaskSpec, TaskSpecContainerSpec, TaskSpecContainerSpecFile,
-    TaskSpecContainerSpecSecrets, TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy,
+    TaskSpecContainerSpecPrivileges, TaskSpecContainerSpecPrivilegesSeccomp,
+    TaskSpecContainerSpecPrivilegesSeccompModeEnum, TaskSpecContainerSpecSecrets,
+    TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy,
     TaskSpecRestartPolicyConditionEnum, TaskState,
 };
 use bollard::query_parameters::{
@@ -45,6 +58,9 @@ const INNER_PORT: u16 = 8000;
 pub const WORKSPACE: &str = "/workspace";
 /// Where the agent server keeps its data inside the container.
 const DATA: &str = "/root/openhands";
+/// The first Engine API version whose services take a seccomp mode and
+/// `no-new-privileges` (Docker 25).
+pub const CONFINED_API: (u32, u32) = (1, 44);
 
 pub use crate::config::SwarmSettings;
 
@@ -52,6 +68,8 @@ pub use crate::config::SwarmSettings;
 #[derive(Debug)]
 pub struct SwarmEngine {
     settings: SwarmSettings,
+    allow_unconfined: bool,
+    confined: OnceCell<bool>,
     client: AgentClient,
     timeout: Duration,
     start_timeout: Duration,
@@ -70,8 +88,10 @@ fn mib(n: i64) -> i64 {
     n.saturating_mul(1024 * 1024)
 }
 
-/// The agent server's configuration (the secret's content).
-pub fn server_config(key: &str, secret: &str) -> serde_json::Value {
+/// The agent server's configuration (the secret's content); with
+/// `confined` its conversations run sandboxed (see the module
+/// documentation).
+pub fn server_config(key: &str, secret: &str, confined: bool) -> serde_json::Value {
     json!({
         "session_api_keys": [key],
         "secret_key": secret,
@@ -81,13 +101,15 @@ pub fn server_config(key: &str, secret: &str) -> serde_json::Value {
         "enable_vscode": false,
         "preload_tools": false,
         "enable_browser": false,
-        "sandbox": "none",
+        "sandbox": if confined { "namespaces" } else { "none" },
     })
 }
 
 /// The service of a sandbox: one replica of the image, its configuration
 /// from the secret `secret` (id, name), restarted on failure, resources
-/// and constraints from the settings, `port` published in host mode.
+/// and constraints from the settings, `port` published in host mode, the
+/// container's capabilities and security options those of the docker
+/// engine ([`super::docker::CONTAINER_SECURITY`]).
 pub fn service_spec(
     settings: &SwarmSettings,
     sandbox_id: &str,
@@ -130,6 +152,16 @@ pub fn service_spec(
                     "LOG_LEVEL=info".into(),
                 ]),
                 dir: Some(WORKSPACE.into()),
+                capability_drop: Some(vec!["ALL".into()]),
+                capability_add: Some(vec!["CAP_SETFCAP".into()]),
+                privileges: Some(TaskSpecContainerSpecPrivileges {
+                    no_new_privileges: Some(true),
+                    seccomp: Some(TaskSpecContainerSpecPrivilegesSeccomp {
+                        mode: Some(TaskSpecContainerSpecPrivilegesSeccompModeEnum::UNCONFINED),
+                        ..TaskSpecContainerSpecPrivilegesSeccomp::default()
+                    }),
+                    ..TaskSpecContainerSpecPrivileges::default()
+                }),
                 secrets: Some(vec![TaskSpecContainerSpecSecrets {
                     file: Some(TaskSpecContainerSpecFile {
                         name: Some(secret_name.to_string()),
@@ -187,15 +219,19 @@ enum Placement {
 
 impl SwarmEngine {
     /// An engine with `settings`, every Engine API call bounded by
-    /// `timeout`.
+    /// `timeout`; `allow_unconfined` accepts sandboxes a manager too old to
+    /// confine them runs (see the module documentation).
     pub fn new(
         settings: SwarmSettings,
+        allow_unconfined: bool,
         client: AgentClient,
         timeout: Duration,
         start_timeout: Duration,
     ) -> Self {
         Self {
             settings,
+            allow_unconfined,
+            confined: OnceCell::new(),
             client,
             timeout,
             start_timeout,
@@ -208,6 +244,40 @@ impl SwarmEngine {
             .get_or_try_init(|| connect(None, self.timeout))
             .await
             .map_err(unavailable)
+    }
+
+    /// Whether the manager confines sandboxes (its Engine API is
+    /// [`CONFINED_API`] or later); an error when it does not and
+    /// unconfined ones are not accepted. Asked once.
+    async fn confinement(&self) -> Result<bool, ProvisionError> {
+        let docker = self.docker().await?;
+        let confined = *self
+            .confined
+            .get_or_try_init(|| async {
+                let v = call("version", self.timeout, docker.version())
+                    .await
+                    .map_err(unavailable)?;
+                let api = v.api_version.unwrap_or_default();
+                let ok = parse_api(&api).is_some_and(|v| v >= CONFINED_API);
+                if !ok && self.allow_unconfined {
+                    tracing::warn!(
+                        "the swarm manager's Engine API {api} ignores a service's seccomp mode: \
+                         OH_CONTROL_ALLOW_UNCONFINED is set, swarm sandboxes run unconfined"
+                    );
+                }
+                if !ok && !self.allow_unconfined {
+                    let (major, minor) = CONFINED_API;
+                    return Err(unavailable(format!(
+                        "the manager's Engine API {api} (older than {major}.{minor}, Docker 25) \
+                         cannot run a sandbox's agent in the bubblewrap sandbox that hides the \
+                         server's keys from it; upgrade the manager, or set \
+                         OH_CONTROL_ALLOW_UNCONFINED=1 to accept unconfined sandboxes"
+                    )));
+                }
+                Ok::<bool, ProvisionError>(ok)
+            })
+            .await?;
+        Ok(confined)
     }
 
     fn port(&self) -> Result<u16, ProvisionError> {
@@ -362,9 +432,13 @@ impl Engine for SwarmEngine {
         // Left by an earlier start of this sandbox: replaced.
         self.release_id(&req.sandbox_id, &name).await;
         let server_secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-        let suffix = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
-        let secret_name = format!("{name}-{}", &suffix[..8].to_ascii_lowercase());
-        let config = server_config(&req.key, &server_secret).to_string();
+        // Hex, not base64: Swarm names must start and end with [a-zA-Z0-9], and a
+        // base64 suffix ends with `-` or `_` one time in 32.
+        let suffix = random_bytes(4).map_err(|e| ProvisionError::Start(e.to_string()))?;
+        let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+        let secret_name = format!("{name}-{suffix}");
+        let confined = self.confinement().await?;
+        let config = server_config(&req.key, &server_secret, confined).to_string();
         let secret = call(
             "secret create",
             self.timeout,
@@ -546,6 +620,12 @@ pub fn service_name(sandbox_id: &str) -> String {
     container_name(sandbox_id)
 }
 
+/// An Engine API version (`"1.41"`) as numbers.
+fn parse_api(v: &str) -> Option<(u32, u32)> {
+    let (major, minor) = v.trim().split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,8 +674,27 @@ mod tests {
             Some(EndpointPortConfigPublishModeEnum::HOST)
         );
         assert_eq!(spec.mode.unwrap().replicated.unwrap().replicas, Some(1));
-        let cfg = server_config("ohs_k", "s");
+        let cfg = server_config("ohs_k", "s", true);
         assert_eq!(cfg["session_api_keys"][0], "ohs_k");
         assert_eq!(cfg["workspace_path"], WORKSPACE);
+        assert_eq!(cfg["sandbox"], "namespaces");
+        assert_eq!(server_config("k", "s", false)["sandbox"], "none");
+        assert_eq!(c.capability_drop.unwrap(), ["ALL"]);
+        assert_eq!(c.capability_add.unwrap(), ["CAP_SETFCAP"]);
+        let p = c.privileges.unwrap();
+        assert_eq!(p.no_new_privileges, Some(true));
+        assert_eq!(
+            p.seccomp.unwrap().mode,
+            Some(TaskSpecContainerSpecPrivilegesSeccompModeEnum::UNCONFINED)
+        );
+    }
+
+    #[test]
+    fn api_versions_compare_as_numbers() {
+        assert_eq!(parse_api("1.41"), Some((1, 41)));
+        assert!(parse_api("1.9").unwrap() < CONFINED_API);
+        assert!(parse_api("1.44").unwrap() >= CONFINED_API);
+        assert!(parse_api("1.100").unwrap() >= CONFINED_API);
+        assert_eq!(parse_api("x"), None);
     }
 }

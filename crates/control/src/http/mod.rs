@@ -8,6 +8,7 @@
 //! (409), its owner (403), then calls the sandbox's host (503 when it does
 //! not answer).
 
+pub mod docs;
 mod routes;
 pub mod runtime;
 
@@ -31,9 +32,15 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// by the rotation).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(150);
 
-/// The API router.
+/// The OpenAPI document of the API.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes::routes().into_openapi()
+}
+
+/// The API router, with `/openapi.json` and `/docs`.
 pub fn router(cp: ControlPlane) -> Router {
-    routes::routes()
+    let (api, doc) = routes::routes().split_for_parts();
+    api.merge(docs::router(doc))
         .merge(runtime::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, codes::NOT_FOUND, "no such route")

@@ -1,49 +1,52 @@
-//! The route handlers.
+//! The route handlers, each with its OpenAPI operation (see
+//! [`super::docs`]).
 
+use super::docs::{
+    AgentInfo, DeletedSandbox, EmptyBody, ErrorBody, Health, NewSandboxBody, SandboxList,
+    SandboxView, SshTicket, StartTaskBody, SteerBody, TaskRefBody, TaskView,
+};
 use super::{body_object, caller, detached, only_fields, query_pairs, uuid_value};
 use crate::error::ApiError;
 use crate::grants::{AI_CHAT_USE, SANDBOXES_READ, SANDBOXES_WRITE};
 use crate::service::ControlPlane;
 use crate::service::sandboxes::NewSandbox;
 use crate::service::tasks::{Control, check_prompt};
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::convert::Infallible;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 type Cp = State<ControlPlane>;
 type Result<T> = std::result::Result<T, ApiError>;
 
-const BASE: &str = "/v1/customer/tenants/{tenant_id}/sandboxes";
-
-/// Every route of the API.
-pub(super) fn routes() -> Router<ControlPlane> {
-    let sandbox = format!("{BASE}/{{sandbox_id}}");
-    Router::new()
-        .route("/health", get(health))
-        .route(BASE, post(create_sandbox).get(list_sandboxes))
-        .route(&sandbox, get(get_sandbox).delete(delete_sandbox))
-        .route(&format!("{sandbox}/agent"), get(agent))
-        .route(
-            &format!("{sandbox}/agent/tasks"),
-            post(start_task).delete(cancel_task),
-        )
-        .route(&format!("{sandbox}/agent/tasks/steer"), post(steer))
-        .route(&format!("{sandbox}/agent/tasks/pause"), post(pause))
-        .route(&format!("{sandbox}/agent/tasks/resume"), post(resume))
-        .route(&format!("{sandbox}/agent/tasks/output"), get(output))
-        .route(&format!("{sandbox}/ssh/tickets"), post(ssh_ticket))
+/// Every route of the API, documented.
+pub(super) fn routes() -> OpenApiRouter<ControlPlane> {
+    use utoipa::OpenApi;
+    OpenApiRouter::with_openapi(super::docs::ControlDoc::openapi())
+        .routes(routes!(health))
+        .routes(routes!(create_sandbox, list_sandboxes))
+        .routes(routes!(get_sandbox, delete_sandbox))
+        .routes(routes!(agent))
+        .routes(routes!(start_task, cancel_task))
+        .routes(routes!(steer))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+        .routes(routes!(output))
+        .routes(routes!(ssh_ticket))
 }
 
 fn json_response(status: StatusCode, v: Value) -> Response {
     (status, axum::Json(v)).into_response()
 }
 
+/// Whether this instance serves.
+#[utoipa::path(get, path = "/health", tag = "control", operation_id = "health",
+    responses((status = 200, description = "It serves", body = Health)))]
 async fn health(State(cp): Cp) -> Response {
     json_response(
         StatusCode::OK,
@@ -51,6 +54,11 @@ async fn health(State(cp): Cp) -> Response {
     )
 }
 
+/// Creates a sandbox (`sandboxes:write`) and starts its agent server.
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes", tag = "sandboxes", operation_id = "create_sandbox", params(("tenant_id" = String, Path, description = "The tenant")), security(("bearer" = [])),
+    request_body(content = Option<NewSandboxBody>, content_type = "application/json"),
+    responses((status = 201, description = "Created and ready", body = SandboxView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 503, description = "No sandbox can be started", body = ErrorBody)))]
 async fn create_sandbox(
     State(cp): Cp,
     Path(tenant_id): Path<String>,
@@ -91,6 +99,9 @@ async fn create_sandbox(
     Ok(json_response(StatusCode::CREATED, v))
 }
 
+/// The tenant's sandboxes (`sandboxes:read`).
+#[utoipa::path(get, path = "/v1/customer/tenants/{tenant_id}/sandboxes", tag = "sandboxes", operation_id = "list_sandboxes", params(("tenant_id" = String, Path, description = "The tenant")), security(("bearer" = [])),
+    responses((status = 200, description = "The sandboxes", body = SandboxList), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody)))]
 async fn list_sandboxes(
     State(cp): Cp,
     Path(tenant_id): Path<String>,
@@ -101,6 +112,9 @@ async fn list_sandboxes(
     Ok(json_response(StatusCode::OK, cp.list_sandboxes(&c).await?))
 }
 
+/// A sandbox (`sandboxes:read`).
+#[utoipa::path(get, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}", tag = "sandboxes", operation_id = "get_sandbox", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    responses((status = 200, description = "The sandbox", body = SandboxView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody)))]
 async fn get_sandbox(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -112,6 +126,9 @@ async fn get_sandbox(
     Ok(json_response(StatusCode::OK, cp.sandbox_view(&s).await?))
 }
 
+/// Deletes a sandbox (`sandboxes:write`): its task is cancelled, its agent server stopped.
+#[utoipa::path(delete, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}", tag = "sandboxes", operation_id = "delete_sandbox", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    responses((status = 200, description = "Deleted (or being deleted)", body = DeletedSandbox), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody)))]
 async fn delete_sandbox(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -123,6 +140,12 @@ async fn delete_sandbox(
     Ok(json_response(StatusCode::OK, v))
 }
 
+/// A one-time SSH ticket into a ready sandbox (`sandboxes:write`).
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/ssh/tickets", tag = "sandboxes", operation_id = "create_ssh_ticket", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    request_body(content = Option<EmptyBody>, content_type = "application/json"),
+    responses((status = 201, description = "The ticket", body = SshTicket), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "The sandbox is not ready", body = ErrorBody),
+        (status = 503, description = "SSH is off", body = ErrorBody)))]
 async fn ssh_ticket(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -136,6 +159,9 @@ async fn ssh_ticket(
     Ok(json_response(StatusCode::CREATED, v))
 }
 
+/// The task capability of a sandbox's agent (`sandboxes:read`).
+#[utoipa::path(get, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent", tag = "tasks", operation_id = "get_agent", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    responses((status = 200, description = "Controls, limits, current task", body = AgentInfo), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody)))]
 async fn agent(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -168,6 +194,13 @@ fn task_id_field(m: &serde_json::Map<String, Value>) -> Result<String> {
     }
 }
 
+/// Starts the sandbox's next task (`sandboxes:write`, `ai_chat:use`).
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks", tag = "tasks", operation_id = "start_task", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    request_body(content = StartTaskBody, content_type = "application/json"),
+    responses((status = 202, description = "Started", body = TaskView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Busy or not ready", body = ErrorBody),
+        (status = 429, description = "The tenant's running-task limit", body = ErrorBody),
+        (status = 503, description = "Task controls are off or the sandbox does not answer", body = ErrorBody)))]
 async fn start_task(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -185,6 +218,13 @@ async fn start_task(
     Ok(json_response(StatusCode::ACCEPTED, v))
 }
 
+/// Cancels the current task (`sandboxes:write`, `ai_chat:use`, its owner).
+#[utoipa::path(delete, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks", tag = "tasks", operation_id = "cancel_task",
+    params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox"),
+        ("task_id" = String, Query, format = Uuid, description = "The current task")), security(("bearer" = [])),
+    responses((status = 200, description = "Cancelled", body = TaskView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Not the current task", body = ErrorBody),
+        (status = 503, description = "The sandbox does not answer", body = ErrorBody)))]
 async fn cancel_task(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,
@@ -243,6 +283,12 @@ async fn control(
     Ok(json_response(StatusCode::ACCEPTED, v))
 }
 
+/// `steer` the current task (`sandboxes:write`, `ai_chat:use`, its owner).
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks/steer", tag = "tasks", operation_id = "steer_task", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    request_body(content = SteerBody, content_type = "application/json"),
+    responses((status = 202, description = "Accepted", body = TaskView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Not the current task, or it has ended", body = ErrorBody),
+        (status = 503, description = "Task controls are off or the sandbox does not answer", body = ErrorBody)))]
 async fn steer(
     State(cp): Cp,
     Path((t, s)): Path<(String, String)>,
@@ -252,6 +298,12 @@ async fn steer(
     control(cp, t, s, headers, body, "steer").await
 }
 
+/// `pause` the current task (`sandboxes:write`, `ai_chat:use`, its owner).
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks/pause", tag = "tasks", operation_id = "pause_task", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    request_body(content = TaskRefBody, content_type = "application/json"),
+    responses((status = 202, description = "Accepted", body = TaskView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Not the current task, or it has ended", body = ErrorBody),
+        (status = 503, description = "Task controls are off or the sandbox does not answer", body = ErrorBody)))]
 async fn pause(
     State(cp): Cp,
     Path((t, s)): Path<(String, String)>,
@@ -261,6 +313,12 @@ async fn pause(
     control(cp, t, s, headers, body, "pause").await
 }
 
+/// `resume` the current task (`sandboxes:write`, `ai_chat:use`, its owner).
+#[utoipa::path(post, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks/resume", tag = "tasks", operation_id = "resume_task", params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox")), security(("bearer" = [])),
+    request_body(content = TaskRefBody, content_type = "application/json"),
+    responses((status = 202, description = "Accepted", body = TaskView), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Not the current task, or it has ended", body = ErrorBody),
+        (status = 503, description = "Task controls are off or the sandbox does not answer", body = ErrorBody)))]
 async fn resume(
     State(cp): Cp,
     Path((t, s)): Path<(String, String)>,
@@ -270,6 +328,13 @@ async fn resume(
     control(cp, t, s, headers, body, "resume").await
 }
 
+/// The task's retained output from `after` on, as NDJSON (`sandboxes:write`).
+#[utoipa::path(get, path = "/v1/customer/tenants/{tenant_id}/sandboxes/{sandbox_id}/agent/tasks/output", tag = "tasks", operation_id = "get_task_output",
+    params(("tenant_id" = String, Path, description = "The tenant"), ("sandbox_id" = String, Path, format = Uuid, description = "The sandbox"),
+        ("task_id" = String, Query, format = Uuid, description = "The current task"),
+        ("after" = Option<i64>, Query, minimum = 0, description = "The last `seq` read (default 0)")), security(("bearer" = [])),
+    responses((status = 200, description = "stdout/stderr chunks with `seq` and base64 data, then an exit event", content_type = "application/x-ndjson", body = String), (status = 400, description = "Invalid request", body = ErrorBody), (status = 401, description = "No or an unknown credential", body = ErrorBody), (status = 403, description = "A grant is missing", body = ErrorBody), (status = 404, description = "Unknown tenant or sandbox", body = ErrorBody),
+        (status = 409, description = "Not the current task", body = ErrorBody)))]
 async fn output(
     State(cp): Cp,
     Path((tenant_id, sandbox_id)): Path<(String, String)>,

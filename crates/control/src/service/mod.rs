@@ -325,6 +325,7 @@ impl ControlPlane {
             )),
             swarm: Arc::new(SwarmEngine::new(
                 config.swarm.clone(),
+                config.allow_unconfined,
                 client.clone(),
                 config.host_timeout.max(Duration::from_secs(15)),
                 START_TIMEOUT,

@@ -68,7 +68,8 @@ async fn pump_lines(
         let Some(task) = inner.store.task(task_id).await? else {
             return Ok(());
         };
-        if *after + 1 < task.kept_from_seq {
+        // `after` is the reader's (any integer of 0 or more): no overflow.
+        if after.saturating_add(1) < task.kept_from_seq {
             if !send(
                 tx,
                 lines::dropped_notice(*after, task.kept_from_seq),

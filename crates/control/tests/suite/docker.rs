@@ -147,3 +147,125 @@ async fn sandboxes_in_docker_containers() {
     // Each run builds the image anew: do not leave the old ones behind.
     let _ = Command::new("docker").args(["rmi", IMAGE]).output();
 }
+
+/// An agent in one tenant's docker sandbox that looks around the file
+/// system, the processes and its environment (as the local-sandbox test
+/// in `e2e` does) finds no other tenant's sandbox, no control-plane key,
+/// no agent-server session or sealing key and no LLM key: its processes
+/// run in the bubblewrap sandbox nested in the container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
+    const IMAGE: &str = "openhands-rs/agent-server:control-isolation-test";
+    const LLM_KEY: &str = "sk-llm-key-51c0a9e2b4";
+    const CLOUD_KEY: &str = "aws-secret-0b8e61d2f7";
+    if !docker_works() {
+        eprintln!("\n*** SKIPPED: no docker daemon answers (`docker info` failed).\n");
+        return;
+    }
+    let tmp = tempfile::Builder::new().prefix("ohctl-").tempdir().unwrap();
+    let data = tmp.path().join("control");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("secret.key"), common::SECRET_KEY).unwrap();
+    let d = data.to_string_lossy();
+    let look = format!(
+        "id; ls -la / {d} {d}/sandboxes; cat {d}/secret.key; \
+         ls -la ..; cat ../server_config.json ../conversations/*/* ../persistence/* 2>&1 | head -c 20000; \
+         grep -rl -e session_api_keys -e api_key / --exclude-dir=proc --exclude-dir=sys 2>/dev/null | head -50; \
+         env; for p in /proc/[0-9]*; do echo \"== $p $(tr '\\0' ' ' < $p/cmdline)\"; \
+         tr '\\0' '\\n' < $p/environ; done 2>&1; cat /proc/1/cmdline /run/secrets/* 2>&1; \
+         echo LOOKED-AROUND"
+    );
+    let script = Script::from_turns([
+        Turn::tool_call("terminal", json!({"command": look})),
+        Turn::tool_call(
+            "file_editor",
+            json!({"command": "view", "path": format!("{d}/secret.key")}),
+        ),
+        Turn::tool_call("finish", json!({"message": "done"})),
+    ])
+    .with_toolless_reply(Turn::text("title"));
+    let llm = mock_llm(script).await;
+    let c = Control::start(
+        &Db::Sqlite,
+        &llm.base_url(),
+        Options {
+            env: vec![
+                ("OH_CONTROL_SANDBOX".into(), "docker".into()),
+                ("OH_CONTROL_DOCKER_IMAGE".into(), IMAGE.into()),
+                ("LLM_API_KEY".into(), LLM_KEY.into()),
+                ("AWS_SECRET_ACCESS_KEY".into(), CLOUD_KEY.into()),
+            ],
+            data_dir: Some(data.clone()),
+        },
+    );
+    let image = c.admin(&["image", "build", "--tag", IMAGE]);
+    assert!(image.starts_with("sha256:"), "{image}");
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let a = common::tenant(&c, "acme", full, full);
+    let b = common::tenant(&c, "globex", full, full);
+    let mut ids = Vec::new();
+    for t in [&a, &b] {
+        let s = api.create_sandbox(t, json!({})).await;
+        assert_eq!(s.status, 201, "{}\n{}", s.text, c.log_text());
+        ids.push(s.json["id"].as_str().unwrap().to_string());
+    }
+    let (mine, theirs) = (ids[0].clone(), ids[1].clone());
+    let started = api.start_task(&a, &mine, "look around").await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let task = started.json["id"].as_str().unwrap().to_string();
+    let mut f = Followed::default();
+    follow_until(&api, &a, &mine, &task, &mut f, WAIT, |_| false).await;
+    assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", f.lines);
+    let seen: String = f
+        .stdout
+        .iter()
+        .map(|o| o.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        seen.contains("LOOKED-AROUND"),
+        "the look-around ran: {seen}"
+    );
+    assert!(seen.contains(&mine), "it sees its own sandbox: {seen}");
+    let config_of = |id: &str| -> serde_json::Value {
+        let text =
+            std::fs::read_to_string(data.join("sandboxes").join(id).join("server_config.json"))
+                .unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let mut secrets = vec![
+        ("the other tenant's sandbox id", theirs.clone()),
+        ("the other tenant's id", b.id.clone()),
+        ("the control plane's sealing key", common::SECRET_KEY.into()),
+        ("the LLM key", LLM_KEY.into()),
+        (
+            "a credential of the control plane's environment",
+            CLOUD_KEY.into(),
+        ),
+    ];
+    for (whose, id) in [
+        ("its own agent server's keys", &mine),
+        ("the other agent server's keys", &theirs),
+    ] {
+        let cfg = config_of(id);
+        assert_eq!(cfg["sandbox"], "namespaces", "conversations are sandboxed");
+        let session = cfg["session_api_keys"][0].as_str().unwrap().to_string();
+        let sealing = cfg["secret_key"].as_str().unwrap().to_string();
+        secrets.extend([(whose, session), (whose, sealing)]);
+    }
+    for (what, secret) in secrets {
+        assert!(!seen.contains(&secret), "the agent found {what}:\n{seen}");
+    }
+    assert!(
+        seen.contains("outside the workspace"),
+        "the file editor refused: {seen}"
+    );
+    for (t, id) in [(&a, &mine), (&b, &theirs)] {
+        let path = Api::sandbox_path(t, id);
+        let del = api.call("DELETE", &path, Some(&t.key), None).await;
+        assert_eq!(del.json["status"], "deleted", "{}", del.text);
+    }
+    llm.shutdown().await;
+    let _ = Command::new("docker").args(["rmi", IMAGE]).output();
+}

@@ -61,9 +61,23 @@ fn opts(data_dir: Option<std::path::PathBuf>) -> Options {
             ("OH_CONTROL_SWARM_CPU_LIMIT".into(), "1".into()),
             ("OH_CONTROL_HEARTBEAT_SECONDS".into(), "1".into()),
             ("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN".into(), "0".into()),
+            // Debian's docker (Engine API 1.41) ignores a service's
+            // seccomp mode: its swarm sandboxes cannot be confined.
+            ("OH_CONTROL_ALLOW_UNCONFINED".into(), "1".into()),
         ],
         data_dir,
     }
+}
+
+/// The daemon's Engine API version.
+fn docker_api_version() -> Option<(u32, u32)> {
+    let out = std::process::Command::new("docker")
+        .args(["version", "--format", "{{.Server.APIVersion}}"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (major, minor) = text.trim().split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// The running Swarm task of the sandbox's service: (task id, node).
@@ -112,6 +126,27 @@ async fn sandboxes_as_swarm_services_on_two_nodes() {
     let api = Api::new(&c.url);
     let full = "sandboxes:write,ai_chat:use";
     let t = tenant(&c, "acme", full, full);
+
+    // A manager too old to take a service's seccomp mode cannot confine a
+    // sandbox's agent: without OH_CONTROL_ALLOW_UNCONFINED it is refused,
+    // naming the version and the setting.
+    if docker_api_version().is_some_and(|v| v < (1, 44)) {
+        let mut strict = opts(None);
+        strict
+            .env
+            .retain(|(k, _)| k != "OH_CONTROL_ALLOW_UNCONFINED");
+        let s = Control::start(&Db::Sqlite, &llm_url, strict);
+        let st = tenant(&s, "acme", full, full);
+        let refused = Api::new(&s.url).create_sandbox(&st, json!({})).await;
+        assert_eq!(refused.status, 503, "{}", refused.text);
+        assert_eq!(refused.code(), "sandboxes_unavailable");
+        assert!(
+            refused.text.contains("Engine API")
+                && refused.text.contains("OH_CONTROL_ALLOW_UNCONFINED"),
+            "{}",
+            refused.text
+        );
+    }
 
     // The first sandbox goes to the worker (the manager drained meanwhile).
     let manager = swarm.manager_node();

@@ -18,31 +18,22 @@ pub use config::{HookConfig, HookConfigError, HookEventType};
 pub use host::{AgentHookHost, AgentHookRequest};
 pub use run::{HookInput, HookResult, HookRun, HookRunner};
 
+use openhands_workspace::side_runtime::SideRuntime;
 use std::future::Future;
-use std::sync::OnceLock;
+
+/// The hooks' side runtime.
+static HOOKS: SideRuntime = SideRuntime::new("openhands-hooks");
 
 /// Runs `fut` to its end from synchronous code (which may itself be on a
-/// tokio worker): on a small runtime of its own, so no runtime is ever
-/// entered twice. Used for the hooks of synchronous operations
-/// (`send`, the first initialisation).
+/// tokio worker): on the hooks' side runtime
+/// ([`openhands_workspace::side_runtime`]), so no runtime is ever entered
+/// twice. Used for the hooks of synchronous operations (`send`, the first
+/// initialisation). `None` (logged) when it could not run.
 pub(crate) fn block_on<T: Send + 'static>(
     fut: impl Future<Output = T> + Send + 'static,
 ) -> Option<T> {
-    static RT: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
-    let rt = RT
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("openhands-hooks")
-                .enable_all()
-                .build()
-                .map_err(|e| tracing::error!(error = %e, "hook runtime did not start"))
-                .ok()
-        })
-        .as_ref()?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    rt.spawn(async move {
-        let _ = tx.send(fut.await);
-    });
-    rx.recv().ok()
+    HOOKS
+        .block_on(fut)
+        .map_err(|e| tracing::error!(error = %e, "hook work did not run"))
+        .ok()
 }

@@ -25,10 +25,12 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long one `docker image inspect` may take.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The shell tools copied into the image (with their libraries).
+/// The shell tools copied into the image (with their libraries); with
+/// bubblewrap, `setsid` and `prlimit` the agent server's conversations run
+/// sandboxed inside the container (`sandbox: namespaces`).
 pub const IMAGE_TOOLS: &str = "bash sh env ls cat cp mv rm mkdir rmdir touch ln grep sed head tail wc \
 sort uniq find xargs tr cut dirname basename pwd sleep date id uname tee chmod stat readlink \
-realpath diff printf echo test true false mktemp awk git";
+realpath diff printf echo test true false mktemp awk git bwrap setsid prlimit";
 
 /// Stages the image's files and pipes them into `docker import`.
 /// Arguments: stage dir, binary, tag, docker client, tools, fingerprint.
@@ -41,7 +43,7 @@ copy() {
   done
 }
 for t in $tools; do
-  p=$(command -v "$t" || true)
+  p=$(type -P "$t" || true)  # a file on PATH, not a shell builtin (true, echo, test)
   if [ -n "$p" ] && [ -f "$p" ]; then
     copy "$p"
     if [ -f "/bin/$t" ]; then copy "/bin/$t"; fi

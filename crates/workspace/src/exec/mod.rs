@@ -46,7 +46,8 @@
 //! `nestable` sandbox (the control plane's local sandboxes) holds sandboxes of its own: started by
 //! root it runs as uid 1000 inside (a namespace's root may not map its parent's root without
 //! `CAP_SETFCAP`), and a sandbox inside it inherits its `/proc` (the kernel refuses a second one
-//! over bwrap's read-only sub-mounts) while the process that builds it makes itself non-dumpable;
+//! over bwrap's read-only sub-mounts; likewise in a container, whose `/proc` docker masks) while
+//! the process that builds it makes itself non-dumpable;
 //! the terminal's session directory and snapshot and the browser's profile are bound in (Chromium
 //! shares the network namespace so DevTools on loopback stays reachable; a sandbox without network
 //! refuses the browser). The shell stays bwrap's parent because the parent-death signal is tied to

@@ -288,7 +288,7 @@ async fn ready_endpoint(state: &SharedState, name: &str) -> Result<(String, u16)
     security(("APIKeyHeader" = [])),
     params(("extension_name" = String, Path, pattern = "^[a-z0-9]+(?:-[a-z0-9]+)*$", min_length = 1, max_length = 255, description = "Installed Canvas App name")),
     responses((status = 200, description = "Successful Response", body = AppBackendSessionResponse),
-              (status = 401, description = "Missing or invalid X-Session-API-Key header"),
+              (status = 401, response = inline(crate::http::session_keys::MissingSessionKey)),
               (status = 403, description = "Origin is not allowed"),
               (status = 409, description = "Ingress does not use a separate browser origin"),
               (status = 503, description = "Backend is unavailable or ingress is not configured"),
@@ -336,7 +336,7 @@ pub async fn create_app_backend_session(
     security(("APIKeyHeader" = [])),
     params(("extension_name" = String, Path, pattern = "^[a-z0-9]+(?:-[a-z0-9]+)*$", min_length = 1, max_length = 255, description = "Installed Canvas App name")),
     responses((status = 204, description = "Browser session revoked and cookie cleared"),
-              (status = 401, description = "Missing or invalid X-Session-API-Key header"),
+              (status = 401, response = inline(crate::http::session_keys::MissingSessionKey)),
               (status = 403, description = "Origin is not allowed"),
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 pub async fn delete_app_backend_session(
@@ -401,14 +401,14 @@ fn client() -> Option<&'static reqwest::Client> {
     static CLIENT: OnceLock<Option<reqwest::Client>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .connect_timeout(Duration::from_secs(10))
-                .read_timeout(Duration::from_secs(300))
-                .build()
-                .inspect_err(|e| tracing::error!(error = %e, "canvas ingress client"))
-                .ok()
+            openhands_client::http_client(
+                &openhands_client::HttpOptions::per_request(Duration::from_secs(10))
+                    .read_timeout(Duration::from_secs(300))
+                    .no_proxy()
+                    .no_redirects(),
+            )
+            .inspect_err(|e| tracing::error!(error = %e, "canvas ingress client"))
+            .ok()
         })
         .as_ref()
 }

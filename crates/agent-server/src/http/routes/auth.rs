@@ -35,7 +35,7 @@ fn with_cookie(value: &str, headers: &HeaderMap, uri: &Uri, max_age: u64) -> Res
     security(("APIKeyHeader" = [])),
     responses(
         (status = 204, description = "Cookie set"),
-        (status = 401, description = "Missing or invalid X-Session-API-Key header")))]
+        (status = 401, response = inline(crate::http::session_keys::MissingSessionKey))))]
 pub async fn create_workspace_session(headers: HeaderMap, uri: Uri) -> Response {
     let key = headers
         .get(SESSION_KEY_HEADER)

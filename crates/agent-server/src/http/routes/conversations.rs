@@ -217,7 +217,7 @@ struct CountQuery {
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn count(State(svc): Svc, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let ApiQuery(p) = parse::<CountQuery>(&q.unwrap_or_default())?;
-    Ok(ok(&json!(svc.count(p.status))))
+    Ok(ok(&json!(svc.count(p.status).await)))
 }
 
 #[utoipa::path(get, path = "/conversations/{conversation_id}", tag = "Conversations",
@@ -693,7 +693,7 @@ async fn switch_llm(
               (status = 422, description = "Validation Error", body = HttpValidationError)))]
 async fn runtime(State(svc): Svc, path: IdPath) -> Result<Response, ApiError> {
     let id = conversation_id(path)?;
-    if !svc.exists(id) {
+    if !svc.exists(id).await {
         return Err(ApiError::not_found());
     }
     Ok(ok(&ConversationRuntimeInfo::available()))

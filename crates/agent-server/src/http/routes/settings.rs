@@ -6,7 +6,7 @@ use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
 use crate::http::routes::profiles::{NAME_PATTERN, expose_mode};
 use crate::http::state::SharedState;
-use crate::service::settings::{SettingsPatch, schema};
+use crate::service::settings::{SettingsAnswer, SettingsPatch, schema};
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;

@@ -185,13 +185,13 @@ fn probe_client() -> Option<&'static reqwest::Client> {
     static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(PROBE_TIMEOUT)
-                .build()
-                .inspect_err(|e| tracing::error!(error = %e, "canvas backend probe client"))
-                .ok()
+            openhands_client::http_client(
+                &openhands_client::HttpOptions::with_timeout(PROBE_TIMEOUT)
+                    .no_proxy()
+                    .no_redirects(),
+            )
+            .inspect_err(|e| tracing::error!(error = %e, "canvas backend probe client"))
+            .ok()
         })
         .as_ref()
 }

@@ -1,12 +1,20 @@
 //! [`ConversationService`]: the catalog of conversations on disk and the
 //! ones loaded in memory.
 //!
-//! Every conversation directory with a `meta.json` is listed in the catalog
-//! at start. A conversation is loaded (its SDK conversation resumed from
-//! `base_state.json` and the event files) on first access, and leaves memory
-//! again after `idle_ttl` without runs, subscribers or requests. Creating,
-//! loading, forking and deleting one id are serialized by a per-id lock.
+//! The catalog holds a small [`Summary`] of every stored conversation (times,
+//! status, parent, workspace), read from the on-disk index (see
+//! [`super::catalog`]) in the background after start, or rebuilt by scanning
+//! the conversation directories when the index is missing or cannot be
+//! trusted; every request that needs the catalog waits for it, and nothing
+//! else does (the server answers `/ready` at once). A conversation's
+//! `meta.json` and `base_state.json` are read when it is asked for; it is
+//! loaded (its SDK conversation resumed from `base_state.json` and the event
+//! files) on first use, and leaves memory again after `idle_ttl` without
+//! runs, subscribers or requests. Creating, loading, forking and deleting
+//! one id are serialized by a per-id lock; every change of the catalog is
+//! written to the index shortly after (coalesced) and at shutdown.
 
+use super::catalog::{self, Summary};
 use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
 use super::info::conversation_info;
@@ -62,11 +70,25 @@ pub enum ConversationSortOrder {
 }
 
 struct Entry {
-    meta: Arc<Mutex<StoredConversation>>,
-    /// Last known status (authoritative while not loaded).
-    status: ExecutionStatus,
+    /// Times, status, parent and workspace (authoritative while not loaded).
+    summary: Summary,
     live: Option<Arc<Live>>,
 }
+
+impl Entry {
+    /// The summary as it would be stored now (from the loaded conversation
+    /// when there is one).
+    fn current(&self) -> Summary {
+        match &self.live {
+            Some(l) => Summary::of(&l.shared.meta.lock(), l.conv.status()),
+            None => self.summary.clone(),
+        }
+    }
+}
+
+/// How long after a change of the catalog the index is written (changes
+/// in between are written together).
+const INDEX_DELAY: Duration = Duration::from_millis(500);
 
 /// Called with the id of a conversation being deleted, after it stopped and
 /// before its directory is removed (releases per-conversation resources
@@ -78,8 +100,21 @@ struct Inner {
     on_delete: RwLock<Option<DeleteHook>>,
     ctx: Arc<Ctx>,
     catalog: RwLock<HashMap<Uuid, Entry>>,
+    /// True once the catalog holds every stored conversation.
+    loaded: tokio::sync::watch::Sender<bool>,
+    /// Wakes the index writer after a change of the catalog.
+    index_changed: Arc<tokio::sync::Notify>,
+    /// One index write at a time (the last one written is the newest).
+    index_write: tokio::sync::Mutex<()>,
     locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
     stop: CancellationToken,
+}
+
+impl Inner {
+    /// Asks for the index to be written soon.
+    fn catalog_changed(&self) {
+        self.index_changed.notify_one();
+    }
 }
 
 /// The conversations of this server. Cheap to clone.
@@ -150,17 +185,16 @@ impl ConversationService {
         )))
     }
 
-    /// Opens the conversation root (created if missing), lists the stored
-    /// conversations and starts the idle-eviction task. Must be called inside
-    /// a tokio runtime.
+    /// Opens the conversation root (created if missing), starts reading
+    /// the catalog (from the index, or by scanning the directories) in the
+    /// background, and starts the idle-eviction and index-writing tasks.
+    /// Must be called inside a tokio runtime.
     pub async fn start(config: ServiceConfig) -> Result<Self, ServiceError> {
         let root = absolute(&config.conversations_path);
         let scan_root = root.clone();
-        let found = blocking(move || {
-            std::fs::create_dir_all(&scan_root).map_err(|e| {
-                ServiceError::Internal(format!("create {}: {e}", scan_root.display()))
-            })?;
-            Ok(scan_catalog(&scan_root))
+        blocking(move || {
+            std::fs::create_dir_all(&scan_root)
+                .map_err(|e| ServiceError::Internal(format!("create {}: {e}", scan_root.display())))
         })
         .await?;
         let webhooks = WebhookDispatcher::start(&config.webhooks, config.session_api_key.clone());
@@ -170,37 +204,63 @@ impl ConversationService {
             webhooks,
             profiles: config.profiles.clone(),
         });
-        let catalog = found
-            .into_iter()
-            .map(|(meta, status)| {
-                (
-                    meta.id,
-                    Entry {
-                        meta: Arc::new(Mutex::new(meta)),
-                        status,
-                        live: None,
-                    },
-                )
-            })
-            .collect();
         let mut config = config;
-        config.conversations_path = root;
+        config.conversations_path = root.clone();
         let service = Self {
             inner: Arc::new(Inner {
                 config,
                 on_delete: RwLock::new(None),
                 ctx,
-                catalog: RwLock::new(catalog),
+                catalog: RwLock::new(HashMap::new()),
+                loaded: tokio::sync::watch::Sender::new(false),
+                index_changed: Arc::new(tokio::sync::Notify::new()),
+                index_write: tokio::sync::Mutex::new(()),
                 locks: Mutex::new(HashMap::new()),
                 stop: CancellationToken::new(),
             }),
         };
+        let weak = Arc::downgrade(&service.inner);
+        tokio::spawn(async move {
+            let (rows, scanned) =
+                match tokio::task::spawn_blocking(move || read_catalog(&root)).await {
+                    Ok(found) => found,
+                    Err(e) => {
+                        tracing::error!(error = %e, "reading the conversation catalog failed");
+                        (Vec::new(), false)
+                    }
+                };
+            let Some(inner) = weak.upgrade() else { return };
+            {
+                let mut catalog = inner.catalog.write();
+                for (id, summary) in rows {
+                    catalog.entry(id).or_insert(Entry {
+                        summary,
+                        live: None,
+                    });
+                }
+            }
+            inner.loaded.send_replace(true);
+            if scanned {
+                inner.catalog_changed();
+            }
+        });
+        let weak = Arc::downgrade(&service.inner);
+        let stop = service.inner.stop.clone();
+        let changed = service.inner.index_changed.clone();
+        tokio::spawn(async move { index_writer(weak, stop, changed).await });
         if let Some(ttl) = service.inner.config.idle_ttl {
             let weak = Arc::downgrade(&service.inner);
             let stop = service.inner.stop.clone();
             tokio::spawn(async move { eviction_loop(weak, stop, ttl).await });
         }
         Ok(service)
+    }
+
+    /// Waits until the catalog lists every stored conversation.
+    async fn catalog_ready(&self) {
+        let mut loaded = self.inner.loaded.subscribe();
+        // The sender lives in `inner`, which `self` keeps alive.
+        let _ = loaded.wait_for(|l| *l).await;
     }
 
     /// Sets the hook run for every deleted conversation.
@@ -228,25 +288,26 @@ impl ConversationService {
     }
 
     /// The workspace directory of a conversation (from its metadata).
-    pub fn workspace_of(&self, id: Uuid) -> Option<String> {
+    pub async fn workspace_of(&self, id: Uuid) -> Option<String> {
+        self.catalog_ready().await;
         let catalog = self.inner.catalog.read();
-        let entry = catalog.get(&id)?;
-        let meta = entry.meta.lock();
-        meta.workspace
-            .get("working_dir")
-            .and_then(Value::as_str)
-            .map(str::to_string)
+        catalog.get(&id)?.summary.working_dir.clone()
     }
 
     /// The reference's checks of `parent_conversation_id`: not the
     /// conversation itself, an existing conversation, the same workspace.
-    fn check_parent(&self, id: Uuid, parent: Uuid, working_dir: &str) -> Result<(), ServiceError> {
+    async fn check_parent(
+        &self,
+        id: Uuid,
+        parent: Uuid,
+        working_dir: &str,
+    ) -> Result<(), ServiceError> {
         if parent == id {
             return Err(ServiceError::Invalid(
                 "A conversation cannot be its own parent".into(),
             ));
         }
-        let Some(parent_dir) = self.workspace_of(parent) else {
+        let Some(parent_dir) = self.workspace_of(parent).await else {
             return Err(ServiceError::Invalid(format!(
                 "Parent conversation {parent} not found"
             )));
@@ -260,13 +321,15 @@ impl ConversationService {
     }
 
     /// Whether a conversation with this id exists.
-    pub fn exists(&self, id: Uuid) -> bool {
+    pub async fn exists(&self, id: Uuid) -> bool {
+        self.catalog_ready().await;
         self.inner.catalog.read().contains_key(&id)
     }
 
     /// The loaded conversation, loading it from disk when needed. `None`
     /// when no such conversation exists.
     pub async fn live(&self, id: Uuid) -> Result<Option<Arc<Live>>, ServiceError> {
+        self.catalog_ready().await;
         {
             let catalog = self.inner.catalog.read();
             match catalog.get(&id) {
@@ -280,15 +343,18 @@ impl ConversationService {
         }
         let lock = self.lock_for(id);
         let _guard = lock.lock().await;
-        let meta = {
+        {
             let catalog = self.inner.catalog.read();
             match catalog.get(&id) {
                 None => return Ok(None),
                 Some(Entry { live: Some(l), .. }) => return Ok(Some(l.clone())),
-                Some(e) => e.meta.clone(),
+                Some(_) => {}
             }
-        };
-        let live = self.load(id, meta).await?;
+        }
+        let dir = self.conversation_dir(id);
+        let meta = blocking(move || StoredConversation::load(&dir).map_err(ServiceError::Internal))
+            .await?;
+        let live = self.load(id, Arc::new(Mutex::new(meta))).await?;
         if let Some(e) = self.inner.catalog.write().get_mut(&id) {
             e.live = Some(live.clone());
         }
@@ -420,14 +486,19 @@ impl ConversationService {
             let Some(inner) = weak.upgrade() else {
                 return Vec::new();
             };
-            let metas: Vec<_> = inner
+            inner
                 .catalog
                 .read()
                 .iter()
                 .filter(|(id, _)| **id != own)
-                .map(|(_, e)| e.meta.clone())
-                .collect();
-            metas.iter().map(|m| stored_workspace(&m.lock())).collect()
+                .map(|(_, e)| {
+                    e.summary
+                        .working_dir
+                        .as_deref()
+                        .map(|w| absolute(Path::new(w)))
+                        .unwrap_or_default()
+                })
+                .collect()
         })
     }
 
@@ -571,13 +642,14 @@ impl ConversationService {
         let id = request.conversation_id.unwrap_or_else(Uuid::new_v4);
         let lock = self.lock_for(id);
         let _guard = lock.lock().await;
-        if self.exists(id) {
+        if self.exists(id).await {
             drop(_guard);
             let info = self.info(id, false).await?.ok_or(ServiceError::NotFound)?;
             return Ok((info, false));
         }
         if let Some(parent) = request.parent_conversation_id {
-            self.check_parent(id, parent, &request.workspace.working_dir)?;
+            self.check_parent(id, parent, &request.workspace.working_dir)
+                .await?;
         }
         for tool in &agent_spec.tools {
             let known = self.inner.config.tools.contains(&tool.name)
@@ -792,14 +864,15 @@ impl ConversationService {
         conv: LocalConversation,
     ) -> Arc<Live> {
         let live = Live::new(shared, conv);
+        let summary = Summary::of(&meta.lock(), ExecutionStatus::Idle);
         self.inner.catalog.write().insert(
             id,
             Entry {
-                meta,
-                status: ExecutionStatus::Idle,
+                summary,
                 live: Some(live.clone()),
             },
         );
+        self.inner.catalog_changed();
         live
     }
 
@@ -941,52 +1014,41 @@ impl ConversationService {
         subs: Vec<Uuid>,
         include_skills: bool,
     ) -> Result<Option<ConversationInfo>, ServiceError> {
-        let (meta, live) = {
+        self.catalog_ready().await;
+        let live = {
             let catalog = self.inner.catalog.read();
             match catalog.get(&id) {
                 None => return Ok(None),
-                Some(e) => (e.meta.clone(), e.live.clone()),
+                Some(e) => e.live.clone(),
             }
         };
-        let meta = meta.lock().clone();
-        let state = match live {
-            Some(l) => l.state_json(),
+        let (meta, state) = match live {
+            Some(l) => (l.meta(), l.state_json()),
             None => {
                 let dir = self.conversation_dir(id);
-                match blocking(move || read_state(&dir)).await {
-                    Ok(mut s) => {
-                        // Not loaded means not running here: a run recorded
-                        // as running was cut by a restart, and resuming the
-                        // conversation makes it idle.
-                        if s.get("execution_status").and_then(Value::as_str) == Some("running") {
-                            s["execution_status"] = json!("idle");
-                        }
-                        s
-                    }
+                match blocking(move || Ok(read_stored(&dir))).await? {
+                    Ok(found) => found,
                     Err(e) => {
-                        tracing::warn!(conversation = %id, error = %e, "unreadable base_state.json");
+                        tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
                         return Ok(None);
                     }
                 }
             }
         };
-        let skills = include_skills
-            .then(|| state.pointer("/agent/agent_context/skills").cloned())
-            .flatten();
-        let mut info = conversation_info(state, &meta, &subs, with_runtime_info);
-        if let Some(skills) = skills
-            && let Some(slot) = info.agent.pointer_mut("/agent_context/skills")
-        {
-            *slot = skills;
-        }
-        Ok(Some(info))
+        Ok(Some(build_info(
+            state,
+            &meta,
+            &subs,
+            with_runtime_info,
+            include_skills,
+        )))
     }
 
     /// Parent id → child ids, over the whole catalog.
     fn children_index(&self) -> HashMap<Uuid, Vec<Uuid>> {
         let mut index: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
         for (id, e) in self.inner.catalog.read().iter() {
-            if let Some(parent) = e.meta.lock().parent_conversation_id {
+            if let Some(parent) = e.summary.parent {
                 index.entry(parent).or_default().push(*id);
             }
         }
@@ -998,7 +1060,7 @@ impl ConversationService {
             .catalog
             .read()
             .iter()
-            .filter(|(_, e)| e.meta.lock().parent_conversation_id == Some(id))
+            .filter(|(_, e)| e.summary.parent == Some(id))
             .map(|(k, _)| *k)
             .collect()
     }
@@ -1006,7 +1068,7 @@ impl ConversationService {
     fn status_of(entry: &Entry) -> ExecutionStatus {
         match &entry.live {
             Some(l) => l.conv.status(),
-            None => entry.status,
+            None => entry.summary.status,
         }
     }
 
@@ -1020,24 +1082,34 @@ impl ConversationService {
         sort: ConversationSortOrder,
         include_skills: bool,
     ) -> Result<ConversationPage, ServiceError> {
+        self.catalog_ready().await;
+        let by_created = matches!(
+            sort,
+            ConversationSortOrder::CreatedAt | ConversationSortOrder::CreatedAtDesc
+        );
         let mut rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
             let catalog = self.inner.catalog.read();
             catalog
                 .iter()
                 .filter(|(_, e)| status.is_none_or(|s| Self::status_of(e) == s))
                 .map(|(id, e)| {
-                    let m = e.meta.lock();
-                    let key = match sort {
-                        ConversationSortOrder::CreatedAt | ConversationSortOrder::CreatedAtDesc => {
-                            m.created_at
+                    let key = match &e.live {
+                        Some(l) => {
+                            let m = l.shared.meta.lock();
+                            if by_created {
+                                m.created_at
+                            } else {
+                                m.updated_at
+                            }
                         }
-                        _ => m.updated_at,
+                        None if by_created => e.summary.created_at,
+                        None => e.summary.updated_at,
                     };
                     (*id, key)
                 })
                 .collect()
         };
-        rows.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+        rows.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
         if matches!(
             sort,
             ConversationSortOrder::CreatedAtDesc | ConversationSortOrder::UpdatedAtDesc
@@ -1050,18 +1122,54 @@ impl ConversationService {
                 rows.iter().position(|(id, _)| id.simple().to_string() == p)
             })
             .unwrap_or(0);
+        let mut page: Vec<Uuid> = rows
+            .iter()
+            .skip(start)
+            .take(limit.saturating_add(1))
+            .map(|(id, _)| *id)
+            .collect();
+        drop(rows);
+        let next_page_id = (page.len() > limit).then(|| page[limit].simple().to_string());
+        page.truncate(limit);
         let children = self.children_index();
-        let mut items = Vec::new();
-        let mut next_page_id = None;
-        for (id, _) in rows.into_iter().skip(start) {
-            if items.len() >= limit {
-                next_page_id = Some(id.simple().to_string());
-                break;
-            }
+        // Loaded conversations answer from memory; the others are read
+        // from disk together, in one trip to the blocking pool.
+        let lives: HashMap<Uuid, Arc<Live>> = {
+            let catalog = self.inner.catalog.read();
+            page.iter()
+                .filter_map(|id| Some((*id, catalog.get(id)?.live.clone()?)))
+                .collect()
+        };
+        let root = self.inner.ctx.root.clone();
+        let unloaded: Vec<Uuid> = page
+            .iter()
+            .filter(|id| !lives.contains_key(id))
+            .copied()
+            .collect();
+        let mut stored: HashMap<Uuid, (StoredConversation, Value)> = blocking(move || {
+            Ok(unloaded
+                .into_iter()
+                .filter_map(|id| match read_stored(&root.join(id.simple().to_string())) {
+                    Ok(found) => Some((id, found)),
+                    Err(e) => {
+                        tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
+                        None
+                    }
+                })
+                .collect())
+        })
+        .await?;
+        let mut items = Vec::with_capacity(page.len());
+        for id in page {
+            let (meta, state) = match lives.get(&id) {
+                Some(l) => (l.meta(), l.state_json()),
+                None => match stored.remove(&id) {
+                    Some(found) => found,
+                    None => continue,
+                },
+            };
             let subs = children.get(&id).cloned().unwrap_or_default();
-            if let Some(info) = self.info_with(id, true, subs, include_skills).await? {
-                items.push(info);
-            }
+            items.push(build_info(state, &meta, &subs, true, include_skills));
         }
         Ok(ConversationPage {
             items,
@@ -1070,7 +1178,8 @@ impl ConversationService {
     }
 
     /// Number of conversations (with `status`, when given).
-    pub fn count(&self, status: Option<ExecutionStatus>) -> usize {
+    pub async fn count(&self, status: Option<ExecutionStatus>) -> usize {
+        self.catalog_ready().await;
         let catalog = self.inner.catalog.read();
         catalog
             .values()
@@ -1110,7 +1219,7 @@ impl ConversationService {
     /// Deletes a conversation: stops it, closes its tools, removes its
     /// directory (the workspace stays). False when unknown.
     pub async fn delete(&self, id: Uuid) -> Result<bool, ServiceError> {
-        if !self.exists(id) {
+        if !self.exists(id).await {
             return Ok(false);
         }
         let lock = self.lock_for(id);
@@ -1129,8 +1238,10 @@ impl ConversationService {
         if let Some(hook) = hook {
             hook(id).await;
         }
-        let workspace = entry.meta.lock().workspace.clone();
-        self.remove_worktree_of(&workspace).await;
+        self.inner.catalog_changed();
+        if let Some(working_dir) = &entry.summary.working_dir {
+            self.remove_worktree_of(working_dir).await;
+        }
         let dir = self.conversation_dir(id);
         blocking(move || {
             match std::fs::remove_dir_all(&dir) {
@@ -1147,20 +1258,15 @@ impl ConversationService {
 
     /// Removes the worktree directory a deleted conversation worked in,
     /// unless another conversation (a fork) still works there.
-    async fn remove_worktree_of(&self, workspace: &Value) {
-        let Some(working_dir) = workspace.get("working_dir").and_then(Value::as_str) else {
-            return;
-        };
+    async fn remove_worktree_of(&self, working_dir: &str) {
         let root = absolute(&self.inner.config.conversation_worktree_root);
         let Some(dir) = worktree::conversation_dir(&root, Path::new(working_dir)) else {
             return;
         };
         let shared = self.inner.catalog.read().values().any(|e| {
-            e.meta
-                .lock()
-                .workspace
-                .get("working_dir")
-                .and_then(Value::as_str)
+            e.summary
+                .working_dir
+                .as_deref()
                 .is_some_and(|w| Path::new(w).starts_with(&dir))
         });
         if !shared {
@@ -1176,7 +1282,7 @@ impl ConversationService {
         req: ForkConversationRequest,
     ) -> Result<ConversationInfo, ServiceError> {
         if let Some(fid) = req.id
-            && self.exists(fid)
+            && self.exists(fid).await
         {
             return Err(ServiceError::Conflict(format!(
                 "Conversation with id {fid} already exists"
@@ -1190,7 +1296,7 @@ impl ConversationService {
         let fork_id = req.id.unwrap_or_else(Uuid::new_v4);
         let lock = self.lock_for(fork_id);
         let _guard = lock.lock().await;
-        if self.exists(fork_id) {
+        if self.exists(fork_id).await {
             return Err(ServiceError::Conflict(format!(
                 "Conversation with id {fork_id} already exists"
             )));
@@ -1273,14 +1379,14 @@ impl ConversationService {
     /// Stops every run, saves metadata and closes the loaded conversations.
     pub async fn shutdown(&self) {
         self.inner.stop.cancel();
+        self.catalog_ready().await;
         let lives: Vec<Arc<Live>> = {
             let mut catalog = self.inner.catalog.write();
             catalog
                 .values_mut()
                 .filter_map(|e| {
-                    let live = e.live.take()?;
-                    e.status = live.conv.status();
-                    Some(live)
+                    e.summary = e.current();
+                    e.live.take()
                 })
                 .collect()
         };
@@ -1289,6 +1395,14 @@ impl ConversationService {
                 tracing::warn!(conversation = %live.id(), error = %e, "saving meta.json failed");
             }
             live.close().await;
+        }
+        if write_index(&self.inner).await {
+            let root = self.inner.ctx.root.clone();
+            if let Ok(Err(e)) =
+                tokio::task::spawn_blocking(move || catalog::mark_closed(&root)).await
+            {
+                tracing::warn!(error = %e, "closing the conversation index failed");
+            }
         }
         if let Some(w) = &self.inner.ctx.webhooks {
             w.shutdown().await;
@@ -1342,12 +1456,13 @@ async fn evict_idle(inner: &Arc<Inner>, ttl: Duration) -> usize {
             if !still_quiet {
                 continue;
             }
+            entry.summary = entry.current();
             let Some(live) = entry.live.take() else {
                 continue;
             };
-            entry.status = live.conv.status();
             live
         };
+        inner.catalog_changed();
         if let Err(e) = live.save_meta().await {
             tracing::warn!(conversation = %id, error = %e, "saving meta.json failed");
         }
@@ -1357,54 +1472,117 @@ async fn evict_idle(inner: &Arc<Inner>, ttl: Duration) -> usize {
     evicted
 }
 
-/// Lists `<root>/*/meta.json` with the status from `base_state.json`.
-fn scan_catalog(root: &Path) -> Vec<(StoredConversation, ExecutionStatus)> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let Ok(id) = Uuid::try_parse(name) else {
-            continue;
-        };
-        if !dir.join(super::stored::META_FILE).is_file() {
-            continue;
+/// Writes the conversation index from the catalog (one write at a time);
+/// true when it was written.
+async fn write_index(inner: &Arc<Inner>) -> bool {
+    let _one = inner.index_write.lock().await;
+    let inner = inner.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let root = &inner.ctx.root;
+        // The root's time first: a directory created after this read makes
+        // the next start scan rather than miss it.
+        let mtime = catalog::root_mtime(root);
+        let rows: Vec<(Uuid, Summary)> = inner
+            .catalog
+            .read()
+            .iter()
+            .map(|(id, e)| (*id, e.current()))
+            .collect();
+        catalog::write(root, &rows, mtime)
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "writing the conversation index failed");
+            false
         }
-        let meta = match StoredConversation::load(&dir) {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "skipping conversation");
-                continue;
-            }
-        };
-        if meta.id != id {
-            tracing::warn!(dir = %dir.display(), "meta.json id does not match its directory; skipping");
-            continue;
+        Err(e) => {
+            tracing::warn!(error = %e, "writing the conversation index failed");
+            false
         }
-        let status = match read_state(&dir) {
-            Ok(s) => s
-                .get("execution_status")
-                .and_then(Value::as_str)
-                .and_then(ExecutionStatus::parse)
-                .unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "skipping conversation");
-                continue;
-            }
-        };
-        // A run cannot survive a restart; resuming sets the status to idle.
-        let status = if status == ExecutionStatus::Running {
-            ExecutionStatus::Idle
-        } else {
-            status
-        };
-        out.push((meta, status));
     }
-    out
+}
+
+/// Writes the index [`INDEX_DELAY`] after each change of the catalog
+/// (the final write is [`ConversationService::shutdown`]'s).
+async fn index_writer(
+    inner: std::sync::Weak<Inner>,
+    stop: CancellationToken,
+    changed: Arc<tokio::sync::Notify>,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = changed.notified() => {}
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(INDEX_DELAY) => {}
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        write_index(&inner).await;
+    }
+}
+
+/// The catalog of `root` (blocking): from the index when it can be
+/// trusted, else from a scan of the directories (then `true`: the index
+/// must be written). The index is marked open either way.
+fn read_catalog(root: &Path) -> (Vec<(Uuid, Summary)>, bool) {
+    let found = catalog::load(root);
+    if let Err(e) = catalog::mark_open(root) {
+        tracing::warn!(error = %e, "cannot mark the conversation index open");
+    }
+    match found {
+        Ok(rows) => {
+            tracing::debug!(conversations = rows.len(), "conversation index read");
+            (rows, false)
+        }
+        Err(why) => {
+            let started = std::time::Instant::now();
+            let rows = catalog::scan(root);
+            tracing::info!(
+                conversations = rows.len(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                reason = ?why,
+                "conversation index rebuilt from the directories"
+            );
+            (rows, true)
+        }
+    }
+}
+
+/// `meta.json` and `base_state.json` of a conversation that is not loaded
+/// (a status recorded as running read as idle: not loaded means not running
+/// here, and resuming it makes it idle).
+fn read_stored(dir: &Path) -> Result<(StoredConversation, Value), ServiceError> {
+    let meta = StoredConversation::load(dir).map_err(ServiceError::Internal)?;
+    let mut state = read_state(dir)?;
+    if state.get("execution_status").and_then(Value::as_str) == Some("running") {
+        state["execution_status"] = json!("idle");
+    }
+    Ok((meta, state))
+}
+
+/// `ConversationInfo` from a state and its metadata, the agent context's
+/// skills kept only when `include_skills`.
+fn build_info(
+    state: Value,
+    meta: &StoredConversation,
+    subs: &[Uuid],
+    with_runtime_info: bool,
+    include_skills: bool,
+) -> ConversationInfo {
+    let skills = include_skills
+        .then(|| state.pointer("/agent/agent_context/skills").cloned())
+        .flatten();
+    let mut info = conversation_info(state, meta, subs, with_runtime_info);
+    if let Some(skills) = skills
+        && let Some(slot) = info.agent.pointer_mut("/agent_context/skills")
+    {
+        *slot = skills;
+    }
+    info
 }
 
 /// Reads `base_state.json` as JSON.

@@ -216,10 +216,10 @@ impl OAuthJobs {
             return Err(OAuthJobError::UnexpectedCallback);
         }
         let forwarded = async {
-            let client = reqwest::Client::builder()
-                .timeout(CALLBACK_FORWARD_TIMEOUT)
-                .build()
-                .map_err(|e| e.to_string())?;
+            let client = openhands_client::http_client(
+                &openhands_client::HttpOptions::with_timeout(CALLBACK_FORWARD_TIMEOUT),
+            )
+            .map_err(|e| e.to_string())?;
             let resp = client
                 .get(parsed.clone())
                 .send()

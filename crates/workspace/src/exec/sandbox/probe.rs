@@ -27,7 +27,8 @@ pub struct SandboxTools {
     pub prlimit: Option<PathBuf>,
     /// Whether sandboxes get a fresh `/proc` of their own pid namespace.
     /// `false` only when this process itself runs inside a sandbox (its
-    /// pid 1 is bubblewrap) whose `/proc` the kernel will not mount again:
+    /// pid 1 is bubblewrap) or a container (docker masks parts of its
+    /// `/proc`) whose `/proc` the kernel will not mount again:
     /// nested sandboxes then inherit it and see the outer sandbox's
     /// processes, and this process makes itself non-dumpable so they
     /// cannot read its memory or environment (see [`super::Sandbox`]).
@@ -60,7 +61,7 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
     let sh = find("sh").unwrap_or_else(|| PathBuf::from("/bin/sh"));
     let fresh_proc = match try_sandbox(&bwrap, true) {
         Ok(()) => true,
-        Err(first) if inside_a_sandbox() => {
+        Err(first) if inside_a_sandbox() || inside_a_container() => {
             try_sandbox(&bwrap, false).map_err(|_| first)?;
             false
         }
@@ -79,6 +80,12 @@ fn run_probe() -> Result<SandboxTools, SandboxError> {
 /// pid 1 is bwrap), whose `/proc` shows only that sandbox's processes.
 fn inside_a_sandbox() -> bool {
     std::fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "bwrap")
+}
+
+/// Whether this process runs in a container (docker's or podman's marker
+/// file), whose own pid namespace shows only the container's processes.
+fn inside_a_container() -> bool {
+    Path::new("/.dockerenv").exists() || Path::new("/run/.containerenv").exists()
 }
 
 /// Runs `true` in a sandbox like the ones [`super::Sandbox`] builds.

@@ -5,7 +5,7 @@
 //! encrypts them for answers, and opens what clients post back.
 
 use super::fields;
-use openhands_sdk::secrets::{Cipher, looks_encrypted};
+use crate::secrets::{Cipher, looks_encrypted};
 use openhands_wire::secret::REDACTED;
 use serde_json::{Map, Value};
 
@@ -91,6 +91,21 @@ pub fn seal_all(agent: &mut Map<String, Value>, cipher: Option<&Cipher>) {
     }
 }
 
+/// Every secret that `cipher` (or one of its previous keys) opens
+/// re-encrypted with its current key; clear values, and tokens no key
+/// opens, are left as they are (nothing is lost to a missing key).
+pub fn reseal_all(agent: &mut Map<String, Value>, cipher: &Cipher) {
+    walk(agent, &mut |s| {
+        if !looks_encrypted(s) {
+            return Value::String(s.to_string());
+        }
+        match cipher.decrypt(s) {
+            Some(clear) => Value::String(cipher.encrypt(&clear)),
+            None => Value::String(s.to_string()),
+        }
+    });
+}
+
 /// Every secret replaced by the redaction placeholder.
 pub fn redact_all(agent: &mut Map<String, Value>) {
     walk(agent, &mut |_| Value::String(REDACTED.into()));
@@ -137,6 +152,30 @@ mod tests {
         assert_eq!(open("  ", Some(&cipher)), Value::Null);
         assert_eq!(open(&other.encrypt("x"), Some(&cipher)), Value::Null);
         assert_eq!(open("plain", Some(&cipher)), json!("plain"));
+    }
+
+    #[test]
+    fn reseal_moves_tokens_of_a_previous_key_to_the_current_one() {
+        let old = Cipher::new("old", &[]).unwrap();
+        let foreign = Cipher::new("foreign", &[]).unwrap();
+        let rotated = Cipher::new("new", &["old".to_string()]).unwrap();
+        let only_new = Cipher::new("new", &[]).unwrap();
+        let mut a = agent();
+        seal_all(&mut a, Some(&old));
+        let unknown = foreign.encrypt("x");
+        a["agent_context"]["secrets"]
+            .as_object_mut()
+            .unwrap()
+            .insert("C".into(), Value::String(unknown.clone()));
+        reseal_all(&mut a, &rotated);
+        assert_eq!(
+            only_new
+                .decrypt(a["llm"]["api_key"].as_str().unwrap())
+                .as_deref(),
+            Some("sk-1")
+        );
+        assert!(old.decrypt(a["llm"]["api_key"].as_str().unwrap()).is_none());
+        assert_eq!(a["agent_context"]["secrets"]["C"], unknown.as_str());
     }
 
     #[test]
