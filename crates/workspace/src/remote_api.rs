@@ -230,6 +230,7 @@ impl APIRemoteWorkspace {
             connect_timeout: Some(Duration::from_secs(10)),
             tls: opts.tls.clone(),
             observability_headers: false,
+            ..HttpOptions::default()
         })
         .map_err(|e| WorkspaceError::Transport(e.to_string()))?;
         let api_ws = Api {
