@@ -156,7 +156,10 @@ def test_reference_api_remote_workspace_on_our_runtime_api(control: ControlPlane
         out = ws.execute_command("echo 'Hello from sandboxed environment!' && pwd")
         assert out.exit_code == 0, out
         assert "Hello from sandboxed environment!" in out.stdout
-        assert out.stdout.strip().endswith("/workspace")
+        # Without a cwd, commands run in the server's working directory: the
+        # start request's `working_dir` ("/", as the client asks).
+        assert out.stdout.strip().endswith("\n/")
+        assert ws.execute_command("pwd", cwd="/workspace").stdout.strip() == "/workspace"
 
         # The runtime is one of the tenant's sandboxes (spec-003 API).
         tenant_sandboxes = httpx.get(
@@ -194,13 +197,13 @@ def test_reference_api_remote_workspace_on_our_runtime_api(control: ControlPlane
         assert _session(control, session_id).json()["status"] == "paused"
         ws.resume()
         assert _session(control, session_id).json()["pod_status"] == "ready"
-        assert ws.execute_command("cat x.txt").stdout.strip() == "hi"
+        assert ws.execute_command("cat x.txt", cwd="/workspace").stdout.strip() == "hi"
 
         # A paused runtime is resumed by attaching to its session.
         ws.pause()
         third = _workspace(control, session_id, keep_alive=True)
         assert third._runtime_id == runtime_id
-        assert third.execute_command("cat x.txt").stdout.strip() == "hi"
+        assert third.execute_command("cat /workspace/x.txt").stdout.strip() == "hi"
     finally:
         ws.cleanup()
     # After stop the session is gone.

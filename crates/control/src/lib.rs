@@ -39,7 +39,7 @@
 //! sandboxed again inside; one tenant only where confinement is unavailable); the docker image from
 //! `workspace::docker::image`), `agent_client` (REST + `/sockets/events` with timeouts), `service/`
 //! (sandboxes, task controls, heartbeats, forwarding takeover between instances fenced by a lease
-//! epoch, host health checks, reconciling sandboxes with their engines), `tasks/` (`pump`: a task's
+//! epoch, host health checks, reconciling sandboxes with their engines), `service/runtimes` + `http/runtime` (the OpenHands Runtime API at `/v1/runtime`: runtimes are sandboxes with a session id and a sealed `RuntimeSpec` — image, pull policy, environment, user, runtime class — checked by the engine before anything starts; pause/resume freeze and thaw them), `tasks/` (`pump`: a task's
 //! events → NDJSON output chunks in the database; `reader`: output responses with rotation;
 //! `lines`), `http/`, `cli`
 //!

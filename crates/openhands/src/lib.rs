@@ -126,7 +126,10 @@ pub use openhands_wire::event::SecurityRisk;
 pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
 pub use openhands_wire::tool::ToolAnnotations;
 pub use openhands_workspace::docker::{DockerWorkspace, DockerWorkspaceOptions};
-pub use openhands_workspace::{LocalWorkspace, RemoteWorkspace, Workspace};
+pub use openhands_workspace::{
+    APIRemoteWorkspace, APIRemoteWorkspaceOptions, ImagePullPolicy, LocalWorkspace,
+    RemoteWorkspace, Workspace,
+};
 
 /// Events of a conversation and their parts (the reference's wire types).
 ///

@@ -590,6 +590,23 @@ fn remote_conversation_on_an_in_process_server() {
 }
 
 #[test]
+fn a_runtime_of_our_runtime_api_runs_the_conversation() {
+    let run = run_example("remote_04_convo_with_api_sandboxed_server");
+    assert_prints(
+        &run,
+        &[
+            "Runtime API served here at http://127.0.0.1:",
+            "Command completed: 0, Hello from sandboxed environment!",
+            "remote: true",
+            "status: Finished",
+            "FACTS.txt in the runtime:\nIt runs in a runtime.",
+            "files left: 0",
+            "runtime stopped",
+        ],
+    );
+}
+
+#[test]
 fn server_side_fork_continues_independently() {
     let run = run_example("remote_11_conversation_fork");
     let source = printed_number(&run, "source: ");

@@ -283,9 +283,12 @@ impl Engine for DockerEngine {
         let lay = self.layout(&req.sandbox_id);
         let secret = new_credential("").map_err(|e| ProvisionError::Start(e.to_string()))?;
         let (k, l, user) = (req.key.clone(), lay.clone(), req.runtime.user);
-        // The conversations run sandboxed inside the container.
+        // The conversations run sandboxed inside the container — unless a
+        // runtime runs it as another user: an agent server without root
+        // cannot set up that sandbox (see the README's Runtime API section).
+        let sandboxed = user.is_none();
         tokio::task::spawn_blocking(move || {
-            l.prepare(&k, &secret, true)?;
+            l.prepare(&k, &secret, sandboxed)?;
             match user {
                 Some((uid, gid)) => hand_over(&l, uid, gid),
                 None => Ok(()),

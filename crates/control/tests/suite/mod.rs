@@ -11,5 +11,6 @@ mod openapi;
 mod output_limits;
 mod refusals;
 mod restart;
+mod runtime_api;
 mod ssh;
 mod swarm;
