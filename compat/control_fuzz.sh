@@ -23,13 +23,16 @@ seconds="${CONTROL_FUZZ_SECONDS:-60}"
 examples="${CONTROL_FUZZ_EXAMPLES:-8}"
 bin_dir="${CARGO_TARGET_DIR:-$root/target}/debug"
 control="$bin_dir/openhands-control"
-[[ -x "$control" ]] || { echo "control_fuzz: build first: cargo build -p openhands-control -p openhands-agent-server" >&2; exit 1; }
-
 if ! "$venv/bin/st" --version 2>/dev/null | grep -q "${pin#*==}"; then
     python="${CONTROL_FUZZ_PYTHON:-$(command -v python3.12 || command -v python3)}"
     "$python" -m venv "$venv"
     timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check "$pin"
 fi
+
+# `--setup-only`: install schemathesis and stop (the test command does this
+# in the background while the workspace compiles).
+if [[ "${1:-}" == "--setup-only" ]]; then exit 0; fi
+[[ -x "$control" ]] || { echo "control_fuzz: build first: cargo build -p openhands-control -p openhands-agent-server" >&2; exit 1; }
 
 work="$(mktemp -d)"
 pid=""
