@@ -118,9 +118,43 @@ fn nix_is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
+/// How many times Chromium is started when it exits before opening its
+/// DevTools endpoint: a first start that crashes (seen on loaded machines,
+/// with nothing wrong in the set-up) gets one more try.
+const START_ATTEMPTS: u32 = 2;
+
 /// Starts Chromium and waits (up to the startup timeout) for its DevTools
-/// endpoint. The process is killed again when it does not come up.
+/// endpoint. The process is killed again when it does not come up; one that
+/// exited early is started once more before the error is reported.
 pub async fn launch(options: &LaunchOptions) -> Result<Launched, BrowserError> {
+    let mut attempt = 1;
+    loop {
+        match launch_once(options).await {
+            Err(Attempt::ExitedEarly(e)) if attempt < START_ATTEMPTS => {
+                tracing::warn!("Chromium exited while starting; starting it again: {e}");
+                attempt += 1;
+            }
+            Err(Attempt::ExitedEarly(e) | Attempt::Failed(e)) => return Err(e),
+            Ok(launched) => return Ok(launched),
+        }
+    }
+}
+
+/// Why one start of Chromium failed.
+enum Attempt {
+    /// Chromium exited before opening its DevTools endpoint.
+    ExitedEarly(BrowserError),
+    /// Anything else (no profile directory, no executable, a timeout).
+    Failed(BrowserError),
+}
+
+impl From<BrowserError> for Attempt {
+    fn from(e: BrowserError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
+async fn launch_once(options: &LaunchOptions) -> Result<Launched, Attempt> {
     let sandbox = options.exec.sandbox.as_ref();
     if let Some(sb) = sandbox
         && !sb.config().network
@@ -129,7 +163,8 @@ pub async fn launch(options: &LaunchOptions) -> Result<Launched, BrowserError> {
             "the conversation's sandbox has no network, and the browser is driven over a \
              DevTools connection on loopback; enable the sandbox's network to use the browser tools"
                 .into(),
-        ));
+        )
+        .into());
     }
     let profile = tempfile::Builder::new()
         .prefix("openhands-browser-")
@@ -174,12 +209,15 @@ pub async fn launch(options: &LaunchOptions) -> Result<Launched, BrowserError> {
         if exited || Instant::now() >= deadline {
             child.terminate(Duration::from_secs(2)).await;
             let tail = tail_text(&stderr_tail);
-            let why = if exited {
-                "Chromium exited before opening its DevTools endpoint"
+            return Err(if exited {
+                Attempt::ExitedEarly(BrowserError::Start(format!(
+                    "Chromium exited before opening its DevTools endpoint. {tail}"
+                )))
             } else {
-                "Chromium did not open its DevTools endpoint in time"
-            };
-            return Err(BrowserError::Start(format!("{why}. {tail}")));
+                Attempt::Failed(BrowserError::Start(format!(
+                    "Chromium did not open its DevTools endpoint in time. {tail}"
+                )))
+            });
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -240,6 +278,65 @@ mod tests {
         assert_eq!(args.last().map(String::as_str), Some("about:blank"));
         let windowed = chromium_args(Path::new("/tmp/p"), false);
         assert!(!windowed.iter().any(|a| a.starts_with("--headless")));
+    }
+
+    /// A stand-in for Chromium: appends a line to `starts` each time it runs;
+    /// exits at once while `starts` has fewer than `crashes` lines, then
+    /// announces a DevTools port in its profile and waits.
+    fn fake_chromium(dir: &Path, crashes: usize) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let exe = dir.join("fake-chromium");
+        let script = format!(
+            "#!/bin/sh\n\
+             echo start >> '{starts}'\n\
+             if [ \"$(wc -l < '{starts}')\" -le {crashes} ]; then echo 'crashed on purpose' >&2; exit 1; fi\n\
+             for a in \"$@\"; do case \"$a\" in --user-data-dir=*) d=\"${{a#--user-data-dir=}}\";; esac; done\n\
+             printf '9\\n/devtools/browser/fake\\n' > \"$d/DevToolsActivePort\"\n\
+             exec sleep 30\n",
+            starts = dir.join("starts").display()
+        );
+        std::fs::write(&exe, script).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("{e}"));
+        exe
+    }
+
+    fn options(executable: PathBuf) -> LaunchOptions {
+        LaunchOptions {
+            executable,
+            headless: true,
+            startup_timeout: Duration::from_secs(10),
+            exec: ExecPolicy::default(),
+        }
+    }
+
+    fn starts(dir: &Path) -> usize {
+        std::fs::read_to_string(dir.join("starts"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn a_chromium_that_crashes_while_starting_is_started_once_more() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut launched = launch(&options(fake_chromium(dir.path(), 1)))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(launched.ws_url, "ws://127.0.0.1:9/devtools/browser/fake");
+        assert_eq!(starts(dir.path()), 2);
+        launched.child.terminate(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn a_chromium_that_always_crashes_is_reported_after_the_second_start() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let err = launch(&options(fake_chromium(dir.path(), 5)))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("a crashing browser was reported as started"));
+        let text = err.to_string();
+        assert!(text.contains("exited before opening"), "{text}");
+        assert_eq!(starts(dir.path()), START_ATTEMPTS as usize);
     }
 
     #[tokio::test]
