@@ -287,10 +287,6 @@ fn finish_reason(stop: Option<&str>) -> Option<String> {
     })
 }
 
-fn str_of(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
 /// Turns content blocks into an assistant message.
 fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
     let mut text = String::new();
@@ -305,7 +301,8 @@ fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
                 }
             }
             Some("tool_use") => {
-                let (Some(id), Some(name)) = (str_of(b, "id"), str_of(b, "name")) else {
+                let (Some(id), Some(name)) = (common::str_of(b, "id"), common::str_of(b, "name"))
+                else {
                     return Err(LlmError::MalformedResponse(
                         "tool_use block without id or name".into(),
                     ));
@@ -324,16 +321,16 @@ fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
                 });
             }
             Some("thinking") => {
-                let t = str_of(b, "thinking").unwrap_or_default();
+                let t = common::str_of(b, "thinking").unwrap_or_default();
                 reasoning.push_str(&t);
                 thinking.push(AnyThinkingBlock::Thinking(ThinkingBlock {
                     thinking: t,
-                    signature: str_of(b, "signature"),
+                    signature: common::str_of(b, "signature"),
                 }));
             }
             Some("redacted_thinking") => {
                 thinking.push(AnyThinkingBlock::Redacted(RedactedThinkingBlock {
-                    data: str_of(b, "data").unwrap_or_default(),
+                    data: common::str_of(b, "data").unwrap_or_default(),
                 }));
             }
             _ => {}
@@ -360,8 +357,8 @@ fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
 fn error_from(v: &Value) -> LlmError {
     let e = v.get("error").unwrap_or(v);
     let info = ErrorInfo {
-        message: str_of(e, "message").unwrap_or_else(|| "stream error".into()),
-        kind: str_of(e, "type").filter(|t| t != "error"),
+        message: common::str_of(e, "message").unwrap_or_else(|| "stream error".into()),
+        kind: common::str_of(e, "type").filter(|t| t != "error"),
         code: None,
     };
     classify::classify(None, &info, None)
@@ -381,7 +378,7 @@ pub fn parse_response(config: &LlmConfig, body: &[u8]) -> Result<LlmResponse, Ll
         ));
     };
     let message = message_from_blocks(blocks)?;
-    let id = str_of(&v, "id")
+    let id = common::str_of(&v, "id")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| format!("msg_{}", uuid::Uuid::new_v4().simple()));
     Ok(LlmResponse {
@@ -452,7 +449,7 @@ impl AnthropicStream {
         match kind.as_str() {
             "message_start" => {
                 let msg = v.get("message").cloned().unwrap_or(Value::Null);
-                self.id = str_of(&msg, "id");
+                self.id = common::str_of(&msg, "id");
                 self.merge_usage(msg.get("usage"));
             }
             "content_block_start" => {

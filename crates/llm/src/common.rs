@@ -7,6 +7,7 @@ use crate::types::LlmRequest;
 use openhands_wire::LlmConfig;
 use openhands_wire::message::{Message, Role};
 use openhands_wire::metrics::TokenUsage;
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// Longest tool output sent to a provider; longer outputs keep head and
@@ -237,6 +238,11 @@ pub fn split_data_url(url: &str) -> Option<(&str, &str)> {
 pub fn new_call_id() -> String {
     let hex = uuid::Uuid::new_v4().simple().to_string();
     format!("call_{}", &hex[..24])
+}
+
+/// The string at `key` of a JSON object, owned.
+pub fn str_of(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use openhands_wire::LlmConfig;
 use openhands_wire::secret::SecretString;
+use serde_json::Value;
 
 /// The variables of one provider, each list in LiteLLM's order of
 /// preference.
@@ -194,6 +195,28 @@ impl EnvDefaults {
 /// messages telling the user what to set).
 pub fn key_var_names(config: &LlmConfig) -> &'static [&'static str] {
     vars_for(config).map(|v| v.key).unwrap_or(&[])
+}
+
+/// Reads one environment variable (the process environment, or a map in
+/// tests).
+pub type EnvGet<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A non-empty string setting of the reference's LLM (kept in `extra`),
+/// trimmed.
+pub fn extra_setting<'a>(config: &'a LlmConfig, key: &str) -> Option<&'a str> {
+    config
+        .extra
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// A non-empty environment variable, trimmed.
+pub fn env_value(env: EnvGet<'_>, name: &str) -> Option<String> {
+    env(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]

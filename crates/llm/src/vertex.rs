@@ -16,8 +16,8 @@ use openhands_wire::LlmConfig;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-/// Reads one environment variable.
-pub type EnvGet<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub use crate::provider_env::EnvGet;
+use crate::provider_env::{env_value, extra_setting as setting};
 
 /// Location used when nothing names one (LiteLLM's default).
 pub const DEFAULT_LOCATION: &str = "us-central1";
@@ -160,21 +160,6 @@ impl VertexTarget {
             self.api_base, self.project, self.location, self.publisher, self.model
         )
     }
-}
-
-fn setting<'a>(config: &'a LlmConfig, key: &str) -> Option<&'a str> {
-    config
-        .extra
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
-
-fn env_value(env: EnvGet<'_>, name: &str) -> Option<String> {
-    env(name)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
 }
 
 /// Resolves a `vertex_ai/...` configuration (reads the credentials file).

@@ -20,12 +20,10 @@
 use super::sigv4::AwsCredentials;
 use crate::error::LlmError;
 use openhands_wire::LlmConfig;
-use serde_json::Value;
 use std::path::PathBuf;
 
-/// Reads one environment variable (the process environment, or a map in
-/// tests).
-pub type EnvGet<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub use crate::provider_env::EnvGet;
+use crate::provider_env::{env_value, extra_setting as setting};
 
 /// Region used when nothing names one (LiteLLM's default).
 pub const DEFAULT_REGION: &str = "us-west-2";
@@ -74,22 +72,6 @@ impl BedrockTarget {
         };
         format!("{}/model/{}/{op}", self.endpoint, self.model_path)
     }
-}
-
-/// A non-empty string setting of the reference's LLM (kept in `extra`).
-fn setting<'a>(config: &'a LlmConfig, key: &str) -> Option<&'a str> {
-    config
-        .extra
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
-
-fn env_value(env: EnvGet<'_>, name: &str) -> Option<String> {
-    env(name)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
 }
 
 /// Percent-encodes everything but `A-Z a-z 0-9 - _ . ~` (Python's

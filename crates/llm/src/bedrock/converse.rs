@@ -336,10 +336,6 @@ pub fn finish_reason(stop: Option<&str>) -> Option<String> {
     })
 }
 
-fn str_of(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
 /// Turns Converse content blocks into an assistant message.
 fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
     let mut text = String::new();
@@ -350,7 +346,9 @@ fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
         if let Some(t) = b.get("text").and_then(Value::as_str) {
             text.push_str(t);
         } else if let Some(tu) = b.get("toolUse") {
-            let (Some(id), Some(name)) = (str_of(tu, "toolUseId"), str_of(tu, "name")) else {
+            let (Some(id), Some(name)) =
+                (common::str_of(tu, "toolUseId"), common::str_of(tu, "name"))
+            else {
                 return Err(LlmError::MalformedResponse(
                     "toolUse block without toolUseId or name".into(),
                 ));
@@ -369,11 +367,11 @@ fn message_from_blocks(blocks: &[Value]) -> Result<Message, LlmError> {
             });
         } else if let Some(rc) = b.get("reasoningContent") {
             if let Some(rt) = rc.get("reasoningText") {
-                let t = str_of(rt, "text").unwrap_or_default();
+                let t = common::str_of(rt, "text").unwrap_or_default();
                 reasoning.push_str(&t);
                 thinking.push(AnyThinkingBlock::Thinking(ThinkingBlock {
                     thinking: t,
-                    signature: str_of(rt, "signature").filter(|s| !s.is_empty()),
+                    signature: common::str_of(rt, "signature").filter(|s| !s.is_empty()),
                 }));
             } else if let Some(data) = rc.get("redactedContent").and_then(Value::as_str) {
                 thinking.push(AnyThinkingBlock::Redacted(RedactedThinkingBlock {
@@ -465,7 +463,7 @@ pub fn exception_error(name: &str, payload: &[u8]) -> LlmError {
     let text = String::from_utf8_lossy(payload);
     let message = serde_json::from_str::<Value>(&text)
         .ok()
-        .and_then(|v| str_of(&v, "message").or_else(|| str_of(&v, "Message")))
+        .and_then(|v| common::str_of(&v, "message").or_else(|| common::str_of(&v, "Message")))
         .unwrap_or_else(|| text.to_string());
     let lower = message.to_ascii_lowercase();
     if CONTEXT_WINDOW_PHRASES.iter().any(|p| lower.contains(p)) {
@@ -562,8 +560,8 @@ impl ConverseStream {
         match event {
             "contentBlockStart" => {
                 if let Some(tu) = v.pointer("/start/toolUse") {
-                    let id = str_of(tu, "toolUseId").unwrap_or_default();
-                    let name = str_of(tu, "name").unwrap_or_default();
+                    let id = common::str_of(tu, "toolUseId").unwrap_or_default();
+                    let name = common::str_of(tu, "name").unwrap_or_default();
                     self.block(index).tool = Some((id, name));
                 }
             }
@@ -604,7 +602,7 @@ impl ConverseStream {
                 }
             }
             "messageStop" => {
-                self.stop_reason = str_of(&v, "stopReason");
+                self.stop_reason = common::str_of(&v, "stopReason");
                 self.stopped = true;
             }
             "metadata" => {
