@@ -13,6 +13,8 @@ use crate::exec::{EnvPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
 #[path = "git_delta.rs"]
 mod delta;
 pub use delta::RepositoryMetadata;
+#[path = "git_remote.rs"]
+pub mod remote;
 pub use openhands_protocol::git::{GitChange, GitChangeStatus, GitCommit, GitCommitsPage, GitDiff};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

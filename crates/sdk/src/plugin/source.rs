@@ -7,7 +7,7 @@
 
 use super::types::PluginError;
 use openhands_workspace::exec::EnvPolicy;
-use openhands_workspace::git::Git;
+use openhands_workspace::git::remote::{FetchError, RemoteFetch, redact_url};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
@@ -212,17 +212,7 @@ pub fn cache_path(url: &str, cache_dir: &Path) -> PathBuf {
 
 /// Masks `user:password@` in a URL.
 pub fn redact(source: &str) -> String {
-    if let Some((scheme, rest)) = source.split_once("://")
-        && let Some((creds, host)) = rest.split_once('@')
-        && !creds.contains('/')
-    {
-        return format!("{scheme}://****@{host}");
-    }
-    source.to_string()
-}
-
-fn is_full_sha(r: &str) -> bool {
-    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
+    redact_url(source)
 }
 
 /// Where plugins are fetched to and under which environment git runs.
@@ -279,18 +269,14 @@ pub async fn fetch(
             let sub = subpath.or_else(|| spec.repo_path.clone());
             let _guard = FETCH_LOCK.lock().await;
             let repo = cache_path(&url, cache_dir);
-            let git = Git::new(GIT_TIMEOUT).with_env(env.clone());
+            // The user named this source, so a `file://` remote is theirs to use.
+            let fetcher = RemoteFetch::new(GIT_TIMEOUT, env.clone()).allow_file(true);
             let shown = redact(&spec.source);
-            let fail = |e: openhands_workspace::git::GitError| {
-                PluginError::Fetch(format!("Failed to fetch plugin from {shown}: {e}"))
-            };
-            clone_or_update(&git, &url, &repo, spec.git_ref.as_deref(), cache_dir)
+            let head = update_clone(&fetcher, &url, &repo, spec.git_ref.as_deref())
                 .await
-                .map_err(fail)?;
-            let head = git
-                .run(&["rev-parse", "HEAD"], &repo, false)
-                .await
-                .map_err(fail)?;
+                .map_err(|e| {
+                    PluginError::Fetch(format!("Failed to fetch plugin from {shown}: {e}"))
+                })?;
             let what = format!("repository '{shown}'");
             Ok((apply_subpath(repo, sub.as_deref(), &what)?, Some(head)))
         }
@@ -309,67 +295,20 @@ pub fn fetch_blocking(
         .map_err(|e| e.to_string())
 }
 
-async fn clone_or_update(
-    git: &Git,
+/// Makes `repo` (a directory of the cache) a checkout of `url` at
+/// `git_ref`; a leftover that is not a clone is replaced.
+async fn update_clone(
+    fetch: &RemoteFetch,
     url: &str,
     repo: &Path,
     git_ref: Option<&str>,
-    cache_dir: &Path,
-) -> Result<(), openhands_workspace::git::GitError> {
-    let io = |e: std::io::Error| openhands_workspace::git::GitError::Command(e.to_string());
-    tokio::fs::create_dir_all(cache_dir).await.map_err(io)?;
-    let target = repo.to_string_lossy().into_owned();
-    if !repo.join(".git").exists() {
-        if repo.exists() {
-            tokio::fs::remove_dir_all(repo).await.map_err(io)?;
-        }
-        let mut args = vec!["clone", "--quiet"];
-        if git_ref.is_none() {
-            args.extend(["--depth", "1"]);
-        }
-        args.extend(["--", url, target.as_str()]);
-        git.run(&args, cache_dir, false).await?;
-        if git_ref.is_none() {
-            return Ok(());
-        }
+) -> Result<String, FetchError> {
+    if repo.exists() && !repo.join(".git").exists() {
+        tokio::fs::remove_dir_all(repo)
+            .await
+            .map_err(|e| FetchError::Start(format!("{}: {e}", repo.display())))?;
     }
-    match git_ref {
-        Some(r)
-            if is_full_sha(r)
-                && git
-                    .run(&["cat-file", "-e", &format!("{r}^{{commit}}")], repo, false)
-                    .await
-                    .is_ok() =>
-        {
-            git.run(&["checkout", "--quiet", "--detach", r], repo, false)
-                .await?;
-        }
-        Some(r) => {
-            git.run(&["fetch", "--quiet", "origin", r], repo, false)
-                .await?;
-            git.run(
-                &["checkout", "--quiet", "--detach", "FETCH_HEAD"],
-                repo,
-                false,
-            )
-            .await?;
-        }
-        None => {
-            git.run(
-                &["fetch", "--quiet", "--depth", "1", "origin", "HEAD"],
-                repo,
-                false,
-            )
-            .await?;
-            git.run(
-                &["checkout", "--quiet", "--detach", "FETCH_HEAD"],
-                repo,
-                false,
-            )
-            .await?;
-        }
-    }
-    Ok(())
+    Ok(fetch.checkout(url, git_ref, repo).await?.commit)
 }
 
 #[cfg(test)]

@@ -8,18 +8,15 @@
 
 use super::load::{MANIFEST_DIRS, load};
 use super::source::{SourceKind, cache_path, parse_source};
-use openhands_workspace::exec::{EnvPolicy, ProcessSpec, RunEnd, RunLimits, run_to_completion};
+use openhands_workspace::exec::EnvPolicy;
+use openhands_workspace::git::remote::{FetchError, FetchStep, RemoteFetch, is_commit_id, mask};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// Directory under a source's cache directory holding pinned checkouts.
 pub const PINNED_REFS_DIR: &str = "resolved-refs";
-
-/// Most output kept from one git command.
-const MAX_GIT_OUTPUT: usize = 1024 * 1024;
 
 /// Why a strict fetch failed: a stable code and a message without secrets.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,10 +89,6 @@ pub struct CheckedPlugin {
     pub commands: Vec<String>,
 }
 
-fn is_full_sha(r: &str) -> bool {
-    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 /// `${NAME}` / `${NAME:-default}` occurrences: (start, end, name).
 fn placeholders(text: &str) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
@@ -143,19 +136,6 @@ fn expand(text: &str, values: &BTreeMap<String, String>) -> String {
         last = end;
     }
     out.push_str(&text[last..]);
-    out
-}
-
-/// Masks URL credentials and the secret values in `message`.
-fn sanitize(message: &str, secrets: &[String]) -> String {
-    let mut out = message
-        .split(' ')
-        .map(super::source::redact)
-        .collect::<Vec<_>>()
-        .join(" ");
-    for s in secrets.iter().filter(|s| !s.is_empty()) {
-        out = out.replace(s.as_str(), "****");
-    }
     out
 }
 
@@ -213,7 +193,7 @@ pub async fn fetch_strict(req: &StrictFetch) -> Result<CheckedPlugin, StrictFetc
         ));
     }
     if let (Some(cache), Some(r)) = (&req.cache_dir, git_ref.as_deref())
-        && is_full_sha(r)
+        && is_commit_id(r)
     {
         let pinned = pinned_path(&url, cache, &r.to_lowercase());
         if pinned.is_dir() {
@@ -225,14 +205,15 @@ pub async fn fetch_strict(req: &StrictFetch) -> Result<CheckedPlugin, StrictFetc
         .prefix("openhands-plugin-fetch-")
         .tempdir()
         .map_err(|e| StrictFetchError::new("source_unavailable", format!("Git failed: {e}")))?;
-    let git = GitRun {
-        timeout: req.timeout,
-        allow_file: req.allow_local,
-        secrets: &secret_values,
-        env: &req.env,
-    };
+    let fetch = RemoteFetch::new(req.timeout, req.env.clone())
+        .allow_file(req.allow_local)
+        .hiding(secret_values.iter().cloned());
     let repo = work.path().join("repo");
-    let resolved = git.checkout(&url, git_ref.as_deref(), &repo).await?;
+    let resolved = fetch
+        .checkout(&url, git_ref.as_deref(), &repo)
+        .await
+        .map_err(|e| fetch_failure(e, git_ref.is_some()))?
+        .commit;
     match &req.cache_dir {
         Some(cache) => {
             let pinned = store_pinned(&url, cache, &resolved, &repo).await?;
@@ -251,110 +232,21 @@ pub fn pinned_path(url: &str, cache_dir: &Path, sha: &str) -> PathBuf {
     cache_path(url, cache_dir).join(PINNED_REFS_DIR).join(sha)
 }
 
-struct GitRun<'a> {
-    timeout: Duration,
-    allow_file: bool,
-    secrets: &'a [String],
-    env: &'a EnvPolicy,
-}
-
-impl GitRun<'_> {
-    async fn run(
-        &self,
-        args: &[&str],
-        cwd: &Path,
-        default_code: &'static str,
-    ) -> Result<String, StrictFetchError> {
-        let unavailable = |e: String| StrictFetchError::new("source_unavailable", e);
-        let mut env = self.env.child_env();
-        for (name, value) in [
-            ("GIT_TERMINAL_PROMPT", "0"),
-            ("GIT_CONFIG_NOSYSTEM", "1"),
-            ("GIT_CONFIG_GLOBAL", "/dev/null"),
-            ("GIT_ASKPASS", "true"),
-            ("SSH_ASKPASS", "true"),
-        ] {
-            env.set(name, value)
-                .map_err(|e| unavailable(format!("Git failed: {e}")))?;
+/// The reference's code for a failed fetch: what git said, or the step.
+fn fetch_failure(e: FetchError, named_ref: bool) -> StrictFetchError {
+    match e {
+        FetchError::Start(m) => {
+            StrictFetchError::new("source_unavailable", format!("Git failed: {m}"))
         }
-        let file = format!(
-            "protocol.file.allow={}",
-            if self.allow_file { "always" } else { "never" }
-        );
-        let spec = ProcessSpec::new("git", env)
-            .args(["-c", "credential.helper=", "-c", "core.askPass=", "-c"])
-            .args([file.as_str()])
-            .args(args)
-            .cwd(cwd);
-        let limits = RunLimits {
-            timeout: self.timeout,
-            linger_after_exit: Some(Duration::from_secs(2)),
-            ..RunLimits::default()
-        };
-        let out = run_to_completion(&spec, &limits, &CancellationToken::new(), MAX_GIT_OUTPUT)
-            .await
-            .map_err(|e| unavailable(format!("Git failed: {e}")))?;
-        match out.end {
-            RunEnd::Exited(0) => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-            RunEnd::Exited(_) => {
-                let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                let stderr = sanitize(&stderr, self.secrets);
-                Err(StrictFetchError::new(
-                    classify(&stderr, default_code),
-                    stderr,
-                ))
-            }
-            RunEnd::TimedOut | RunEnd::Cancelled(_) => {
-                Err(StrictFetchError::new("timeout", "Git operation timed out."))
-            }
+        FetchError::TimedOut => StrictFetchError::new("timeout", "Git operation timed out."),
+        FetchError::Failed { step, stderr } => {
+            let default_code = match step {
+                FetchStep::Fetch if named_ref => "ref_not_found",
+                FetchStep::Prepare | FetchStep::Fetch => "source_unavailable",
+                FetchStep::Checkout => "ref_not_found",
+            };
+            StrictFetchError::new(classify(&stderr, default_code), stderr)
         }
-    }
-
-    /// Fetches `git_ref` (or the remote's HEAD) of `url` into `repo` at
-    /// one commit, returned lowercase.
-    async fn checkout(
-        &self,
-        url: &str,
-        git_ref: Option<&str>,
-        repo: &Path,
-    ) -> Result<String, StrictFetchError> {
-        tokio::fs::create_dir_all(repo)
-            .await
-            .map_err(|e| StrictFetchError::new("source_unavailable", format!("Git failed: {e}")))?;
-        self.run(&["init", "--quiet"], repo, "source_unavailable")
-            .await?;
-        self.run(
-            &["remote", "add", "origin", url],
-            repo,
-            "source_unavailable",
-        )
-        .await?;
-        let wanted = git_ref.unwrap_or("HEAD");
-        let code = if git_ref.is_some() {
-            "ref_not_found"
-        } else {
-            "source_unavailable"
-        };
-        self.run(&["fetch", "--depth", "1", "origin", wanted], repo, code)
-            .await?;
-        let sha = self
-            .run(&["rev-parse", "FETCH_HEAD^{commit}"], repo, "ref_not_found")
-            .await?
-            .trim()
-            .to_lowercase();
-        if !is_full_sha(&sha) {
-            return Err(StrictFetchError::new(
-                "ref_not_found",
-                format!("Ref not found: {wanted}"),
-            ));
-        }
-        self.run(
-            &["checkout", "--quiet", "--detach", &sha],
-            repo,
-            "ref_not_found",
-        )
-        .await?;
-        Ok(sha)
     }
 }
 
@@ -482,7 +374,7 @@ fn checked(
     let loaded = load(&root).map_err(|e| {
         StrictFetchError::new(
             "invalid_plugin",
-            format!("Invalid plugin: {}", sanitize(&e.to_string(), secrets)),
+            format!("Invalid plugin: {}", mask(&e.to_string(), secrets)),
         )
     })?;
     Ok(CheckedPlugin {
@@ -523,7 +415,7 @@ fn raw_manifest(root: &Path, secrets: &[String]) -> Result<Map<String, Value>, S
         let invalid = |e: String| {
             StrictFetchError::new(
                 "invalid_plugin",
-                format!("Invalid plugin manifest: {}", sanitize(&e, secrets)),
+                format!("Invalid plugin manifest: {}", mask(&e, secrets)),
             )
         };
         let text = std::fs::read_to_string(&candidate).map_err(|e| invalid(e.to_string()))?;

@@ -127,7 +127,7 @@ fn placeholders_are_expanded_and_secrets_masked() {
         "https://x:s3cr3t@h/${OTHER:-d}"
     );
     assert_eq!(
-        sanitize("fatal: https://x:y@h/r failed s3cr3t", &["s3cr3t".into()]),
+        mask("fatal: https://x:y@h/r failed s3cr3t", &["s3cr3t".into()]),
         "fatal: https://****@h/r failed ****"
     );
     assert_eq!(classify("fatal: Authentication failed", "x"), "auth_failed");

@@ -17,6 +17,7 @@
 use super::context::SkillSources;
 use openhands_workspace::exec::EnvPolicy;
 use openhands_workspace::git::Git;
+use openhands_workspace::git::remote::{RemoteFetch, is_commit_id};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -97,11 +98,6 @@ pub enum PublicSkillsError {
     /// The fetch could not be run at all.
     #[error("agent_context.load_public_skills: {0}")]
     Runtime(String),
-}
-
-/// Whether `git_ref` is a full commit id.
-fn is_commit_id(git_ref: &str) -> bool {
-    git_ref.len() == 40 && git_ref.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Where the public repository is read from.
@@ -272,61 +268,17 @@ async fn checkout(
     dir: &Path,
     env: &EnvPolicy,
 ) -> Result<CheckedOut, String> {
-    let git = Git::new(GIT_TIMEOUT).with_env(env.clone());
-    tokio::fs::create_dir_all(dir)
-        .await
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    if !dir.join(".git").exists() {
-        git.run(&["init", "--quiet"], dir, false)
-            .await
-            .map_err(|e| e.to_string())?;
-        git.run(&["remote", "add", "origin", url], dir, false)
-            .await
-            .map_err(|e| e.to_string())?;
-    } else {
-        git.run(&["remote", "set-url", "origin", url], dir, false)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    // A tag is pinned like a commit id; try it as a tag first.
-    let tag = format!("+refs/tags/{git_ref}:refs/tags/{git_ref}");
-    let is_tag = !is_commit_id(git_ref)
-        && git
-            .run(
-                &["fetch", "--quiet", "--depth", "1", "origin", &tag],
-                dir,
-                false,
-            )
-            .await
-            .is_ok();
-    if !is_tag {
-        git.run(
-            &["fetch", "--quiet", "--depth", "1", "origin", git_ref],
-            dir,
-            false,
-        )
+    // The repository is the user's setting, so a `file://` remote may be used.
+    let fetched = RemoteFetch::new(GIT_TIMEOUT, env.clone())
+        .allow_file(true)
+        .checkout(url, Some(git_ref), dir)
         .await
         .map_err(|e| e.to_string())?;
-    }
-    let target = if is_tag {
-        format!("refs/tags/{git_ref}^{{commit}}")
-    } else {
-        "FETCH_HEAD".to_string()
-    };
-    git.run(&["checkout", "--quiet", "--detach", &target], dir, false)
-        .await
-        .map_err(|e| e.to_string())?;
-    let commit = git
-        .run(&["rev-parse", "HEAD"], dir, false)
-        .await
-        .map_err(|e| e.to_string())?
-        .trim()
-        .to_string();
     let marker = CheckedOut {
         url: url.to_string(),
         git_ref: git_ref.to_string(),
-        commit,
-        pinned: is_tag || is_commit_id(git_ref),
+        commit: fetched.commit,
+        pinned: fetched.tag || is_commit_id(git_ref),
     };
     let text = serde_json::to_vec_pretty(&marker).map_err(|e| e.to_string())?;
     tokio::fs::write(dir.join(".git").join(MARKER), text)
