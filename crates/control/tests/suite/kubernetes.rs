@@ -26,6 +26,8 @@ use std::time::Duration;
 
 const NS: &str = "sandboxes";
 const TOKEN: &str = "test-token";
+/// The path of the namespace's `Sandbox` collection.
+const SANDBOXES: &str = "/apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes";
 
 /// Decoded `data` entry of a Secret.
 fn secret_data(secret: &Value, key: &str) -> Option<String> {
@@ -421,7 +423,7 @@ async fn an_unknown_warm_pool_fails_at_once_and_leaves_no_claim() {
 #[tokio::test]
 async fn api_refusals_are_clear_errors_and_leave_nothing_behind() {
     let e = env(Controller::default(), false).await;
-    e.api.fail("POST", "/sandboxes", 403, "Forbidden",
+    e.api.fail("POST", SANDBOXES, 403, "Forbidden",
         "sandboxes.agents.x-k8s.io is forbidden: User \"system:serviceaccount:oh:control\" cannot create resource \"sandboxes\"");
     let err = e
         .engine
@@ -441,7 +443,7 @@ async fn api_refusals_are_clear_errors_and_leave_nothing_behind() {
     e.api.heal();
     e.api.fail(
         "POST",
-        "/sandboxes",
+        SANDBOXES,
         404,
         "NotFound",
         "the server could not find the requested resource",

@@ -14,7 +14,8 @@
 //! Waits poll the object (every 250 ms, backing off to 2 s) rather than
 //! watch it.
 
-use super::{KubeClient, KubeError, ResourceType};
+use super::client::{KubeClient, ResourceType};
+use super::error::KubeError;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

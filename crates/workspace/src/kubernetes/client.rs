@@ -4,8 +4,8 @@
 //! factory (rustls); every call has a timeout; an API error keeps the
 //! server's `Status` (code, reason, message) and says what was attempted.
 
-use super::KubeError;
 use super::config::{KubeConnection, Token};
+use super::error::KubeError;
 use openhands_client::http::{HttpOptions, http_client};
 use serde_json::Value;
 use std::time::Duration;

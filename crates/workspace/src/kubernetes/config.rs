@@ -9,7 +9,7 @@
 //! (`insecure-skip-tls-verify`, `exec` credential plugins, `auth-provider`,
 //! basic auth, `proxy-url`) is refused by name, never ignored.
 
-use super::KubeError;
+use super::error::KubeError;
 use base64::Engine as _;
 use openhands_client::{ClientIdentity, TlsOptions};
 use serde::Deserialize;
