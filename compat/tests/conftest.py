@@ -27,6 +27,33 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 MOCK_MODEL = "openai/mock-model"
+
+
+def _stop_events_client_promptly() -> None:
+    """Make the reference client's ``close()`` return at once in the suites.
+
+    The reference ``WebSocketCallbackClient`` only notices ``stop()`` when the
+    next message arrives, so on an idle conversation ``stop()`` always waits
+    out its 5-s thread join, whichever server it talks to. That wait tests
+    nothing and cost the suites over a minute; here the join is short and the
+    daemon thread ends at its next message or when the server closes the
+    socket. Everything else the client does is unchanged.
+    """
+    from openhands.sdk.conversation.impl import remote_conversation
+
+    client = remote_conversation.WebSocketCallbackClient
+
+    def stop(self) -> None:
+        if not self._thread:
+            return
+        self._stop.set()
+        self._thread.join(timeout=0.2)
+        self._thread = None
+
+    client.stop = stop
+
+
+_stop_events_client_promptly()
 MOCK_API_KEY = "mock-key"
 
 
