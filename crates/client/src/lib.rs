@@ -29,4 +29,4 @@ pub use agent::{AgentServerClient, AgentServerClientBuilder, Answer};
 pub use error::ClientError;
 pub use http::{HttpOptions, http_client};
 pub use socket::{EventSocket, Resend, SocketRead};
-pub use tls::TlsOptions;
+pub use tls::{ClientIdentity, TlsOptions};

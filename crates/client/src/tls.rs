@@ -6,7 +6,10 @@
 //! System roots come from `rustls-native-certs`, which honours
 //! `SSL_CERT_FILE` / `SSL_CERT_DIR` as OpenSSL does (when either is set, only
 //! those certificates are trusted). [`TlsOptions::ca_file`] adds the PEM
-//! certificates of one more file on top (a private CA, a test CA).
+//! certificates of one more file on top (a private CA, a test CA),
+//! [`TlsOptions::ca_pem`] those of PEM text in memory (a kubeconfig's
+//! `certificate-authority-data`); [`TlsOptions::identity`] is a client
+//! certificate the client presents (a kubeconfig's client certificate).
 
 use crate::error::ClientError;
 use rustls::pki_types::CertificateDer;
@@ -14,13 +17,32 @@ use rustls::pki_types::pem::PemObject;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// Which certificates a client trusts.
+/// Which certificates a client trusts (and which one it presents).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsOptions {
     /// Trust the system roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` when set).
     pub system_roots: bool,
     /// A PEM bundle of further trusted CA certificates.
     pub ca_file: Option<PathBuf>,
+    /// PEM text of further trusted CA certificates.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The client certificate presented to servers that ask for one.
+    pub identity: Option<ClientIdentity>,
+}
+
+/// A client certificate chain and its private key, both PEM.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    /// The certificate chain (leaf first).
+    pub cert_pem: Vec<u8>,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for ClientIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientIdentity").finish_non_exhaustive()
+    }
 }
 
 impl Default for TlsOptions {
@@ -28,6 +50,8 @@ impl Default for TlsOptions {
         Self {
             system_roots: true,
             ca_file: None,
+            ca_pem: None,
+            identity: None,
         }
     }
 }
@@ -36,8 +60,8 @@ impl TlsOptions {
     /// The system roots plus the certificates in `ca_file`.
     pub fn with_ca_file(ca_file: impl Into<PathBuf>) -> Self {
         Self {
-            system_roots: true,
             ca_file: Some(ca_file.into()),
+            ..Self::default()
         }
     }
 }
@@ -91,12 +115,40 @@ pub fn client_config(options: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, 
                 .map_err(|e| ClientError::Tls(format!("CA bundle {}: {e}", path.display())))?;
         }
     }
+    if let Some(pem) = &options.ca_pem {
+        let bad = |detail: String| ClientError::Tls(format!("CA certificates: {detail}"));
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(e.to_string()))?;
+        if certs.is_empty() {
+            return Err(bad("no PEM certificate in the data".into()));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| bad(e.to_string()))?;
+        }
+    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| ClientError::Tls(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let config = match &options.identity {
+        None => builder.with_no_client_auth(),
+        Some(id) => {
+            let bad = |detail: String| ClientError::Tls(format!("client certificate: {detail}"));
+            let chain = CertificateDer::pem_slice_iter(&id.cert_pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(e.to_string()))?;
+            if chain.is_empty() {
+                return Err(bad("no PEM certificate in the data".into()));
+            }
+            let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(&id.key_pem)
+                .map_err(|e| bad(format!("its key: {e}")))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| bad(e.to_string()))?
+        }
+    };
     let config = Arc::new(config);
     if *options == TlsOptions::default() {
         let _ = DEFAULT.set(config.clone());
@@ -132,7 +184,24 @@ mod tests {
         let only = TlsOptions {
             system_roots: false,
             ca_file: Some(path),
+            ..TlsOptions::default()
         };
         assert!(client_config(&only).is_ok());
+        let in_memory = TlsOptions {
+            system_roots: false,
+            ca_pem: Some(ca.pem().into_bytes()),
+            identity: Some(ClientIdentity {
+                cert_pem: ca.pem().into_bytes(),
+                key_pem: key.serialize_pem().into_bytes(),
+            }),
+            ..TlsOptions::default()
+        };
+        assert!(client_config(&in_memory).is_ok());
+        let e = client_config(&TlsOptions {
+            ca_pem: Some(b"nothing".to_vec()),
+            ..TlsOptions::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("no PEM certificate"), "{e}");
     }
 }

@@ -46,6 +46,17 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_SWARM_MEMORY_RESERVATION_MB",
     "OH_CONTROL_SWARM_CONSTRAINTS",
     "OH_CONTROL_SWARM_PORTS",
+    "OH_CONTROL_K8S_NAMESPACE",
+    "OH_CONTROL_K8S_IMAGE",
+    "OH_CONTROL_K8S_CPU_REQUEST",
+    "OH_CONTROL_K8S_CPU_LIMIT",
+    "OH_CONTROL_K8S_MEMORY_REQUEST_MB",
+    "OH_CONTROL_K8S_MEMORY_LIMIT_MB",
+    "OH_CONTROL_K8S_WARMPOOL",
+    "OH_CONTROL_K8S_WARMPOOL_SECRET",
+    "OH_CONTROL_K8S_KUBECONFIG",
+    "OH_CONTROL_K8S_CONTEXT",
+    "OH_CONTROL_K8S_SERVER_PORT",
     "OH_CONTROL_SSH_ADDR",
     "OH_CONTROL_SSH_PUBLIC_ADDR",
     "OH_CONTROL_SSH_TICKET_SECONDS",
@@ -79,6 +90,8 @@ pub enum SandboxMode {
     Docker,
     /// One Docker Swarm service of the image per sandbox.
     Swarm,
+    /// One agent-sandbox `Sandbox` (or warm-pool claim) per sandbox.
+    Kubernetes,
 }
 
 impl SandboxMode {
@@ -88,6 +101,7 @@ impl SandboxMode {
             SandboxMode::Local => "local",
             SandboxMode::Docker => "docker",
             SandboxMode::Swarm => "swarm",
+            SandboxMode::Kubernetes => "kubernetes",
         }
     }
 }
@@ -137,6 +151,35 @@ pub struct SwarmSettings {
     pub constraints: Vec<String>,
     /// The published ports sandboxes get one of (inclusive range).
     pub ports: (u16, u16),
+}
+
+/// Settings of the Kubernetes engine (`OH_CONTROL_K8S_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KubernetesSettings {
+    /// Namespace of the sandboxes (`None`: the context's, else `default`).
+    pub namespace: Option<String>,
+    /// The sandbox image (`OH_CONTROL_K8S_IMAGE`, else
+    /// `OH_CONTROL_DOCKER_IMAGE`, else the default image).
+    pub image: String,
+    /// CPU requested per sandbox (cores): the scheduler places by it.
+    pub cpu_request: Option<f64>,
+    /// CPU limit per sandbox (cores).
+    pub cpu_limit: Option<f64>,
+    /// Memory requested per sandbox (MiB): the scheduler places by it.
+    pub memory_request_mb: Option<i64>,
+    /// Memory limit per sandbox (MiB).
+    pub memory_limit_mb: Option<i64>,
+    /// A `SandboxWarmPool` to claim sandboxes from (instead of creating
+    /// `Sandbox` objects).
+    pub warmpool: Option<String>,
+    /// The `Secret` holding the warm pool's session key (`session_api_key`).
+    pub warmpool_secret: Option<String>,
+    /// A kubeconfig file (`None`: in-cluster, `KUBECONFIG`, `~/.kube/config`).
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (`None`: its current one).
+    pub context: Option<String>,
+    /// The port the agent server listens on in the pod.
+    pub server_port: u16,
 }
 
 /// Every setting of the control plane.
@@ -192,6 +235,8 @@ pub struct ControlConfig {
     pub swarm: SwarmSettings,
     /// The SSH relay's settings (`OH_CONTROL_SSH_*`).
     pub ssh: SshSettings,
+    /// The Kubernetes engine's settings (`OH_CONTROL_K8S_*`).
+    pub kubernetes: KubernetesSettings,
 }
 
 /// Settings of the SSH relay (see [`crate::ssh`]).
@@ -296,18 +341,11 @@ impl ControlConfig {
             None | Some("local") => SandboxMode::Local,
             Some("docker") => SandboxMode::Docker,
             Some("swarm") => SandboxMode::Swarm,
-            Some(engine @ "kubernetes") => {
-                return Err(ConfigError::new(
-                    "OH_CONTROL_SANDBOX",
-                    format!(
-                        "the {engine} engine is not available in this build; use 'local', 'docker' or 'swarm'"
-                    ),
-                ));
-            }
+            Some("kubernetes") => SandboxMode::Kubernetes,
             Some(other) => {
                 return Err(ConfigError::new(
                     "OH_CONTROL_SANDBOX",
-                    format!("must be 'local', 'docker' or 'swarm', not {other:?}"),
+                    format!("must be 'local', 'docker', 'swarm' or 'kubernetes', not {other:?}"),
                 ));
             }
         };
@@ -366,7 +404,12 @@ impl ControlConfig {
             get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
         )?;
         let ssh = ssh_settings(&get)?;
+        let kubernetes = kubernetes_settings(
+            &get,
+            get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
+        )?;
         Ok(Self {
+            kubernetes,
             ssh,
             swarm,
             stop_sandboxes_on_shutdown,
@@ -514,6 +557,103 @@ fn swarm_settings<'a>(
     })
 }
 
+fn kubernetes_settings<'a>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+    docker_image: &str,
+) -> Result<KubernetesSettings, ConfigError> {
+    let cores = |name: &str| -> Result<Option<f64>, ConfigError> {
+        get(name)
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite() && *n >= 0.001 && *n <= 1024.0)
+                    .ok_or_else(|| {
+                        ConfigError::new(name, "must be a number of CPUs in [0.001, 1024]")
+                    })
+            })
+            .transpose()
+    };
+    let mb = |name: &str| -> Result<Option<i64>, ConfigError> {
+        get(name)
+            .map(|v| {
+                v.parse::<i64>()
+                    .ok()
+                    .filter(|n| *n >= 6)
+                    .ok_or_else(|| ConfigError::new(name, "must be MiB, at least 6"))
+            })
+            .transpose()
+    };
+    let dns_name = |name: &str| -> Result<Option<String>, ConfigError> {
+        get(name)
+            .map(|v| {
+                let ok = v.len() <= 253
+                    && v.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
+                    && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+                    && v.ends_with(|c: char| c.is_ascii_alphanumeric());
+                if ok {
+                    Ok(v.to_string())
+                } else {
+                    Err(ConfigError::new(
+                        name,
+                        format!("{v:?} is not a Kubernetes object name (lower-case letters, digits, '-', '.')"),
+                    ))
+                }
+            })
+            .transpose()
+    };
+    let server_port = match get("OH_CONTROL_K8S_SERVER_PORT") {
+        None => 8000,
+        Some(v) => v.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+            ConfigError::new("OH_CONTROL_K8S_SERVER_PORT", "must be a port in 1..=65535")
+        })?,
+    };
+    let settings = KubernetesSettings {
+        namespace: dns_name("OH_CONTROL_K8S_NAMESPACE")?,
+        image: get("OH_CONTROL_K8S_IMAGE")
+            .unwrap_or(docker_image)
+            .to_string(),
+        cpu_request: cores("OH_CONTROL_K8S_CPU_REQUEST")?,
+        cpu_limit: cores("OH_CONTROL_K8S_CPU_LIMIT")?,
+        memory_request_mb: mb("OH_CONTROL_K8S_MEMORY_REQUEST_MB")?,
+        memory_limit_mb: mb("OH_CONTROL_K8S_MEMORY_LIMIT_MB")?,
+        warmpool: dns_name("OH_CONTROL_K8S_WARMPOOL")?,
+        warmpool_secret: dns_name("OH_CONTROL_K8S_WARMPOOL_SECRET")?,
+        kubeconfig: get("OH_CONTROL_K8S_KUBECONFIG").map(PathBuf::from),
+        context: get("OH_CONTROL_K8S_CONTEXT").map(str::to_string),
+        server_port,
+    };
+    if settings.warmpool.is_some() {
+        // The pool's SandboxTemplate decides these: refused, not ignored.
+        for name in [
+            "OH_CONTROL_K8S_IMAGE",
+            "OH_CONTROL_K8S_CPU_REQUEST",
+            "OH_CONTROL_K8S_CPU_LIMIT",
+            "OH_CONTROL_K8S_MEMORY_REQUEST_MB",
+            "OH_CONTROL_K8S_MEMORY_LIMIT_MB",
+        ] {
+            if get(name).is_some() {
+                return Err(ConfigError::new(
+                    name,
+                    "cannot be set with OH_CONTROL_K8S_WARMPOOL: the warm pool's SandboxTemplate decides it",
+                ));
+            }
+        }
+        if settings.warmpool_secret.is_none() {
+            return Err(ConfigError::new(
+                "OH_CONTROL_K8S_WARMPOOL_SECRET",
+                "must name the Secret holding the warm pool's session key (key session_api_key) when OH_CONTROL_K8S_WARMPOOL is set",
+            ));
+        }
+    } else if settings.warmpool_secret.is_some() {
+        return Err(ConfigError::new(
+            "OH_CONTROL_K8S_WARMPOOL_SECRET",
+            "is set but OH_CONTROL_K8S_WARMPOOL is not",
+        ));
+    }
+    Ok(settings)
+}
+
 fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
     match v.to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
@@ -573,7 +713,11 @@ mod tests {
             ("OH_CONTROL_SECRET_KEY", "short"),
             ("OH_CONTROL_ALLOW_UNCONFINED", "perhaps"),
             ("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN", "sometimes"),
-            ("OH_CONTROL_SANDBOX", "kubernetes"),
+            ("OH_CONTROL_K8S_CPU_LIMIT", "0"),
+            ("OH_CONTROL_K8S_NAMESPACE", "Bad_NS"),
+            ("OH_CONTROL_K8S_SERVER_PORT", "0"),
+            ("OH_CONTROL_K8S_WARMPOOL_SECRET", "s"),
+            ("OH_CONTROL_K8S_WARMPOOL", "pool"),
             ("OH_CONTROL_SWARM_PORTS", "10-5"),
             ("OH_CONTROL_SWARM_CPU_LIMIT", "lots"),
             ("OH_CONTROL_SWARM_MEMORY_LIMIT_MB", "1"),
@@ -582,6 +726,39 @@ mod tests {
                 .unwrap_err();
             assert_eq!(e.variable, name);
         }
+    }
+
+    #[test]
+    fn kubernetes_settings_are_read_and_a_warm_pool_refuses_what_its_template_decides() {
+        let c = ControlConfig::from_vars(
+            &vars(&[
+                ("OH_CONTROL_SANDBOX", "kubernetes"),
+                ("OH_CONTROL_K8S_NAMESPACE", "sandboxes"),
+                ("OH_CONTROL_K8S_CPU_REQUEST", "0.5"),
+                ("OH_CONTROL_K8S_MEMORY_LIMIT_MB", "2048"),
+                ("OH_CONTROL_DOCKER_IMAGE", "img:2"),
+            ]),
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(c.sandbox_mode, SandboxMode::Kubernetes);
+        let k = &c.kubernetes;
+        assert_eq!(k.namespace.as_deref(), Some("sandboxes"));
+        assert_eq!(k.image, "img:2");
+        assert_eq!(k.cpu_request, Some(0.5));
+        assert_eq!(k.memory_limit_mb, Some(2048));
+        assert_eq!(k.server_port, 8000);
+        let pool = [
+            ("OH_CONTROL_K8S_WARMPOOL", "pool"),
+            ("OH_CONTROL_K8S_WARMPOOL_SECRET", "pool-key"),
+        ];
+        let c = ControlConfig::from_vars(&vars(&pool), &Overrides::default()).unwrap();
+        assert_eq!(c.kubernetes.warmpool.as_deref(), Some("pool"));
+        let mut with_image = pool.to_vec();
+        with_image.push(("OH_CONTROL_K8S_IMAGE", "x"));
+        let e = ControlConfig::from_vars(&vars(&with_image), &Overrides::default()).unwrap_err();
+        assert_eq!(e.variable, "OH_CONTROL_K8S_IMAGE");
+        assert!(e.message.contains("SandboxTemplate"), "{e}");
     }
 
     #[test]

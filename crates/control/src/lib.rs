@@ -30,7 +30,8 @@
 //! health — over `local`, `docker` (Engine API through `workspace::docker::client`), `swarm` (one-replica
 //! services, the session key in a Swarm secret, endpoint = the running task's node address + a
 //! host-mode published port; docker and swarm run the agent in bubblewrap nested in the container,
-//! which keeps only `CAP_SETFCAP`, no docker seccomp filter) and registered `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
+//! which keeps only `CAP_SETFCAP`, no docker seccomp filter), `kubernetes` (agent-sandbox `Sandbox` + `Secret`,
+//! or a `SandboxClaim` on a warm pool, through `workspace::kubernetes`; endpoint = `status.serviceFQDN`) and registered `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
 //! restart re-adopts running sandboxes with their identity checked and provisions again only those
 //! reported gone; gone ones become `lost`, ones the engine runs again elsewhere fail their running
 //! task naming why), `hosts/` (sandbox layout and environment; local

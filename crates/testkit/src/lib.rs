@@ -95,11 +95,14 @@
 //!
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): the scripted fake
 //! LLM: in-process `ScriptedLlm` backend and `MockLlmServer` (OpenAI/Responses/Anthropic over HTTP,
-//! plain + SSE) from one JSON script format
+//! plain + SSE) from one JSON script format; `kube_api`: a stand-in Kubernetes API server serving
+//! the agent-sandbox contract (Secret, Sandbox, SandboxClaim; a small controller; injected errors)
+//! for the Kubernetes engine and `AgentSandboxWorkspace` tests
 //!
 //! shipped, used by every end-to-end test and the offline demo (`openhands mock-llm`).
 
 pub mod fixtures;
+pub mod kube_api;
 pub mod reply;
 pub mod script;
 pub mod scripted_llm;

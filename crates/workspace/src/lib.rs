@@ -14,6 +14,11 @@
 //! * [`APIRemoteWorkspace`] — a runtime of the OpenHands Runtime API
 //!   (hosted, or our control plane's `/v1/runtime`), started or attached by
 //!   session id, driven as a [`RemoteWorkspace`] ([`remote_api`]).
+//! * [`agent_sandbox::AgentSandboxWorkspace`] — a pod of
+//!   kubernetes-sigs/agent-sandbox (a `SandboxClaim` from a warm pool),
+//!   driven as a [`RemoteWorkspace`]; [`kubernetes`] is the Kubernetes
+//!   client and the agent-sandbox resources it shares with the control
+//!   plane's Kubernetes engine.
 //! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
 //!   container with a host directory mounted, used as a remote workspace;
 //!   and the image builder.
@@ -53,18 +58,25 @@
 //! `DockerWorkspace`: the server in a container over the Engine API (`bollard`), host directory
 //! mounted, `/ready` awaited, hands out its `RemoteWorkspace`; `lifeline`: `AutoRemove` +
 //! `StdinOnce` + an entry point that stops the server when the owner's attach connection ends, so
-//! the container goes on close, drop or the owner's death)
+//! the container goes on close, drop or the owner's death); `kubernetes/` (`config`: kubeconfig or
+//! in-cluster service account → server, TLS, token; `client`: typed REST calls through the HTTP
+//! client factory with `Status` errors; `agent_sandbox`: the `Sandbox`/`SandboxClaim` resources,
+//! manifests, readiness and polling waits) shared with the control plane's Kubernetes engine;
+//! `agent_sandbox` (`AgentSandboxWorkspace`: claim, `kubectl port-forward` through `exec` or a given
+//! host, pause/resume via `operatingMode`, claim deleted on close/drop)
 //!
 //! below `sdk`: depends only on `protocol` of our crates (agent-server only as a dev-dependency for
 //! the Local/Remote tests). `DockerWorkspace` tests are in `sdk/tests/docker.rs`. The terminal
 //! tool, `/api/bash`, `/api/git` and `LocalWorkspace` start processes only through it.
 
+pub mod agent_sandbox;
 pub mod archive;
 pub mod confine;
 pub mod docker;
 pub mod exec;
 pub mod fsutil;
 pub mod git;
+pub mod kubernetes;
 mod local;
 mod remote;
 pub mod remote_api;

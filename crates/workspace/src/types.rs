@@ -77,4 +77,8 @@ pub enum WorkspaceError {
     /// Bad input (host URL, path).
     #[error("{0}")]
     Invalid(String),
+    /// The Kubernetes API server refused or failed a request, or a
+    /// sandbox resource did not become ready.
+    #[error("{0}")]
+    Kubernetes(#[from] crate::kubernetes::KubeError),
 }

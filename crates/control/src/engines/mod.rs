@@ -14,8 +14,10 @@
 //! | [`docker`] | a container of the sandbox image (Engine API through bollard) | the container id | every instance using the same daemon |
 //! | [`registered`] | a working directory on a registered agent server (`host add`) | the host id | every instance |
 //! | [`swarm`] | a one-replica Docker Swarm service of the sandbox image (its key in a Swarm secret) | the service id | every instance using the same manager |
+//! | [`kubernetes`] | an agent-sandbox `Sandbox` of the sandbox image (its key in a `Secret`), or a `SandboxClaim` on a warm pool | `sandbox/<name>` or `claim/<name>` | every instance using the same cluster |
 
 pub mod docker;
+pub mod kubernetes;
 pub mod local;
 pub mod registered;
 pub mod swarm;
@@ -32,6 +34,8 @@ pub const DOCKER: &str = "docker";
 pub const HOST: &str = "host";
 /// Name of the Docker Swarm engine.
 pub const SWARM: &str = "swarm";
+/// Name of the Kubernetes engine.
+pub const KUBERNETES: &str = kubernetes::KUBERNETES;
 
 /// When an engine pulls a runtime's image (the Runtime API's
 /// `image_pull_policy`, Kubernetes' names).
@@ -238,6 +242,8 @@ pub struct Engines {
     pub hosts: Arc<registered::RegisteredHosts>,
     /// Docker Swarm services.
     pub swarm: Arc<swarm::SwarmEngine>,
+    /// agent-sandbox sandboxes on Kubernetes.
+    pub kubernetes: Arc<kubernetes::KubernetesEngine>,
 }
 
 impl std::fmt::Debug for Engines {
@@ -254,6 +260,7 @@ impl Engines {
             DOCKER => Some(&*self.docker),
             HOST => Some(&*self.hosts),
             SWARM => Some(&*self.swarm),
+            KUBERNETES => Some(&*self.kubernetes),
             _ => None,
         }
     }

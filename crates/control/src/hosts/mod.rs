@@ -42,6 +42,9 @@ pub enum ProvisionError {
     /// Docker is not usable here.
     #[error("docker sandboxes are unavailable: {0}")]
     Docker(String),
+    /// Another engine (Kubernetes) is not usable or refused the sandbox.
+    #[error("{0}")]
+    Engine(String),
 }
 
 /// The directories and files of one sandbox's agent server.

@@ -11,6 +11,7 @@ use crate::config::{ControlConfig, OUTPUT_RETENTION_BYTES};
 use crate::engines::Engine;
 use crate::engines::Engines;
 use crate::engines::docker::DockerEngine;
+use crate::engines::kubernetes::KubernetesEngine;
 use crate::engines::local::LocalEngine;
 use crate::engines::registered::RegisteredHosts;
 use crate::engines::swarm::SwarmEngine;
@@ -329,6 +330,13 @@ impl ControlPlane {
                 client.clone(),
                 config.host_timeout.max(Duration::from_secs(15)),
                 START_TIMEOUT,
+            )),
+            kubernetes: Arc::new(KubernetesEngine::new(
+                config.kubernetes.clone(),
+                client.clone(),
+                config.host_timeout.max(Duration::from_secs(15)),
+                // A pod may pull its image first (the reference waits 180 s).
+                Duration::from_secs(180),
             )),
         };
         let inner = Arc::new(Inner {

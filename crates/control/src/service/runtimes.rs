@@ -60,7 +60,7 @@ impl ControlPlane {
         let spec = runtime_spec(&self.inner, s).map_err(ApiError::internal)?;
         let engine = s.engine.as_deref().unwrap_or(&s.placement);
         let working_dir = match engine {
-            engines::DOCKER | engines::SWARM => IMAGE_WORKSPACE.to_string(),
+            engines::DOCKER | engines::SWARM | engines::KUBERNETES => IMAGE_WORKSPACE.to_string(),
             _ => s.working_dir.clone(),
         };
         Ok(json!({

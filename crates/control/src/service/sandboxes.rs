@@ -180,6 +180,7 @@ impl ControlPlane {
             engines::LOCAL => inner.engines.local.layout(&id).workspace(),
             engines::DOCKER => inner.engines.docker.layout(&id).workspace(),
             engines::SWARM => engines::swarm::WORKSPACE.into(),
+            engines::KUBERNETES => engines::kubernetes::WORKSPACE.into(),
             _ => std::path::PathBuf::new(),
         };
         let s = Sandbox {

@@ -7,6 +7,7 @@ mod e2e;
 mod fencing;
 mod hosts;
 mod instances;
+mod kubernetes;
 mod openapi;
 mod output_limits;
 mod refusals;

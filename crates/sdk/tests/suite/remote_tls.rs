@@ -171,10 +171,7 @@ async fn a_conversation_runs_over_https_and_wss_with_a_private_ca() {
 #[tokio::test]
 async fn a_server_whose_ca_is_not_trusted_is_refused() {
     let e = env(vec![]).await;
-    let untrusted = TlsOptions {
-        system_roots: true,
-        ca_file: None,
-    };
+    let untrusted = TlsOptions::default();
     let client = AgentServerClient::builder(&e.server.url())
         .session_api_key(Some(KEY))
         .tls(untrusted.clone())

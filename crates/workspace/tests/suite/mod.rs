@@ -1,4 +1,5 @@
 //! The suites, one module per former test target.
 
+mod agent_sandbox;
 mod sandbox;
 mod workspaces;
