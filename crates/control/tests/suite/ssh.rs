@@ -391,3 +391,99 @@ async fn ssh_relay_docker() {
     let logs = c.log_text();
     assert!(!logs.contains("copied into the container"));
 }
+
+/// Tickets on the database `db`: one opens a session once (exit code
+/// relayed); one minted before its key is revoked, its user loses
+/// `sandboxes:write`, or its sandbox is deleted is refused.
+async fn tickets_on(db: &Db) {
+    let llm = mock_llm(Script::from_turns([Turn::text("hi")])).await;
+    let c = Control::start(
+        db,
+        &llm.base_url(),
+        Options {
+            env: vec![("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into())],
+            ..Options::default()
+        },
+    );
+    let api = Api::new(&c.url);
+    let w = "sandboxes:write";
+    let t = common::tenant(&c, "acme", w, w);
+    let a = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    let sandbox = a.json["id"].as_str().unwrap().to_string();
+
+    // Minted, used once, refused the second time.
+    let tk = ticket(&api, &t, &sandbox).await;
+    assert_eq!(ssh(&tk, &tk.user, "exit 5").status.code(), Some(5));
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+
+    // The user loses sandboxes:write after the ticket was minted.
+    let tk = ticket(&api, &t, &sandbox).await;
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        "sandboxes:read",
+    ]);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        w,
+    ]);
+    let tk = ticket(&api, &t, &sandbox).await;
+    assert_eq!(ssh(&tk, &tk.user, "exit 0").status.code(), Some(0));
+
+    // The key that minted it is revoked.
+    let tk = ticket(&api, &t, &sandbox).await;
+    c.admin(&["key", "revoke", &t.key]);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+
+    // The sandbox is deleted.
+    let key = c.admin(&[
+        "key", "create", "--tenant", &t.id, "--user", "alice", "--grants", w,
+    ]);
+    let t = Tenant { key, ..t };
+    let tk = ticket(&api, &t, &sandbox).await;
+    let a = api
+        .call(
+            "DELETE",
+            &Api::sandbox_path(&t, &sandbox),
+            Some(&t.key),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+    let logs = c.log_text();
+    assert!(logs.contains("SSH ticket refused"), "{logs}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_tickets_sqlite() {
+    if tools_missing() {
+        eprintln!("skipped: ssh, scp, sshpass or sftp-server is missing");
+        return;
+    }
+    tickets_on(&Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_tickets_postgres() {
+    if tools_missing() {
+        eprintln!("skipped: ssh, scp, sshpass or sftp-server is missing");
+        return;
+    }
+    let Some(db) = database(true).await else {
+        eprintln!("skipped: no PostgreSQL server could be started");
+        return;
+    };
+    tickets_on(&db).await;
+}
