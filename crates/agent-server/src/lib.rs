@@ -80,7 +80,9 @@
 //! `observability_*` fields, with the `X-OpenHands-Observability-*` headers of
 //! `http/observability_headers` folded in, validated and handed to the SDK as the conversation's
 //! `ObservabilitySource`; the process defaults come from `Config::observability_defaults`).
-//! `server.rs` composes them.
+//! `server.rs` composes them. `sandbox_exec` (the `sandbox-exec` subcommand): one program run as
+//! the agent's processes run (environment policy, the conversations' bubblewrap sandbox), replacing
+//! the process — the control plane's SSH relay starts it with `docker exec`.
 //!
 //! every event is persisted by the SDK before the hub broadcasts it; slow subscribers are dropped,
 //! never waited on. `service/` never imports `http/`; `scripts/module_cycles.py` finds import
@@ -88,6 +90,7 @@
 
 pub mod config;
 pub mod http;
+pub mod sandbox_exec;
 pub mod server;
 pub mod service;
 pub mod telemetry;

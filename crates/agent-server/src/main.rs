@@ -41,6 +41,70 @@ struct Args {
     /// Accepted for compatibility (Python path).
     #[arg(long)]
     extra_python_path: Option<String>,
+    /// A helper instead of the server.
+    #[command(subcommand)]
+    command: Option<Helper>,
+}
+
+/// Helpers of the control plane's SSH relay (not the server).
+#[derive(Debug, clap::Subcommand)]
+enum Helper {
+    /// Runs a program as this server runs its agent's processes (the
+    /// environment policy; the conversations' sandbox on `--workspace`),
+    /// replacing this process.
+    #[command(hide = true)]
+    SandboxExec {
+        /// The workspace (working directory; the only writable place).
+        #[arg(long)]
+        workspace: std::path::PathBuf,
+        /// `TERM` of a program on a terminal.
+        #[arg(long)]
+        term: Option<String>,
+        /// Where to write this process's id.
+        #[arg(long)]
+        pid_file: Option<std::path::PathBuf>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// Ends what a `sandbox-exec` with this pid file started (`--kill`)
+    /// and removes the file.
+    #[command(hide = true)]
+    SandboxExecCleanup {
+        /// The pid file of the `sandbox-exec`.
+        #[arg(long)]
+        pid_file: std::path::PathBuf,
+        /// Kill the program (the client left while it ran).
+        #[arg(long)]
+        kill: bool,
+    },
+}
+
+/// Runs a helper: `sandbox-exec` returns only on failure (exit 126).
+fn helper(helper: Helper) -> anyhow::Result<()> {
+    use openhands_agent_server::sandbox_exec::{ExecRequest, cleanup, exec};
+    match helper {
+        Helper::SandboxExec {
+            workspace,
+            term,
+            pid_file,
+            command,
+        } => {
+            let loaded = Config::load().context("loading the configuration")?;
+            let req = ExecRequest {
+                workspace,
+                term,
+                pid_file,
+                command,
+            };
+            let e = exec(&loaded.config, &req);
+            eprintln!("sandbox-exec: {e}");
+            std::process::exit(126)
+        }
+        Helper::SandboxExecCleanup { pid_file, kill } => {
+            cleanup(&pid_file, kill).with_context(|| format!("cleaning up {}", pid_file.display()))
+        }
+    }
 }
 
 /// Logging to stderr (`RUST_LOG`/`LOG_LEVEL`, `LOG_JSON`) and, when the
@@ -89,6 +153,10 @@ fn init_logging() -> Option<Telemetry> {
 const BLOCKING_THREAD_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(h) = args.command {
+        return helper(h);
+    }
     let work = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
@@ -96,7 +164,7 @@ fn main() -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     // Connections and probes (see `openhands_agent_server::http::front`).
     let front = server::FrontRuntime::start().context("starting the connection runtime")?;
-    work.block_on(run(&front))
+    work.block_on(run(&front, args))
 }
 
 /// `--check-browser`: starts the browser the browser tools use, loads
@@ -124,9 +192,8 @@ async fn check_browser() -> anyhow::Result<()> {
     }
 }
 
-async fn run(front: &server::FrontRuntime) -> anyhow::Result<()> {
+async fn run(front: &server::FrontRuntime, args: Args) -> anyhow::Result<()> {
     install_tls_provider();
-    let args = Args::parse();
     let telemetry = init_logging();
     if args.check_browser {
         return check_browser().await;

@@ -15,7 +15,9 @@
 //! * [`agent_client`] — the client of an agent server (REST + WebSocket).
 //! * [`service`] — the control plane's operations and background work.
 //! * [`tasks`] — task output: lines, the event forwarder, readers.
-//! * [`ssh`] — SSH tickets and the SSH relay into sandboxes.
+//! * [`ssh`] — SSH tickets and the SSH relay into sandboxes (local ones in a
+//!   bubblewrap sandbox; docker and swarm ones through a Docker exec of the
+//!   image's `sandbox-exec` in their container).
 //! * [`http`] — the API; [`cli`] — the command line; [`admin`] —
 //!   administration.
 //!

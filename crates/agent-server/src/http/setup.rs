@@ -19,10 +19,17 @@ pub async fn attach(state: AppState, mut tools: ToolRegistry) -> Result<AppState
     if config.sandbox.all {
         // Never a silent unsandboxed run: a server told to sandboxes
         // everything does not start where sandboxes do not work.
-        tokio::task::spawn_blocking(openhands_workspace::exec::sandbox::probe)
+        let tools = tokio::task::spawn_blocking(openhands_workspace::exec::sandbox::probe)
             .await
             .map_err(|e| ServiceError::Internal(format!("sandbox probe failed: {e}")))?
             .map_err(|e| ServiceError::Internal(format!("OH_SANDBOX=namespaces: {e}")))?;
+        if !tools.fresh_proc {
+            // Sandboxes share this container's `/proc`, and some start
+            // before any conversation (`sandbox-exec`: the SSH relay's
+            // sessions): this server's memory is closed to them from now.
+            openhands_workspace::exec::sandbox::keep_memory_private()
+                .map_err(|e| ServiceError::Internal(format!("OH_SANDBOX=namespaces: {e}")))?;
+        }
     }
     config.profiles = Some(state.profiles.clone());
     config.meta_profiles = Some(state.meta_profiles.clone());

@@ -192,6 +192,32 @@ impl DockerEngine {
             .map_err(unavailable)
     }
 
+    /// The running container of sandbox `s` and its daemon, for a program
+    /// run in it (the SSH relay), or why there is none.
+    pub async fn container_of(
+        &self,
+        s: &Sandbox,
+    ) -> Result<crate::ssh::container::Container, String> {
+        let docker = self.docker().await.map_err(|e| e.to_string())?;
+        let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
+        let info = call(
+            "inspect",
+            self.timeout,
+            docker.inspect_container(&id, None::<InspectContainerOptions>),
+        )
+        .await
+        .map_err(|e| format!("the sandbox's container: {e}"))?;
+        if info.state.and_then(|st| st.running) != Some(true) {
+            return Err("the sandbox's container is not running".into());
+        }
+        Ok(crate::ssh::container::Container {
+            docker: docker.clone(),
+            id: info.id.unwrap_or(id),
+            workspace: s.working_dir.clone(),
+            timeout: self.timeout,
+        })
+    }
+
     /// Checks the daemon answers and the image exists.
     pub async fn check(&self) -> Result<(), ProvisionError> {
         match self.image_present(&self.image).await? {

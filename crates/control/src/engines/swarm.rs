@@ -362,6 +362,56 @@ impl SwarmEngine {
         Ok(Placement::Waiting(why))
     }
 
+    /// The running container of sandbox `s`, for a program run in it (the
+    /// SSH relay): its task's container, when that runs on the node of the
+    /// manager this engine talks to (another node's daemon is not
+    /// reachable from here: refused, naming the node).
+    pub async fn container_of(
+        &self,
+        s: &Sandbox,
+    ) -> Result<crate::ssh::container::Container, String> {
+        let docker = self.docker().await.map_err(|e| e.to_string())?;
+        let service = s.engine_id.clone().unwrap_or_else(|| service_name(&s.id));
+        let filters = HashMap::from([("service", vec![service.as_str()])]);
+        let opts = ListTasksOptionsBuilder::new().filters(&filters).build();
+        let tasks = call("task list", self.timeout, docker.list_tasks(Some(opts)))
+            .await
+            .map_err(|e| format!("swarm: {e}"))?;
+        let running = tasks.into_iter().find(|t| {
+            t.desired_state == Some(TaskState::RUNNING)
+                && t.status.as_ref().and_then(|st| st.state) == Some(TaskState::RUNNING)
+        });
+        let Some(task) = running else {
+            return Err("the sandbox's Swarm service has no running task".into());
+        };
+        let node = task.node_id.clone().unwrap_or_default();
+        let container = task
+            .status
+            .and_then(|st| st.container_status)
+            .and_then(|cs| cs.container_id)
+            .ok_or("the sandbox's Swarm task has no container yet")?;
+        let info = call("info", self.timeout, docker.info())
+            .await
+            .map_err(|e| format!("swarm: {e}"))?;
+        let here = info.swarm.and_then(|sw| sw.node_id).unwrap_or_default();
+        if node != here {
+            let name = match self.node(&node).await {
+                Ok((_, name, _)) => name,
+                Err(_) => node.clone(),
+            };
+            return Err(format!(
+                "the sandbox's container runs on Swarm node {name}; the relay reaches containers \
+                 only on the node of the manager it talks to"
+            ));
+        }
+        Ok(crate::ssh::container::Container {
+            docker: docker.clone(),
+            id: container,
+            workspace: s.working_dir.clone(),
+            timeout: self.timeout,
+        })
+    }
+
     async fn remove_secrets(&self, sandbox_id: &str) {
         let Ok(docker) = self.docker().await else {
             return;

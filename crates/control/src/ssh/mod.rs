@@ -8,7 +8,11 @@
 //! * [`relay`] — the SSH server (`OH_CONTROL_SSH_ADDR`): a client
 //!   authenticates with a ticket (as its password, keyboard-interactive
 //!   answer, or user name); bearer tokens are not SSH credentials.
+//! * [`shell`] — programs of local sandboxes (a bubblewrap sandbox on the
+//!   workspace); [`container`] — programs of docker and swarm sandboxes (a
+//!   Docker exec of the image's `sandbox-exec` in the sandbox's container).
 
+pub mod container;
 pub mod hostkey;
 pub mod relay;
 pub mod shell;

@@ -6,9 +6,10 @@
 //! bearer token, no public key. Sessions are logged (who, which sandbox,
 //! when, the exit status), never their content.
 
+use super::container::{self, Container};
 use super::shell::{self, Input, Place, Program, Terminal};
 use super::tickets::{Opened, Refused, use_ticket};
-use crate::engines::LOCAL;
+use crate::engines::{DOCKER, LOCAL, SWARM};
 use crate::service::{ControlPlane, Inner};
 use russh::keys::PrivateKey;
 use russh::server::{Auth, ChannelOpenHandle, Handler, Msg, Session};
@@ -73,6 +74,14 @@ async fn serve(inner: Arc<Inner>, listener: TcpListener, key: PrivateKey) {
     }
 }
 
+/// Where a channel's program runs.
+enum Target {
+    /// A local sandbox.
+    Local(Place),
+    /// A docker or swarm sandbox's container.
+    Container(Container),
+}
+
 /// One client connection.
 struct Conn {
     inner: Arc<Inner>,
@@ -127,29 +136,33 @@ impl Conn {
 
     /// Where a program of this connection's sandbox runs, or why it
     /// cannot.
-    fn place(&self) -> Result<Place, String> {
+    async fn place(&self) -> Result<Target, String> {
         let Some(o) = &self.opened else {
             return Err("not authenticated".into());
         };
         let s = &o.sandbox;
+        let engines = &self.inner.engines;
         let engine = s.engine.as_deref().unwrap_or(&s.placement);
-        if engine != LOCAL {
-            return Err(format!(
-                "SSH into {engine} sandboxes is not available yet; only local sandboxes"
-            ));
+        match engine {
+            LOCAL => {
+                if s.owner_instance != self.inner.instance {
+                    return Err("this sandbox runs on another control-plane instance; \
+                         connect through its relay"
+                        .into());
+                }
+                let local = &engines.local;
+                Ok(Target::Local(Place {
+                    workspace: std::path::PathBuf::from(&s.working_dir),
+                    confinement: local.procs().confinement().clone(),
+                    layout: local.layout(&s.id),
+                }))
+            }
+            DOCKER => Ok(Target::Container(engines.docker.container_of(s).await?)),
+            SWARM => Ok(Target::Container(engines.swarm.container_of(s).await?)),
+            other => Err(format!(
+                "SSH into {other} sandboxes is not available; only local, docker and swarm ones"
+            )),
         }
-        if s.owner_instance != self.inner.instance {
-            return Err(
-                "this sandbox runs on another control-plane instance; connect through its relay"
-                    .into(),
-            );
-        }
-        let local = &self.inner.engines.local;
-        Ok(Place {
-            workspace: std::path::PathBuf::from(&s.working_dir),
-            confinement: local.procs().confinement().clone(),
-            layout: local.layout(&s.id),
-        })
     }
 
     async fn run(
@@ -159,9 +172,13 @@ impl Conn {
         session: &mut Session,
     ) -> Result<(), russh::Error> {
         let term = self.channels.get(&channel).and_then(|c| c.term.clone());
-        let started = match self.place() {
-            Ok(place) => {
-                shell::start(place, program.clone(), term, session.handle(), channel).await
+        let handle = session.handle();
+        let started = match self.place().await {
+            Ok(Target::Local(place)) => {
+                shell::start(place, program.clone(), term, handle, channel).await
+            }
+            Ok(Target::Container(c)) => {
+                container::start(c, program.clone(), term, handle, channel).await
             }
             Err(e) => Err(e),
         };

@@ -69,7 +69,9 @@ pub struct Place {
 /// How a program ended: its exit status for the client.
 pub type ExitStatus = u32;
 
-fn status_of(code: i64) -> ExitStatus {
+/// The client's exit status of an exit code (minus a signal number:
+/// 128 plus it).
+pub fn status_of(code: i64) -> ExitStatus {
     if code < 0 {
         u32::try_from(128 - code).unwrap_or(255)
     } else {
@@ -171,7 +173,7 @@ pub async fn start(
 }
 
 /// Ends the channel: exit status, end of output, close.
-async fn finish(handle: &Handle, channel: ChannelId, status: ExitStatus) {
+pub async fn finish(handle: &Handle, channel: ChannelId, status: ExitStatus) {
     let _ = handle.exit_status_request(channel, status).await;
     let _ = handle.eof(channel).await;
     let _ = handle.close(channel).await;

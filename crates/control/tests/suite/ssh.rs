@@ -2,14 +2,17 @@
 //! the sandbox's workspace that does not see the control plane's files,
 //! exit codes come back, `scp` copies into the workspace; used, expired
 //! and other sandboxes' tickets and bearer credentials are refused, and
-//! another tenant's credential cannot mint a ticket.
+//! another tenant's credential cannot mint a ticket. A window resize
+//! (sent by a russh client) reaches the program's terminal. The same in a
+//! docker sandbox's container (the agent's bubblewrap sandbox in it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 
-use common::{Api, Control, Options, Tenant, database, mock_llm};
+use common::{Api, Control, Db, Options, Tenant, database, mock_llm};
 use openhands_testkit::{Script, Turn};
 use serde_json::json;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -67,6 +70,57 @@ async fn ticket(api: &Api, t: &Tenant, sandbox: &str) -> Ticket {
         port: a.json["port"].to_string(),
         user: a.json["user"].as_str().unwrap().to_string(),
     }
+}
+
+/// A russh client's view of the relay.
+struct Client;
+
+impl russh::client::Handler for Client {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        _key: &russh::keys::PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        Ok(true)
+    }
+}
+
+/// Runs `command` on an 80x24 terminal, asks for a 100x40 window at once,
+/// and returns the output and the exit status.
+async fn on_resized_terminal(tk: &Ticket, command: &str) -> (String, Option<u32>) {
+    let config = std::sync::Arc::new(russh::client::Config::default());
+    let port: u16 = tk.port.parse().unwrap();
+    let mut h = russh::client::connect(config, ("127.0.0.1", port), Client)
+        .await
+        .unwrap();
+    let auth = h
+        .authenticate_password(tk.user.clone(), tk.secret.clone())
+        .await
+        .unwrap();
+    assert!(auth.success(), "ticket refused");
+    let mut ch = h.channel_open_session().await.unwrap();
+    ch.request_pty(true, "xterm", 80, 24, 0, 0, &[])
+        .await
+        .unwrap();
+    ch.exec(true, command).await.unwrap();
+    ch.window_change(100, 40, 0, 0).await.unwrap();
+    let mut out = Vec::new();
+    let mut status = None;
+    let read = async {
+        while let Some(msg) = ch.wait().await {
+            match msg {
+                russh::ChannelMsg::Data { data } => out.extend_from_slice(&data),
+                russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
+                russh::ChannelMsg::Close => break,
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("the command ended");
+    (String::from_utf8_lossy(&out).into_owned(), status)
 }
 
 fn ssh(tk: &Ticket, user: &str, command: &str) -> Output {
@@ -185,7 +239,251 @@ async fn ssh_relay_local() {
         )
         .await;
     assert_eq!(a.status, 404, "{}", a.text);
+
+    // A window resize reaches the program's terminal.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let (out, status) = on_resized_terminal(&tk, "sleep 1; stty size").await;
+    assert_eq!(status, Some(0), "{out}");
+    assert!(out.contains("40 100"), "{out:?}");
+
     let logs = c.log_text();
     assert!(logs.contains("SSH session opened"), "{logs}");
+    assert!(logs.contains("SSH channel ended"), "{logs}");
     assert!(!logs.contains("copied through the relay"));
+}
+
+/// Docker sandboxes: the shell runs in the sandbox's container, in the
+/// bubblewrap sandbox its agent's processes run in (the agent server's
+/// configuration hidden, no server credential in the environment).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_relay_docker() {
+    if tools_missing() || !crate::suite::docker::docker_works() {
+        eprintln!("skipped: ssh, scp, sshpass, sftp-server or a docker daemon is missing");
+        return;
+    }
+    const IMAGE: &str = "openhands-rs/agent-server:ssh-test";
+    let llm = mock_llm(Script::from_turns([Turn::text("hi")])).await;
+    let c = Control::start(
+        &Db::Sqlite,
+        &llm.base_url(),
+        Options {
+            env: vec![
+                ("OH_CONTROL_SANDBOX".into(), "docker".into()),
+                ("OH_CONTROL_DOCKER_IMAGE".into(), IMAGE.into()),
+                ("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into()),
+            ],
+            ..Options::default()
+        },
+    );
+    let image = c.admin(&["image", "build", "--tag", IMAGE]);
+    assert!(image.starts_with("sha256:"), "{image}");
+    let api = Api::new(&c.url);
+    let w = "sandboxes:write";
+    let t = common::tenant(&c, "acme", w, w);
+    let a = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(a.status, 201, "{}\n{}", a.text, c.log_text());
+    assert_eq!(a.json["placement"], "docker");
+    let sandbox = a.json["id"].as_str().unwrap().to_string();
+    let dir = c.data_dir.join("sandboxes").join(&sandbox);
+    let ws = dir.join("workspace");
+    std::fs::write(ws.join("hello.txt"), "from the host").unwrap();
+    let config = dir.join("server_config.json");
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("session_api_keys")
+    );
+
+    // In the container, in the workspace, the server's configuration
+    // hidden, no credential in the environment; exit 3.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let out = ssh(
+        &tk,
+        &tk.user,
+        &format!(
+            "pwd; cat hello.txt; echo; echo cfg:$(cat {} | wc -c); hostname; env; exit 3",
+            config.display()
+        ),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{out:?}\n{}", c.log_text());
+    assert!(text.contains(&ws.display().to_string()), "{text}");
+    assert!(text.contains("from the host"), "{text}");
+    assert!(text.contains("cfg:0"), "configuration visible: {text}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(
+        !text.lines().any(|l| l.trim() == host.trim()),
+        "ran on the host: {text}"
+    );
+    for secret in ["SESSION_API_KEY", "OH_CONTROL_", "LLM_API_KEY", "mock-key"] {
+        assert!(
+            !text.contains(secret),
+            "{secret} reached the session: {text}"
+        );
+    }
+
+    // scp into the workspace.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let local = c.data_dir.parent().unwrap().join("to-copy.txt");
+    std::fs::write(&local, "copied into the container").unwrap();
+    let out = with_password(
+        &tk.secret,
+        "scp",
+        &[
+            "-P".into(),
+            tk.port.clone(),
+            local.to_string_lossy().into_owned(),
+            format!("{}@127.0.0.1:copied.txt", tk.user),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("copied.txt")).unwrap(),
+        "copied into the container"
+    );
+
+    // A window resize reaches the program's terminal (a Docker exec TTY).
+    let tk = ticket(&api, &t, &sandbox).await;
+    let (out, status) = on_resized_terminal(&tk, "sleep 1; stty size; exit 4").await;
+    assert_eq!(status, Some(4), "{out}");
+    assert!(out.contains("40 100"), "{out:?}");
+
+    // A client that leaves ends its program in the container.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let mut ssh_child = std::process::Command::new("sshpass")
+        .args(["-p", &tk.secret, "ssh"])
+        .args(OPTS)
+        .args(["-p", &tk.port, &format!("{}@127.0.0.1", tk.user)])
+        .arg("sleep 4242")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let container = format!("oh-sandbox-{sandbox}");
+    let sleeping = || {
+        let top = Command::new("docker")
+            .args(["top", &container, "-eo", "args"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&top.stdout).contains("sleep 4242")
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !sleeping() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // sshpass and its ssh: the connection drops.
+    let group = nix::unistd::Pid::from_raw(ssh_child.id() as i32);
+    nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = ssh_child.wait();
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while sleeping() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the program outlived its client"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let logs = c.log_text();
+    assert!(!logs.contains("copied into the container"));
+}
+
+/// Tickets on the database `db`: one opens a session once (exit code
+/// relayed); one minted before its key is revoked, its user loses
+/// `sandboxes:write`, or its sandbox is deleted is refused.
+async fn tickets_on(db: &Db) {
+    let llm = mock_llm(Script::from_turns([Turn::text("hi")])).await;
+    let c = Control::start(
+        db,
+        &llm.base_url(),
+        Options {
+            env: vec![("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into())],
+            ..Options::default()
+        },
+    );
+    let api = Api::new(&c.url);
+    let w = "sandboxes:write";
+    let t = common::tenant(&c, "acme", w, w);
+    let a = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    let sandbox = a.json["id"].as_str().unwrap().to_string();
+
+    // Minted, used once, refused the second time.
+    let tk = ticket(&api, &t, &sandbox).await;
+    assert_eq!(ssh(&tk, &tk.user, "exit 5").status.code(), Some(5));
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+
+    // The user loses sandboxes:write after the ticket was minted.
+    let tk = ticket(&api, &t, &sandbox).await;
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        "sandboxes:read",
+    ]);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        w,
+    ]);
+    let tk = ticket(&api, &t, &sandbox).await;
+    assert_eq!(ssh(&tk, &tk.user, "exit 0").status.code(), Some(0));
+
+    // The key that minted it is revoked.
+    let tk = ticket(&api, &t, &sandbox).await;
+    c.admin(&["key", "revoke", &t.key]);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+
+    // The sandbox is deleted.
+    let key = c.admin(&[
+        "key", "create", "--tenant", &t.id, "--user", "alice", "--grants", w,
+    ]);
+    let t = Tenant { key, ..t };
+    let tk = ticket(&api, &t, &sandbox).await;
+    let a = api
+        .call(
+            "DELETE",
+            &Api::sandbox_path(&t, &sandbox),
+            Some(&t.key),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
+    let logs = c.log_text();
+    assert!(logs.contains("SSH ticket refused"), "{logs}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_tickets_sqlite() {
+    if tools_missing() {
+        eprintln!("skipped: ssh, scp, sshpass or sftp-server is missing");
+        return;
+    }
+    tickets_on(&Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_tickets_postgres() {
+    if tools_missing() {
+        eprintln!("skipped: ssh, scp, sshpass or sftp-server is missing");
+        return;
+    }
+    let Some(db) = database(true).await else {
+        eprintln!("skipped: no PostgreSQL server could be started");
+        return;
+    };
+    tickets_on(&db).await;
 }

@@ -27,10 +27,13 @@ const INSPECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The shell tools copied into the image (with their libraries); with
 /// bubblewrap, `setsid` and `prlimit` the agent server's conversations run
-/// sandboxed inside the container (`sandbox: namespaces`).
+/// sandboxed inside the container (`sandbox: namespaces`); `stty` and
+/// OpenSSH's `sftp-server` (by path: it is not on `PATH`) serve the
+/// control plane's SSH relay (terminals, `scp`/SFTP).
 pub const IMAGE_TOOLS: &str = "bash sh env ls cat cp mv rm mkdir rmdir touch ln grep sed head tail wc \
 sort uniq find xargs tr cut dirname basename pwd sleep date id uname tee chmod stat readlink \
-realpath diff printf echo test true false mktemp awk git bwrap setsid prlimit";
+realpath diff printf echo test true false mktemp awk git bwrap setsid prlimit stty \
+/usr/lib/openssh/sftp-server";
 
 /// Stages the image's files and pipes them into `docker import`.
 /// Arguments: stage dir, binary, tag, docker client, tools, fingerprint.

@@ -92,4 +92,4 @@ pub use pty::{Pty, PtyChild};
 pub use run::{OutputStream, RunEnd, RunLimits, RunOutput, run_streaming, run_to_completion};
 pub use sandbox::{Sandbox, SandboxConfig, SandboxError, SandboxLimits};
 pub use snapshot::{ShellSnapshot, ShellSnapshots, SnapshotRequest};
-pub use spawn::{GroupChild, ProcessSpec, exit_code, run_blocking};
+pub use spawn::{GroupChild, ProcessSpec, exec_in_place, exit_code, run_blocking};

@@ -185,6 +185,27 @@ impl ProcessSpec {
     }
 }
 
+/// Replaces this process with `spec` (inside its sandbox when it has one),
+/// keeping this process's id, session, standard streams and controlling
+/// terminal: for a helper whose caller (a `docker exec`) must reach the
+/// program directly, terminal size changes included. The sandbox's shell
+/// stays bwrap's parent, so signalling this process id ends the sandbox
+/// (see [`super::sandbox::bwrap`]); a control group the sandbox made is
+/// removed by the next sandbox made after this process id is gone. Returns
+/// only when it could not be started.
+pub fn exec_in_place(spec: &ProcessSpec) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    // No `setsid`: the program keeps the caller's terminal, if any.
+    let (program, args) = spec.launch(Attach::Terminal);
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    spec.env.apply(&mut cmd);
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.exec()
+}
+
 /// A child leading its own process group, its standard output and error
 /// piped. Dropped before it was reaped, it SIGKILLs its whole group.
 #[derive(Debug)]

@@ -140,7 +140,10 @@ impl Sandbox {
 /// process's `/proc` (see [`SandboxTools::fresh_proc`]) see it, and
 /// without `CAP_SYS_PTRACE` a non-dumpable process's memory, environment
 /// and file descriptors are closed to them even under the same user.
-fn keep_memory_private() -> Result<(), SandboxError> {
+/// Building a [`Sandbox`] does it; a server whose sandboxes other
+/// programs may start beside it (a container's `docker exec`) does it at
+/// start-up.
+pub fn keep_memory_private() -> Result<(), SandboxError> {
     static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     DONE.get_or_init(|| {
         nix::sys::prctl::set_dumpable(false)

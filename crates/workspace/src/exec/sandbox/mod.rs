@@ -25,6 +25,6 @@ pub mod nested;
 pub mod probe;
 
 pub use config::{SandboxConfig, SandboxError, SandboxLimits};
-pub use instance::{HiddenPaths, Sandbox};
+pub use instance::{HiddenPaths, Sandbox, keep_memory_private};
 pub use nested::probe_nested;
 pub use probe::{SandboxTools, probe};
