@@ -7,6 +7,7 @@ use crate::bedrock::{auth::BedrockAuth, auth::BedrockTarget, converse, event_str
 use crate::classify;
 use crate::error::LlmError;
 use crate::routing::{self, ApiKind, Route};
+use crate::subscription::{self, SubscriptionSource};
 use crate::types::{LlmBackend, LlmRequest, LlmResponse, TokenCallback};
 use crate::{anthropic, gemini, openai_chat, openai_responses, provider_env};
 use async_trait::async_trait;
@@ -51,7 +52,7 @@ pub fn secs(v: Option<f64>) -> Option<Duration> {
 }
 
 /// Sends requests to a real provider over HTTP.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpBackend {
     client: reqwest::Client,
     route: Route,
@@ -60,9 +61,21 @@ pub struct HttpBackend {
     env: provider_env::EnvDefaults,
     /// Endpoint, model id, region and credentials of a Bedrock route.
     bedrock: Option<BedrockTarget>,
-    /// Project, location and service account of a Vertex AI route, with
+    /// Project, location and credentials of a Vertex AI route, with
     /// its access tokens.
     vertex: Option<Arc<(crate::vertex::VertexTarget, crate::vertex::TokenCache)>>,
+    /// Where a subscription route (`auth_type: subscription`) takes its
+    /// tokens, and the Codex backend's base URL.
+    subscription: Option<(Arc<dyn SubscriptionSource>, String)>,
+}
+
+impl std::fmt::Debug for HttpBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpBackend")
+            .field("route", &self.route)
+            .field("subscription", &self.subscription.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpBackend {
@@ -74,6 +87,20 @@ impl HttpBackend {
 
     /// A backend with the environment's contribution given explicitly.
     pub fn with_env(config: &LlmConfig, env: provider_env::EnvDefaults) -> Result<Self, LlmError> {
+        if subscription::openai::is_subscription(config) {
+            subscription::openai::check_vendor(config)?;
+            let source = subscription::source()?;
+            let base = source.codex_base();
+            let applied = subscription::openai::runtime_config(config, &base);
+            return Ok(Self {
+                client: shared_client()?,
+                route: routing::resolve(&applied)?,
+                env: provider_env::EnvDefaults::default(),
+                bedrock: None,
+                vertex: None,
+                subscription: Some((source, base)),
+            });
+        }
         let applied = if env.is_empty() {
             Cow::Borrowed(config)
         } else {
@@ -99,6 +126,7 @@ impl HttpBackend {
             env,
             bedrock,
             vertex,
+            subscription: None,
         })
     }
 
@@ -438,6 +466,11 @@ impl LlmBackend for HttpBackend {
         request: &LlmRequest,
         on_token: Option<TokenCallback>,
     ) -> Result<LlmResponse, LlmError> {
+        if let Some((source, base)) = &self.subscription {
+            return self
+                .complete_subscription(source.as_ref(), base, config, request, on_token)
+                .await;
+        }
         let config = match &self.env.api_key {
             Some(key)
                 if config
@@ -466,9 +499,23 @@ impl LlmBackend for HttpBackend {
                 );
                 headers.retain(|(k, _)| k != "anthropic-version");
             }
-            let token = v.1.token(&self.client, &v.0.account).await?;
+            let token = v.1.token(&self.client, &v.0.credentials).await?;
             headers.push(("authorization".into(), format!("Bearer {token}")));
         }
+        self.exchange(config, stream, body, headers, on_token).await
+    }
+}
+
+impl HttpBackend {
+    /// Sends one prepared request and reads its reply.
+    async fn exchange(
+        &self,
+        config: &LlmConfig,
+        stream: bool,
+        body: serde_json::Value,
+        headers: Vec<(String, String)>,
+        on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
         let resp = self.send(&self.url(stream), &body, headers).await?;
         // A server may answer a streaming request with a plain JSON body.
         if stream && is_event_stream(&resp, self.route.kind) {
@@ -480,6 +527,34 @@ impl LlmBackend for HttpBackend {
             let bytes = read_body(resp).await?;
             self.parse(config, &bytes)
         }
+    }
+
+    /// One call on a subscription: always streamed (the Codex backend
+    /// answers nothing else), the body adapted, the stored access token as
+    /// bearer with the account id it names.
+    async fn complete_subscription(
+        &self,
+        source: &dyn SubscriptionSource,
+        base: &str,
+        config: &LlmConfig,
+        request: &LlmRequest,
+        on_token: Option<TokenCallback>,
+    ) -> Result<LlmResponse, LlmError> {
+        let config = subscription::openai::runtime_config(config, base);
+        let (mut body, mut headers) = self.prepare(&config, request, true)?;
+        subscription::openai::adapt_body(&mut body);
+        let creds = source.credentials().await?;
+        headers.retain(|(k, _)| {
+            !k.eq_ignore_ascii_case("authorization") && !k.eq_ignore_ascii_case("api-key")
+        });
+        headers.push((
+            "authorization".into(),
+            format!("Bearer {}", creds.access_token),
+        ));
+        if let Some(id) = subscription::openai::account_id(&creds.access_token) {
+            headers.push(("chatgpt-account-id".into(), id));
+        }
+        self.exchange(&config, true, body, headers, on_token).await
     }
 }
 

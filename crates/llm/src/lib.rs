@@ -23,8 +23,10 @@
 //! explicit settings win); `bedrock` (`auth`: LiteLLM's model id / region / endpoint /
 //! credential rules; `sigv4`: request signing; `converse`: Converse bodies, replies and stream
 //! events; `event_stream`: the AWS binary framing); `gemini` (generateContent bodies, replies, SSE
-//! chunks; thought signatures carried in the tool call id); `vertex` (service-account JWT →
-//! access token, cached; Vertex URLs for Gemini and Anthropic); `completion_log` (`log_completions` records, to files or a sink); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! chunks; thought signatures carried in the tool call id); `vertex` (application-default credentials: service-account JWT or gcloud user refresh token →
+//! access token, cached; Vertex URLs for Gemini and Anthropic); `completion_log` (`log_completions` records, to files or a sink); `subscription` (ChatGPT
+//! sign-in by device code: `store` keeps the tokens in the reference's file, `openai` signs in,
+//! refreshes and shapes calls for the Codex backend; `install` lets a host supply its tokens); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
 //! Responses, Anthropic Messages, Bedrock, Gemini, Vertex AI) + retries + error classification + metrics; `fallback` (the
 //! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
 //! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON
@@ -56,6 +58,7 @@ pub mod registry;
 pub mod retry;
 pub mod router;
 pub mod routing;
+pub mod subscription;
 pub mod telemetry;
 pub mod types;
 pub mod vertex;

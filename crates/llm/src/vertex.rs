@@ -3,11 +3,16 @@
 //! Messages body with `anthropic_version: vertex-2023-10-16`), both under
 //! `projects/<vertex_project>/locations/<vertex_location>/publishers/...`.
 //!
-//! Credentials: a service-account JSON file (`vertex_credentials`, a path
-//! or the JSON itself, else `GOOGLE_APPLICATION_CREDENTIALS`); a JWT
-//! signed with its key (RS256) is exchanged at its `token_uri` for an
-//! access token, kept until shortly before it expires. Other credential
-//! kinds (user credentials, workload identity) are refused by name.
+//! Credentials, looked for as Google's application-default credentials
+//! are: `vertex_credentials` (a path or the JSON itself), else the file
+//! `GOOGLE_APPLICATION_CREDENTIALS` names, else gcloud's
+//! `application_default_credentials.json` (in `$CLOUDSDK_CONFIG`, else
+//! `~/.config/gcloud`). A service-account file signs a JWT with its key
+//! (RS256) and exchanges it at its `token_uri`; an `authorized_user` file
+//! (what `gcloud auth application-default login` writes) exchanges its
+//! refresh token there; either access token is kept until shortly before
+//! it expires. Other kinds (workload identity federation, impersonation)
+//! and the GCE metadata server are refused by name.
 
 use crate::error::LlmError;
 use base64::Engine;
@@ -128,11 +133,124 @@ impl ServiceAccount {
     }
 }
 
+/// A Google user's application-default credentials (`authorized_user`).
+#[derive(Clone)]
+pub struct AuthorizedUser {
+    /// `client_id`.
+    pub client_id: String,
+    client_secret: String,
+    refresh_token: String,
+    /// `token_uri` (Google's token endpoint by default).
+    pub token_uri: String,
+    /// `quota_project_id`.
+    pub quota_project_id: Option<String>,
+}
+
+impl std::fmt::Debug for AuthorizedUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthorizedUser")
+            .field("client_id", &self.client_id)
+            .field("token_uri", &self.token_uri)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Credentials that authorize Vertex AI calls.
+#[derive(Debug, Clone)]
+pub enum GoogleCredentials {
+    /// A service account's key.
+    ServiceAccount(ServiceAccount),
+    /// A user's refresh token.
+    AuthorizedUser(AuthorizedUser),
+}
+
+const GOOGLE_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+
+impl GoogleCredentials {
+    /// Parses a credentials file's JSON; `field` names where it came from.
+    pub fn from_json(text: &str, field: &str) -> Result<Self, LlmError> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| cfg_err(field, format!("not a JSON credentials file: {e}")))?;
+        match v.get("type").and_then(Value::as_str).unwrap_or("") {
+            "service_account" => Ok(Self::ServiceAccount(ServiceAccount::from_json(
+                text, field,
+            )?)),
+            "authorized_user" => {
+                let s = |k: &str| {
+                    v.get(k)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .ok_or_else(|| cfg_err(field, format!("the credentials file has no `{k}`")))
+                };
+                Ok(Self::AuthorizedUser(AuthorizedUser {
+                    client_id: s("client_id")?,
+                    client_secret: s("client_secret")?,
+                    refresh_token: s("refresh_token")?,
+                    token_uri: s("token_uri").unwrap_or_else(|_| GOOGLE_TOKEN_URI.into()),
+                    quota_project_id: s("quota_project_id").ok(),
+                }))
+            }
+            kind => Err(cfg_err(
+                field,
+                format!(
+                    "credentials of type `{kind}` are not supported; use a service-account key \
+                     file or gcloud's application-default (authorized_user) credentials"
+                ),
+            )),
+        }
+    }
+
+    /// The project the file names (`project_id`, or a user's
+    /// `quota_project_id`).
+    pub fn project_id(&self) -> Option<String> {
+        match self {
+            Self::ServiceAccount(a) => a.project_id.clone(),
+            Self::AuthorizedUser(u) => u.quota_project_id.clone(),
+        }
+    }
+
+    /// The token endpoint.
+    pub fn token_uri(&self) -> &str {
+        match self {
+            Self::ServiceAccount(a) => &a.token_uri,
+            Self::AuthorizedUser(u) => &u.token_uri,
+        }
+    }
+
+    /// The form posted to the token endpoint at `now` (Unix seconds).
+    fn token_form(&self, now: u64) -> Result<String, LlmError> {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        match self {
+            Self::ServiceAccount(a) => form
+                .append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer")
+                .append_pair("assertion", &a.assertion(now)?),
+            Self::AuthorizedUser(u) => form
+                .append_pair("grant_type", "refresh_token")
+                .append_pair("client_id", &u.client_id)
+                .append_pair("client_secret", &u.client_secret)
+                .append_pair("refresh_token", &u.refresh_token),
+        };
+        Ok(form.finish())
+    }
+}
+
+/// gcloud's application-default credentials file: in `$CLOUDSDK_CONFIG`,
+/// else `~/.config/gcloud`.
+pub fn gcloud_adc_file(env: EnvGet<'_>) -> Option<std::path::PathBuf> {
+    let dir = env_value(env, "CLOUDSDK_CONFIG")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            env_value(env, "HOME").map(|h| std::path::Path::new(&h).join(".config/gcloud"))
+        })?;
+    Some(dir.join("application_default_credentials.json"))
+}
+
 /// Where and as whom a Vertex AI model is called.
 #[derive(Debug, Clone)]
 pub struct VertexTarget {
-    /// The service account whose tokens authorize calls.
-    pub account: ServiceAccount,
+    /// The credentials whose tokens authorize calls.
+    pub credentials: GoogleCredentials,
     /// `vertex_project`.
     pub project: String,
     /// `vertex_location`.
@@ -178,37 +296,42 @@ pub fn resolve(config: &LlmConfig, env: EnvGet<'_>) -> Result<VertexTarget, LlmE
             config.model
         )));
     };
+    let read = |path: &str, field: &str| {
+        std::fs::read_to_string(path)
+            .map_err(|e| cfg_err(field, format!("cannot read {path}: {e}")))
+    };
     let (text, field) = match setting(config, "vertex_credentials") {
         Some(v) if v.starts_with('{') => (v.to_string(), "vertex_credentials"),
-        Some(path) => (
-            std::fs::read_to_string(path)
-                .map_err(|e| cfg_err("vertex_credentials", format!("cannot read {path}: {e}")))?,
-            "vertex_credentials",
-        ),
-        None => {
-            let Some(path) = env_value(env, "GOOGLE_APPLICATION_CREDENTIALS") else {
-                return Err(LlmError::Config(
-                    "no Vertex AI credentials: set vertex_credentials (a service-account key \
-                     file) or GOOGLE_APPLICATION_CREDENTIALS"
-                        .into(),
-                ));
-            };
-            (
-                std::fs::read_to_string(&path).map_err(|e| {
-                    cfg_err(
-                        "GOOGLE_APPLICATION_CREDENTIALS",
-                        format!("cannot read {path}: {e}"),
-                    )
-                })?,
+        Some(path) => (read(path, "vertex_credentials")?, "vertex_credentials"),
+        None => match env_value(env, "GOOGLE_APPLICATION_CREDENTIALS") {
+            Some(path) => (
+                read(&path, "GOOGLE_APPLICATION_CREDENTIALS")?,
                 "GOOGLE_APPLICATION_CREDENTIALS",
-            )
-        }
+            ),
+            None => match gcloud_adc_file(env).filter(|f| f.is_file()) {
+                Some(file) => (
+                    read(
+                        &file.to_string_lossy(),
+                        "application_default_credentials.json",
+                    )?,
+                    "application_default_credentials.json",
+                ),
+                None => {
+                    return Err(LlmError::Config(
+                        "no Vertex AI credentials: set vertex_credentials (a credentials file), \
+                         GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth application-default \
+                         login`; credentials from the GCE metadata server are not supported"
+                            .into(),
+                    ));
+                }
+            },
+        },
     };
-    let account = ServiceAccount::from_json(&text, field)?;
+    let credentials = GoogleCredentials::from_json(&text, field)?;
     let project = setting(config, "vertex_project")
         .map(str::to_string)
         .or_else(|| env_value(env, "VERTEXAI_PROJECT"))
-        .or_else(|| account.project_id.clone())
+        .or_else(|| credentials.project_id())
         .ok_or_else(|| {
             LlmError::Config(
                 "vertex_project: no Google Cloud project (set vertex_project or VERTEXAI_PROJECT)"
@@ -235,7 +358,7 @@ pub fn resolve(config: &LlmConfig, env: EnvGet<'_>) -> Result<VertexTarget, LlmE
         _ => format!("https://{location}-aiplatform.googleapis.com"),
     };
     Ok(VertexTarget {
-        account,
+        credentials,
         project,
         location,
         publisher,
@@ -252,11 +375,11 @@ pub struct TokenCache {
 }
 
 impl TokenCache {
-    /// A valid access token for `account`.
+    /// A valid access token for `credentials`.
     pub async fn token(
         &self,
         client: &reqwest::Client,
-        account: &ServiceAccount,
+        credentials: &GoogleCredentials,
     ) -> Result<String, LlmError> {
         let mut current = self.current.lock().await;
         if let Some((token, until)) = current.as_ref()
@@ -265,13 +388,10 @@ impl TokenCache {
             return Ok(token.clone());
         }
         let now = chrono::Utc::now().timestamp().max(0) as u64;
-        let assertion = account.assertion(now)?;
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer")
-            .append_pair("assertion", &assertion)
-            .finish();
+        let form = credentials.token_form(now)?;
+        let token_uri = credentials.token_uri();
         let resp = client
-            .post(&account.token_uri)
+            .post(token_uri)
             .timeout(TOKEN_TIMEOUT)
             .header(
                 reqwest::header::CONTENT_TYPE,
@@ -288,8 +408,7 @@ impl TokenCache {
             .map_err(|e| crate::classify::from_reqwest(&e))?;
         if !status.is_success() {
             return Err(LlmError::Authentication(format!(
-                "Vertex AI token exchange at {} failed ({status}): {body}",
-                account.token_uri
+                "Vertex AI token exchange at {token_uri} failed ({status}): {body}"
             )));
         }
         let v: Value = serde_json::from_str(&body).map_err(|e| {

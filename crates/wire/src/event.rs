@@ -354,6 +354,31 @@ pub struct ServerErrorEvent {
     pub detail: String,
 }
 
+/// `LLMCompletionLogEvent`: one `log_completions` record of an LLM that ran
+/// on an agent server, streamed to its clients (which write it into their
+/// own log folder) instead of a file on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCompletionLogEvent {
+    /// File name of the record, relative to the log folder.
+    pub filename: String,
+    /// The JSON-encoded record.
+    pub log_data: String,
+    /// The LLM's model.
+    #[serde(default = "unknown_model")]
+    pub model_name: String,
+    /// The LLM's usage id.
+    #[serde(default = "default_usage_id")]
+    pub usage_id: String,
+}
+
+fn unknown_model() -> String {
+    "unknown".into()
+}
+
+fn default_usage_id() -> String {
+    "default".into()
+}
+
 /// The kind-specific part of an event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventBody {
@@ -389,8 +414,10 @@ pub enum EventBody {
     HookExecution(HookExecutionEvent),
     /// `ServerErrorEvent`
     ServerError(ServerErrorEvent),
+    /// `LLMCompletionLogEvent`
+    LlmCompletionLog(LlmCompletionLogEvent),
     /// A kind this crate does not model (`SecurityAnalysisEvent`,
-    /// `LLMCompletionLogEvent`, `TokenEvent`, `ACPToolCallEvent`, or one from
+    /// `TokenEvent`, `ACPToolCallEvent`, or one from
     /// a newer peer); its fields are kept verbatim.
     Unknown {
         /// The `kind` value.
@@ -420,6 +447,7 @@ impl EventBody {
             EventBody::StreamingDelta(_) => "StreamingDeltaEvent",
             EventBody::HookExecution(_) => "HookExecutionEvent",
             EventBody::ServerError(_) => "ServerErrorEvent",
+            EventBody::LlmCompletionLog(_) => "LLMCompletionLogEvent",
             EventBody::Unknown { kind, .. } => kind,
         }
     }
@@ -458,6 +486,7 @@ impl EventBody {
             EventBody::StreamingDelta(b) => obj(b),
             EventBody::HookExecution(b) => obj(b),
             EventBody::ServerError(b) => obj(b),
+            EventBody::LlmCompletionLog(b) => obj(b),
             EventBody::Pause | EventBody::Interrupt | EventBody::CondensationRequest => {
                 Ok(Map::new())
             }
@@ -486,6 +515,7 @@ impl EventBody {
             "StreamingDeltaEvent" => EventBody::StreamingDelta(de(fields)?),
             "HookExecutionEvent" => EventBody::HookExecution(de(fields)?),
             "ServerErrorEvent" => EventBody::ServerError(de(fields)?),
+            "LLMCompletionLogEvent" => EventBody::LlmCompletionLog(de(fields)?),
             other => EventBody::Unknown {
                 kind: other.to_string(),
                 fields,

@@ -296,6 +296,11 @@ pub struct Config {
     /// default `https://auth.openai.com`).
     #[serde(skip)]
     pub openai_auth_issuer: String,
+    /// The Codex backend subscription LLM calls go to
+    /// (`OH_OPENAI_CODEX_BASE_URL`, default
+    /// `https://chatgpt.com/backend-api/codex`).
+    #[serde(skip)]
+    pub openai_codex_base_url: String,
 }
 
 impl Default for Config {
@@ -355,6 +360,7 @@ impl Default for Config {
             persistence_dir: default_persistence_dir(),
             config_file: None,
             openai_auth_issuer: crate::service::subscription::DEFAULT_ISSUER.to_string(),
+            openai_codex_base_url: crate::service::subscription::CODEX_API_BASE.to_string(),
         }
     }
 }
@@ -485,6 +491,9 @@ impl Config {
         self.build_git_ref = non_empty("OPENHANDS_BUILD_GIT_REF");
         if let Some(issuer) = non_empty("OH_OPENAI_AUTH_ISSUER") {
             self.openai_auth_issuer = issuer;
+        }
+        if let Some(base) = non_empty("OH_OPENAI_CODEX_BASE_URL") {
+            self.openai_codex_base_url = base;
         }
         if let Some(dir) = vars.get("OH_PERSISTENCE_DIR").filter(|d| !d.is_empty()) {
             self.persistence_dir = PathBuf::from(dir);

@@ -193,10 +193,16 @@ impl AppState {
         let workspaces =
             crate::service::workspaces::WorkspacesStore::new(config.persistence_dir.clone());
         let subscription = crate::service::subscription::OpenAiSubscription::new(
-            &config.openai_auth_issuer,
+            openhands_llm::subscription::openai::Endpoints::new(
+                &config.openai_auth_issuer,
+                &config.openai_codex_base_url,
+            ),
             config.persistence_dir.clone(),
             crate::service::profiles::cipher_of(&config),
         );
+        // Conversations whose LLM is on the subscription call with the
+        // tokens this server's sign-in stores.
+        openhands_llm::subscription::install(std::sync::Arc::new(subscription.auth().clone()));
         let canvas = crate::service::canvas::CanvasService::new(config.persistence_dir.clone());
         Self {
             workspaces,

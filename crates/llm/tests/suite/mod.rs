@@ -5,4 +5,5 @@ mod gemini;
 mod http_edge;
 mod litellm_parity;
 mod mock_server;
+mod subscription;
 mod vertex;

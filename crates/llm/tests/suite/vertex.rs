@@ -3,7 +3,9 @@
 //! the key's public half, issuer, audience, scope, grant type) before
 //! handing out an access token; the Vertex endpoint (`base_url`) checks
 //! that token and answers Gemini `generateContent` and Anthropic
-//! `rawPredict` calls. The token is fetched once and reused.
+//! `rawPredict` calls. The token is fetched once and reused. gcloud's
+//! application-default user credentials refresh at the same endpoint, and
+//! are found where Google's libraries look for them.
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -57,6 +59,18 @@ async fn handle(State(s): State<Stand>, req: Request) -> Response {
                 .map(|(_, v)| v.clone())
                 .unwrap()
         };
+        if get("grant_type") == "refresh_token" {
+            // gcloud's application-default user credentials.
+            assert_eq!(get("client_id"), "cid.apps.googleusercontent.com");
+            assert_eq!(get("client_secret"), "csecret");
+            if get("refresh_token") != "1//refresh" {
+                return (StatusCode::BAD_REQUEST, "invalid_grant").into_response();
+            }
+            *s.exchanges.lock() += 1;
+            return axum::Json(json!({"access_token": "ya29.local", "expires_in": 3599,
+                                     "token_type": "Bearer"}))
+            .into_response();
+        }
         assert_eq!(
             get("grant_type"),
             "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -300,9 +314,107 @@ fn bad_credentials_are_named() {
     ))
     .unwrap_err()
     .to_string();
-    assert!(e.contains("authorized_user"), "{e}");
+    assert!(e.contains("client_secret"), "{e}");
+    let federated = json!({"type": "external_account", "audience": "x"}).to_string();
+    let e = Llm::new(cfg(
+        "vertex_ai/gemini-2.5-pro",
+        "http://127.0.0.1:9",
+        &federated,
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("external_account"), "{e}");
     let e = Llm::new(cfg("vertex_ai/llama-3", "http://127.0.0.1:9", &user_creds))
         .unwrap_err()
         .to_string();
     assert!(e.contains("Gemini and Anthropic"), "{e}");
+}
+
+fn user_credentials(base: &str) -> String {
+    json!({
+        "type": "authorized_user",
+        "client_id": "cid.apps.googleusercontent.com",
+        "client_secret": "csecret",
+        "refresh_token": "1//refresh",
+        "quota_project_id": "quota-proj",
+        "token_uri": format!("{base}/token"),
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn gcloud_user_credentials_refresh_at_the_token_endpoint() {
+    let (base, stand) = stand_in().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("adc.json");
+    std::fs::write(&file, user_credentials(&base)).unwrap();
+    let req = LlmRequest {
+        messages: vec![Message::user("hello")],
+        ..LlmRequest::default()
+    };
+    let llm = Llm::new(cfg(
+        "vertex_ai/gemini-2.5-pro",
+        &base,
+        &file.display().to_string(),
+    ))
+    .unwrap();
+    let r = llm.completion(&req, None).await.unwrap();
+    assert_eq!(
+        r.message.content[0].as_text(),
+        Some("Hi from Gemini on Vertex.")
+    );
+    llm.completion(&req, None).await.unwrap();
+    assert_eq!(*stand.exchanges.lock(), 1, "the token is kept");
+    let (path, _) = stand.calls.lock()[0].clone();
+    assert!(
+        path.starts_with("/v1/projects/quota-proj/locations/us-east5/"),
+        "the quota project when nothing else names one: {path}"
+    );
+}
+
+#[test]
+fn application_default_credentials_are_found_as_google_finds_them() {
+    use openhands_llm::vertex::{GoogleCredentials, resolve};
+    let dir = tempfile::tempdir().unwrap();
+    let gcloud = dir.path().join("gcloud");
+    std::fs::create_dir_all(&gcloud).unwrap();
+    std::fs::write(
+        gcloud.join("application_default_credentials.json"),
+        user_credentials("http://127.0.0.1:9"),
+    )
+    .unwrap();
+    let sa = dir.path().join("sa.json");
+    std::fs::write(&sa, credentials("http://127.0.0.1:9")).unwrap();
+    let config = LlmConfig::new("vertex_ai/gemini-2.5-pro");
+    let home = dir.path().to_string_lossy().into_owned();
+    let gcloud_dir = gcloud.to_string_lossy().into_owned();
+    let sa_path = sa.to_string_lossy().into_owned();
+
+    // The gcloud file in $CLOUDSDK_CONFIG.
+    let env = |k: &str| (k == "CLOUDSDK_CONFIG").then(|| gcloud_dir.clone());
+    let t = resolve(&config, &env).unwrap();
+    assert!(matches!(
+        t.credentials,
+        GoogleCredentials::AuthorizedUser(_)
+    ));
+    assert_eq!(t.project, "quota-proj");
+    // GOOGLE_APPLICATION_CREDENTIALS comes first.
+    let env = |k: &str| match k {
+        "CLOUDSDK_CONFIG" => Some(gcloud_dir.clone()),
+        "GOOGLE_APPLICATION_CREDENTIALS" => Some(sa_path.clone()),
+        _ => None,
+    };
+    let t = resolve(&config, &env).unwrap();
+    assert!(matches!(
+        t.credentials,
+        GoogleCredentials::ServiceAccount(_)
+    ));
+    assert_eq!(t.project, "proj-1");
+    // ~/.config/gcloud without CLOUDSDK_CONFIG: nothing there here.
+    let env = |k: &str| (k == "HOME").then(|| home.clone());
+    let e = resolve(&config, &env).unwrap_err().to_string();
+    assert!(
+        e.contains("GOOGLE_APPLICATION_CREDENTIALS") && e.contains("metadata server"),
+        "{e}"
+    );
 }

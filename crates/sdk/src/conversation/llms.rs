@@ -5,6 +5,7 @@
 //! switching is `switching`.
 
 use crate::profiles::{ProfileSource, ProfileSwitchError};
+use openhands_llm::completion_log::CompletionLogSink;
 use openhands_llm::{Llm, LlmRegistry};
 use openhands_wire::metrics::ConversationStats;
 use std::path::{Path, PathBuf};
@@ -14,17 +15,37 @@ use std::sync::Arc;
 pub(crate) struct ConversationLlms {
     registry: LlmRegistry,
     profiles: Arc<dyn ProfileSource>,
+    /// Where the completion logs of the conversation's LLMs go instead of
+    /// their log folders (`None`: the folders).
+    completion_logs: Option<CompletionLogSink>,
 }
 
 impl ConversationLlms {
-    /// The LLMs of a conversation whose agent calls `agent_llm`.
-    pub fn new(agent_llm: &Llm, profiles: Arc<dyn ProfileSource>) -> Self {
+    /// The LLMs of a conversation whose agent calls `agent_llm`; with
+    /// `completion_logs`, every LLM that joins and logs its completions
+    /// hands its records there.
+    pub fn new(
+        agent_llm: &Llm,
+        profiles: Arc<dyn ProfileSource>,
+        completion_logs: Option<CompletionLogSink>,
+    ) -> Self {
         let llms = Self {
             registry: LlmRegistry::new(),
             profiles,
+            completion_logs,
         };
         llms.register(agent_llm);
         llms
+    }
+
+    /// Points the completion logs of `llm` (a router's members too) at the
+    /// conversation's sink, when there is one and `llm` logs.
+    fn adopt(&self, llm: &Llm) {
+        if let Some(sink) = &self.completion_logs
+            && llm.logs_completions()
+        {
+            llm.set_completion_log_sink(Some(sink.clone()));
+        }
     }
 
     /// The registry (the reference's `llm_registry`).
@@ -36,6 +57,7 @@ impl ConversationLlms {
     /// members) under its usage id, unless that id is taken: the first LLM
     /// of a usage id keeps it, as in the reference.
     pub fn register(&self, llm: &Llm) {
+        self.adopt(llm);
         for l in llm.answering_llms() {
             if !self.registry.contains(l.usage_id()) {
                 let _ = self.registry.add(l);
@@ -55,6 +77,7 @@ impl ConversationLlms {
             Ok(known) if known.config() == llm.config() => known,
             Ok(known) => {
                 llm.restore_metrics(known.metrics());
+                self.adopt(&llm);
                 self.registry.replace(llm.clone());
                 llm
             }
@@ -71,6 +94,7 @@ impl ConversationLlms {
         if let Ok(known) = self.registry.get(llm.usage_id()) {
             llm.restore_metrics(known.metrics());
         }
+        self.adopt(llm);
         self.registry.replace(llm.clone());
     }
 

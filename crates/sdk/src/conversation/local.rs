@@ -143,7 +143,14 @@ impl LocalConversation {
                 Inner {
                     id,
                     log: EventLog::new(core),
-                    llms: ConversationLlms::new(agent.llm(), profiles),
+                    llms: ConversationLlms::new(
+                        agent.llm(),
+                        profiles,
+                        options
+                            .listeners
+                            .completion_logs_as_events
+                            .then(|| Self::completion_log_sink(weak)),
+                    ),
                     agent: AgentSlot::new(agent),
                     env,
                     child_options,

@@ -30,7 +30,7 @@
 //! sub-agents' options are immutable fields of `Inner`, read by everyone.
 //! Feature modules add `impl LocalConversation` blocks that work through
 //! the parts' methods: `open` (new/resume), `agent_runtime`, `extensions/`
-//! (`bootstrap`, `hooks`, `plugins`, `agent_hooks`), `switching`, `step`,
+//! (`bootstrap`, `hooks`, `plugins`, `agent_hooks`), `switching`, `completion_logs`, `step`,
 //! `run_loop`, `analysis`, `critique`, `condense`, `fork`, `ask`,
 //! `state_fields`, `execute_tool`, `acp`, `child`. Part modules import
 //! neither the façade nor a feature module, so the module graph has no
@@ -66,6 +66,7 @@ mod analysis;
 mod ask;
 pub mod branch;
 mod child;
+mod completion_logs;
 mod condense;
 mod core;
 mod critique;

@@ -96,6 +96,11 @@ pub struct ListenerOptions {
     pub callbacks: Vec<EventCallback>,
     /// Token (streaming delta) listeners.
     pub token_callbacks: Vec<TokenCallback>,
+    /// LLMs with `log_completions` on hand each record to the conversation
+    /// as an `LLMCompletionLogEvent` (persisted and announced like any
+    /// event) instead of writing a file into `log_completions_folder`: the
+    /// agent server sets it, and its remote clients write the files.
+    pub completion_logs_as_events: bool,
 }
 
 /// The agent's tools and how they run.

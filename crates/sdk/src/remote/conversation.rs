@@ -2,6 +2,7 @@
 //! (ours or the reference), driven over its REST API, its events mirrored
 //! through the event socket.
 
+use super::completion_logs;
 use super::error::RemoteError;
 use super::http::ApiClient;
 use super::hub::Hub;
@@ -19,6 +20,8 @@ use openhands_wire::message::Message;
 use openhands_wire::state::ExecutionStatus;
 use reqwest::Method;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -71,6 +74,8 @@ struct Inner {
     hub: Arc<Hub>,
     socket: EventSocket,
     options: RemoteOptions,
+    /// Where the completion logs of the agent's LLMs go, by usage id.
+    log_folders: HashMap<String, PathBuf>,
 }
 
 /// A conversation on an agent server. Cheap to clone; the event socket
@@ -120,10 +125,17 @@ impl RemoteConversation {
             .call(Method::POST, CONVERSATIONS, Some(request), &[], None)
             .await?;
         let id = parse_id(&info, "POST /api/conversations")?;
-        Self::connect(api, id, info, options).await
+        // The client's own agent says where its completion logs go.
+        let agent = serde_json::to_value(request)
+            .ok()
+            .and_then(|r| r.get("agent").cloned())
+            .unwrap_or(Value::Null);
+        Self::connect(api, id, info, completion_logs::folders(&agent), options).await
     }
 
-    /// Attaches to an existing conversation; never creates one.
+    /// Attaches to an existing conversation; never creates one. The
+    /// completion logs of the stored agent's LLMs that log are written
+    /// into their folders here.
     pub async fn attach(
         host: &str,
         api_key: Option<&str>,
@@ -140,13 +152,18 @@ impl RemoteConversation {
                 Some(id),
             )
             .await?;
-        Self::connect(api, id, info, options).await
+        let agent = info.get("agent").cloned().unwrap_or(Value::Null);
+        Self::connect(api, id, info, completion_logs::folders(&agent), options).await
     }
 
+    /// Mirrors the conversation's events; the completion logs streamed from
+    /// now on (history is not replayed) are written into `log_folders` (by
+    /// usage id).
     async fn connect(
         api: ApiClient,
         id: Uuid,
         info: Value,
+        log_folders: HashMap<String, PathBuf>,
         options: RemoteOptions,
     ) -> Result<Self, RemoteError> {
         // The client side's `conversation` root span, as the reference's
@@ -163,6 +180,7 @@ impl RemoteConversation {
             hub.set_state(m);
         }
         sync_events(&api, id, &hub).await?;
+        completion_logs::spawn_writer(hub.subscribe(), log_folders.clone());
         let socket = EventSocket::spawn(api.clone(), id, hub.clone());
         socket.wait_ready(id, options.ready_timeout).await?;
         Ok(Self {
@@ -172,6 +190,7 @@ impl RemoteConversation {
                 hub,
                 socket,
                 options,
+                log_folders,
             }),
         })
     }
@@ -555,7 +574,14 @@ impl RemoteConversation {
     pub async fn fork(&self, request: &ForkConversationRequest) -> Result<Self, RemoteError> {
         let info = self.post("/fork", Some(request)).await?;
         let id = parse_id(&info, "fork")?;
-        Self::connect(self.inner.api.clone(), id, info, self.inner.options.clone()).await
+        Self::connect(
+            self.inner.api.clone(),
+            id,
+            info,
+            self.inner.log_folders.clone(),
+            self.inner.options.clone(),
+        )
+        .await
     }
 
     /// Sets the security analyzer (`{"kind": "LLMSecurityAnalyzer"}`, …) or

@@ -18,6 +18,7 @@ mod plugins;
 mod plugins_runtime;
 mod reference_fixture;
 mod remote;
+mod remote_llm_accounts;
 mod remote_reference;
 mod remote_tls;
 mod route_task;

@@ -71,3 +71,33 @@ fn new_events_have_reference_id_and_timestamp_format() {
     assert_eq!(v["source"], "user");
     assert!(v.get("parent_id").is_none());
 }
+
+#[test]
+fn completion_log_event_matches_the_reference() {
+    // As the reference's `LLMCompletionLogEvent.model_dump(mode="json")`.
+    let original = serde_json::json!({
+        "id": "7d0239d9-b344-4101-8a18-278392b9f982",
+        "timestamp": "2026-12-04T14:43:28.601177",
+        "source": "environment",
+        "filename": "openai__gpt-5-1.000-abcd.json",
+        "log_data": "{\"cost\": 0.0}",
+        "model_name": "openai/gpt-5",
+        "usage_id": "agent",
+        "kind": "LLMCompletionLogEvent"
+    });
+    let ev: Event = serde_json::from_value(original.clone()).unwrap();
+    let EventBody::LlmCompletionLog(log) = &ev.body else {
+        panic!("not a completion log: {ev:?}");
+    };
+    assert_eq!(log.usage_id, "agent");
+    assert_eq!(serde_json::to_value(&ev).unwrap(), original);
+    // The reference's defaults for the optional fields.
+    let bare: Event = serde_json::from_value(serde_json::json!({
+        "filename": "a", "log_data": "b", "kind": "LLMCompletionLogEvent"
+    }))
+    .unwrap();
+    let v = serde_json::to_value(&bare).unwrap();
+    assert_eq!(v["model_name"], "unknown");
+    assert_eq!(v["usage_id"], "default");
+    assert_eq!(v["source"], "environment");
+}

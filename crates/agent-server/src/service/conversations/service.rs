@@ -424,6 +424,9 @@ impl ConversationService {
             cipher: config.cipher.clone(),
             listeners: ListenerOptions {
                 callbacks: vec![shared.callback()],
+                // As the reference's server: completion logs reach the
+                // clients as events, no file is written on the server.
+                completion_logs_as_events: true,
                 ..Default::default()
             },
             agent: AgentOptions {
