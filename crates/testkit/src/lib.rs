@@ -99,6 +99,7 @@
 //!
 //! shipped, used by every end-to-end test and the offline demo (`openhands mock-llm`).
 
+pub mod cloud;
 pub mod fixtures;
 pub mod reply;
 pub mod script;

@@ -14,9 +14,14 @@
 //! * [`APIRemoteWorkspace`] — a runtime of the OpenHands Runtime API
 //!   (hosted, or our control plane's `/v1/runtime`), started or attached by
 //!   session id, driven as a [`RemoteWorkspace`] ([`remote_api`]).
+//! * [`OpenHandsCloudWorkspace`] — a sandbox of the OpenHands Cloud API
+//!   (start, poll, delete; the account's LLM and secrets), driven as a
+//!   [`RemoteWorkspace`] ([`cloud`]).
 //! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
-//!   container with a host directory mounted, used as a remote workspace;
-//!   and the image builder.
+//!   container (published ports or the host network, host directory and
+//!   volumes mounted), used as a remote workspace;
+//!   [`docker::DockerDevWorkspace`]: the same on an image built on a given
+//!   base; and the image builders.
 //! * [`git`] — change lists and diffs with the reference's semantics, the one
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
@@ -60,6 +65,7 @@
 //! tool, `/api/bash`, `/api/git` and `LocalWorkspace` start processes only through it.
 
 pub mod archive;
+pub mod cloud;
 pub mod confine;
 pub mod docker;
 pub mod exec;
@@ -72,6 +78,7 @@ pub mod side_runtime;
 mod types;
 pub mod worktree;
 
+pub use cloud::{OpenHandsCloudWorkspace, OpenHandsCloudWorkspaceOptions};
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
 /// The observability headers of agent-server clients (moved to
