@@ -6,7 +6,7 @@ use super::error::DockerError;
 use super::image::SERVER_PATH;
 use super::lifeline::ENTRY_SCRIPT;
 use super::network::PortPlan;
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -273,12 +273,6 @@ pub fn container_body(
             extra_hosts,
             auto_remove: Some(true),
             binds: (!binds.is_empty()).then_some(binds),
-            // As the reference: no "too many open files" under load.
-            ulimits: Some(vec![ResourcesUlimits {
-                name: Some("nofile".into()),
-                soft: Some(65536),
-                hard: Some(65536),
-            }]),
             ..HostConfig::default()
         }),
         ..ContainerCreateBody::default()
