@@ -125,10 +125,12 @@ pub use openhands_wire::agent::AgentSpec;
 pub use openhands_wire::event::SecurityRisk;
 pub use openhands_wire::state::{ConfirmationPolicy, ExecutionStatus};
 pub use openhands_wire::tool::ToolAnnotations;
-pub use openhands_workspace::docker::{DockerWorkspace, DockerWorkspaceOptions};
+pub use openhands_workspace::docker::{
+    DockerDevWorkspace, DockerDevWorkspaceOptions, DockerWorkspace, DockerWorkspaceOptions,
+};
 pub use openhands_workspace::{
     APIRemoteWorkspace, APIRemoteWorkspaceOptions, ImagePullPolicy, LocalWorkspace,
-    RemoteWorkspace, Workspace,
+    OpenHandsCloudWorkspace, OpenHandsCloudWorkspaceOptions, RemoteWorkspace, Workspace,
 };
 
 /// Events of a conversation and their parts (the reference's wire types).

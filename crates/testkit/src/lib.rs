@@ -101,6 +101,7 @@
 //!
 //! shipped, used by every end-to-end test and the offline demo (`openhands mock-llm`).
 
+pub mod cloud;
 pub mod fixtures;
 pub mod kube_api;
 pub mod reply;

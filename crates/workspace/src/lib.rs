@@ -19,9 +19,14 @@
 //!   driven as a [`RemoteWorkspace`]; [`kubernetes`] is the Kubernetes
 //!   client and the agent-sandbox resources it shares with the control
 //!   plane's Kubernetes engine.
+//! * [`OpenHandsCloudWorkspace`] — a sandbox of the OpenHands Cloud API
+//!   (start, poll, delete; the account's LLM and secrets), driven as a
+//!   [`RemoteWorkspace`] ([`cloud`]).
 //! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
-//!   container with a host directory mounted, used as a remote workspace;
-//!   and the image builder.
+//!   container (published ports or the host network, host directory and
+//!   volumes mounted), used as a remote workspace;
+//!   [`docker::DockerDevWorkspace`]: the same on an image built on a given
+//!   base; and the image builders.
 //! * [`git`] — change lists and diffs with the reference's semantics, the one
 //!   implementation behind `LocalWorkspace` and the server's `/api/git`.
 //! * [`confine`] — keeping requested paths inside a workspace root.
@@ -71,6 +76,7 @@
 
 pub mod agent_sandbox;
 pub mod archive;
+pub mod cloud;
 pub mod confine;
 pub mod docker;
 pub mod exec;
@@ -84,6 +90,7 @@ pub mod side_runtime;
 mod types;
 pub mod worktree;
 
+pub use cloud::{OpenHandsCloudWorkspace, OpenHandsCloudWorkspaceOptions};
 pub use git::{GitChange, GitChangeStatus, GitDiff};
 pub use local::LocalWorkspace;
 /// The observability headers of agent-server clients (moved to

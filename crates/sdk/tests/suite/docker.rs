@@ -111,9 +111,12 @@ async fn ensure_image() {
     drop(lock);
 }
 
+/// Host network: the container's server reaches the mock LLM on the
+/// host's loopback.
 fn options(mount: &Path) -> DockerWorkspaceOptions {
     DockerWorkspaceOptions {
         ready_timeout: Duration::from_secs(60),
+        network: Some("host".into()),
         ..DockerWorkspaceOptions::new(IMAGE).mount_dir(mount)
     }
 }
@@ -324,4 +327,356 @@ async fn a_missing_image_or_a_server_that_cannot_start_is_a_typed_error() {
     assert!(matches!(err, DockerError::Exited { .. }), "{err}");
     assert!(err.to_string().contains("OH_MAX_CONCURRENT_RUNS"), "{err}");
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
+
+/// This machine's docker platform (what a locally imported image has).
+fn native_platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("linux/{arch}")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn get_status(url: &str) -> Option<u16> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    client
+        .get(url)
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridged_container_publishes_its_ports_forwards_env_and_mounts_volumes() {
+    if !docker_works() {
+        return;
+    }
+    ensure_image().await;
+    // A variable the test runner sets in this process (forwarded by name).
+    let forwarded = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("in.txt"), "from-a-volume").unwrap();
+    // A free pair of ports for host_port and host_port + 1.
+    let port = loop {
+        let p = free_port();
+        if std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            break p;
+        }
+    };
+    let ws = DockerWorkspace::start(DockerWorkspaceOptions {
+        ready_timeout: Duration::from_secs(60),
+        host_port: Some(port),
+        extra_ports: true,
+        platform: Some(native_platform()),
+        api_key: Some("explicit-key".into()),
+        forward_env: vec!["CARGO_MANIFEST_DIR".into(), "OH_TEST_UNSET_VARIABLE".into()],
+        volumes: vec![format!("{}:/data:ro", data.path().display())],
+        ..DockerWorkspaceOptions::new(IMAGE).mount_dir(dir.path())
+    })
+    .await
+    .unwrap();
+    let id = ws.container_id().to_string();
+    assert_eq!(ws.network_mode(), "bridge");
+    assert_eq!(ws.host(), format!("http://127.0.0.1:{port}"));
+    assert_eq!(ws.host_port(), port);
+    assert_eq!(ws.extra_port(), Some(port + 1));
+    assert_eq!(ws.api_key(), Some("explicit-key"));
+
+    // Published on the loopback only, the server port and the VS Code port.
+    let out = Command::new("docker").args(["port", &id]).output().unwrap();
+    let ports = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        ports.contains(&format!("8000/tcp -> 127.0.0.1:{port}")),
+        "{ports}"
+    );
+    assert!(
+        ports.contains(&format!("8001/tcp -> 127.0.0.1:{}", port + 1)),
+        "{ports}"
+    );
+    // The key is required: without it the API refuses.
+    assert_eq!(
+        get_status(&format!("{}/api/conversations/search", ws.host())).await,
+        Some(401)
+    );
+
+    // Forwarded variables arrive (unset ones are skipped), the volume is
+    // mounted read-only, the mount is the working directory, and the
+    // server listens on the container's own network.
+    let r = ws
+        .workspace()
+        .execute_command(
+            "echo \"fw=${CARGO_MANIFEST_DIR-none} unset=${OH_TEST_UNSET_VARIABLE-none}\"; cat /data/in.txt; echo; \
+             (echo x > /data/new.txt) 2>/dev/null || echo read-only; pwd; echo hi > here.txt",
+            None,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("fw={forwarded} unset=none")),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout.contains("from-a-volume\nread-only\n/workspace\n"),
+        "{r:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("here.txt")).unwrap(),
+        "hi\n"
+    );
+
+    // The extra port reaches what listens on 8001 in the container: a
+    // second server started there answers on host_port + 1.
+    let r = ws
+        .workspace()
+        .execute_command(
+            "OH_CONVERSATIONS_PATH=/tmp/c2 OH_BASH_EVENTS_DIR=/tmp/b2 OH_PERSISTENCE_DIR=/tmp/p2 \
+             setsid openhands-agent-server --host 0.0.0.0 --port 8001 </dev/null >/tmp/second.log 2>&1 & echo started",
+            None,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, 0, "{r:?}");
+    let url = format!("http://127.0.0.1:{}/health", port + 1);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get_status(&url).await != Some(200) {
+        assert!(Instant::now() < deadline, "nothing answers on {url}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    ws.close().await.unwrap();
+    assert!(!container_exists(&id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_resume_and_cleanup_image_work_on_a_container() {
+    if !docker_works() {
+        return;
+    }
+    ensure_image().await;
+    // A tag of its own, since cleanup_image removes it.
+    let tag = format!("openhands-rs/agent-server:cleanup-{}", std::process::id());
+    assert!(
+        Command::new("docker")
+            .args(["tag", IMAGE, &tag])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let ws = DockerWorkspace::start(DockerWorkspaceOptions {
+        ready_timeout: Duration::from_secs(60),
+        cleanup_image: true,
+        ..DockerWorkspaceOptions::new(&tag)
+    })
+    .await
+    .unwrap();
+    let ready = format!("{}/ready", ws.host());
+    ws.pause().await.unwrap();
+    assert_eq!(get_status(&ready).await, None, "a paused server answers");
+    ws.resume().await.unwrap();
+    assert_eq!(get_status(&ready).await, Some(200));
+    let r = ws
+        .workspace()
+        .execute_command("echo awake", None, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(r.stdout.trim(), "awake");
+    ws.close().await.unwrap();
+    let gone = !Command::new("docker")
+        .args(["image", "inspect", &tag])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(gone, "cleanup_image removes {tag}");
+    // The image under its other tag is still there.
+    assert!(
+        Command::new("docker")
+            .args(["image", "inspect", IMAGE])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_that_cannot_be_pulled_or_does_not_match_the_platform_is_refused() {
+    if !docker_works() {
+        return;
+    }
+    // Not on the daemon, and no registry answers here: the pull is tried
+    // and its failure named.
+    let t = Instant::now();
+    let err = DockerWorkspace::start(DockerWorkspaceOptions {
+        pull_timeout: Duration::from_secs(20),
+        ..DockerWorkspaceOptions::new("openhands-rs/no-such-image:never-built")
+    })
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, DockerError::ImageMissing { .. }), "{err}");
+    assert!(
+        text.contains("openhands-rs/no-such-image:never-built")
+            && text.contains("could not be pulled"),
+        "{text}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(25), "{:?}", t.elapsed());
+
+    ensure_image().await;
+    let other = if native_platform() == "linux/amd64" {
+        "linux/arm64"
+    } else {
+        "linux/amd64"
+    };
+    let err = DockerWorkspace::start(DockerWorkspaceOptions {
+        platform: Some(other.into()),
+        ..DockerWorkspaceOptions::new(IMAGE)
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("platform"), "{err}");
+    // A GPU is refused before any container is made.
+    let err = DockerWorkspace::start(DockerWorkspaceOptions {
+        enable_gpu: true,
+        ..DockerWorkspaceOptions::new(IMAGE)
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("enable_gpu"), "{err}");
+}
+
+/// A tiny base image imported from this machine's `sh`, `bash` and a few
+/// tools with their libraries (no registry): no agent server, and not the
+/// libraries the agent server alone needs (`libgcc_s`).
+async fn tiny_base(tag: &str) {
+    const SCRIPT: &str = r#"set -euo pipefail
+stage=$(mktemp -d)
+for t in sh bash cat echo ls pwd mkdir env test; do
+  p=$(type -P "$t" || true)
+  [ -n "$p" ] || continue
+  cp -L --parents "$p" "$stage/"
+  for l in $(ldd "$p" 2>/dev/null | grep -o '/[^ )]*'); do
+    if [ -e "$l" ]; then cp -L --parents -n "$l" "$stage/"; fi
+  done
+done
+mkdir -p "$stage/tmp" "$stage/root"
+chmod 1777 "$stage/tmp"
+tar -C "$stage" -c . | docker import - "$1" >/dev/null
+rm -rf "$stage"
+"#;
+    let lock = std::fs::File::create(std::env::temp_dir().join("oh-sdk-docker-base.lock")).unwrap();
+    let tag = tag.to_string();
+    tokio::task::spawn_blocking(move || {
+        lock.lock().unwrap();
+        let out = Command::new("bash")
+            .args(["-c", SCRIPT, "tiny-base", &tag])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dev_workspace_builds_the_server_image_on_a_base_image() {
+    use openhands_workspace::docker::{DockerDevWorkspace, DockerDevWorkspaceOptions};
+    if !docker_works() {
+        return;
+    }
+    let base = "openhands-rs/tiny-base:sdk-docker-test";
+    tiny_base(base).await;
+    let bin = agent_server_bin();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = DockerDevWorkspaceOptions {
+        docker: DockerWorkspaceOptions {
+            ready_timeout: Duration::from_secs(60),
+            ..DockerWorkspaceOptions::default().mount_dir(dir.path())
+        },
+        ..DockerDevWorkspaceOptions::new(base, &bin)
+    };
+    let ws = DockerDevWorkspace::start(opts.clone()).await.unwrap();
+    assert!(ws.image().starts_with("openhands-rs/agent-server-dev:"));
+    let r = ws
+        .workspace()
+        .execute_command(
+            "echo in-dev > made.txt; ls /opt/openhands-agent-server/lib; \
+             test -e /lib/x86_64-linux-gnu/libgcc_s.so.1 || echo base-has-no-libgcc",
+            None,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, 0, "{r:?}");
+    assert!(r.stdout.contains("libc.so.6"), "{r:?}");
+    if std::env::consts::ARCH == "x86_64" {
+        assert!(r.stdout.contains("base-has-no-libgcc"), "{r:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("made.txt")).unwrap(),
+        "in-dev\n"
+    );
+    // The image carries the base and the binary's fingerprint.
+    let out = Command::new("docker")
+        .args([
+            "image",
+            "inspect",
+            "--format",
+            "{{index .Config.Labels \"openhands.agent_server.base\"}} {{index .Config.Labels \"openhands.agent_server.fingerprint\"}}",
+            ws.image(),
+        ])
+        .output()
+        .unwrap();
+    let labels = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        labels.trim(),
+        format!("{base} {}", image::fingerprint(&bin).unwrap())
+    );
+    let image_tag = ws.image().to_string();
+    ws.close().await.unwrap();
+
+    // Same base, same binary: the image is reused.
+    let again = DockerDevWorkspace::start(opts.clone()).await.unwrap();
+    assert_eq!(again.image(), image_tag);
+    assert!(!again.built());
+    again.close().await.unwrap();
+
+    // A pre-built agent-server image as the base, or a base that is not
+    // here, is refused.
+    let err = DockerDevWorkspace::start(DockerDevWorkspaceOptions {
+        base_image: "ghcr.io/openhands/agent-server:latest-python".into(),
+        ..opts.clone()
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("base_image"), "{err}");
+    let err = DockerDevWorkspace::start(DockerDevWorkspaceOptions {
+        base_image: "openhands-rs/no-such-base:never".into(),
+        ..opts
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, DockerError::ImageMissing { .. }), "{err}");
 }

@@ -16,13 +16,15 @@ pub enum DockerError {
         /// Why.
         detail: String,
     },
-    /// The image does not exist locally (nothing is pulled).
+    /// The image is not on the daemon and could not be pulled.
     #[error(
-        "the image {image} does not exist (build it with `openhands control image build --tag {image}`)"
+        "the image {image} is not on the docker daemon and could not be pulled ({detail}); build it with `openhands control image build --tag {image}`"
     )]
     ImageMissing {
         /// The image.
         image: String,
+        /// Why the pull failed.
+        detail: String,
     },
     /// The daemon refused or failed an operation.
     #[error("docker {op} failed: {detail}")]

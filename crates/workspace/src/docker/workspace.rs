@@ -3,30 +3,23 @@
 
 use super::client::{call, connect, is_not_found};
 use super::error::DockerError;
-use super::image::SERVER_PATH;
-use super::lifeline::{ENTRY_SCRIPT, OutputTail, follow};
+use super::lifeline::{OutputTail, follow};
+use super::network::{PortPlan, plan};
+use super::options::{DockerWorkspaceOptions, container_body};
+use super::pull::ensure_present;
 use crate::{RemoteWorkspace, Workspace};
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
 };
 use futures::StreamExt;
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::task::AbortOnDropHandle;
 
-/// Label put on every container a [`DockerWorkspace`] starts (its value is
-/// the owning process id).
-pub const LABEL: &str = "openhands.docker_workspace";
-
-/// Where the server keeps its data inside the container.
-const DATA_DIR: &str = "/root/openhands";
 /// Timeout of one readiness probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Pause between readiness probes.
@@ -34,67 +27,6 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 /// How long a closed workspace's container may take to stop by itself
 /// (server shut down gracefully) before it is removed by force.
 const GRACEFUL_STOP: Duration = Duration::from_secs(15);
-
-/// How a [`DockerWorkspace`] is started (the reference's `DockerWorkspace`
-/// keyword arguments that apply here).
-#[derive(Debug, Clone)]
-pub struct DockerWorkspaceOptions {
-    /// The agent-server image (`server_image`); built locally, never pulled.
-    pub image: String,
-    /// The host directory mounted read-write at `working_dir`
-    /// (`mount_dir`); `None` leaves the workspace inside the container.
-    pub mount_dir: Option<PathBuf>,
-    /// The agent's working directory in the container.
-    pub working_dir: String,
-    /// The port the server listens on (`host_port`); `None`: a free one.
-    /// The container shares the host's network, so the server is reached
-    /// (and reaches e.g. a local LLM) on the host's loopback.
-    pub host_port: Option<u16>,
-    /// Names of this process's variables passed into the container
-    /// (`forward_env`; unset ones are skipped).
-    pub forward_env: Vec<String>,
-    /// More variables for the container's server.
-    pub env: Vec<(String, String)>,
-    /// The daemon address (`unix://…`, `tcp://…`); `None`: `DOCKER_HOST`
-    /// or the local socket.
-    pub docker_host: Option<String>,
-    /// Timeout of each Engine API call.
-    pub docker_timeout: Duration,
-    /// How long the server may take to answer `/ready`.
-    pub ready_timeout: Duration,
-}
-
-impl Default for DockerWorkspaceOptions {
-    fn default() -> Self {
-        Self {
-            image: "openhands-rs/agent-server:latest".into(),
-            mount_dir: None,
-            working_dir: "/workspace".into(),
-            host_port: None,
-            forward_env: Vec::new(),
-            env: Vec::new(),
-            docker_host: None,
-            docker_timeout: Duration::from_secs(30),
-            ready_timeout: Duration::from_secs(120),
-        }
-    }
-}
-
-impl DockerWorkspaceOptions {
-    /// Options for `image` with the defaults.
-    pub fn new(image: impl Into<String>) -> Self {
-        Self {
-            image: image.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Mounts `dir` as the workspace.
-    pub fn mount_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.mount_dir = Some(dir.into());
-        self
-    }
-}
 
 /// An agent server in a docker container, used as a remote workspace.
 ///
@@ -111,6 +43,10 @@ pub struct DockerWorkspace {
     lifeline: Option<Pin<Box<dyn AsyncWrite + Send>>>,
     _follower: AbortOnDropHandle<()>,
     closed: bool,
+    ports: PortPlan,
+    /// The image to remove on close (`cleanup_image`).
+    cleanup_image: Option<String>,
+    ready_timeout: Duration,
 }
 
 impl std::fmt::Debug for DockerWorkspace {
@@ -122,76 +58,10 @@ impl std::fmt::Debug for DockerWorkspace {
     }
 }
 
-fn free_port() -> Result<u16, DockerError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| DockerError::Invalid(format!("no free port: {e}")))
-}
-
 fn random_hex(bytes: usize) -> Result<String, DockerError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| DockerError::Invalid(format!("no randomness: {e}")))?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The container's definition.
-fn container_body(
-    opts: &DockerWorkspaceOptions,
-    mount: Option<&str>,
-    port: u16,
-    key: &str,
-) -> ContainerCreateBody {
-    let mut env: Vec<String> = vec![
-        format!("OH_SESSION_API_KEYS=[\"{key}\"]"),
-        format!("OH_WORKSPACE_PATH={}", opts.working_dir),
-        format!("OH_CONVERSATIONS_PATH={DATA_DIR}/conversations"),
-        format!("OH_BASH_EVENTS_DIR={DATA_DIR}/bash_events"),
-        format!("OH_PERSISTENCE_DIR={DATA_DIR}/persistence"),
-        "OH_ENABLE_VSCODE=false".into(),
-        "OH_ENABLE_VNC=false".into(),
-        "HOME=/root".into(),
-    ];
-    for name in &opts.forward_env {
-        if let Some(v) = crate::exec::env::host_var(name) {
-            env.push(format!("{name}={v}"));
-        }
-    }
-    env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}")));
-    let pid = std::process::id().to_string();
-    let cmd = [
-        "sh",
-        "-c",
-        ENTRY_SCRIPT,
-        "lifeline",
-        SERVER_PATH,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port.to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    ContainerCreateBody {
-        image: Some(opts.image.clone()),
-        cmd: Some(cmd),
-        env: Some(env),
-        working_dir: Some(opts.working_dir.clone()),
-        labels: Some(HashMap::from([(LABEL.to_string(), pid)])),
-        attach_stdin: Some(true),
-        attach_stdout: Some(true),
-        attach_stderr: Some(true),
-        open_stdin: Some(true),
-        stdin_once: Some(true),
-        tty: Some(false),
-        host_config: Some(HostConfig {
-            network_mode: Some("host".into()),
-            auto_remove: Some(true),
-            binds: mount.map(|m| vec![format!("{m}:{}", opts.working_dir)]),
-            ..HostConfig::default()
-        }),
-        ..ContainerCreateBody::default()
-    }
 }
 
 impl DockerWorkspace {
@@ -199,57 +69,29 @@ impl DockerWorkspace {
     /// Fails with a typed error — never hangs — when the daemon does not
     /// answer, the image is missing, or the server does not get ready.
     pub async fn start(opts: DockerWorkspaceOptions) -> Result<Self, DockerError> {
-        if !opts.working_dir.starts_with('/') || opts.working_dir.contains(':') {
-            return Err(DockerError::Invalid(format!(
-                "working_dir must be an absolute container path without ':', got '{}'",
-                opts.working_dir
-            )));
-        }
-        let mount = match &opts.mount_dir {
-            None => None,
-            Some(dir) => {
-                let dir = tokio::fs::canonicalize(dir).await.map_err(|e| {
-                    DockerError::Invalid(format!("mount_dir {}: {e}", dir.display()))
-                })?;
-                let text = dir.to_string_lossy().into_owned();
-                if text.contains(':') {
-                    return Err(DockerError::Invalid(format!(
-                        "mount_dir must not contain ':': {text}"
-                    )));
-                }
-                Some(text)
-            }
-        };
+        let binds = opts.checked_binds().await?;
         let t = opts.docker_timeout;
         let docker = connect(opts.docker_host.as_deref(), t).await?;
-        match tokio::time::timeout(t, docker.inspect_image(&opts.image)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) if is_not_found(&e) => {
-                return Err(DockerError::ImageMissing {
-                    image: opts.image.clone(),
-                });
-            }
-            Ok(Err(e)) => {
-                return Err(DockerError::Daemon {
-                    op: "image inspect",
-                    detail: e.to_string(),
-                });
-            }
-            Err(_) => {
-                return Err(DockerError::Timeout {
-                    op: "image inspect",
-                    after: t,
-                });
-            }
-        }
-        let port = match opts.host_port {
-            Some(p) => p,
-            None => free_port()?,
+        ensure_present(
+            &docker,
+            &opts.image,
+            opts.platform.as_deref(),
+            t,
+            opts.pull_timeout,
+        )
+        .await?;
+        let ports = plan(opts.network.as_deref(), opts.host_port, opts.extra_ports)?;
+        let key = match opts.resolved_api_key() {
+            Some(k) => k,
+            None => random_hex(24)?,
         };
-        let key = random_hex(24)?;
         let name = format!("openhands-ws-{}", random_hex(6)?);
-        let body = container_body(&opts, mount.as_deref(), port, &key);
-        let create = CreateContainerOptionsBuilder::new().name(&name).build();
+        let body = container_body(&opts, binds, &ports, &key);
+        let mut create = CreateContainerOptionsBuilder::new().name(&name);
+        if let Some(p) = &opts.platform {
+            create = create.platform(p);
+        }
+        let create = create.build();
         let created = call("create", t, docker.create_container(Some(create), body)).await?;
         let container = created.id;
         let cleanup = |docker: Docker, container: String| async move {
@@ -280,7 +122,7 @@ impl DockerWorkspace {
         let follower =
             AbortOnDropHandle::new(tokio::spawn(follow(attached.output, output.clone())));
         let remote = RemoteWorkspace::new(
-            &format!("http://127.0.0.1:{port}"),
+            &format!("http://127.0.0.1:{}", ports.host_port),
             Some(&key),
             opts.working_dir.clone(),
         )?;
@@ -293,6 +135,9 @@ impl DockerWorkspace {
             lifeline: Some(attached.input),
             _follower: follower,
             closed: false,
+            ports,
+            cleanup_image: opts.cleanup_image.then(|| opts.image.clone()),
+            ready_timeout: opts.ready_timeout,
         };
         let started = match call(
             "start",
@@ -381,6 +226,45 @@ impl DockerWorkspace {
         &self.container
     }
 
+    /// The server's port on the host's loopback.
+    pub fn host_port(&self) -> u16 {
+        self.ports.host_port
+    }
+
+    /// The host port the container's VS Code port (8001) is published at
+    /// (`extra_ports`), if it is.
+    pub fn extra_port(&self) -> Option<u16> {
+        self.ports.extra_port
+    }
+
+    /// The container's network mode (`bridge`, `host`, or a network name).
+    pub fn network_mode(&self) -> &str {
+        &self.ports.network_mode
+    }
+
+    /// Freezes every process of the container (`docker pause`); the
+    /// server does not answer until [`resume`](Self::resume).
+    pub async fn pause(&self) -> Result<(), DockerError> {
+        call(
+            "pause",
+            self.timeout,
+            self.docker.pause_container(&self.container),
+        )
+        .await
+    }
+
+    /// Thaws a paused container and waits until its server answers
+    /// `/ready` again.
+    pub async fn resume(&self) -> Result<(), DockerError> {
+        call(
+            "unpause",
+            self.timeout,
+            self.docker.unpause_container(&self.container),
+        )
+        .await?;
+        self.wait_ready(self.ready_timeout).await
+    }
+
     /// The container's output so far (the Engine API's logs).
     pub async fn logs(&self) -> Result<String, DockerError> {
         let opts = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
@@ -415,7 +299,7 @@ impl DockerWorkspace {
         let deadline = Instant::now() + GRACEFUL_STOP.max(self.timeout);
         loop {
             if !self.exists().await? {
-                return Ok(());
+                return self.remove_image().await;
             }
             force_remove(&self.docker, &self.container, self.timeout).await;
             if Instant::now() >= deadline {
@@ -425,6 +309,33 @@ impl DockerWorkspace {
                 });
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+impl DockerWorkspace {
+    /// Removes the image when `cleanup_image` asked for it.
+    async fn remove_image(&mut self) -> Result<(), DockerError> {
+        let Some(image) = self.cleanup_image.take() else {
+            return Ok(());
+        };
+        let opts = RemoveImageOptionsBuilder::new().force(true).build();
+        match tokio::time::timeout(
+            self.timeout,
+            self.docker.remove_image(&image, Some(opts), None),
+        )
+        .await
+        {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) if is_not_found(&e) => Ok(()),
+            Ok(Err(e)) => Err(DockerError::Daemon {
+                op: "image remove",
+                detail: e.to_string(),
+            }),
+            Err(_) => Err(DockerError::Timeout {
+                op: "image remove",
+                after: self.timeout,
+            }),
         }
     }
 }
