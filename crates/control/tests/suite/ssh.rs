@@ -363,7 +363,7 @@ async fn ssh_relay_docker() {
     let container = format!("oh-sandbox-{sandbox}");
     let sleeping = || {
         let top = Command::new("docker")
-            .args(["top", &container, "-eo", "args"])
+            .args(["top", &container, "-eo", "pid,args"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&top.stdout).contains("sleep 4242")

@@ -577,6 +577,9 @@ for t in sh bash cat echo ls pwd mkdir env test; do
     if [ -e "$l" ]; then cp -L --parents -n "$l" "$stage/"; fi
   done
 done
+# Scripts start with #!/bin/sh, as in every real base image (PATH may have
+# found sh under /usr/bin on a merged-/usr host).
+if [ ! -e "$stage/bin/sh" ]; then mkdir -p "$stage/bin"; ln -s "$(type -P sh)" "$stage/bin/sh"; fi
 mkdir -p "$stage/tmp" "$stage/root"
 chmod 1777 "$stage/tmp"
 tar -C "$stage" -c . | docker import - "$1" >/dev/null
