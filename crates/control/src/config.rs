@@ -749,7 +749,7 @@ mod tests {
         assert_eq!(k.memory_limit_mb, Some(2048));
         assert_eq!(k.server_port, 8000);
         let pool = [
-            ("OH_CONTROL_K8S_WARMPOOL", "Bad_Pool"),
+            ("OH_CONTROL_K8S_WARMPOOL", "pool"),
             ("OH_CONTROL_K8S_WARMPOOL_SECRET", "pool-key"),
         ];
         let c = ControlConfig::from_vars(&vars(&pool), &Overrides::default()).unwrap();
