@@ -1109,3 +1109,17 @@ fn conversation_spans_reach_the_collector() {
         );
     }
 }
+
+#[test]
+fn the_servers_llm_comes_back_from_settings_and_profiles() {
+    let run = run_example("remote_13_workspace_get_llm");
+    assert_prints(
+        &run,
+        &[
+            "from the settings: model \"openai/scripted\", key in clear: true",
+            "active profile: usage \"profile:fast\", temperature 0.0",
+            "unknown profile: LLM profile 'missing' not found",
+            "status: Finished",
+        ],
+    );
+}
