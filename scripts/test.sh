@@ -77,6 +77,11 @@ MCP_SERVERS_DIR="${OPENHANDS_MCP_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/op
 MCP_EVERYTHING="$MCP_SERVERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 RRWEB_DIR="${OPENHANDS_RRWEB_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/rrweb}"
 RRWEB_FILE="$RRWEB_DIR/node_modules/rrweb/dist/rrweb.umd.cjs"
+# The book (docs/) is built with mdBook, which no Debian, npm or PyPI package
+# ships prebuilt: cargo installs a pinned version once into a cached root.
+MDBOOK_VERSION=0.4.52
+MDBOOK_ROOT="${OPENHANDS_MDBOOK_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/openhands-rs/mdbook}"
+MDBOOK="$(command -v mdbook || echo "$MDBOOK_ROOT/bin/mdbook")"
 install_assets() {
     # Two apt jobs may run at once (this one and install_services): apt_install waits for the lock.
     command -v npm >/dev/null || apt_install nodejs npm || true
@@ -92,6 +97,12 @@ install_assets() {
             || echo "warning: npm could not install rrweb; the browser recording tests will skip"
     fi
     command -v npm >/dev/null || echo "warning: npm is not installed; the MCP and browser recording tests will skip"
+    if [ ! -x "$MDBOOK" ]; then
+        # Its own temporary build directory (never the workspace's, whose lock the build holds).
+        env -u CARGO_TARGET_DIR -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+            cargo install mdbook --locked --version "$MDBOOK_VERSION" --no-default-features --root "$MDBOOK_ROOT" >/dev/null 2>&1 \
+            || echo "warning: cargo could not install mdbook $MDBOOK_VERSION; the book step will fail"
+    fi
     # The SSE test server is built with the `mcp` package from PyPI, which the
     # compat venv (the reference SDK's dependencies) has.
     if [ -x compat/setup.sh ] && [ "${SKIP_COMPAT:-0}" != "1" ]; then
@@ -161,6 +172,15 @@ fi
 
 step "doc tests"
 cargo test --workspace --doc
+
+step "the book builds (docs/, mdBook) and its links resolve"
+# Its Rust snippets compiled and ran with the doc tests above (the facade's
+# `book` module includes every chapter).
+[ -x "$MDBOOK" ] || { echo "error: mdbook is not installed ($MDBOOK)" >&2; exit 1; }
+BOOK_OUT="$(mktemp -d "${TMPDIR:-/tmp}/openhands-book-XXXXXX")"
+"$MDBOOK" build docs --dest-dir "$BOOK_OUT"
+rm -rf "$BOOK_OUT"
+python3 scripts/check_book_links.py
 
 step "facade API docs build without warnings"
 # The build step linted every crate; rustdoc needs only metadata, so the

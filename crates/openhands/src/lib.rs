@@ -87,7 +87,7 @@
 //! depends on: `LlmBuilder`, `AgentBuilder`, `ConversationBuilder` (the reference's keyword
 //! arguments as builders), re-exports (`Conversation`, `Tool`/`TypedTool`, built-in tools, events,
 //! `Workspace`), `parameters_schema` (schemars), `testing` (scripted LLM in process or over HTTP),
-//! `local_server` (agent server in process); `examples/` (44, each run offline by
+//! `local_server` (agent server in process); `examples/` (65, each run offline by
 //! `tests/examples.rs`) and `examples/workflows/` (GitHub workflow templates on the CLI, run by
 //! `cli/tests/workflow_templates.rs`)
 //!
@@ -201,4 +201,44 @@ pub mod prelude {
         SecretSource, TextObservation, Tool, ToolAnnotations, ToolCallContext, ToolError,
         TypedTool, Workspace, parameters_schema,
     };
+}
+
+/// The guide under `docs/src` (an mdBook): every chapter is included here
+/// so that its Rust snippets compile and run as doc tests of this crate.
+#[cfg(doctest)]
+pub mod book {
+    #[doc = include_str!("../../../docs/src/introduction.md")]
+    pub struct Introduction;
+    #[doc = include_str!("../../../docs/src/getting-started.md")]
+    pub struct GettingStarted;
+    #[doc = include_str!("../../../docs/src/sdk/README.md")]
+    pub struct SdkGuides;
+    #[doc = include_str!("../../../docs/src/sdk/rust-sdk.md")]
+    pub struct RustSdk;
+    #[doc = include_str!("../../../docs/src/sdk/conversations.md")]
+    pub struct Conversations;
+    #[doc = include_str!("../../../docs/src/sdk/tools.md")]
+    pub struct Tools;
+    #[doc = include_str!("../../../docs/src/sdk/llms.md")]
+    pub struct Llms;
+    #[doc = include_str!("../../../docs/src/sdk/skills-hooks-plugins.md")]
+    pub struct SkillsHooksPlugins;
+    #[doc = include_str!("../../../docs/src/sdk/agents.md")]
+    pub struct Agents;
+    #[doc = include_str!("../../../docs/src/sdk/safety.md")]
+    pub struct Safety;
+    #[doc = include_str!("../../../docs/src/sdk/observability.md")]
+    pub struct Observability;
+    #[doc = include_str!("../../../docs/src/sdk/workspaces.md")]
+    pub struct Workspaces;
+    #[doc = include_str!("../../../docs/src/agent-server.md")]
+    pub struct AgentServer;
+    #[doc = include_str!("../../../docs/src/gateway.md")]
+    pub struct Gateway;
+    #[doc = include_str!("../../../docs/src/task-control.md")]
+    pub struct TaskControl;
+    #[doc = include_str!("../../../docs/src/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../../../docs/src/benchmarks.md")]
+    pub struct Benchmarks;
 }

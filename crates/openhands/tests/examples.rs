@@ -46,11 +46,17 @@ impl Run {
 
 /// Runs example `name` offline in a fresh directory; it must exit 0.
 fn run_example(name: &str) -> Run {
+    run_example_with(name, &[])
+}
+
+/// [`run_example`] with extra environment variables.
+fn run_example_with(name: &str, vars: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(example_binary(name))
         .current_dir(dir.path())
         .env_remove("LLM_API_KEY")
         .env("RUST_LOG", "warn")
+        .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -805,6 +811,315 @@ fn a_file_defined_sub_agent_is_used() {
         &[
             "reviewer: \"- main.py uses undefined_name\"",
             "agent: The reviewer found an undefined name",
+        ],
+    );
+}
+
+#[test]
+fn the_router_sends_the_image_turn_to_the_vision_member() {
+    let run = run_example("19_llm_routing");
+    assert_prints(
+        &run,
+        &[
+            "text turn: I am an AI assistant answering with a text model.",
+            "image turn: Red.",
+            "vision: 1 call(s)",
+            "text: 1 call(s)",
+        ],
+    );
+}
+
+#[test]
+fn refinement_rounds_until_the_critique_passes() {
+    let run = run_example("31_iterative_refinement");
+    assert_prints(
+        &run,
+        &[
+            "iteration 1: score 60",
+            "iteration 2: score 96",
+            "reached 96 >= 90 after 2 iteration(s)",
+        ],
+    );
+    assert!(
+        run.file("java/Hello.java")
+            .contains("private static final String GREETING")
+    );
+}
+
+#[test]
+fn a_custom_security_policy_replaces_the_built_in_one() {
+    let run = run_example("32_configurable_security_policy");
+    assert!(
+        printed_number(&run, "default policy: ") > 3,
+        "{}",
+        run.stdout()
+    );
+    assert_prints(
+        &run,
+        &[
+            "custom policy in the prompt: true",
+            "agent: 2 + 2 = 4.",
+            "missing policy refused: ",
+        ],
+    );
+    let refused = printed_line(&run, "missing policy refused: ");
+    assert!(refused.contains("no_such_policy.j2"), "{refused}");
+}
+
+#[test]
+fn a_low_critic_score_sends_the_agent_back_once() {
+    let run = run_example("34_critic_example");
+    assert_prints(
+        &run,
+        &[
+            "critic score after `finish`: 0.30",
+            "critic score after `finish`: 0.85",
+            "status: Finished",
+            "agent: calc.py is written and tested: add works.",
+        ],
+    );
+    let followup = printed_line(&run, "follow-up: ");
+    assert!(followup.contains("Insufficient Testing"), "{followup}");
+    assert_eq!(run.stdout().matches("follow-up: ").count(), 1);
+}
+
+#[test]
+fn marketplace_skills_install_from_a_path_and_a_git_repository() {
+    let run = run_example("43_mixed_marketplace_skills");
+    assert_prints(
+        &run,
+        &[
+            "installed greeting-helper from ",
+            "installed rot13 from ",
+            "activated skills: rot13",
+            "agent: hello in rot13 is uryyb.",
+        ],
+    );
+    assert!(!run.stdout().contains("problem:"), "{}", run.stdout());
+    // The git-sourced skill came through the plugin cache.
+    let rot13 = printed_line(&run, "installed rot13 from ");
+    assert!(rot13.contains("cache/plugins/extensions-repo"), "{rot13}");
+}
+
+#[test]
+fn the_agent_switches_itself_to_the_stronger_profile() {
+    let run = run_example("49_switch_llm_tool");
+    assert_prints(
+        &run,
+        &[
+            "answer: 17 * 23 = 391",
+            "active LLM: profile:strong",
+            "cheap: 1 call(s)",
+            "profile:strong: 1 call(s)",
+        ],
+    );
+    let switched = printed_line(&run, "switch_llm: ");
+    assert!(switched.contains("strong"), "{switched}");
+}
+
+#[test]
+fn an_agent_hook_denies_by_intent_and_allows_the_rest() {
+    let run = run_example("51_agent_hooks");
+    assert_prints(
+        &run,
+        &[
+            "PreToolUse hook denied: awk reads /etc/passwd, a sensitive system file",
+            "PreToolUse hook allowed: writes a note inside the workspace",
+            "status: Finished",
+            "users.txt: Reading /etc/passwd was denied by the security reviewer.",
+            "agent-hook:security-reviewer: 2 call(s)",
+        ],
+    );
+    assert_eq!(run.stdout().matches("ran terminal").count(), 1);
+}
+
+#[test]
+fn the_goal_loop_reprompts_until_the_judge_sees_proof() {
+    let run = run_example("54_goal_completion_loop");
+    assert_prints(&run, &["goal Complete after 2 audit(s), score 1.0"]);
+    assert_eq!(
+        run.stdout().matches("user: ").count(),
+        2,
+        "{}",
+        run.stdout()
+    );
+    assert!(run.file("fizzbuzz.py").contains("FizzBuzz"));
+}
+
+#[test]
+fn a_plugin_brings_skills_commands_and_hooks() {
+    let run = run_example("skills_02_loading_plugins");
+    let activated = printed_line(&run, "activated skills: ");
+    assert!(
+        activated.contains("linting") && activated.contains("code-quality:review"),
+        "{activated}"
+    );
+    assert_prints(&run, &["status: Finished", "hook log: terminal ran"]);
+    let skills = printed_line(&run, "skills in the agent's context: ");
+    assert!(skills.contains("linting"), "{skills}");
+}
+
+#[test]
+fn installed_skills_are_listed_toggled_loaded_and_removed() {
+    let run = run_example("skills_03_managing_installed_skills");
+    assert_prints(
+        &run,
+        &[
+            "installed commit-style from ",
+            "installed release-notes from ",
+            "installed skills: commit-style, release-notes",
+            "after disabling: commit-style, release-notes (disabled)",
+            "after enabling: commit-style, release-notes",
+            "after uninstalling commit-style: release-notes",
+        ],
+    );
+    let activated = printed_line(&run, "activated skills: ");
+    assert_eq!(activated, "commit-style", "the disabled skill stays out");
+}
+
+#[test]
+fn registered_marketplaces_auto_load_and_load_on_demand() {
+    let run = run_example("skills_05_registered_marketplace_plugins");
+    assert_prints(
+        &run,
+        &[
+            "skills at start: review-checklist",
+            "skills after load_plugin: incident-brief, review-checklist",
+            "specialists-marketplace/plugins/incident-bot",
+        ],
+    );
+}
+
+/// Whether the example said it skipped (a missing browser); says so loudly.
+fn skipped(run: &Run) -> bool {
+    let skipped = run.stdout().contains("SKIPPED");
+    if skipped {
+        eprintln!("\n*** {}\n", run.stdout().trim());
+    }
+    skipped
+}
+
+#[test]
+fn the_browser_reads_a_served_page() {
+    let run = run_example("15_browser_use");
+    if skipped(&run) {
+        return;
+    }
+    assert_prints(
+        &run,
+        &[
+            "page read: true",
+            "status: Finished",
+            "facts.txt:\nThe agent SDK runs tools in a loop.",
+        ],
+    );
+}
+
+#[test]
+fn a_browser_session_is_recorded_across_pages() {
+    let Some(rrweb) = std::env::var("OPENHANDS_TEST_RRWEB")
+        .ok()
+        .filter(|p| Path::new(p).is_file())
+    else {
+        eprintln!(
+            "\n*** SKIPPED: OPENHANDS_TEST_RRWEB does not name rrweb's dist/rrweb.umd.cjs (scripts/test.sh installs it)\n"
+        );
+        return;
+    };
+    let run = run_example_with(
+        "38_browser_session_recording",
+        &[("OH_BROWSER_RRWEB_URL", &rrweb)],
+    );
+    if skipped(&run) {
+        return;
+    }
+    assert_prints(
+        &run,
+        &[
+            "browser_start_recording: ",
+            "browser_stop_recording: Recording stopped. Captured ",
+            "status: Finished",
+        ],
+    );
+    assert!(
+        printed_number(&run, "saved rrweb events: ") > 0,
+        "{}",
+        run.stdout()
+    );
+}
+
+/// `ACP_COMMAND` for the scripted ACP server (on the reference's ACP
+/// library, in the compat venv's Python), or `None` after saying why not.
+fn scripted_acp_command() -> Option<String> {
+    let python = openhands_testkit::fixtures::mcp_python()?;
+    let peer = Path::new(env!("CARGO_MANIFEST_DIR")).join("../acp/tests/fixtures/scripted_peer.py");
+    Some(format!("{python} {} normal", peer.display()))
+}
+
+#[test]
+fn an_acp_server_answers_the_turn() {
+    let Some(command) = scripted_acp_command() else {
+        return;
+    };
+    let run = run_example_with("40_acp_agent_example", &[("ACP_COMMAND", &command)]);
+    assert_prints(
+        &run,
+        &[
+            "status: Finished",
+            "ACP agent: You said: List the files in the current directory",
+            "acp-managed: 100 prompt tokens, cost 0.25",
+        ],
+    );
+}
+
+#[test]
+fn an_acp_agent_runs_on_the_agent_server() {
+    let Some(command) = scripted_acp_command() else {
+        return;
+    };
+    let run = run_example_with(
+        "remote_09_acp_agent_with_remote_runtime",
+        &[("ACP_COMMAND", &command)],
+    );
+    assert_prints(
+        &run,
+        &[
+            "remote: true",
+            "status: Finished",
+            "ACP agent: You said: List the files in the workspace",
+        ],
+    );
+}
+
+#[test]
+fn conversation_spans_reach_the_collector() {
+    let run = run_example("27_observability_laminar");
+    let spans = printed_line(&run, "spans received: ");
+    for name in [
+        "conversation",
+        "invoke_agent openhands",
+        "agent_step",
+        "chat openai/scripted",
+        "execute_tool terminal",
+        "execute_tool finish",
+    ] {
+        assert!(
+            spans.split(", ").any(|s| s == name),
+            "{name} missing from {spans}"
+        );
+    }
+}
+
+#[test]
+fn the_servers_llm_comes_back_from_settings_and_profiles() {
+    let run = run_example("remote_13_workspace_get_llm");
+    assert_prints(
+        &run,
+        &[
+            "from the settings: model \"openai/scripted\", key in clear: true",
+            "active profile: usage \"profile:fast\", temperature 0.0",
+            "unknown profile: LLM profile 'missing' not found",
+            "status: Finished",
         ],
     );
 }

@@ -8,7 +8,8 @@
 //!   child processes in their own process group (killed whole on timeout).
 //! * [`RemoteWorkspace`] — a directory served by an agent server (ours or
 //!   the reference), driven over its HTTP API (`/api/bash/*`, `/api/file/*`,
-//!   `/api/git/*`) with the session API key.
+//!   `/api/git/*`) with the session API key; `get_llm` fetches the
+//!   server's LLM (a saved profile or its settings).
 //! * [`Workspace`] — either of them, picked by [`Workspace::new`] like the
 //!   reference's `Workspace(working_dir=..., host=...)` factory.
 //! * [`APIRemoteWorkspace`] — a runtime of the OpenHands Runtime API
@@ -87,6 +88,7 @@ mod local;
 mod poll;
 mod remote;
 pub mod remote_api;
+mod remote_llm;
 pub mod side_runtime;
 mod types;
 pub mod worktree;
