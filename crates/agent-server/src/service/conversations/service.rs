@@ -7,7 +7,8 @@
 //! the conversation directories when the index is missing or cannot be
 //! trusted; every request that needs the catalog waits for it, and nothing
 //! else does (the server answers `/ready` at once). A conversation's
-//! `meta.json` and `base_state.json` are read when it is asked for; it is
+//! `meta.json` and `base_state.json` are read when it is asked for (and its
+//! `ConversationInfo` kept in [`InfoCache`] while they do not change); it is
 //! loaded (its SDK conversation resumed from `base_state.json` and the event
 //! files) on first use, and leaves memory again after `idle_ttl` without
 //! runs, subscribers or requests. Creating, loading, forking and deleting
