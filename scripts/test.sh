@@ -152,7 +152,9 @@ fi
 
 step "unit + integration tests (nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --workspace --no-fail-fast
+    # The `ci` profile (.config/nextest.toml) runs the control plane's
+    # tests, which mostly wait on the deployments they drive, two per core.
+    cargo nextest run --workspace --profile ci --test-threads "$(( $(nproc) * 2 ))"
 else
     cargo test --workspace --no-fail-fast
 fi

@@ -60,6 +60,7 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_SSH_ADDR",
     "OH_CONTROL_SSH_PUBLIC_ADDR",
     "OH_CONTROL_SSH_TICKET_SECONDS",
+    "OH_CONTROL_SSH_RECHECK_SECONDS",
 ];
 
 /// Why the configuration is unusable.
@@ -250,6 +251,11 @@ pub struct SshSettings {
     /// How long a ticket may wait for its use
     /// (`OH_CONTROL_SSH_TICKET_SECONDS`; default 60 s).
     pub ticket_ttl: Duration,
+    /// How often an open session's access is checked again: a session
+    /// whose credential was revoked, whose user lost `sandboxes:write` or
+    /// whose sandbox is being deleted is closed at the next check
+    /// (`OH_CONTROL_SSH_RECHECK_SECONDS`; default 5 s).
+    pub recheck: Duration,
 }
 
 impl std::fmt::Debug for ControlConfig {
@@ -494,37 +500,50 @@ fn ssh_settings<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<SshSetting
         None => Duration::from_secs(60),
         Some(v) => parse_seconds("OH_CONTROL_SSH_TICKET_SECONDS", v)?,
     };
+    let recheck = match get("OH_CONTROL_SSH_RECHECK_SECONDS") {
+        None => Duration::from_secs(5),
+        Some(v) => parse_seconds("OH_CONTROL_SSH_RECHECK_SECONDS", v)?,
+    };
     Ok(SshSettings {
         listen,
         public,
         ticket_ttl,
+        recheck,
     })
+}
+
+/// A CPU amount per sandbox (cores, as the engines take them: from a
+/// thousandth of a core up to 1024), when `value` is set.
+fn cores_setting(name: &str, value: Option<&str>) -> Result<Option<f64>, ConfigError> {
+    value
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n >= 0.001 && *n <= 1024.0)
+                .ok_or_else(|| ConfigError::new(name, "must be a number of CPUs in [0.001, 1024]"))
+        })
+        .transpose()
+}
+
+/// A memory amount per sandbox in MiB (at least 6, the engines' floor),
+/// when `value` is set.
+fn mib_setting(name: &str, value: Option<&str>) -> Result<Option<i64>, ConfigError> {
+    value
+        .map(|v| {
+            v.parse::<i64>()
+                .ok()
+                .filter(|n| *n >= 6)
+                .ok_or_else(|| ConfigError::new(name, "must be MiB, at least 6"))
+        })
+        .transpose()
 }
 
 fn swarm_settings<'a>(
     get: &impl Fn(&str) -> Option<&'a str>,
     image: &str,
 ) -> Result<SwarmSettings, ConfigError> {
-    let cores = |name: &str| -> Result<Option<f64>, ConfigError> {
-        get(name)
-            .map(|v| {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|n| n.is_finite() && *n > 0.0 && *n <= 1024.0)
-                    .ok_or_else(|| ConfigError::new(name, "must be a number of CPUs in (0, 1024]"))
-            })
-            .transpose()
-    };
-    let mb = |name: &str| -> Result<Option<i64>, ConfigError> {
-        get(name)
-            .map(|v| {
-                v.parse::<i64>()
-                    .ok()
-                    .filter(|n| *n >= 6)
-                    .ok_or_else(|| ConfigError::new(name, "must be MiB, at least 6"))
-            })
-            .transpose()
-    };
+    let cores = |name: &str| cores_setting(name, get(name));
+    let mb = |name: &str| mib_setting(name, get(name));
     let ports = match get("OH_CONTROL_SWARM_PORTS") {
         None => (30000, 32767),
         Some(v) => v
@@ -561,28 +580,8 @@ fn kubernetes_settings<'a>(
     get: &impl Fn(&str) -> Option<&'a str>,
     docker_image: &str,
 ) -> Result<KubernetesSettings, ConfigError> {
-    let cores = |name: &str| -> Result<Option<f64>, ConfigError> {
-        get(name)
-            .map(|v| {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|n| n.is_finite() && *n >= 0.001 && *n <= 1024.0)
-                    .ok_or_else(|| {
-                        ConfigError::new(name, "must be a number of CPUs in [0.001, 1024]")
-                    })
-            })
-            .transpose()
-    };
-    let mb = |name: &str| -> Result<Option<i64>, ConfigError> {
-        get(name)
-            .map(|v| {
-                v.parse::<i64>()
-                    .ok()
-                    .filter(|n| *n >= 6)
-                    .ok_or_else(|| ConfigError::new(name, "must be MiB, at least 6"))
-            })
-            .transpose()
-    };
+    let cores = |name: &str| cores_setting(name, get(name));
+    let mb = |name: &str| mib_setting(name, get(name));
     let dns_name = |name: &str| -> Result<Option<String>, ConfigError> {
         get(name)
             .map(|v| {

@@ -30,14 +30,16 @@
 //! [`get_mcp_config`]: OpenHandsCloudWorkspace::get_mcp_config
 
 use crate::Workspace;
+use crate::poll::{Backoff, health};
 use crate::remote::RemoteWorkspace;
 use crate::types::WorkspaceError;
 use openhands_client::http::{HttpOptions, http_client};
 use openhands_client::{AgentServerClient, TlsOptions};
+use openhands_protocol::SESSION_API_KEY_HEADER;
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The `exposed_urls` name of the agent server.
 pub const AGENT_SERVER: &str = "AGENT_SERVER";
@@ -317,7 +319,7 @@ impl OpenHandsCloudWorkspace {
             let mut secret = json!({
                 "kind": "LookupSecret",
                 "url": format!("{}{base}/secrets/{name}", self.api.opts.cloud_api_url),
-                "headers": {"X-Session-API-Key": self.session_api_key.clone().unwrap_or_default()},
+                "headers": {SESSION_API_KEY_HEADER: self.session_api_key.clone().unwrap_or_default()},
             });
             if let Some(d) = item.get("description").filter(|d| !d.is_null()) {
                 secret["description"] = d.clone();
@@ -514,7 +516,7 @@ impl CloudApi {
             req = req.bearer_auth(&self.opts.cloud_api_key);
         }
         if let Some(k) = session_key {
-            req = req.header("X-Session-API-Key", k);
+            req = req.header(SESSION_API_KEY_HEADER, k);
         }
         let transport = |e: reqwest::Error| CallError {
             transient: e.is_connect() || e.is_timeout(),
@@ -632,8 +634,11 @@ impl CloudApi {
     /// Polls the sandbox until it runs and its agent server answers
     /// `/health`; its agent-server URL and session key.
     async fn wait_running(&self, id: &str) -> Result<(String, Option<String>), WorkspaceError> {
-        let start = Instant::now();
-        let mut pause = self.opts.poll_interval;
+        let mut backoff = Backoff::new(
+            self.opts.poll_interval,
+            Duration::from_secs(10),
+            self.opts.init_timeout,
+        );
         loop {
             let last = match self
                 .call(Method::GET, "/api/v1/sandboxes", &[("id", id)], None, true)
@@ -656,7 +661,7 @@ impl CloudApi {
                                             "agent server URL not found in sandbox {id}"
                                         )));
                                     }
-                                    Some(url) => match self.health(&url).await {
+                                    Some(url) => match health(&self.http, &url).await {
                                         Ok(()) => {
                                             let key = s
                                                 .get("session_api_key")
@@ -682,29 +687,12 @@ impl CloudApi {
                     }
                 }
             };
-            if start.elapsed() + pause > self.opts.init_timeout {
+            if !backoff.wait().await {
                 return Err(WorkspaceError::Transport(format!(
                     "sandbox {id} did not become ready within {:?}: {last}",
                     self.opts.init_timeout
                 )));
             }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(10));
-        }
-    }
-
-    async fn health(&self, url: &str) -> Result<(), String> {
-        let resp = self
-            .http
-            .get(format!("{url}/health"))
-            .timeout(SHORT_TIMEOUT.min(Duration::from_secs(5)))
-            .send()
-            .await
-            .map_err(|e| format!("agent server health check failed: {e}"))?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(format!("health check failed with status {}", resp.status()))
         }
     }
 

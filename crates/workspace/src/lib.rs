@@ -84,6 +84,7 @@ pub mod fsutil;
 pub mod git;
 pub mod kubernetes;
 mod local;
+mod poll;
 mod remote;
 pub mod remote_api;
 pub mod side_runtime;

@@ -10,12 +10,13 @@
 //! `keep_alive`). Every Runtime API call carries `X-API-Key`.
 
 use crate::Workspace;
+use crate::poll::{Backoff, health};
 use crate::remote::RemoteWorkspace;
 use crate::types::WorkspaceError;
 use openhands_client::http::{HttpOptions, http_client};
 use openhands_client::{AgentServerClient, TlsOptions};
 use serde_json::{Map, Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Timeout of one agent-server request of the workspace.
 const AGENT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -511,11 +512,9 @@ impl Api<'_> {
     /// Polls until `pod_status` is `ready` and `/health` answers 2xx;
     /// a failed runtime ends the wait at once.
     async fn wait_alive(&self, r: &RuntimeInfo) -> Result<(), WorkspaceError> {
-        let start = Instant::now();
-        let mut pause = POLL_MIN;
-        let mut last;
+        let mut backoff = Backoff::new(POLL_MIN, POLL_MAX, self.opts.startup_wait_timeout);
         loop {
-            last = match self.session().await? {
+            let last = match self.session().await? {
                 None => "the runtime was not found".to_string(),
                 Some(v) => {
                     let pod = v
@@ -524,7 +523,7 @@ impl Api<'_> {
                         .unwrap_or("")
                         .to_lowercase();
                     match pod.as_str() {
-                        "ready" => match self.health(&r.url).await {
+                        "ready" => match health(self.http, &r.url).await {
                             Ok(()) => return Ok(()),
                             Err(e) => e,
                         },
@@ -543,29 +542,12 @@ impl Api<'_> {
                     }
                 }
             };
-            if start.elapsed() + pause > self.opts.startup_wait_timeout {
+            if !backoff.wait().await {
                 return Err(WorkspaceError::Transport(format!(
                     "the runtime did not become ready within {:?}: {last}",
                     self.opts.startup_wait_timeout
                 )));
             }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(POLL_MAX);
-        }
-    }
-
-    async fn health(&self, url: &str) -> Result<(), String> {
-        let resp = self
-            .http
-            .get(format!("{url}/health"))
-            .timeout(SHORT_TIMEOUT.min(Duration::from_secs(5)))
-            .send()
-            .await
-            .map_err(|e| format!("runtime /health failed: {e}"))?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(format!("health check failed with status {}", resp.status()))
         }
     }
 }

@@ -54,12 +54,7 @@ fn command(c: &Container, program: &Program, term: Option<&Terminal>, pid: &str)
         cmd.extend(["--term".into(), t.term.clone()]);
     }
     cmd.push("--".into());
-    match program {
-        Program::Shell if term.is_some() => cmd.extend(["bash", "-l", "-i"].map(String::from)),
-        Program::Shell => cmd.extend(["bash", "-l"].map(String::from)),
-        Program::Command(line) => cmd.extend(["bash".into(), "-c".into(), line.clone()]),
-        Program::Sftp => cmd.extend([SFTP_SERVER.into(), "-d".into(), c.workspace.clone()]),
-    }
+    cmd.extend(program.argv(term.is_some(), SFTP_SERVER, &c.workspace));
     cmd
 }
 

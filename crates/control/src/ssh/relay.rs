@@ -3,23 +3,27 @@
 //! answer, or its user name (for clients that cannot prompt; the `none`
 //! method) — and then gets shells, commands and SFTP inside the ticket's
 //! sandbox (see [`super::shell`]). Nothing else is an SSH credential: no
-//! bearer token, no public key. Sessions are logged (who, which sandbox,
-//! when, the exit status), never their content.
+//! bearer token, no public key. An open session's access is checked again
+//! every `OH_CONTROL_SSH_RECHECK_SECONDS`: revoking the credential that
+//! minted its ticket, taking `sandboxes:write` from its user or deleting
+//! its sandbox disconnects it. Sessions are logged (who, which sandbox,
+//! when, the exit status, why the relay ended one), never their content.
 
 use super::container::{self, Container};
 use super::shell::{self, Input, Place, Program, Terminal};
-use super::tickets::{Opened, Refused, use_ticket};
+use super::tickets::{Opened, Refused, may_continue, use_ticket};
 use crate::engines::{DOCKER, LOCAL, SWARM};
 use crate::service::{ControlPlane, Inner};
 use russh::keys::PrivateKey;
 use russh::server::{Auth, ChannelOpenHandle, Handler, Msg, Session};
-use russh::{Channel, ChannelId, MethodKind, MethodSet};
+use russh::{Channel, ChannelId, Disconnect, MethodKind, MethodSet};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// How long a connection may stay silent.
 const INACTIVITY: Duration = Duration::from_secs(3600);
@@ -55,6 +59,7 @@ async fn serve(inner: Arc<Inner>, listener: TcpListener, key: PrivateKey) {
             peer,
             opened: None,
             channels: HashMap::new(),
+            watch: None,
         };
         let config = config.clone();
         let stop = inner.shutdown.clone();
@@ -88,6 +93,8 @@ struct Conn {
     peer: SocketAddr,
     opened: Option<Opened>,
     channels: HashMap<ChannelId, Chan>,
+    /// Stops the access re-check when the connection ends.
+    watch: Option<CancellationToken>,
 }
 
 /// One session channel.
@@ -219,6 +226,55 @@ impl Conn {
         Ok(())
     }
 
+    /// Starts (once) the periodic re-check of this connection's access:
+    /// when it is lost the client is disconnected, which ends its
+    /// programs.
+    fn watch_access(&mut self, session: &Session) {
+        let (Some(o), None) = (&self.opened, &self.watch) else {
+            return;
+        };
+        let stop = CancellationToken::new();
+        self.watch = Some(stop.clone());
+        let (inner, ticket, handle, peer) = (
+            self.inner.clone(),
+            o.ticket.clone(),
+            session.handle(),
+            self.peer,
+        );
+        let every = inner.config.ssh.recheck;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(every) => {}
+                    () = stop.cancelled() => return,
+                    () = inner.shutdown.cancelled() => return,
+                }
+                match may_continue(&inner.store, &ticket).await {
+                    Ok(()) => {}
+                    Err(Refused::Store(e)) => {
+                        tracing::warn!(%peer, sandbox = %ticket.sandbox_id, "SSH access re-check failed: {e}");
+                    }
+                    Err(why) => {
+                        tracing::info!(
+                            %peer,
+                            sandbox = %ticket.sandbox_id,
+                            user = %ticket.user_id,
+                            "SSH session ended by the relay: {why}"
+                        );
+                        let _ = handle
+                            .disconnect(
+                                Disconnect::ByApplication,
+                                format!("access to the sandbox ended: {why}"),
+                                "en".into(),
+                            )
+                            .await;
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
     fn send(&self, channel: ChannelId, input: Input) {
         if let Some(tx) = self.channels.get(&channel).and_then(|c| c.input.as_ref()) {
             let _ = tx.send(input);
@@ -228,6 +284,9 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        if let Some(stop) = &self.watch {
+            stop.cancel();
+        }
         if let Some(o) = &self.opened {
             tracing::info!(
                 peer = %self.peer,
@@ -282,8 +341,9 @@ impl Handler for Conn {
         &mut self,
         channel: Channel<Msg>,
         reply: ChannelOpenHandle,
-        _session: &mut Session,
+        session: &mut Session,
     ) -> Result<(), Self::Error> {
+        self.watch_access(session);
         self.channels.insert(channel.id(), Chan::default());
         reply.accept().await;
         Ok(())

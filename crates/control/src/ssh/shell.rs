@@ -31,6 +31,21 @@ pub enum Program {
     Sftp,
 }
 
+impl Program {
+    /// The program's command line: a login shell (interactive with a
+    /// terminal), `bash -c <command>`, or `sftp_server` rooted at
+    /// `workspace`.
+    pub fn argv(&self, interactive: bool, sftp_server: &str, workspace: &str) -> Vec<String> {
+        let words: Vec<&str> = match self {
+            Program::Shell if interactive => vec!["bash", "-l", "-i"],
+            Program::Shell => vec!["bash", "-l"],
+            Program::Command(line) => vec!["bash", "-c", line],
+            Program::Sftp => vec![sftp_server, "-d", workspace],
+        };
+        words.into_iter().map(String::from).collect()
+    }
+}
+
 /// The terminal the client asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terminal {
@@ -118,18 +133,18 @@ fn spec(
         extra.push(("TERM".into(), t.term.clone()));
     }
     let env = sandbox_env_policy().child_env_from(sandbox_server_env(&extra));
-    let spec = match program {
-        Program::Shell if term.is_some() => ProcessSpec::new("bash", env).args(["-l", "-i"]),
-        Program::Shell => ProcessSpec::new("bash", env).arg("-l"),
-        Program::Command(c) => ProcessSpec::bash(c, env),
-        Program::Sftp => {
-            let server = SFTP_SERVERS
-                .iter()
-                .find(|p| std::path::Path::new(p).is_file())
-                .ok_or("no SFTP server (openssh-sftp-server) is installed for the relay")?;
-            ProcessSpec::new(*server, env).args(["-d", &ws])
-        }
+    let sftp_server = match program {
+        Program::Sftp => SFTP_SERVERS
+            .iter()
+            .find(|p| std::path::Path::new(p).is_file())
+            .ok_or("no SFTP server (openssh-sftp-server) is installed for the relay")?,
+        _ => "",
     };
+    let argv = program.argv(term.is_some(), sftp_server, &ws);
+    let (name, args) = argv
+        .split_first()
+        .ok_or("the program has no command line")?;
+    let spec = ProcessSpec::new(name, env).args(args);
     Ok((spec.cwd(&place.workspace), sandbox))
 }
 

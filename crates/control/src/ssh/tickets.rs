@@ -24,7 +24,7 @@ pub enum Refused {
     /// Unknown, used or expired.
     #[error("unknown, used or expired ticket")]
     Unknown,
-    /// The sandbox is gone or not ready.
+    /// The sandbox is gone, being deleted or not ready.
     #[error("the sandbox {0} is deleted or not ready")]
     Sandbox(String),
     /// The credential was revoked or expired, or the user lost the grant.
@@ -101,10 +101,34 @@ pub async fn use_ticket(store: &Store, secret: &str) -> Result<Opened, Refused> 
         .use_ticket(&hash_credential(secret))
         .await?
         .ok_or(Refused::Unknown)?;
+    let sandbox = still_allowed(store, &ticket, &[status::READY]).await?;
+    Ok(Opened { ticket, sandbox })
+}
+
+/// Whether the session of a used `ticket` may go on: its sandbox is there
+/// and not being deleted, and its credential is still usable and grants
+/// `sandboxes:write`. Checked again and again while the session is open.
+pub async fn may_continue(store: &Store, ticket: &Ticket) -> Result<(), Refused> {
+    still_allowed(
+        store,
+        ticket,
+        &[status::READY, status::PAUSED, status::STARTING],
+    )
+    .await
+    .map(|_| ())
+}
+
+/// The sandbox of `ticket` when its status is one of `statuses` and the
+/// credential that minted the ticket still allows opening it.
+async fn still_allowed(
+    store: &Store,
+    ticket: &Ticket,
+    statuses: &[&str],
+) -> Result<Sandbox, Refused> {
     let sandbox = store
         .sandbox(&ticket.tenant_id, &ticket.sandbox_id)
         .await?
-        .filter(|s| s.status == status::READY)
+        .filter(|s| statuses.contains(&s.status.as_str()))
         .ok_or_else(|| Refused::Sandbox(ticket.sandbox_id.clone()))?;
     let cred = store
         .credential_by_id(&ticket.credential_id)
@@ -123,5 +147,5 @@ pub async fn use_ticket(store: &Store, secret: &str) -> Result<Opened, Refused> 
     if !grants.allows(SANDBOXES_WRITE) {
         return Err(Refused::Credential);
     }
-    Ok(Opened { ticket, sandbox })
+    Ok(sandbox)
 }

@@ -392,16 +392,69 @@ async fn ssh_relay_docker() {
     assert!(!logs.contains("copied into the container"));
 }
 
+/// A session running `command` in the background (sshpass and ssh in a
+/// process group of their own); the marker it prints once the command
+/// has started.
+fn open_session(tk: &Ticket, marker: &str, command: &str) -> std::process::Child {
+    Command::new("sshpass")
+        .args(["-p", &tk.secret, "ssh"])
+        .args(OPTS)
+        .args(["-p", &tk.port, &format!("{}@127.0.0.1", tk.user)])
+        .arg(format!("echo {marker}; {command}"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `child` printed its first line; that line.
+async fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let out = child.stdout.take().unwrap();
+    let read = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(out).read_line(&mut line).unwrap();
+        line
+    });
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("the session started")
+        .unwrap()
+}
+
+/// Waits (bounded) for the session `child` to end: whether it ended.
+async fn ends_within(child: &mut std::process::Child, limit: Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Tickets on the database `db`: one opens a session once (exit code
 /// relayed); one minted before its key is revoked, its user loses
-/// `sandboxes:write`, or its sandbox is deleted is refused.
+/// `sandboxes:write`, or its sandbox is deleted is refused; a session
+/// already open ends when its user loses the grant, its key is revoked or
+/// its sandbox is deleted.
 async fn tickets_on(db: &Db) {
     let llm = mock_llm(Script::from_turns([Turn::text("hi")])).await;
     let c = Control::start(
         db,
         &llm.base_url(),
         Options {
-            env: vec![("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into())],
+            env: vec![
+                ("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into()),
+                ("OH_CONTROL_SSH_RECHECK_SECONDS".into(), "0.3".into()),
+            ],
             ..Options::default()
         },
     );
@@ -441,9 +494,52 @@ async fn tickets_on(db: &Db) {
     let tk = ticket(&api, &t, &sandbox).await;
     assert_eq!(ssh(&tk, &tk.user, "exit 0").status.code(), Some(0));
 
-    // The key that minted it is revoked.
+    // An open session goes on while its access holds, and ends once its
+    // user loses sandboxes:write.
+    let mut open = open_session(&ticket(&api, &t, &sandbox).await, "open-1", "sleep 600");
+    assert_eq!(first_line(&mut open).await.trim(), "open-1");
+    // Three re-checks pass.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(
+        open.try_wait().unwrap().is_none(),
+        "a session with its access kept going"
+    );
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        "sandboxes:read",
+    ]);
+    assert!(
+        ends_within(&mut open, Duration::from_secs(20)).await,
+        "the session outlived its user's grant"
+    );
+    c.admin(&[
+        "user",
+        "set-permissions",
+        "--tenant",
+        "acme",
+        "alice",
+        "--permissions",
+        w,
+    ]);
+
+    // An open session ends when the key that minted its ticket is revoked.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let mut open = open_session(&tk, "open-2", "sleep 600");
+    assert_eq!(first_line(&mut open).await.trim(), "open-2");
+
+    // The key that minted it is revoked: the open session ends and an
+    // unused ticket is refused.
     let tk = ticket(&api, &t, &sandbox).await;
     c.admin(&["key", "revoke", &t.key]);
+    assert!(
+        ends_within(&mut open, Duration::from_secs(20)).await,
+        "the session outlived its key"
+    );
     assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
 
     // The sandbox is deleted.
@@ -451,6 +547,8 @@ async fn tickets_on(db: &Db) {
         "key", "create", "--tenant", &t.id, "--user", "alice", "--grants", w,
     ]);
     let t = Tenant { key, ..t };
+    let mut open = open_session(&ticket(&api, &t, &sandbox).await, "open-3", "sleep 600");
+    assert_eq!(first_line(&mut open).await.trim(), "open-3");
     let tk = ticket(&api, &t, &sandbox).await;
     let a = api
         .call(
@@ -461,9 +559,14 @@ async fn tickets_on(db: &Db) {
         )
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
+    assert!(
+        ends_within(&mut open, Duration::from_secs(20)).await,
+        "the session outlived its sandbox"
+    );
     assert_ne!(ssh(&tk, &tk.user, "true").status.code(), Some(0));
     let logs = c.log_text();
     assert!(logs.contains("SSH ticket refused"), "{logs}");
+    assert!(logs.contains("SSH session ended by the relay"), "{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -666,6 +666,27 @@ async fn a_dev_workspace_builds_the_server_image_on_a_base_image() {
     assert!(!again.built());
     again.close().await.unwrap();
 
+    // The base's name moved to another image: a new dev image is built on
+    // it instead of reusing the one built on the old image.
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            "printf 'FROM %s\nLABEL moved=yes\n' \"$1\" | docker build -q -t \"$1\" - >/dev/null",
+            "retag",
+            base,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let moved = DockerDevWorkspace::start(opts.clone()).await.unwrap();
+    assert_ne!(moved.image(), image_tag);
+    assert!(moved.built());
+    moved.close().await.unwrap();
+
     // A pre-built agent-server image as the base, or a base that is not
     // here, is refused.
     let err = DockerDevWorkspace::start(DockerDevWorkspaceOptions {

@@ -6,8 +6,10 @@
 //! they are. The base needs `/bin/sh` (the container's entry point) and
 //! the shell tools the agent is to use (`bash`, ...).
 //!
-//! Images are tagged by the base and the binary's fingerprint, so a second
-//! workspace on the same base and binary reuses the image.
+//! Images are tagged by the base's image id (not its name, which can be
+//! moved to another image) and the binary's fingerprint, so a second
+//! workspace on the same base and binary reuses the image, and a re-tagged
+//! base gets a new one.
 
 use super::error::DockerError;
 use super::image::{FINGERPRINT_LABEL, SERVER_PATH, fingerprint};
@@ -27,6 +29,9 @@ pub const DEV_ROOT: &str = "/opt/openhands-agent-server";
 
 /// Label naming the base image a dev image was built on.
 pub const BASE_LABEL: &str = "openhands.agent_server.base";
+
+/// Label holding the image id of the base a dev image was built on.
+pub const BASE_ID_LABEL: &str = "openhands.agent_server.base_id";
 
 /// The repository of dev image tags.
 const DEV_REPOSITORY: &str = "openhands-rs/agent-server-dev";
@@ -70,24 +75,26 @@ pub fn parse_ldd(out: &str) -> Vec<PathBuf> {
     libs
 }
 
-/// The tag of the dev image for `base` and a binary with `print`.
-pub fn dev_tag(base: &str, print: &str) -> String {
+/// The tag of the dev image for the base image with id `base_id` and a
+/// binary with `print`.
+pub fn dev_tag(base_id: &str, print: &str) -> String {
     // FNV-1a: stable across runs and versions, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in base.bytes().chain([0]).chain(print.bytes()) {
+    for b in base_id.bytes().chain([0]).chain(print.bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{DEV_REPOSITORY}:{h:016x}")
 }
 
-/// The Dockerfile of a dev image.
-fn dockerfile(base: &str, print: &str) -> String {
+/// The Dockerfile of a dev image on the base named `base` whose image id
+/// is `base_id` (built from the id, so the image is the one inspected).
+fn dockerfile(base: &str, base_id: &str, print: &str) -> String {
     format!(
-        "FROM {base}\n\
+        "FROM {base_id}\n\
          COPY dev-root {DEV_ROOT}\n\
          COPY launcher {SERVER_PATH}\n\
-         LABEL {FINGERPRINT_LABEL}=\"{print}\" {BASE_LABEL}=\"{base}\"\n"
+         LABEL {FINGERPRINT_LABEL}=\"{print}\" {BASE_LABEL}=\"{base}\" {BASE_ID_LABEL}=\"{base_id}\"\n"
     )
 }
 
@@ -103,10 +110,9 @@ fn launcher(loader: &str) -> String {
 /// a tar file at `dest`.
 fn write_context(
     dest: &Path,
-    base: &str,
+    dockerfile: &str,
     binary: &Path,
     libs: &[PathBuf],
-    print: &str,
 ) -> Result<(), DockerError> {
     let io = |what: &str, e: std::io::Error| DockerError::Invalid(format!("{what}: {e}"));
     let loader = libs
@@ -133,8 +139,7 @@ fn write_context(
         header.set_cksum();
         tar.append_data(&mut header, name, text.as_bytes())
     };
-    add_text(&mut tar, "Dockerfile", &dockerfile(base, print), 0o644)
-        .map_err(|e| io("the build context", e))?;
+    add_text(&mut tar, "Dockerfile", dockerfile, 0o644).map_err(|e| io("the build context", e))?;
     add_text(&mut tar, "launcher", &launcher(&loader), 0o755)
         .map_err(|e| io("the build context", e))?;
     tar.append_path_with_name(binary, "dev-root/bin/openhands-agent-server")
@@ -196,8 +201,13 @@ pub async fn build_dev_image(
     }
     let print = fingerprint(&spec.agent_server)
         .map_err(|e| DockerError::Invalid(format!("agent_server: {e}")))?;
-    match tokio::time::timeout(call_timeout, docker.inspect_image(&spec.base_image)).await {
-        Ok(Ok(_)) => {}
+    let base_id = match tokio::time::timeout(call_timeout, docker.inspect_image(&spec.base_image))
+        .await
+    {
+        Ok(Ok(info)) => info.id.ok_or_else(|| DockerError::Daemon {
+            op: "image inspect",
+            detail: format!("the daemon gave no image id for '{}'", spec.base_image),
+        })?,
         Ok(Err(e)) if super::client::is_not_found(&e) => {
             return Err(DockerError::ImageMissing {
                 image: spec.base_image.clone(),
@@ -216,8 +226,8 @@ pub async fn build_dev_image(
                 after: call_timeout,
             });
         }
-    }
-    let tag = dev_tag(&spec.base_image, &print);
+    };
+    let tag = dev_tag(&base_id, &print);
     if built_already(docker, &tag, &print, call_timeout).await {
         return Ok((tag, false));
     }
@@ -228,13 +238,9 @@ pub async fn build_dev_image(
     let context = scratch.path().join("context.tar");
     let libs = linked_libraries(&spec.agent_server).await?;
     {
-        let (context, base, binary, print) = (
-            context.clone(),
-            spec.base_image.clone(),
-            spec.agent_server.clone(),
-            print.clone(),
-        );
-        tokio::task::spawn_blocking(move || write_context(&context, &base, &binary, &libs, &print))
+        let (context, binary) = (context.clone(), spec.agent_server.clone());
+        let dockerfile = dockerfile(&spec.base_image, &base_id, &print);
+        tokio::task::spawn_blocking(move || write_context(&context, &dockerfile, &binary, &libs))
             .await
             .map_err(|e| DockerError::Invalid(format!("the build context: {e}")))??;
     }
@@ -321,10 +327,10 @@ mod tests {
 
     #[test]
     fn tags_depend_on_the_base_and_the_binary() {
-        let a = dev_tag("debian:12", "1-2");
-        assert_eq!(a, dev_tag("debian:12", "1-2"));
-        assert_ne!(a, dev_tag("debian:13", "1-2"));
-        assert_ne!(a, dev_tag("debian:12", "1-3"));
+        let a = dev_tag("sha256:12", "1-2");
+        assert_eq!(a, dev_tag("sha256:12", "1-2"));
+        assert_ne!(a, dev_tag("sha256:13", "1-2"));
+        assert_ne!(a, dev_tag("sha256:12", "1-3"));
         assert!(a.starts_with("openhands-rs/agent-server-dev:"));
     }
 
