@@ -35,7 +35,8 @@
 //! the server's settings (JSON file + `OH_*` env), errors name the variable. `service/` (no
 //! HTTP types, own error enums): `conversations/` (create/load/run/evict/delete, start-request
 //! parsing, `additions` (`agent_launch_additions`), `meta.json`, `catalog` (the on-disk index of stored
-//! conversations, `<conversations>/.index/`), event hub, search), `bash/`
+//! conversations, `<conversations>/.index/`), `info_cache` (the bounded in-memory cache of stored
+//! conversations' `ConversationInfo`), event hub, search), `bash/`
 //! (command service, `BashOutput` chunks on disk), `profiles/` (the server's profile policy on the
 //! SDK store: limits, active profile, provider connections), `gateway/` (OpenAI requests run as
 //! conversations), `runtime` (conversation-scoped workspaces and their bash services), `goal` (the

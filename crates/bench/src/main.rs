@@ -12,7 +12,8 @@
 //!
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands-bench`:
 //! the server side by side with the reference; `suite` and `measure/` the main table's phases,
-//! `stored` the stored-conversations suite (`--stored`), `server` starting and stopping the
+//! `stored` the stored-conversations suite (`--stored`), `long` the long-conversation suite
+//! (`--long`), `server` starting and stopping the
 //! servers, `report` the table
 
 #![allow(
@@ -21,6 +22,7 @@
 )]
 
 mod api;
+mod long;
 mod machine;
 mod measure;
 mod reaper;
@@ -118,7 +120,14 @@ struct Args {
     /// latencies (see the `stored` module).
     #[arg(long, value_delimiter = ',')]
     stored: Vec<usize>,
-    /// Requests per latency figure of the stored-conversations suite.
+    /// Instead of the main table, the long-conversation suite at these
+    /// numbers of events in one conversation, comma-separated (e.g.
+    /// `1000,10000,100000`): resume, RSS and events-page latencies (see
+    /// the `long` module).
+    #[arg(long, value_delimiter = ',', conflicts_with = "stored")]
+    long: Vec<usize>,
+    /// Requests per latency figure of the stored-conversations and
+    /// long-conversation suites.
     #[arg(long, default_value_t = 50)]
     stored_samples: usize,
     /// Print the figures as JSON instead of the markdown table.
@@ -256,7 +265,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         .context("starting the mock LLM")?;
     eprintln!("mock LLM at {}", mock.base_url());
 
-    if !args.stored.is_empty() {
+    if !args.stored.is_empty() || !args.long.is_empty() {
         let result = stored_suite(
             &args,
             &cfg,
@@ -362,8 +371,9 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stored-conversations suite on ours and (when `python` is given) the
-/// reference; prints its table (or JSON).
+/// The stored-conversations suite (or, with `--long`, the long-conversation
+/// suite) on ours and (when `python` is given) the reference; prints its
+/// table (or JSON).
 async fn stored_suite(
     args: &Args,
     cfg: &suite::SuiteConfig,
@@ -371,6 +381,9 @@ async fn stored_suite(
     mock: &openhands_testkit::MockLlmHandle,
     client: &reqwest::Client,
 ) -> Result<ExitCode> {
+    if !args.long.is_empty() {
+        return long_suite(args, cfg, python, mock, client).await;
+    }
     let mut counts = args.stored.clone();
     counts.sort_unstable();
     counts.dedup();
@@ -418,6 +431,66 @@ async fn stored_suite(
         println!("{json}");
     } else {
         print!("{}", stored::markdown(&ours, reference.as_ref()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The long-conversation suite on ours and (when `python` is given) the
+/// reference; prints its table (or JSON).
+async fn long_suite(
+    args: &Args,
+    cfg: &suite::SuiteConfig,
+    python: Option<PathBuf>,
+    mock: &openhands_testkit::MockLlmHandle,
+    client: &reqwest::Client,
+) -> Result<ExitCode> {
+    let mut counts = args.long.clone();
+    counts.sort_unstable();
+    counts.dedup();
+    let scfg = stored::StoredConfig {
+        counts,
+        samples: args.stored_samples.max(1),
+        spawn: cfg.spawn_options(),
+        ready_timeout: cfg.ready_timeout,
+        request_timeout: cfg.request_timeout,
+        run_timeout: cfg.run_timeout,
+    };
+    let ours = long::run(
+        server::Flavor::Ours {
+            binary: args.ours.clone(),
+        },
+        &scfg,
+        mock,
+        client,
+    )
+    .await
+    .context("our server")?;
+    let reference = match python {
+        Some(python) => {
+            match long::run(server::Flavor::Reference { python }, &scfg, mock, client).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("the reference server could not be measured: {e:#}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "machine": machine::Machine::current(),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "ours": ours,
+        "reference": reference,
+    }))?;
+    if let Some(path) = &args.json_out {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", long::markdown(&ours, reference.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
 }

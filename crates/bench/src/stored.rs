@@ -129,7 +129,7 @@ pub async fn run(
 }
 
 /// The hex id a conversation directory is named by.
-fn dir_id(dir: &Path) -> Result<String> {
+pub(crate) fn dir_id(dir: &Path) -> Result<String> {
     dir.file_name()
         .and_then(|n| n.to_str())
         .map(str::to_string)
@@ -138,7 +138,7 @@ fn dir_id(dir: &Path) -> Result<String> {
 
 /// Creates one conversation on a server in `dir` and runs it to its end;
 /// returns its directory (the server is stopped).
-async fn seed(
+pub(crate) async fn seed(
     flavor: &Flavor,
     cfg: &StoredConfig,
     mock: &MockLlmHandle,
@@ -168,7 +168,11 @@ async fn seed(
     Ok(path)
 }
 
-fn client_of(server: &ServerProcess, client: &reqwest::Client, cfg: &StoredConfig) -> Api {
+pub(crate) fn client_of(
+    server: &ServerProcess,
+    client: &reqwest::Client,
+    cfg: &StoredConfig,
+) -> Api {
     Api::new(
         client.clone(),
         server.url(),

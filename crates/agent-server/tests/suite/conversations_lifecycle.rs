@@ -566,6 +566,49 @@ async fn stored_conversations_are_listed_and_opened_whatever_state_the_index_is_
     env.stop().await;
 }
 
+/// A stored conversation's info is answered the same from the second list
+/// on (kept in memory), and as its files are now when they change behind
+/// the server's back.
+#[tokio::test]
+async fn a_stored_conversation_is_listed_as_its_files_are_now() {
+    let mut env = Env::start(two_step).await;
+    let ran = env.run_two_step(json!({})).await;
+    let other = env.create(json!({})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.restart().await;
+    let list = "/api/conversations/search?limit=100";
+    let (s, first) = env.get(list).await;
+    assert_eq!(s, 200, "{first}");
+    assert_eq!(first["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(env.get(list).await.1, first);
+    let (_, got) = env.get(&format!("/api/conversations/{ran}")).await;
+    assert_eq!(env.get(&format!("/api/conversations/{ran}")).await.1, got);
+    assert_eq!(got["execution_status"], "finished");
+
+    // meta.json replaced (as any writer replaces it) while not loaded.
+    let dir = env.conversations_dir().join(other.replace('-', ""));
+    let mut meta: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    meta["title"] = json!("Edited on disk");
+    std::fs::write(dir.join("meta.json.new"), meta.to_string()).unwrap();
+    #[allow(clippy::disallowed_methods)]
+    std::fs::rename(dir.join("meta.json.new"), dir.join("meta.json")).unwrap();
+    let (_, after) = env.get(list).await;
+    let item = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == json!(other))
+        .unwrap()
+        .clone();
+    assert_eq!(item["title"], "Edited on disk");
+    let (_, got) = env.get(&format!("/api/conversations/{other}")).await;
+    assert_eq!(got["title"], "Edited on disk");
+    env.stop().await;
+}
+
 /// Stops the server (a later `restart` starts a new one).
 async fn halt(env: &mut Env) {
     if let Some(h) = env.server.take() {

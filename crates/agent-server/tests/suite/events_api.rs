@@ -10,6 +10,86 @@ use conversations_support::*;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+/// A log grown to 1,000 events while no server ran resumes whole and pages
+/// correctly from any event, in both orders.
+#[tokio::test]
+async fn a_long_log_resumes_and_pages_from_any_event() {
+    let mut env = Env::start(two_step).await;
+    let id = finished_conversation(&env).await;
+    let before = env.events(&id).await;
+    if let Some(h) = env.server.take() {
+        h.shutdown().await.unwrap();
+    }
+    let dir = env
+        .conversations_dir()
+        .join(id.replace('-', ""))
+        .join("events");
+    let user = before
+        .iter()
+        .find(|e| e["kind"] == "MessageEvent" && e["source"] == "user")
+        .unwrap();
+    let mut added = Vec::new();
+    for index in before.len()..1000 {
+        let mut event = user.clone();
+        let new_id = Uuid::new_v4().to_string();
+        event["id"] = json!(new_id);
+        std::fs::write(
+            dir.join(format!("event-{index:05}-{new_id}.json")),
+            event.to_string(),
+        )
+        .unwrap();
+        added.push(new_id);
+    }
+    env.restart().await;
+    let all: Vec<Value> = env
+        .events(&id)
+        .await
+        .iter()
+        .map(|e| e["id"].clone())
+        .collect();
+    assert_eq!(all.len(), 1000);
+    let want: Vec<Value> = before
+        .iter()
+        .map(|e| e["id"].clone())
+        .chain(added.iter().map(|i| json!(i)))
+        .collect();
+    assert_eq!(all, want);
+    let base = format!("/api/conversations/{id}/events/search");
+    for at in [0, 1, 499, 998, 999] {
+        let from = all[at].as_str().unwrap();
+        let (_, up) = env.get(&format!("{base}?limit=100&page_id={from}")).await;
+        let ids: Vec<Value> = up["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].clone())
+            .collect();
+        assert_eq!(ids, all[at..(at + 100).min(1000)], "ascending from {at}");
+        assert_eq!(
+            up["next_page_id"],
+            all.get(at + 100).cloned().unwrap_or(Value::Null)
+        );
+        let (_, down) = env
+            .get(&format!(
+                "{base}?limit=100&page_id={from}&sort_order=TIMESTAMP_DESC"
+            ))
+            .await;
+        let ids: Vec<Value> = down["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].clone())
+            .collect();
+        let want: Vec<Value> = all[at.saturating_sub(99)..=at]
+            .iter()
+            .rev()
+            .cloned()
+            .collect();
+        assert_eq!(ids, want, "descending from {at}");
+    }
+    env.stop().await;
+}
+
 async fn finished_conversation(env: &Env) -> String {
     let info = env.create(json!({})).await;
     let id = info["id"].as_str().unwrap().to_string();

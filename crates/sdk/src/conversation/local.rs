@@ -268,6 +268,18 @@ impl LocalConversation {
         self.inner.log.read(|c| f(&c.events))
     }
 
+    /// Runs `f` over the whole event log with its index by event id (the
+    /// position in the log of an id, without scanning it; `f` must not call
+    /// the conversation).
+    pub fn with_events_indexed<R>(
+        &self,
+        f: impl FnOnce(&[Event], &dyn Fn(&str) -> Option<usize>) -> R,
+    ) -> R {
+        self.inner
+            .log
+            .read(|c| f(&c.events, &|id: &str| c.event_index(id)))
+    }
+
     /// Runs `f` over the events of the active branch (the path from the
     /// HEAD to the root; the whole log until the HEAD is moved), which is
     /// what the agent works on (`f` must not call the conversation).

@@ -9,7 +9,7 @@ use crate::http::error::{
 };
 use crate::http::extract::{parse_query, parse_uuid_param, query_value};
 use crate::http::routes::conversations::body;
-use crate::service::conversations::search::{EventFilter, count, page};
+use crate::service::conversations::search::{EventFilter, count, page_at};
 use crate::service::conversations::{ConversationService, Live};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -207,8 +207,9 @@ async fn search(
     )?;
     let desc = matches!(p.sort_order, EventSortOrder::TimestampDesc);
     let limit = usize::try_from(p.limit).unwrap_or(100);
-    let body = live.conv.with_events(|events| {
-        let (items, next) = page(events, p.page_id.as_deref(), limit, &f, desc);
+    let body = live.conv.with_events_indexed(|events, index_of| {
+        let start = p.page_id.as_deref().and_then(index_of);
+        let (items, next) = page_at(events, start, limit, &f, desc);
         EventPage {
             items: items.into_iter().cloned().collect(),
             next_page_id: next,

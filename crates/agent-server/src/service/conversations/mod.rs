@@ -12,6 +12,7 @@ pub mod error;
 pub mod goal;
 pub mod hub;
 pub mod info;
+pub mod info_cache;
 pub mod live;
 pub mod observability;
 pub mod sandboxing;

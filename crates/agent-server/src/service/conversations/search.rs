@@ -101,6 +101,19 @@ pub fn page<'a>(
     descending: bool,
 ) -> (Vec<&'a Event>, Option<String>) {
     let start = page_id.and_then(|p| events.iter().position(|e| e.id == p));
+    page_at(events, start, limit, filter, descending)
+}
+
+/// [`page`] from the event at index `start` (`None`: from the first, or
+/// the last when `descending`), for callers that index events by id.
+pub fn page_at<'a>(
+    events: &'a [Event],
+    start: Option<usize>,
+    limit: usize,
+    filter: &EventFilter,
+    descending: bool,
+) -> (Vec<&'a Event>, Option<String>) {
+    let start = start.filter(|i| *i < events.len());
     let indices: Box<dyn Iterator<Item = usize>> = if descending {
         let from = start.unwrap_or(events.len().saturating_sub(1));
         if events.is_empty() {

@@ -7,7 +7,8 @@
 //! the conversation directories when the index is missing or cannot be
 //! trusted; every request that needs the catalog waits for it, and nothing
 //! else does (the server answers `/ready` at once). A conversation's
-//! `meta.json` and `base_state.json` are read when it is asked for; it is
+//! `meta.json` and `base_state.json` are read when it is asked for (and its
+//! `ConversationInfo` kept in [`InfoCache`] while they do not change); it is
 //! loaded (its SDK conversation resumed from `base_state.json` and the event
 //! files) on first use, and leaves memory again after `idle_ttl` without
 //! runs, subscribers or requests. Creating, loading, forking and deleting
@@ -18,6 +19,7 @@ use super::catalog::{self, Summary};
 use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
 use super::info::conversation_info;
+use super::info_cache::{Cached, InfoCache, Stamp};
 use super::live::{Ctx, Live, Shared};
 use super::sandboxing;
 use super::start::StartSpec;
@@ -100,6 +102,9 @@ struct Inner {
     on_delete: RwLock<Option<DeleteHook>>,
     ctx: Arc<Ctx>,
     catalog: RwLock<HashMap<Uuid, Entry>>,
+    /// `ConversationInfo` of recently listed conversations that are not
+    /// loaded (valid while their files are unchanged).
+    infos: InfoCache,
     /// True once the catalog holds every stored conversation.
     loaded: tokio::sync::watch::Sender<bool>,
     /// Wakes the index writer after a change of the catalog.
@@ -212,6 +217,7 @@ impl ConversationService {
                 on_delete: RwLock::new(None),
                 ctx,
                 catalog: RwLock::new(HashMap::new()),
+                infos: InfoCache::default(),
                 loaded: tokio::sync::watch::Sender::new(false),
                 index_changed: Arc::new(tokio::sync::Notify::new()),
                 index_write: tokio::sync::Mutex::new(()),
@@ -358,6 +364,7 @@ impl ConversationService {
         if let Some(e) = self.inner.catalog.write().get_mut(&id) {
             e.live = Some(live.clone());
         }
+        self.inner.infos.forget(id);
         Ok(Some(live))
     }
 
@@ -1025,33 +1032,39 @@ impl ConversationService {
                 Some(e) => e.live.clone(),
             }
         };
-        let (meta, state) = match live {
-            Some(l) => (l.meta(), l.state_json()),
-            None => {
-                let dir = self.conversation_dir(id);
-                match blocking(move || Ok(read_stored(&dir))).await? {
-                    Ok(found) => found,
-                    Err(e) => {
-                        tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
-                        return Ok(None);
-                    }
+        let Some(live) = live else {
+            let dir = self.conversation_dir(id);
+            let inner = self.inner.clone();
+            return match blocking(move || Ok(stored_info(&inner.infos, &dir, id))).await? {
+                Ok(cached) => Ok(Some(finish_info(
+                    &cached,
+                    &subs,
+                    with_runtime_info,
+                    include_skills,
+                ))),
+                Err(e) => {
+                    tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
+                    Ok(None)
                 }
-            }
+            };
         };
         Ok(Some(build_info(
-            state,
-            &meta,
+            live.state_json(),
+            &live.meta(),
             &subs,
             with_runtime_info,
             include_skills,
         )))
     }
 
-    /// Parent id → child ids, over the whole catalog.
-    fn children_index(&self) -> HashMap<Uuid, Vec<Uuid>> {
+    /// Parent id → child ids, for the parents in `parents` (one pass over
+    /// the catalog, nothing kept for the others).
+    fn children_index(&self, parents: &[Uuid]) -> HashMap<Uuid, Vec<Uuid>> {
         let mut index: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
         for (id, e) in self.inner.catalog.read().iter() {
-            if let Some(parent) = e.summary.parent {
+            if let Some(parent) = e.summary.parent
+                && parents.contains(&parent)
+            {
                 index.entry(parent).or_default().push(*id);
             }
         }
@@ -1090,7 +1103,7 @@ impl ConversationService {
             sort,
             ConversationSortOrder::CreatedAt | ConversationSortOrder::CreatedAtDesc
         );
-        let mut rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
+        let rows: Vec<(Uuid, chrono::DateTime<Utc>)> = {
             let catalog = self.inner.catalog.read();
             catalog
                 .iter()
@@ -1112,29 +1125,14 @@ impl ConversationService {
                 })
                 .collect()
         };
-        rows.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
-        if matches!(
+        let descending = matches!(
             sort,
             ConversationSortOrder::CreatedAtDesc | ConversationSortOrder::UpdatedAtDesc
-        ) {
-            rows.reverse();
-        }
-        let start = page_id
-            .and_then(|p| {
-                let p = p.trim().to_ascii_lowercase();
-                rows.iter().position(|(id, _)| id.simple().to_string() == p)
-            })
-            .unwrap_or(0);
-        let mut page: Vec<Uuid> = rows
-            .iter()
-            .skip(start)
-            .take(limit.saturating_add(1))
-            .map(|(id, _)| *id)
-            .collect();
-        drop(rows);
+        );
+        let mut page = page_of(rows, page_id, limit.saturating_add(1), descending);
         let next_page_id = (page.len() > limit).then(|| page[limit].simple().to_string());
         page.truncate(limit);
-        let children = self.children_index();
+        let children = self.children_index(&page);
         // Loaded conversations answer from memory; the others are read
         // from disk together, in one trip to the blocking pool.
         let lives: HashMap<Uuid, Arc<Live>> = {
@@ -1143,20 +1141,23 @@ impl ConversationService {
                 .filter_map(|id| Some((*id, catalog.get(id)?.live.clone()?)))
                 .collect()
         };
-        let root = self.inner.ctx.root.clone();
         let unloaded: Vec<Uuid> = page
             .iter()
             .filter(|id| !lives.contains_key(id))
             .copied()
             .collect();
-        let mut stored: HashMap<Uuid, (StoredConversation, Value)> = blocking(move || {
+        let inner = self.inner.clone();
+        let stored: HashMap<Uuid, Arc<Cached>> = blocking(move || {
+            let root = &inner.ctx.root;
             Ok(unloaded
                 .into_iter()
-                .filter_map(|id| match read_stored(&root.join(id.simple().to_string())) {
-                    Ok(found) => Some((id, found)),
-                    Err(e) => {
-                        tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
-                        None
+                .filter_map(|id| {
+                    match stored_info(&inner.infos, &root.join(id.simple().to_string()), id) {
+                        Ok(found) => Some((id, found)),
+                        Err(e) => {
+                            tracing::warn!(conversation = %id, error = %e, "unreadable stored conversation");
+                            None
+                        }
                     }
                 })
                 .collect())
@@ -1164,15 +1165,14 @@ impl ConversationService {
         .await?;
         let mut items = Vec::with_capacity(page.len());
         for id in page {
-            let (meta, state) = match lives.get(&id) {
-                Some(l) => (l.meta(), l.state_json()),
-                None => match stored.remove(&id) {
-                    Some(found) => found,
+            let subs = children.get(&id).map_or(&[][..], Vec::as_slice);
+            items.push(match lives.get(&id) {
+                Some(l) => build_info(l.state_json(), &l.meta(), subs, true, include_skills),
+                None => match stored.get(&id) {
+                    Some(cached) => finish_info(cached, subs, true, include_skills),
                     None => continue,
                 },
-            };
-            let subs = children.get(&id).cloned().unwrap_or_default();
-            items.push(build_info(state, &meta, &subs, true, include_skills));
+            });
         }
         Ok(ConversationPage {
             items,
@@ -1228,6 +1228,7 @@ impl ConversationService {
         let lock = self.lock_for(id);
         let _guard = lock.lock().await;
         let entry = self.inner.catalog.write().remove(&id);
+        self.inner.infos.forget(id);
         let Some(entry) = entry else {
             return Ok(false);
         };
@@ -1567,6 +1568,88 @@ fn read_stored(dir: &Path) -> Result<(StoredConversation, Value), ServiceError> 
     Ok((meta, state))
 }
 
+/// The info of the stored conversation in `dir` (blocking): from `cache`
+/// when neither of its files changed since it was built, otherwise read,
+/// built and cached.
+fn stored_info(cache: &InfoCache, dir: &Path, id: Uuid) -> Result<Arc<Cached>, ServiceError> {
+    let stamp = Stamp::of(dir);
+    if let Some(stamp) = stamp
+        && let Some(cached) = cache.get(id, stamp)
+    {
+        return Ok(cached);
+    }
+    // Stamped before reading: a change made meanwhile leaves an entry that
+    // the next stamp no longer matches.
+    let (meta, state) = read_stored(dir)?;
+    let skills = state.pointer("/agent/agent_context/skills").cloned();
+    let cached = Arc::new(Cached {
+        info: conversation_info(state, &meta, &[], true),
+        skills,
+    });
+    if let Some(stamp) = stamp {
+        cache.put(id, stamp, cached.clone());
+    }
+    Ok(cached)
+}
+
+/// The API's `ConversationInfo` from a cached one: its sub-conversations,
+/// the runtime info when `with_runtime_info`, the skills when
+/// `include_skills` (as [`build_info`] makes it from the files).
+fn finish_info(
+    cached: &Cached,
+    subs: &[Uuid],
+    with_runtime_info: bool,
+    include_skills: bool,
+) -> ConversationInfo {
+    let mut info = cached.info.clone();
+    info.sub_conversation_ids = subs.to_vec();
+    if !with_runtime_info {
+        info.runtime_info = None;
+    }
+    if include_skills
+        && let Some(skills) = &cached.skills
+        && let Some(slot) = info.agent.pointer_mut("/agent_context/skills")
+    {
+        *slot = skills.clone();
+    }
+    info
+}
+
+/// One page of `rows` (id, sort key) in ascending key order (descending
+/// when `descending`; ties by id), from the row of `page_id` (an id in 32
+/// hex digits; unknown ids start at the beginning), at most `take` rows.
+/// Costs one pass over `rows` plus sorting the page, not sorting them all.
+fn page_of(
+    mut rows: Vec<(Uuid, chrono::DateTime<Utc>)>,
+    page_id: Option<&str>,
+    take: usize,
+    descending: bool,
+) -> Vec<Uuid> {
+    let order = |a: &(Uuid, chrono::DateTime<Utc>), b: &(Uuid, chrono::DateTime<Utc>)| {
+        let o = a.1.cmp(&b.1).then(a.0.cmp(&b.0));
+        if descending { o.reverse() } else { o }
+    };
+    let start = page_id.and_then(|p| {
+        let p = p.trim().to_ascii_lowercase();
+        let id = Uuid::try_parse(&p)
+            .ok()
+            .filter(|id| id.simple().to_string() == p)?;
+        rows.iter().find(|(r, _)| *r == id).copied()
+    });
+    if let Some(start) = start {
+        rows.retain(|r| order(r, &start) != std::cmp::Ordering::Less);
+    }
+    if take == 0 {
+        return Vec::new();
+    }
+    if rows.len() > take {
+        rows.select_nth_unstable_by(take - 1, order);
+        rows.truncate(take);
+    }
+    rows.sort_unstable_by(order);
+    rows.into_iter().map(|(id, _)| id).collect()
+}
+
 /// `ConversationInfo` from a state and its metadata, the agent context's
 /// skills kept only when `include_skills`.
 fn build_info(
@@ -1709,4 +1792,45 @@ fn stored_workspace(meta: &StoredConversation) -> PathBuf {
         .and_then(Value::as_str)
         .map(|w| absolute(Path::new(w)))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every page, in both orders, from every start, equals the same
+    /// slice of the fully sorted rows.
+    #[test]
+    fn a_page_is_the_slice_of_the_sorted_rows() {
+        let base = Utc::now();
+        // Ties on the key (i % 7) are broken by id.
+        let rows: Vec<(Uuid, chrono::DateTime<Utc>)> = (0..40)
+            .map(|i| (Uuid::new_v4(), base + chrono::Duration::seconds(i % 7)))
+            .collect();
+        for descending in [false, true] {
+            let mut sorted = rows.clone();
+            sorted.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+            if descending {
+                sorted.reverse();
+            }
+            let ids: Vec<Uuid> = sorted.iter().map(|r| r.0).collect();
+            for take in [0, 1, 5, 40, 50] {
+                assert_eq!(
+                    page_of(rows.clone(), None, take, descending),
+                    ids[..take.min(ids.len())]
+                );
+                for (at, id) in ids.iter().enumerate() {
+                    let p = id.simple().to_string().to_uppercase();
+                    let want: Vec<Uuid> = ids.iter().skip(at).take(take).copied().collect();
+                    assert_eq!(page_of(rows.clone(), Some(&p), take, descending), want);
+                }
+                // Unknown or hyphenated ids start at the beginning.
+                let hyphenated = ids[3].to_string();
+                assert_eq!(
+                    page_of(rows.clone(), Some(&hyphenated), take, descending),
+                    ids[..take.min(ids.len())]
+                );
+            }
+        }
+    }
 }

@@ -1,0 +1,292 @@
+//! The long-conversation suite (`--long 1000,10000,100000`): how resuming
+//! and paging a conversation grow with its number of events.
+//!
+//! On each server: one conversation is created and run to its end (the
+//! two-step script, as the stored suite's seed), the server stopped, and
+//! user `MessageEvent`s appended to its event log (copies of its first
+//! user message with new ids, one file each, in the layout both servers
+//! read) until it holds N events. Then, for each N, a fresh start:
+//!
+//! 1. **idle RSS** one second after `/ready`;
+//! 2. **resume**: the first `GET …/events/search?limit=100` (the server
+//!    loads the conversation to answer it; the reference may have loaded
+//!    it before `/ready`, so spawn → that answer is shown too);
+//! 3. **RSS loaded**, right after;
+//! 4. **page p50/p99**: `--stored-samples` pages of 100 events, each from
+//!    an event id spread over the log (`page_id`), ascending.
+
+use crate::rss::rss_bytes;
+use crate::server::{Flavor, ServerProcess, run_dir};
+use crate::stats::Summary;
+use crate::stored::{self, StoredConfig};
+use anyhow::{Context, Result, bail};
+use openhands_testkit::MockLlmHandle;
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// The figures at one length of the log.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LongPoint {
+    /// Events in the log.
+    pub events: usize,
+    /// Spawn → `/ready`.
+    pub ready_ms: Option<f64>,
+    /// `VmRSS` one second after ready.
+    pub idle_rss_bytes: Option<u64>,
+    /// The first events page (the conversation loaded to answer it).
+    pub resume_ms: Option<f64>,
+    /// Spawn → the first events page answered.
+    pub spawn_to_page_ms: Option<f64>,
+    /// `VmRSS` right after the first page.
+    pub loaded_rss_bytes: Option<u64>,
+    /// `GET …/events/search?limit=100&page_id=…`.
+    pub page: Option<Summary>,
+}
+
+/// The suite's result on one server.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LongResult {
+    /// `ours` or `reference`.
+    pub label: String,
+    /// One point per length.
+    pub points: Vec<LongPoint>,
+    /// What went wrong.
+    pub errors: Vec<String>,
+}
+
+fn progress(label: &str, text: &str) {
+    eprintln!("[{label} long] {text}");
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Runs the suite on servers of `flavor` (`cfg.counts` are the lengths).
+pub async fn run(
+    flavor: Flavor,
+    cfg: &StoredConfig,
+    mock: &MockLlmHandle,
+    client: &reqwest::Client,
+) -> Result<LongResult> {
+    let label = flavor.label();
+    let mut out = LongResult {
+        label: label.to_string(),
+        ..LongResult::default()
+    };
+    let dir = Arc::new(run_dir(&flavor)?);
+    let seed = stored::seed(&flavor, cfg, mock, client, dir.clone())
+        .await
+        .context("the conversation to extend")?;
+    let id = stored::dir_id(&seed)?;
+    let events_dir = seed.join("events");
+    let (template, mut ids) = {
+        let d = events_dir.clone();
+        tokio::task::spawn_blocking(move || read_log(&d))
+            .await
+            .context("reading the log")??
+    };
+    for &n in &cfg.counts {
+        let missing = n.saturating_sub(ids.len());
+        let started = Instant::now();
+        let (d, t, from) = (events_dir.clone(), template.clone(), ids.len());
+        let new = tokio::task::spawn_blocking(move || append(&d, &t, from, missing))
+            .await
+            .context("appending")??;
+        ids.extend(new);
+        progress(
+            label,
+            &format!(
+                "{} events ({missing} written in {:.1} s)",
+                ids.len(),
+                started.elapsed().as_secs_f64()
+            ),
+        );
+        match point(&flavor, cfg, client, dir.clone(), &id, &ids).await {
+            Ok(p) => out.points.push(p),
+            Err(e) => {
+                out.errors.push(format!("{n} events: {e:#}"));
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The first user `MessageEvent` of the log in `dir` (as JSON) and the ids
+/// of its events in log order.
+fn read_log(dir: &Path) -> Result<(Value, Vec<String>)> {
+    let mut files: Vec<(usize, PathBuf)> = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = e?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(index) = name
+            .strip_prefix("event-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|i| i.parse().ok())
+        else {
+            continue;
+        };
+        files.push((index, path));
+    }
+    files.sort();
+    let mut template = None;
+    let mut ids = Vec::with_capacity(files.len());
+    for (_, path) in files {
+        let event: Value = serde_json::from_slice(&std::fs::read(&path)?)
+            .with_context(|| format!("parsing {}", path.display()))?;
+        let id = event
+            .get("id")
+            .and_then(Value::as_str)
+            .with_context(|| format!("{} has no id", path.display()))?;
+        ids.push(id.to_string());
+        if template.is_none()
+            && event.get("kind").and_then(Value::as_str) == Some("MessageEvent")
+            && event.get("source").and_then(Value::as_str) == Some("user")
+        {
+            template = Some(event);
+        }
+    }
+    let template = template.context("the seed conversation has no user message")?;
+    Ok((template, ids))
+}
+
+/// Writes `count` copies of `template` (new ids) as events `from`,
+/// `from + 1`, … of the log in `dir`; returns their ids.
+fn append(dir: &Path, template: &Value, from: usize, count: usize) -> Result<Vec<String>> {
+    let mut ids = Vec::with_capacity(count);
+    let mut event = template.clone();
+    for index in from..from + count {
+        let id = uuid::Uuid::new_v4().to_string();
+        event["id"] = Value::String(id.clone());
+        let path = dir.join(format!("event-{index:05}-{id}.json"));
+        std::fs::write(&path, serde_json::to_vec(&event)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// The figures of the conversation `id` whose log holds `ids`.
+async fn point(
+    flavor: &Flavor,
+    cfg: &StoredConfig,
+    client: &reqwest::Client,
+    dir: Arc<TempDir>,
+    id: &str,
+    ids: &[String],
+) -> Result<LongPoint> {
+    let label = flavor.label();
+    let mut p = LongPoint {
+        events: ids.len(),
+        ..LongPoint::default()
+    };
+    let mut server = ServerProcess::spawn_in(flavor.clone(), cfg.spawn, dir)?;
+    let ready = server.wait_ready(client, cfg.ready_timeout).await?;
+    p.ready_ms = Some(ms(ready));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    p.idle_rss_bytes = rss_bytes(server.pid()).ok();
+    let api = stored::client_of(&server, client, cfg);
+    let first = format!("/api/conversations/{id}/events/search?limit=100");
+    let t = Instant::now();
+    let page = api.get(&first).await.context("the first events page")?;
+    p.resume_ms = Some(ms(t.elapsed()));
+    p.spawn_to_page_ms = Some(ms(server.spawned_for()));
+    p.loaded_rss_bytes = rss_bytes(server.pid()).ok();
+    let items = |page: &Value| {
+        page.get("items")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    if items(&page) != 100.min(ids.len()) {
+        bail!("the first page answered {} events", items(&page));
+    }
+    let mut pages = Vec::with_capacity(cfg.samples);
+    let stride = (ids.len() / cfg.samples.max(1)).max(1);
+    for i in 0..cfg.samples {
+        let at = (i * stride + i) % ids.len();
+        let path = format!("{first}&page_id={}", ids[at]);
+        let t = Instant::now();
+        let page = api.get(&path).await?;
+        pages.push(t.elapsed());
+        let want = 100.min(ids.len() - at);
+        if items(&page) != want {
+            bail!(
+                "the page from event {at} answered {} events, not {want}",
+                items(&page)
+            );
+        }
+    }
+    p.page = Summary::of(&pages);
+    server.stop().await?;
+    let mb = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / 1e6);
+    progress(
+        label,
+        &format!(
+            "{} events: ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms",
+            p.events,
+            p.ready_ms.unwrap_or(f64::NAN),
+            mb(p.idle_rss_bytes),
+            p.resume_ms.unwrap_or(f64::NAN),
+            p.spawn_to_page_ms.unwrap_or(f64::NAN),
+            mb(p.loaded_rss_bytes),
+            p.page.as_ref().map_or(f64::NAN, |s| s.p50_ms),
+        ),
+    );
+    Ok(p)
+}
+
+/// The markdown table: one row per length, ours and the reference side by
+/// side.
+pub fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
+    let f =
+        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
+    let mut out = String::from(
+        "| events | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for p in &ours.points {
+        let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
+        let pair = |a: String, b: Option<String>| match b {
+            Some(b) => format!("{a} / {b}"),
+            None => a,
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            p.events,
+            pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
+            pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
+            pair(f(p.resume_ms, 1), r.map(|r| f(r.resume_ms, 1))),
+            pair(
+                f(p.spawn_to_page_ms, 1),
+                r.map(|r| f(r.spawn_to_page_ms, 1))
+            ),
+            pair(mb(p.loaded_rss_bytes), r.map(|r| mb(r.loaded_rss_bytes))),
+            pair(
+                f(p.page.as_ref().map(|s| s.p50_ms), 2),
+                r.map(|r| f(r.page.as_ref().map(|s| s.p50_ms), 2))
+            ),
+            pair(
+                f(p.page.as_ref().map(|s| s.p99_ms), 2),
+                r.map(|r| f(r.page.as_ref().map(|s| s.p99_ms), 2))
+            ),
+        ));
+    }
+    if reference.is_some() {
+        out.push_str("\n(ours / reference)\n");
+    }
+    for e in ours
+        .errors
+        .iter()
+        .chain(reference.iter().flat_map(|r| r.errors.iter()))
+    {
+        out.push_str(&format!("\nerror: {e}\n"));
+    }
+    out
+}
