@@ -110,6 +110,8 @@ struct Inner {
     /// The last cumulative cost seen per session, and the last context
     /// window (kept for the server's life, as the reference's bridge does).
     usage: Mutex<UsageMemory>,
+    /// The session's working directory, for forks.
+    cwd: String,
 }
 
 #[derive(Default)]
@@ -191,6 +193,7 @@ impl AcpClient {
                 prompt_timeout: config.prompt_timeout,
                 startup_timeout: config.startup_timeout,
                 usage: Mutex::new(UsageMemory::default()),
+                cwd: opts.cwd.to_string_lossy().into_owned(),
             }),
         };
         let started =
@@ -458,6 +461,49 @@ impl AcpClient {
         on_update: &mut (dyn FnMut(&Value) + Send),
     ) -> Result<PromptOutcome, AcpError> {
         let session_id = self.inner.state.lock().session_id.clone();
+        self.prompt_session(&session_id, blocks, cancel, on_update)
+            .await
+    }
+
+    /// Forks the live session (`session/fork`, as the reference's
+    /// `ask_agent` does) and returns the fork's id: a copy of the
+    /// conversation so far that the main session never sees.
+    pub async fn fork_session(&self) -> Result<String, AcpError> {
+        let session_id = self.inner.state.lock().session_id.clone();
+        let r = self
+            .call(
+                "session/fork",
+                json!({"sessionId": session_id, "cwd": self.inner.cwd, "mcpServers": []}),
+            )
+            .await?;
+        r.get("sessionId")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| AcpError::Invalid("session/fork answered without a sessionId".into()))
+    }
+
+    /// [`AcpClient::prompt`] on the session `session_id` (the live one or
+    /// a fork); only that session's updates reach `on_update`. One prompt
+    /// at a time per connection.
+    pub async fn prompt_session(
+        &self,
+        session_id: &str,
+        blocks: Vec<Value>,
+        cancel: &CancellationToken,
+        on_update: &mut (dyn FnMut(&Value) + Send),
+    ) -> Result<PromptOutcome, AcpError> {
+        let session_id = session_id.to_string();
+        let mut on_update = |params: &Value| {
+            let other = params
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .is_some_and(|id| id != session_id);
+            if !other {
+                on_update(params);
+            }
+        };
+        let on_update = &mut on_update;
         let mut notes = self.inner.notes.lock().await;
         // Updates that arrived between turns belong to no turn.
         while notes.try_recv().is_ok() {}

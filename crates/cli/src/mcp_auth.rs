@@ -12,28 +12,22 @@
 use crate::error::usage;
 use openhands_mcp::McpConfig;
 use openhands_mcp::oauth::OAuthStateStore;
-use openhands_sdk::mcp_oauth::{FileOAuthStates, OAuthServer, authorize, key_file_cipher, pending};
+use openhands_sdk::mcp_oauth::{
+    CONSENT_LIMIT, FileOAuthStates, OAuthServer, authorize, pending, user_store,
+};
 use serde_json::{Map, Value};
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long an authorization waits for the user's consent.
-pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
-
-/// The token file.
-pub fn token_file() -> std::path::PathBuf {
-    crate::paths::openhands_dir().join("mcp_oauth.json")
-}
 
 /// The store of the command line's OAuth tokens.
 pub fn store() -> anyhow::Result<Arc<FileOAuthStates>> {
-    let cipher = match crate::settings::cipher_from_env()? {
-        Some(c) => c,
-        None => key_file_cipher(&crate::paths::openhands_dir().join("mcp_oauth.key"))
-            .map_err(|e| usage(format!("cannot set up the MCP OAuth key: {e}")))?,
-    };
-    Ok(Arc::new(FileOAuthStates::new(token_file(), cipher)))
+    // The SDK's user store: a program on the SDK reads the same tokens.
+    let store = user_store(
+        &crate::paths::openhands_dir(),
+        crate::settings::cipher_from_env()?,
+    )
+    .map_err(|e| usage(format!("cannot set up the MCP OAuth key: {e}")))?;
+    Ok(Arc::new(store))
 }
 
 /// The parsed configuration of an agent's `mcp_config` map (`None` when
@@ -49,37 +43,6 @@ pub fn uses_oauth(servers: &Map<String, Value>) -> bool {
         .ok()
         .flatten()
         .is_some_and(|c| !openhands_sdk::mcp_oauth::oauth_servers(&c).is_empty())
-}
-
-/// Opens `url` in the user's browser when there is one to open (a desktop
-/// session); failures are ignored, the URL is printed anyway.
-async fn open_browser(url: String) {
-    use openhands_workspace::exec::{EnvPolicy, ProcessSpec, RunLimits, run_to_completion};
-    let desktop = cfg!(target_os = "macos")
-        || openhands_workspace::exec::env::host_var_os("DISPLAY").is_some_and(|v| !v.is_empty())
-        || openhands_workspace::exec::env::host_var_os("WAYLAND_DISPLAY")
-            .is_some_and(|v| !v.is_empty());
-    if !desktop {
-        return;
-    }
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let spec = ProcessSpec::new(opener, EnvPolicy::new().child_env()).arg(&url);
-    let limits = RunLimits {
-        timeout: Duration::from_secs(10),
-        linger_after_exit: Some(Duration::from_millis(200)),
-        ..RunLimits::default()
-    };
-    let _ = run_to_completion(
-        &spec,
-        &limits,
-        &tokio_util::sync::CancellationToken::new(),
-        4096,
-    )
-    .await;
 }
 
 /// Authorizes one server, telling the user on standard error (or standard
@@ -105,7 +68,7 @@ async fn authorize_one(
             CONSENT_LIMIT.as_secs() / 60
         ));
         if browser {
-            tokio::spawn(open_browser(url.to_string()));
+            tokio::spawn(openhands_sdk::mcp_oauth::open_browser(url.to_string()));
         }
     })
     .await

@@ -15,7 +15,8 @@
 //! * `server` / `stdio` / `http` / `sse` — one `rmcp` connection and its
 //!   transports (the legacy SSE client is our own: `rmcp` has none).
 //! * [`oauth`] — OAuth 2.1 for remote servers (discovery, dynamic client
-//!   registration, PKCE, refresh) on `rmcp`'s `auth`.
+//!   registration, PKCE, refresh) on `rmcp`'s `auth`; with a `Consent` in
+//!   `StartOptions` a session authorizes servers without tokens first.
 //! * `runtime` — the small side runtime (`openhands_workspace::side_runtime`)
 //!   that owns every connection.
 //!
@@ -32,7 +33,8 @@
 //! rmcp has none), `oauth/` (OAuth 2.1 on rmcp's `auth`: `OAuthConfig`, `OAuthState` in the
 //! reference's `auth.state` shape behind an `OAuthStateStore` (rmcp's credential store adapts to
 //! it), `connect` = stored tokens only + refresh, `authorize` = interactive flow with a loopback
-//! callback listener), `runtime` (one small tokio runtime owning every connection)
+//! callback listener, `consent` = a session's servers without tokens authorized before they
+//! connect), `runtime` (one small tokio runtime owning every connection)
 //!
 //! the SDK's `mcp` module turns its tools into `Tool`s
 //! (`MCPToolDefinition`/`MCPToolAction`/`MCPToolObservation`).

@@ -1,7 +1,7 @@
 //! [`StartOptions`]: the limits and environment every server of a session
 //! shares.
 
-use crate::oauth::{MemoryStates, OAuthStateStore};
+use crate::oauth::{Consent, MemoryStates, OAuthStateStore};
 use openhands_workspace::exec::{EnvPolicy, Sandbox};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,6 +25,9 @@ pub struct StartOptions {
     /// Where OAuth servers' tokens are read and refreshed ones written
     /// (default: in memory, seeded by each server's own `auth.state`).
     pub oauth_states: Arc<dyn OAuthStateStore>,
+    /// Authorizes OAuth servers without tokens before connecting them
+    /// (`None`: stored tokens only, a server without them fails to start).
+    pub oauth_consent: Option<Consent>,
 }
 
 impl StartOptions {
@@ -38,6 +41,7 @@ impl StartOptions {
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(300),
             oauth_states: Arc::new(MemoryStates::new()),
+            oauth_consent: None,
         }
     }
 }

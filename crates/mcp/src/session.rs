@@ -4,7 +4,7 @@
 
 use crate::book::ToolBook;
 use crate::client::{CallResult, McpClient, McpError, McpTool};
-use crate::config::{McpConfig, ServerConfig};
+use crate::config::{McpConfig, ServerConfig, Transport};
 use crate::options::StartOptions;
 use crate::runtime;
 use crate::server::{self, CallFailure, Live};
@@ -105,15 +105,56 @@ fn failed_start(e: McpError) -> Started {
     }
 }
 
+/// Authorizes, one after the other, the OAuth servers of `servers` that
+/// have no tokens; returns the ones that could not be authorized, with why.
+async fn authorize_missing(
+    servers: &[ServerConfig],
+    store: &Arc<dyn crate::oauth::OAuthStateStore>,
+    consent: &crate::oauth::Consent,
+) -> Vec<(String, String)> {
+    let mut failed = Vec::new();
+    for cfg in servers {
+        let (Some(oauth), Transport::Http { url, .. } | Transport::Sse { url, .. }) =
+            (&cfg.oauth, &cfg.transport)
+        else {
+            continue;
+        };
+        if !crate::oauth::needs_authorization(url, oauth, store.as_ref()).await {
+            continue;
+        }
+        if let Err(e) = consent
+            .authorize(&cfg.name, url, oauth, store.clone())
+            .await
+        {
+            failed.push((cfg.name.clone(), e.to_string()));
+        }
+    }
+    failed
+}
+
 async fn start_all(config: McpConfig, opts: StartOptions) -> Started {
-    let enabled: Vec<ServerConfig> = config.enabled().cloned().collect();
+    let mut enabled: Vec<ServerConfig> = config.enabled().cloned().collect();
+    let mut failures = Vec::new();
+    if let Some(consent) = &opts.oauth_consent {
+        // Authorized one at a time, before any connection is timed.
+        for (name, error) in authorize_missing(&enabled, &opts.oauth_states, consent).await {
+            tracing::warn!(server = %name, %error, "MCP server not authorized");
+            enabled.retain(|c| c.name != name);
+            failures.push(ServerFailure {
+                server: name.clone(),
+                error: McpError::Start {
+                    server: name,
+                    detail: error,
+                },
+            });
+        }
+    }
     let book = Arc::new(ToolBook::new(enabled.len() > 1));
     let starts = enabled
         .iter()
         .map(|cfg| server::start(cfg, &opts, book.clone()));
     let results = futures::future::join_all(starts).await;
     let mut servers = Vec::new();
-    let mut failures = Vec::new();
     for (cfg, result) in enabled.into_iter().zip(results) {
         match result {
             Ok((live, listed)) => {

@@ -140,7 +140,10 @@ impl Conversation {
 
     /// A conversation for `agent` in `workspace`: local in this process, or
     /// created on the remote workspace's server (`remote` sets its
-    /// timeouts and is unused for a local one).
+    /// timeouts and is unused for a local one). A local agent with MCP
+    /// servers using OAuth gets the user's token store and interactive
+    /// consent unless `options` name their own
+    /// (`crate::mcp_oauth::user_defaults`).
     pub async fn with_options(
         agent: Agent,
         workspace: &Workspace,
@@ -148,11 +151,20 @@ impl Conversation {
         remote: RemoteOptions,
     ) -> Result<Self, AnyConversationError> {
         match workspace {
-            Workspace::Local(w) => Ok(Conversation::Local(LocalConversation::new(
-                agent,
-                w.working_dir(),
-                options,
-            )?)),
+            Workspace::Local(w) => {
+                // OAuth MCP servers: the user's token store (shared with
+                // the command line) and consent asked when they start.
+                let mut options = options;
+                crate::mcp_oauth::user_defaults(&mut options.agent, &agent.spec().mcp_config)
+                    .map_err(|e| {
+                        ConversationError::Invalid(format!("MCP OAuth token store: {e}"))
+                    })?;
+                Ok(Conversation::Local(LocalConversation::new(
+                    agent,
+                    w.working_dir(),
+                    options,
+                )?))
+            }
             Workspace::Remote(w) => {
                 let req = start_request(&agent, w.working_dir(), &options)?;
                 Ok(Conversation::Remote(

@@ -27,7 +27,8 @@
 //! Fernet cipher, `conversation/branch` (the event tree, the HEAD and the active branch the agent
 //! reads, the log itself while it is one line); `conversation/acp` (`ACPAgent` conversations: the
 //! turn runs in an external ACP server through `openhands_acp`, recorded as the reference records
-//! it); `remote/` (`RemoteConversation`: REST on `protocol` types with timeouts, `hub` = event copy +
+//! it; `ask_agent` answered by a fork of the ACP session); `mcp_oauth` (MCP OAuth without an agent
+//! server: the user's encrypted token file shared with the CLI, interactive consent); `remote/` (`RemoteConversation`: REST on `protocol` types with timeouts, `hub` = event copy +
 //! run-end signal, `socket` = event WebSocket with reconnect/`resend_mode=since`, `sync` = REST
 //! event sync) and `entry::Conversation` (local or remote from the `Workspace`); `security/`
 //! (analyzers by `kind`: LLM, Pattern, PolicyRail over tree-sitter-bash (`shell` → resolved

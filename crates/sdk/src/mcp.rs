@@ -79,6 +79,7 @@ pub fn start_options(env: &ToolEnv) -> StartOptions {
     if let Some(states) = &env.mcp_oauth_states {
         o.oauth_states = states.clone();
     }
+    o.oauth_consent = env.mcp_oauth_consent.clone();
     o
 }
 

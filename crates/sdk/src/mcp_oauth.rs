@@ -7,11 +7,21 @@
 //! no tokens yet, and [`authorize`] runs one interactive authorization on
 //! `openhands_mcp`'s flow (loopback callback listener, PKCE), handing the
 //! URL to open to the caller.
+//!
+//! The user's store ([`user_store`]: `mcp_oauth.json` beside
+//! `mcp_oauth.key` in the user persistence directory) is the one the
+//! command line keeps, so a program on the SDK and the CLI share tokens.
+//! [`interactive_consent`] lets a conversation authorize its servers
+//! without tokens when it starts them (the URL printed on standard error
+//! and opened in a browser when there is a desktop); [`user_defaults`]
+//! gives both to a plain SDK conversation whose agent has OAuth servers.
 
 use crate::secrets::Cipher;
 use openhands_mcp::McpConfig;
 use openhands_mcp::config::Transport;
-use openhands_mcp::oauth::{Authorization, OAuthError, OAuthState, OAuthStateStore};
+use openhands_mcp::oauth::{
+    Authorization, Consent, ConsentPrompt, OAuthError, OAuthState, OAuthStateStore,
+};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -175,6 +185,116 @@ pub fn key_file_cipher(path: &Path) -> Result<Cipher, OAuthFileError> {
         Err(e) => return Err(io(path)(e)),
     };
     Cipher::new(&key, &[]).ok_or_else(|| io(path)(std::io::Error::other("unusable key")))
+}
+
+/// How long an interactive authorization waits for the user's consent.
+pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
+
+/// The store in `dir` (`mcp_oauth.json`), encrypted with `cipher`, else
+/// with the random key kept in `mcp_oauth.key` beside it (created on
+/// first use).
+pub fn user_store(dir: &Path, cipher: Option<Cipher>) -> Result<FileOAuthStates, OAuthFileError> {
+    let cipher = match cipher {
+        Some(c) => c,
+        None => key_file_cipher(&dir.join("mcp_oauth.key"))?,
+    };
+    Ok(FileOAuthStates::new(dir.join("mcp_oauth.json"), cipher))
+}
+
+/// The user's store as a plain SDK program finds it: in the user
+/// persistence directory (`$OH_PERSISTENCE_DIR`, else `~/.openhands`),
+/// encrypted with `OH_SECRET_KEY` when set (as the command line and the
+/// agent server do), else with the key file.
+pub fn default_user_store() -> Result<FileOAuthStates, OAuthFileError> {
+    let dir = crate::paths::user_persistence_dir().ok_or_else(|| OAuthFileError::Io {
+        path: PathBuf::from("~/.openhands"),
+        source: std::io::Error::other("neither OH_PERSISTENCE_DIR nor HOME is set"),
+    })?;
+    let cipher = openhands_workspace::exec::env::host_var("OH_SECRET_KEY")
+        .filter(|k| !k.trim().is_empty())
+        .and_then(|k| Cipher::new(&k, &[]));
+    user_store(&dir, cipher)
+}
+
+/// Opens `url` in the user's browser when there is a desktop session to
+/// open it in; failures are ignored (the URL is shown anyway).
+pub async fn open_browser(url: String) {
+    use openhands_workspace::exec::{EnvPolicy, ProcessSpec, RunLimits, run_to_completion};
+    let desktop = cfg!(target_os = "macos")
+        || openhands_workspace::exec::env::host_var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+        || openhands_workspace::exec::env::host_var_os("WAYLAND_DISPLAY")
+            .is_some_and(|v| !v.is_empty());
+    if !desktop {
+        return;
+    }
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spec = ProcessSpec::new(opener, EnvPolicy::new().child_env()).arg(&url);
+    let limits = RunLimits {
+        timeout: Duration::from_secs(10),
+        linger_after_exit: Some(Duration::from_millis(200)),
+        ..RunLimits::default()
+    };
+    let _ = run_to_completion(
+        &spec,
+        &limits,
+        &tokio_util::sync::CancellationToken::new(),
+        4096,
+    )
+    .await;
+}
+
+/// The prompt of [`interactive_consent`]: the URL on standard error, and
+/// in a browser when there is a desktop.
+#[derive(Debug, Clone, Copy)]
+pub struct PrintAndOpen;
+
+impl ConsentPrompt for PrintAndOpen {
+    fn show(&self, server: &str, url: &str) {
+        eprintln!(
+            "MCP server '{server}' needs your authorization. Open this URL in a browser:\n{url}\n\
+             waiting for the authorization (up to {} minutes)…",
+            CONSENT_LIMIT.as_secs() / 60
+        );
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(open_browser(url.to_string()));
+        }
+    }
+}
+
+/// Authorizes servers without tokens when a conversation starts them,
+/// through [`PrintAndOpen`], waiting up to [`CONSENT_LIMIT`] each.
+pub fn interactive_consent() -> Consent {
+    Consent {
+        prompt: Arc::new(PrintAndOpen),
+        limit: CONSENT_LIMIT,
+    }
+}
+
+/// For a conversation in this process whose agent has enabled OAuth
+/// servers and whose options name neither a token store nor a consent:
+/// the user's store ([`default_user_store`], shared with the command line)
+/// and [`interactive_consent`]. Other options are left alone (the agent
+/// server keeps tokens in its settings and authorizes through its routes).
+pub fn user_defaults(
+    options: &mut crate::conversation::AgentOptions,
+    mcp_config: &Map<String, Value>,
+) -> Result<(), OAuthFileError> {
+    if options.mcp_oauth_states.is_some() || options.mcp_oauth_consent.is_some() {
+        return Ok(());
+    }
+    let uses_oauth = crate::mcp::config_of(mcp_config)
+        .ok()
+        .flatten()
+        .is_some_and(|c| !oauth_servers(&c).is_empty());
+    if uses_oauth {
+        options.mcp_oauth_states = Some(Arc::new(default_user_store()?));
+        options.mcp_oauth_consent = Some(interactive_consent());
+    }
+    Ok(())
 }
 
 /// An enabled OAuth server of a configuration.

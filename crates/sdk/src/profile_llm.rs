@@ -51,6 +51,13 @@ pub trait ProfileLlms: Send + Sync {
     /// The image URLs of the latest user message that has images (empty
     /// when none has).
     fn latest_user_image_urls(&self) -> Vec<String>;
+
+    /// The configuration of the agent's own LLM (API key included), for
+    /// tools that consult a model "like the agent's" when none is named;
+    /// `None` when unknown.
+    fn agent_llm_config(&self) -> Option<LlmConfig> {
+        None
+    }
 }
 
 /// [`ProfileLlms::profile_llm`] on a blocking thread (a first use reads
@@ -85,4 +92,8 @@ pub trait ProfileOwner: Send + Sync {
     fn record_usage(self: Arc<Self>, usage_id: String, metrics: Metrics) -> Result<(), String>;
     /// See [`ProfileLlms::latest_user_image_urls`].
     fn latest_user_image_urls(self: Arc<Self>) -> Vec<String>;
+    /// See [`ProfileLlms::agent_llm_config`].
+    fn agent_llm_config(self: Arc<Self>) -> Option<LlmConfig> {
+        None
+    }
 }

@@ -71,6 +71,9 @@ pub struct ToolEnv {
     /// Where MCP servers using OAuth find their tokens and put refreshed
     /// ones (`None`: each server's own `auth.state`, kept in memory).
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// Authorizes OAuth servers without tokens when the MCP servers start
+    /// (`None`: stored tokens only).
+    pub mcp_oauth_consent: Option<openhands_mcp::oauth::Consent>,
     /// The id of the conversation the tools belong to (`None` outside one).
     pub conversation_id: Option<uuid::Uuid>,
     /// Starts child conversations of this one, when its host can (the
@@ -98,6 +101,7 @@ impl ToolEnv {
             exec: openhands_workspace::exec::ExecPolicy::default(),
             delegation: None,
             mcp_oauth_states: None,
+            mcp_oauth_consent: None,
             conversation_id: None,
             child_launcher: None,
             llm_switch: None,

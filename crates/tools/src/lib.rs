@@ -1,5 +1,5 @@
 //! Built-in tools: terminal, file editor, task tracker, grep, glob, apply_patch, the Gemini-style
-//! file tools, the planning file editor, `ask_oracle` and `workflow`; the delegation tools (`task_tool_set`,
+//! file tools, the planning file editor, `ask_oracle`, `workflow` and the Theory-of-Mind tools; the delegation tools (`task_tool_set`,
 //! `delegate`) and built-in sub-agents; presets.
 //!
 //! # Map of the crate
@@ -16,7 +16,13 @@
 //! service, registered by the server only —, built-in sub-agent definitions); presets (default,
 //! GPT-5, Gemini, planning)
 //!
-//! Two tools reach a model, both through the SDK: `ask_oracle` loads the `oracle` profile with
+//! `tom/`: the Theory-of-Mind tools `tom_consult` and `sleeptime_compute` (a profile of the
+//! user under `usermodeling/` of the user persistence directory, built from the stored
+//! conversations; `params`, `store`, `retrieval` (BM25), `engine` (the model call), one module
+//! per tool).
+//!
+//! Tools reach a model through the SDK: the Theory-of-Mind tools through
+//! `ToolEnv::profile_llms` (the named model, else the agent's own), `ask_oracle` loads the `oracle` profile with
 //! `sdk::profile_llm`, and `delegation` runs sub-agents through the launcher in `ToolEnv`.
 
 pub mod apply_patch;
@@ -32,6 +38,7 @@ pub mod presets;
 pub mod search;
 pub mod task_tracker;
 pub mod terminal;
+pub mod tom;
 pub mod workflow;
 
 pub use apply_patch::ApplyPatchTool;
@@ -42,4 +49,5 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use planning_file_editor::PlanningFileEditorTool;
 pub use task_tracker::TaskTrackerTool;
+pub use tom::{SleeptimeComputeTool, TomConsultTool};
 pub use workflow::WorkflowTool;

@@ -20,6 +20,7 @@ use crate::planning_file_editor::{
 };
 use crate::task_tracker::{TASK_TRACKER_NAME, TaskTrackerTool};
 use crate::terminal::TerminalTool;
+use crate::tom::{SLEEPTIME_COMPUTE_NAME, SleeptimeComputeTool, TOM_CONSULT_NAME, TomConsultTool};
 use crate::workflow::{WORKFLOW_NAME, WORKFLOW_TOOL_SET_NAME, WorkflowTool};
 use openhands_browser::{BROWSER_TOOL_SET_NAME, browser_tool_set};
 use openhands_sdk::tool::ToolRegistry;
@@ -35,7 +36,8 @@ pub const TERMINAL_NAME: &str = "terminal";
 /// `task_tracker`, `grep`, `glob`, `apply_patch`, `read_file`, `write_file`,
 /// `edit`, `list_directory`, `planning_file_editor`, the delegation tools
 /// `task_tool_set` (alias `task`) and `delegate`, `ask_oracle`,
-/// `workflow_tool_set` (alias `workflow`), and `browser_tool_set`
+/// `workflow_tool_set` (alias `workflow`), the Theory-of-Mind tools
+/// `tom_consult` and `sleeptime_compute`, and `browser_tool_set`
 /// (the browser tools, one lazily started Chromium per conversation). Each conversation gets
 /// its own instances, built from its [`ToolEnv`](openhands_sdk::tool::ToolEnv).
 pub fn register_default_tools(registry: &mut ToolRegistry) {
@@ -77,6 +79,25 @@ pub fn register_default_tools(registry: &mut ToolRegistry) {
             }),
         );
     }
+    // Both take `enable_rag`, `llm_model`, `api_key`, `api_base` (and our `persistence_dir`).
+    registry.register_factory(
+        TOM_CONSULT_NAME,
+        std::sync::Arc::new(|params, env| {
+            let tool = TomConsultTool::from_params(params, env)?;
+            Ok(vec![
+                std::sync::Arc::new(tool) as std::sync::Arc<dyn openhands_sdk::tool::Tool>
+            ])
+        }),
+    );
+    registry.register_factory(
+        SLEEPTIME_COMPUTE_NAME,
+        std::sync::Arc::new(|params, env| {
+            let tool = SleeptimeComputeTool::from_params(params, env)?;
+            Ok(vec![
+                std::sync::Arc::new(tool) as std::sync::Arc<dyn openhands_sdk::tool::Tool>
+            ])
+        }),
+    );
     registry.register_factory(BROWSER_TOOL_SET_NAME, std::sync::Arc::new(browser_tool_set));
     // `plan_path` (absolute) may be given in the tool spec's params.
     registry.register_factory(

@@ -15,13 +15,17 @@
 //!   only (a connection never asks a user), refreshed when they expire.
 //! * `authorize` — [`Authorization`]: an interactive authorization with a
 //!   loopback callback listener, as FastMCP runs it.
+//! * `consent` — [`Consent`]: a session authorizes its servers without
+//!   tokens when it starts (the URL handed to a [`ConsentPrompt`]).
 
 mod authorize;
 mod callback;
 mod config;
 pub(crate) mod connect;
+mod consent;
 mod state;
 
 pub use authorize::{Authorization, OAuthError};
 pub use config::OAuthConfig;
+pub use consent::{Consent, ConsentPrompt, needs_authorization};
 pub use state::{MemoryStates, OAuthState, OAuthStateStore};

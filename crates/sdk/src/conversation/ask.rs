@@ -8,8 +8,12 @@ use openhands_wire::message::{Message, Role};
 
 impl LocalConversation {
     /// Asks the agent a side question: one LLM call over the current
-    /// history; nothing is recorded and no tool runs.
+    /// history; nothing is recorded and no tool runs. An ACP agent answers
+    /// in a fork of its session (see `acp_ask`).
     pub async fn ask_agent(&self, question: &str) -> Result<String, ConversationError> {
+        if self.is_acp() {
+            return self.acp_ask(question).await;
+        }
         self.start_mcp().await?;
         let rt = self.runtime()?;
         let mut messages = self.llm_messages(&rt);

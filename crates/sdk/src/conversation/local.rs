@@ -127,6 +127,7 @@ impl LocalConversation {
                         options.extensions.skill_sources.home.clone(),
                     ))),
                     mcp_oauth_states: options.agent.mcp_oauth_states.clone(),
+                    mcp_oauth_consent: options.agent.mcp_oauth_consent.clone(),
                     conversation_id: Some(id),
                     child_launcher: options.agent.child_launcher.clone(),
                     llm_switch: Some(Self::llm_switch(weak)),

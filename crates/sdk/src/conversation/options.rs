@@ -120,6 +120,10 @@ pub struct AgentOptions {
     /// ones (the agent server: its settings); `None`: each server's own
     /// `auth.state`, kept in memory.
     pub mcp_oauth_states: Option<Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// Authorizes MCP servers using OAuth that have no tokens yet when the
+    /// conversation starts them (`sdk::mcp_oauth::interactive_consent`);
+    /// `None`: stored tokens only, such a server fails to start.
+    pub mcp_oauth_consent: Option<openhands_mcp::oauth::Consent>,
     /// Starts child conversations when the agent asks for one (the
     /// `start_child_conversation` tool); set by a host that can run them
     /// (the agent server). Sub-agents inherit it.

@@ -194,6 +194,16 @@ impl LlmSwitch for ConversationSwitch {
 }
 
 impl ProfileOwner for Inner {
+    fn agent_llm_config(self: Arc<Self>) -> Option<openhands_wire::LlmConfig> {
+        Some(
+            LocalConversation { inner: self }
+                .agent()
+                .llm()
+                .config()
+                .clone(),
+        )
+    }
+
     fn recorded_usage(self: Arc<Self>, usage_id: &str) -> Option<Metrics> {
         LocalConversation { inner: self }
             .stats()

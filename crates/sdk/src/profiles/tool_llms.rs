@@ -96,4 +96,8 @@ impl ProfileLlms for StoreProfileLlms {
             .map(|o| o.latest_user_image_urls())
             .unwrap_or_default()
     }
+
+    fn agent_llm_config(&self) -> Option<LlmConfig> {
+        self.owner.upgrade().and_then(|o| o.agent_llm_config())
+    }
 }

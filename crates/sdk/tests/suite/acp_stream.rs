@@ -76,3 +76,86 @@ async fn the_answer_streams_to_token_listeners() {
     assert_eq!(streamed, answer);
     conversation.close().await;
 }
+
+/// `ask_agent` on an ACP conversation asks a fork of the ACP session, as
+/// the reference does: the answer comes from the fork, nothing is added to
+/// the conversation's events, the main session carries on unaware, and the
+/// fork's cost is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_agent_answers_from_a_fork_of_the_acp_session() {
+    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
+        .ok()
+        .filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+        return;
+    };
+    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../acp/tests/fixtures/scripted_peer.py");
+    let spec: AgentSpec = serde_json::from_value(json!({
+        "kind": "ACPAgent",
+        "acp_command": [python, peer, "normal"],
+        "acp_startup_timeout": 30,
+        "acp_prompt_timeout": 30,
+        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
+        "tools": [],
+        "include_default_tools": [],
+    }))
+    .unwrap();
+    let agent = Agent::new(spec, ToolRegistry::new()).unwrap();
+    let (ws, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let c = LocalConversation::new(
+        agent,
+        ws.path(),
+        ConversationOptions {
+            persistence_dir: Some(root.path().to_path_buf()),
+            ..ConversationOptions::default()
+        },
+    )
+    .unwrap();
+    c.update_secrets(vec![(
+        "PEER_TOKEN".into(),
+        openhands_sdk::secrets::SecretSource::Static {
+            value: "tok-very-secret".into(),
+            description: None,
+        },
+    )])
+    .unwrap();
+    c.send_message("first turn").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let events_before = c.events().len();
+    let cost_before = c
+        .stats()
+        .usage_to_metrics
+        .get("acp-managed")
+        .unwrap()
+        .accumulated_cost;
+
+    let answer = c.ask_agent("what is tok-very-secret for?").await.unwrap();
+    assert_eq!(
+        answer,
+        "fork 1 of sess-1 heard: what is <secret-hidden> for?"
+    );
+    assert_eq!(c.events().len(), events_before, "ask_agent recorded events");
+    let cost_after = c
+        .stats()
+        .usage_to_metrics
+        .get("acp-managed")
+        .unwrap()
+        .accumulated_cost;
+    assert!(
+        (cost_after - cost_before - 0.1).abs() < 1e-9,
+        "{cost_before} -> {cost_after}"
+    );
+
+    // A second question gets a fresh fork; the main session goes on.
+    let again = c.ask_agent("and now?").await.unwrap();
+    assert_eq!(again, "fork 2 of sess-1 heard: and now?");
+    c.send_message("second turn").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    assert!(
+        c.agent_final_response()
+            .starts_with("You said: second turn")
+    );
+    c.close().await;
+}

@@ -316,3 +316,133 @@ async fn tools_announced_by_list_changed_reach_the_model() {
     );
     c.close().await;
 }
+
+/// Plays the user's browser: opens the authorization URL (approved at once
+/// by the stand-in) and follows its redirect to the loopback callback.
+async fn give_consent(url: String) {
+    #[allow(clippy::disallowed_methods)]
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let resp = browser.get(&url).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 302, "{:?}", resp.text().await);
+    let location = resp.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with("http://localhost:"), "{location}");
+    assert!(
+        browser
+            .get(&location)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+}
+
+/// A consent prompt handing each URL to the test.
+struct ToTest(tokio::sync::mpsc::UnboundedSender<(String, String)>);
+
+impl openhands_mcp::oauth::ConsentPrompt for ToTest {
+    fn show(&self, server: &str, url: &str) {
+        let _ = self.0.send((server.to_string(), url.to_string()));
+    }
+}
+
+/// A plain SDK conversation whose agent has an OAuth MCP server
+/// (`"auth": "oauth"`) authorizes it when the servers start — discovery,
+/// dynamic registration, PKCE, the loopback callback — keeps the tokens
+/// encrypted in the user's store, and a later conversation (a new store
+/// over the same files, as a later run) uses them without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sdk_conversation_authorizes_an_oauth_mcp_server_and_keeps_its_tokens() {
+    let Some((_oauth, url)) =
+        openhands_testkit::fixtures::mcp_oauth_server("streamable-http", 3600).await
+    else {
+        return;
+    };
+    let user_dir = tempfile::tempdir().unwrap();
+    let run = |consent: openhands_mcp::oauth::Consent| {
+        let (agent, _) = agent(Script::from_turns(vec![
+            Turn::tool_call("whoami", json!({})),
+            Turn::text("done"),
+        ]));
+        let mut spec = agent.spec().clone();
+        spec.tools.clear();
+        spec.mcp_config = json!({"secure": {"url": url, "auth": "oauth"}})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let agent = openhands_sdk::Agent::with_llm(spec, agent.llm().clone(), registry());
+        let store = openhands_sdk::mcp_oauth::user_store(user_dir.path(), None).unwrap();
+        let mut options = persisted(user_dir.path());
+        options.agent.mcp_oauth_states = Some(std::sync::Arc::new(store));
+        options.agent.mcp_oauth_consent = Some(consent);
+        LocalConversation::new(agent, user_dir.path(), options).unwrap()
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let consent = openhands_mcp::oauth::Consent {
+        prompt: std::sync::Arc::new(ToTest(tx)),
+        limit: Duration::from_secs(30),
+    };
+    let browser = tokio::spawn(async move {
+        let (server, url) = rx.recv().await.unwrap();
+        assert_eq!(server, "secure");
+        give_consent(url).await;
+        rx
+    });
+    let c = run(consent.clone());
+    c.send_message("who am i").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let obs = observations(&c);
+    assert_eq!(obs[0]["is_error"], false, "{:#}", obs[0]);
+    assert!(obs[0].to_string().contains("token 1 of 1"), "{:#}", obs[0]);
+    c.close().await;
+    let mut rx = browser.await.unwrap();
+
+    // Encrypted at rest, owner-only.
+    let tokens = std::fs::read_to_string(user_dir.path().join("mcp_oauth.json")).unwrap();
+    assert!(
+        !tokens.contains("access-") && !tokens.contains("refresh-"),
+        "{tokens}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(user_dir.path().join("mcp_oauth.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+    }
+
+    // A later conversation: the kept token, no consent asked.
+    let c = run(consent);
+    c.send_message("who am i").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let obs = observations(&c);
+    assert!(obs[0].to_string().contains("token 1 of 1"), "{:#}", obs[0]);
+    assert!(rx.try_recv().is_err(), "consent asked again");
+    c.close().await;
+}
+
+/// `user_defaults` leaves options that name a store alone (the agent
+/// server's: its settings, no consent), and agents without OAuth servers.
+#[test]
+fn user_defaults_leave_explicit_stores_and_plain_agents_alone() {
+    let mut options = openhands_sdk::conversation::AgentOptions {
+        mcp_oauth_states: Some(std::sync::Arc::new(
+            openhands_mcp::oauth::MemoryStates::new(),
+        )),
+        ..Default::default()
+    };
+    let config = json!({"secure": {"url": "http://127.0.0.1:9/mcp", "auth": "oauth"}});
+    openhands_sdk::mcp_oauth::user_defaults(&mut options, config.as_object().unwrap()).unwrap();
+    assert!(options.mcp_oauth_consent.is_none());
+    // Nor is anything set for an agent without OAuth servers.
+    let mut plain = openhands_sdk::conversation::AgentOptions::default();
+    let config = json!({"local": {"command": "true"}});
+    openhands_sdk::mcp_oauth::user_defaults(&mut plain, config.as_object().unwrap()).unwrap();
+    assert!(plain.mcp_oauth_states.is_none() && plain.mcp_oauth_consent.is_none());
+}

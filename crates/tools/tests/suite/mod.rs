@@ -12,4 +12,5 @@ mod search;
 mod task_tracker;
 mod terminal;
 mod terminal_snapshot;
+mod tom;
 mod workflow;

@@ -430,6 +430,7 @@ impl LocalConversation {
             Ok(PromptOutcome::Completed { usage, meta, .. }) => {
                 let metrics = self.acp_turn_metrics(
                     &client,
+                    &client.state().session_id,
                     &acc,
                     usage.as_ref(),
                     meta.as_ref(),
@@ -501,6 +502,54 @@ impl LocalConversation {
         }
     }
 
+    /// `ask_agent` of an ACP conversation, as the reference answers it: the
+    /// question goes to a fork of the ACP session (`session/fork`), so the
+    /// server sees the conversation so far but the main session never sees
+    /// the question; the fork's answer comes back masked, its cost is
+    /// counted like a turn's, and no event is recorded.
+    pub(crate) async fn acp_ask(&self, question: &str) -> Result<String, ConversationError> {
+        let client = self.ensure_acp_started().await?;
+        let fork = client
+            .fork_session()
+            .await
+            .map_err(ConversationError::Acp)?;
+        let secrets = self.secrets();
+        let mut acc = TurnAccumulator::default();
+        let started = std::time::Instant::now();
+        let outcome = {
+            let mask = |v: &mut Value| mask_strings(v, &secrets);
+            let mut on_update = |params: &Value| {
+                // Tool calls of the fork are not the conversation's.
+                let _ = acc.apply(params, &mask);
+            };
+            let blocks = vec![json!({"type": "text", "text": question})];
+            client
+                .prompt_session(&fork, blocks, &CancellationToken::new(), &mut on_update)
+                .await
+                .map_err(ConversationError::Acp)?
+        };
+        let PromptOutcome::Completed { usage, meta, .. } = outcome else {
+            return Err(ConversationError::Interrupted);
+        };
+        let (key, metrics) = self.acp_turn_metrics(
+            &client,
+            &fork,
+            &acc,
+            usage.as_ref(),
+            meta.as_ref(),
+            started.elapsed().as_secs_f64(),
+        );
+        self.commit_async(true, move |c| {
+            let mut stats = c.stats_base().clone();
+            stats.usage_to_metrics.insert(key, metrics);
+            c.set_stats_base(stats);
+            Vec::new()
+        })
+        .await?;
+        // Masked again whole: a secret split across chunks is caught too.
+        Ok(self.secrets_masked(&acc.response_text()))
+    }
+
     /// The agent LLM's metrics (by its usage id, `acp-managed`) with this
     /// turn recorded as the reference records it: the cost the session's
     /// cumulative `usage_update` cost grew by, else (no reported cost) the
@@ -510,6 +559,7 @@ impl LocalConversation {
     fn acp_turn_metrics(
         &self,
         client: &AcpClient,
+        session_id: &str,
         acc: &TurnAccumulator,
         usage: Option<&Value>,
         meta: Option<&Value>,
@@ -538,7 +588,7 @@ impl LocalConversation {
             .read(|c| c.stats_base.usage_to_metrics.get(&key).cloned())
             .unwrap_or_else(|| Metrics::new(model.clone()));
         metrics.model_name = model.clone();
-        let session_id = client.state().session_id;
+        let session_id = session_id.to_string();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
