@@ -22,7 +22,8 @@
 //!   plane's Kubernetes engine.
 //! * [`OpenHandsCloudWorkspace`] — a sandbox of the OpenHands Cloud API
 //!   (start, poll, delete; the account's LLM and secrets), driven as a
-//!   [`RemoteWorkspace`] ([`cloud`]).
+//!   [`RemoteWorkspace`] ([`cloud`]). It and [`APIRemoteWorkspace`] wait
+//!   for their sandbox with one backoff and `/health` probe (`poll`).
 //! * [`docker`] — [`docker::DockerWorkspace`]: our agent server in a
 //!   container (published ports or the host network, host directory and
 //!   volumes mounted), used as a remote workspace;
