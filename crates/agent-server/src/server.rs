@@ -6,15 +6,14 @@ use crate::config::Config;
 use crate::http::front::OffloadService;
 use crate::http::routes::build_router;
 use crate::http::state::{AppState, SharedState};
-use crate::http::tls::TlsListener;
 use axum::Router;
+use openhands_https::{PemFile, TlsAcceptor, TlsListener};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
-use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 /// Longest wait for open connections after shutdown began.
@@ -110,9 +109,18 @@ pub async fn serve_with_state(
 /// The TLS acceptor of the configured certificate and key, if any.
 fn tls_acceptor(state: &SharedState) -> std::io::Result<Option<TlsAcceptor>> {
     match (&state.config.tls_cert_file, &state.config.tls_key_file) {
-        (Some(cert), Some(key)) => crate::http::tls::acceptor(cert, key)
-            .map(Some)
-            .map_err(std::io::Error::other),
+        (Some(cert), Some(key)) => openhands_https::acceptor(
+            PemFile {
+                setting: "tls_cert_file",
+                path: cert,
+            },
+            PemFile {
+                setting: "tls_key_file",
+                path: key,
+            },
+        )
+        .map(Some)
+        .map_err(std::io::Error::other),
         _ => Ok(None),
     }
 }

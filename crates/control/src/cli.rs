@@ -244,13 +244,20 @@ pub async fn run(args: ControlArgs) -> Result<(), CliError> {
             let local = listener
                 .local_addr()
                 .map_err(|e| CliError::Io(e.to_string()))?;
+            // Unusable certificate files stop the start before anything runs.
+            crate::http::tls_acceptor(&config).map_err(|e| CliError::Io(format!("TLS: {e}")))?;
+            let scheme = if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            };
             let cp = ControlPlane::start(config).await?;
             crate::ssh::relay::start(&cp)
                 .await
                 .map_err(|e| CliError::Io(format!("SSH relay: {e}")))?;
-            println!("OPENHANDS_CONTROL_URL=http://{local}");
+            println!("OPENHANDS_CONTROL_URL={scheme}://{local}");
             eprintln!(
-                "task-control plane listening on http://{local} (instance {})",
+                "task-control plane listening on {scheme}://{local} (instance {})",
                 cp.instance()
             );
             crate::http::serve(cp, listener, shutdown_signal())

@@ -61,6 +61,8 @@ const KNOWN: &[&str] = &[
     "OH_CONTROL_SSH_PUBLIC_ADDR",
     "OH_CONTROL_SSH_TICKET_SECONDS",
     "OH_CONTROL_SSH_RECHECK_SECONDS",
+    "OH_CONTROL_TLS_CERT_FILE",
+    "OH_CONTROL_TLS_KEY_FILE",
 ];
 
 /// Why the configuration is unusable.
@@ -238,6 +240,19 @@ pub struct ControlConfig {
     pub ssh: SshSettings,
     /// The Kubernetes engine's settings (`OH_CONTROL_K8S_*`).
     pub kubernetes: KubernetesSettings,
+    /// Serve the API over HTTPS with this PEM certificate chain and key
+    /// (`OH_CONTROL_TLS_CERT_FILE`, `OH_CONTROL_TLS_KEY_FILE`; both or
+    /// neither); plain HTTP when unset.
+    pub tls: Option<TlsFiles>,
+}
+
+/// The PEM certificate chain and private key the API is served with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain (`OH_CONTROL_TLS_CERT_FILE`).
+    pub cert: PathBuf,
+    /// Its private key (`OH_CONTROL_TLS_KEY_FILE`).
+    pub key: PathBuf,
 }
 
 /// Settings of the SSH relay (see [`crate::ssh`]).
@@ -410,11 +425,34 @@ impl ControlConfig {
             get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
         )?;
         let ssh = ssh_settings(&get)?;
+        let tls = match (
+            get("OH_CONTROL_TLS_CERT_FILE"),
+            get("OH_CONTROL_TLS_KEY_FILE"),
+        ) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: PathBuf::from(cert),
+                key: PathBuf::from(key),
+            }),
+            (Some(_), None) => {
+                return Err(ConfigError::new(
+                    "OH_CONTROL_TLS_KEY_FILE",
+                    "must be set when OH_CONTROL_TLS_CERT_FILE is",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::new(
+                    "OH_CONTROL_TLS_CERT_FILE",
+                    "must be set when OH_CONTROL_TLS_KEY_FILE is",
+                ));
+            }
+            (None, None) => None,
+        };
         let kubernetes = kubernetes_settings(
             &get,
             get("OH_CONTROL_DOCKER_IMAGE").unwrap_or(DEFAULT_DOCKER_IMAGE),
         )?;
         Ok(Self {
+            tls,
             kubernetes,
             ssh,
             swarm,

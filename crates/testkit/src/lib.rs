@@ -110,6 +110,7 @@ pub mod scripted_llm;
 pub mod selection;
 pub mod server;
 pub mod site;
+pub mod tls;
 
 pub use reply::{Reply, ReplyToolCall};
 pub use script::{

@@ -15,5 +15,4 @@ pub mod session_keys;
 pub mod setup;
 pub mod sockets;
 pub mod state;
-pub mod tls;
 pub mod workspace_cookie;

@@ -76,8 +76,9 @@ pub(crate) async fn detached<T: Send + 'static>(
     tokio::spawn(op).await.map_err(ApiError::internal)?
 }
 
-/// Serves the API on `listener` until `shutdown` resolves; then open
-/// output streams end, and the control plane's sandboxes are stopped.
+/// Serves the API on `listener` until `shutdown` resolves (over HTTPS when
+/// the configuration names a certificate and key); then open output
+/// streams end, and the control plane's sandboxes are stopped.
 pub async fn serve(
     cp: ControlPlane,
     listener: tokio::net::TcpListener,
@@ -85,14 +86,47 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let stop = cp.inner.shutdown.clone();
     let app = router(cp.clone());
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await;
+    let graceful = async move {
+        shutdown.await;
+        stop.cancel();
+    };
+    let result = match tls_acceptor(cp.config())? {
+        Some(tls) => {
+            let listener = openhands_https::TlsListener::new(listener, tls)?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(graceful)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(graceful)
+                .await
+        }
+    };
     cp.shutdown().await;
     result
+}
+
+/// The TLS acceptor of the configured certificate and key, if any; an
+/// error naming the setting when they cannot be used.
+pub fn tls_acceptor(
+    config: &crate::config::ControlConfig,
+) -> std::io::Result<Option<openhands_https::TlsAcceptor>> {
+    let Some(files) = &config.tls else {
+        return Ok(None);
+    };
+    openhands_https::acceptor(
+        openhands_https::PemFile {
+            setting: "OH_CONTROL_TLS_CERT_FILE",
+            path: &files.cert,
+        },
+        openhands_https::PemFile {
+            setting: "OH_CONTROL_TLS_KEY_FILE",
+            path: &files.key,
+        },
+    )
+    .map(Some)
+    .map_err(std::io::Error::other)
 }
 
 /// Authenticates the request and checks it addresses the caller's tenant.

@@ -335,6 +335,15 @@ impl Api {
         }
     }
 
+    /// A client of the control plane at `url` that sends through `http`
+    /// (a client trusting a test CA, for instance).
+    pub fn with_client(url: &str, http: reqwest::Client) -> Api {
+        Api {
+            http,
+            url: url.to_string(),
+        }
+    }
+
     /// A request with an optional bearer credential and JSON body.
     pub async fn call(
         &self,

@@ -15,3 +15,4 @@ mod restart;
 mod runtime_api;
 mod ssh;
 mod swarm;
+mod tls;

@@ -21,31 +21,6 @@ use std::time::Duration;
 
 const KEY: &str = "tls-key";
 
-/// A CA and a server certificate for 127.0.0.1 and localhost it signed,
-/// written as PEM files: (CA bundle, certificate, key).
-fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "openhands test CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .unwrap();
-    let cert = params.signed_by(&server_key, &issuer).unwrap();
-    let ca_file = dir.join("ca.pem");
-    let cert_file = dir.join("server.pem");
-    let key_file = dir.join("server-key.pem");
-    std::fs::write(&ca_file, ca.pem()).unwrap();
-    std::fs::write(&cert_file, cert.pem()).unwrap();
-    std::fs::write(&key_file, server_key.serialize_pem()).unwrap();
-    (ca_file, cert_file, key_file)
-}
-
 struct Env {
     _dir: tempfile::TempDir,
     server: ServerHandle,
@@ -57,7 +32,11 @@ struct Env {
 async fn env(turns: Vec<Turn>) -> Env {
     openhands_agent_server::install_tls_provider();
     let dir = tempfile::tempdir().unwrap();
-    let (ca_file, cert_file, key_file) = certificates(dir.path());
+    let openhands_testkit::tls::TestCertificates {
+        ca: ca_file,
+        cert: cert_file,
+        key: key_file,
+    } = openhands_testkit::tls::certificates(dir.path()).unwrap();
     let work = dir.path().join("project");
     std::fs::create_dir_all(&work).unwrap();
     let config = Config {

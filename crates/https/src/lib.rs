@@ -1,6 +1,8 @@
-//! Serving HTTPS and WSS without a proxy: the certificate chain and key of
-//! `tls_cert_file` / `tls_key_file` (PEM) become a rustls acceptor, and
-//! [`TlsListener`] hands axum connections whose TLS handshake is done.
+//! Serving HTTPS and WSS without a proxy, for the agent server and the
+//! task-control plane alike: a PEM certificate chain and key (each named by
+//! the setting that gave it, so errors name that setting) become a rustls
+//! acceptor, and [`TlsListener`] hands axum connections whose TLS handshake
+//! is done.
 //!
 //! Handshakes run concurrently in their own tasks, each bounded by
 //! [`HANDSHAKE_TIMEOUT`], so a slow or silent client never holds up the
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
-use tokio_rustls::TlsAcceptor;
+pub use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -28,16 +30,20 @@ const READY_QUEUE: usize = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum TlsSetupError {
     /// The certificate file is unreadable or holds no certificate.
-    #[error("tls_cert_file {path}: {detail}")]
+    #[error("{setting} {path}: {detail}")]
     Certificate {
+        /// The setting that named the file.
+        setting: &'static str,
         /// The file.
         path: String,
         /// What is wrong.
         detail: String,
     },
     /// The key file is unreadable or holds no private key.
-    #[error("tls_key_file {path}: {detail}")]
+    #[error("{setting} {path}: {detail}")]
     Key {
+        /// The setting that named the file.
+        setting: &'static str,
         /// The file.
         path: String,
         /// What is wrong.
@@ -48,22 +54,33 @@ pub enum TlsSetupError {
     Config(String),
 }
 
-/// The acceptor for the PEM certificate chain at `cert` and key at `key`
-/// (HTTP/1.1 over ALPN, which WebSocket upgrades need).
-pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsSetupError> {
+/// A PEM file and the name of the setting that gave it.
+#[derive(Debug, Clone, Copy)]
+pub struct PemFile<'a> {
+    /// The setting (`tls_cert_file`, `OH_CONTROL_TLS_CERT_FILE`), named in errors.
+    pub setting: &'static str,
+    /// The file.
+    pub path: &'a Path,
+}
+
+/// The acceptor for the PEM certificate chain in `cert` and the key in
+/// `key` (HTTP/1.1 over ALPN, which WebSocket upgrades need).
+pub fn acceptor(cert: PemFile<'_>, key: PemFile<'_>) -> Result<TlsAcceptor, TlsSetupError> {
     let cert_error = |detail: String| TlsSetupError::Certificate {
-        path: cert.display().to_string(),
+        setting: cert.setting,
+        path: cert.path.display().to_string(),
         detail,
     };
-    let chain = CertificateDer::pem_file_iter(cert)
+    let chain = CertificateDer::pem_file_iter(cert.path)
         .map_err(|e| cert_error(e.to_string()))?
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| cert_error(e.to_string()))?;
     if chain.is_empty() {
         return Err(cert_error("no PEM certificate in the file".into()));
     }
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsSetupError::Key {
-        path: key.display().to_string(),
+    let key_der = PrivateKeyDer::from_pem_file(key.path).map_err(|e| TlsSetupError::Key {
+        setting: key.setting,
+        path: key.path.display().to_string(),
         detail: e.to_string(),
     })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -156,16 +173,25 @@ impl axum::serve::Listener for TlsListener {
 mod tests {
     use super::*;
 
+    fn pem<'a>(path: &'a Path, setting: &'static str) -> PemFile<'a> {
+        PemFile { setting, path }
+    }
+
     #[test]
     fn unusable_files_are_named_in_the_error() {
         let dir = tempfile::tempdir().unwrap();
         let junk = dir.path().join("junk.pem");
         std::fs::write(&junk, "no pem here").unwrap();
         let missing = dir.path().join("missing.pem");
-        let e = acceptor(&missing, &junk).err().unwrap();
+        let e = acceptor(pem(&missing, "cert_setting"), pem(&junk, "key_setting"))
+            .err()
+            .unwrap();
         assert!(matches!(e, TlsSetupError::Certificate { .. }), "{e}");
         assert!(e.to_string().contains("missing.pem"), "{e}");
-        let e = acceptor(&junk, &junk).err().unwrap();
+        assert!(e.to_string().starts_with("cert_setting "), "{e}");
+        let e = acceptor(pem(&junk, "cert_setting"), pem(&junk, "key_setting"))
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("no PEM certificate"), "{e}");
 
         let key = rcgen::KeyPair::generate().unwrap();
@@ -175,16 +201,30 @@ mod tests {
             .unwrap();
         let cert_file = dir.path().join("cert.pem");
         std::fs::write(&cert_file, cert.pem()).unwrap();
-        let e = acceptor(&cert_file, &junk).err().unwrap();
+        let e = acceptor(pem(&cert_file, "cert_setting"), pem(&junk, "key_setting"))
+            .err()
+            .unwrap();
         assert!(matches!(e, TlsSetupError::Key { .. }), "{e}");
+        assert!(e.to_string().starts_with("key_setting "), "{e}");
         let key_file = dir.path().join("key.pem");
         std::fs::write(&key_file, key.serialize_pem()).unwrap();
-        assert!(acceptor(&cert_file, &key_file).is_ok());
+        assert!(
+            acceptor(
+                pem(&cert_file, "cert_setting"),
+                pem(&key_file, "key_setting")
+            )
+            .is_ok()
+        );
         // A key of another certificate does not fit.
         let other = rcgen::KeyPair::generate().unwrap();
         std::fs::write(&key_file, other.serialize_pem()).unwrap();
         assert!(matches!(
-            acceptor(&cert_file, &key_file).err().unwrap(),
+            acceptor(
+                pem(&cert_file, "cert_setting"),
+                pem(&key_file, "key_setting")
+            )
+            .err()
+            .unwrap(),
             TlsSetupError::Config(_)
         ));
     }
