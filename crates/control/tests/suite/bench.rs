@@ -94,7 +94,10 @@ async fn bench_engines() {
     if crate::suite::docker::docker_works() {
         let c = Control::start(&Db::Sqlite, &local_url, Options::default());
         c.admin(&["image", "build", "--tag", IMAGE]);
-        report("docker", &bench("docker", &local_url).await);
+        // Containers reach the LLM at this machine's docker bridge address.
+        let addr = common::docker_host_addr().unwrap();
+        let url = format!("http://{addr}:{}/v1", llm.port());
+        report("docker", &bench("docker", &url).await);
         match TwoNodeSwarm::start() {
             Ok(swarm) => {
                 swarm.share_image(IMAGE).unwrap();

@@ -93,12 +93,8 @@ fn commands(f: &Followed) -> Vec<String> {
 }
 
 async fn restart_mid_task(kill: bool, engine: &str) {
-    let llm = mock_llm(script()).await;
-    let mut c = Control::start(
-        &Db::Sqlite,
-        &llm.base_url(),
-        on_engine(engine, keep_sandboxes()),
-    );
+    let (llm, llm_url) = common::llm_for(engine, script()).await;
+    let mut c = Control::start(&Db::Sqlite, &llm_url, on_engine(engine, keep_sandboxes()));
     if engine == "docker" {
         c.admin(&["image", "build", "--tag", IMAGE]);
     }
@@ -135,7 +131,7 @@ async fn restart_mid_task(kill: bool, engine: &str) {
 
     let again = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         on_engine(
             engine,
             Options {
