@@ -29,13 +29,16 @@
 //! a task's next output `seq`), `grants` + `auth` (bearer tokens/keys stored as SHA-256; a key acts
 //! within its creator's current permissions), `secrets` (Fernet sealing of host keys and
 //! per-sandbox LLM settings), `engines/` (one `Engine` trait — provision, locate, release, list,
-//! health — over `local`, `docker` (Engine API through `workspace::docker::client`), `swarm` (one-replica
+//! health, removing strays — over `local`, `docker` (Engine API through `workspace::docker::client`;
+//! containers on one bridge network without inter-container traffic, `engines/docker_net`, the agent
+//! server published on the host's loopback), `swarm` (one-replica
 //! services, the session key in a Swarm secret, endpoint = the running task's node address + a
 //! host-mode published port; docker and swarm run the agent in bubblewrap nested in the container,
 //! which keeps only `CAP_SETFCAP`, no docker seccomp filter), `kubernetes` (agent-sandbox `Sandbox` + `Secret`,
 //! or a `SandboxClaim` on a warm pool, through `workspace::kubernetes`; endpoint = `status.serviceFQDN`) and registered `host`s (least-loaded among healthy ones); engine, engine id and endpoint stored per sandbox; a
-//! restart re-adopts running sandboxes with their identity checked and provisions again only those
-//! reported gone; gone ones become `lost`, ones the engine runs again elsewhere fail their running
+//! restart re-adopts running sandboxes (several at once) with their identity checked and provisions
+//! again only those reported gone; containers and services labelled with the deployment's id (one
+//! per database) that no row claims are removed at start and by the reconcile; gone ones become `lost`, ones the engine runs again elsewhere fail their running
 //! task naming why), `hosts/` (sandbox layout and environment; local
 //! agent-server processes started through `exec` as services that outlive the control plane,
 //! confined in a nestable `exec::Sandbox` hiding the data directory and database (its conversations

@@ -2,9 +2,12 @@
 //! sandbox image per sandbox, driven through the Docker Engine API
 //! (bollard, the connection code of [`openhands_workspace::docker::client`]).
 //!
-//! The container shares the host's network (its agent server listens on a
-//! free loopback port, recorded in a label so any instance finds it) and
-//! sees only its sandbox directory, mounted at the same path. The agent
+//! The container is on the sandboxes' own bridge network
+//! ([`super::docker_net`]), on which containers cannot reach each other;
+//! its agent server listens on [`AGENT_PORT`] in the container, published
+//! on the host's loopback only at a port docker picks (read back from the
+//! container, so any instance finds it). It sees only its sandbox
+//! directory, mounted at the same path. The agent
 //! does not run as the agent server does: every conversation's processes
 //! run in the project's bubblewrap sandbox inside the container
 //! ([`CONTAINER_SECURITY`], `sandbox: namespaces` in the server's
@@ -18,14 +21,15 @@
 
 use super::{
     DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeSpec,
+    docker_net,
 };
 use crate::agent_client::{AgentClient, Endpoint};
-use crate::hosts::docker::{LABEL, PORT_LABEL, container_name};
+use crate::hosts::docker::{DEPLOYMENT_LABEL, LABEL, PORT_LABEL, container_name};
 use crate::hosts::{ProvisionError, SandboxLayout};
 use crate::secrets::new_credential;
 use crate::store::sandboxes::Sandbox;
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, ContainerInspectResponse, HostConfig, PortBinding};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, CreateImageOptionsBuilder, InspectContainerOptions,
     ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, StartContainerOptions,
@@ -41,6 +45,7 @@ use tokio::sync::OnceCell;
 #[derive(Debug)]
 pub struct DockerEngine {
     image: String,
+    deployment: String,
     data_dir: PathBuf,
     client: AgentClient,
     timeout: Duration,
@@ -52,11 +57,35 @@ fn unavailable(e: impl std::fmt::Display) -> ProvisionError {
     ProvisionError::Docker(e.to_string())
 }
 
-fn free_port() -> Result<u16, ProvisionError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| ProvisionError::Start(format!("no free port: {e}")))
+/// The port the agent server listens on inside its container.
+pub const AGENT_PORT: u16 = 8000;
+
+/// The container port's key in docker's port maps.
+fn agent_port_key() -> String {
+    format!("{AGENT_PORT}/tcp")
+}
+
+/// The host's loopback port the agent server of `info` is published at:
+/// the network settings' binding, else (a container of an earlier version,
+/// on the host's network) its port label.
+fn published_port(info: &ContainerInspectResponse) -> Option<u16> {
+    let bound = info
+        .network_settings
+        .as_ref()
+        .and_then(|n| n.ports.as_ref())
+        .and_then(|p| p.get(&agent_port_key()).cloned().flatten())
+        .and_then(|bindings| {
+            bindings
+                .into_iter()
+                .find_map(|b| b.host_port.and_then(|p| p.parse::<u16>().ok()))
+        });
+    bound.or_else(|| {
+        info.config
+            .as_ref()
+            .and_then(|c| c.labels.as_ref())
+            .and_then(|l| l.get(PORT_LABEL))
+            .and_then(|p| p.parse().ok())
+    })
 }
 
 /// Where the agent's workspace is also mounted in every container: the
@@ -93,17 +122,20 @@ fn strings(list: &[&str]) -> Option<Vec<String>> {
     Some(list.iter().map(|s| s.to_string()).collect())
 }
 
-/// The container of a sandbox: the image's agent server on `port` of the
-/// host's network, the sandbox directory mounted at the same path and its
-/// workspace at [`WORKSPACE_MOUNT`], its configuration from the layout's
-/// environment, labelled with the sandbox id and the port; a runtime's
-/// image, environment, user and container runtime from `spec`; confined as
-/// [`CONTAINER_SECURITY`] says.
+/// The container of a sandbox: the image's agent server on [`AGENT_PORT`]
+/// of the network `network` (the sandboxes' network), published on the
+/// host's loopback at a port docker picks; `host.docker.internal` names
+/// the host (for an LLM served on it); the sandbox directory mounted at
+/// the same path and its workspace at [`WORKSPACE_MOUNT`], its
+/// configuration from the layout's environment, labelled with the sandbox
+/// id and the deployment id; a runtime's image, environment, user and container runtime from
+/// `spec`; confined as [`CONTAINER_SECURITY`] says.
 pub fn container_body(
     image: &str,
     sandbox_id: &str,
     layout: &SandboxLayout,
-    port: u16,
+    network: &str,
+    deployment: &str,
     spec: &RuntimeSpec,
 ) -> ContainerCreateBody {
     let dir = layout.dir.to_string_lossy().into_owned();
@@ -130,10 +162,11 @@ pub fn container_body(
         cmd: Some(vec![
             openhands_workspace::docker::image::SERVER_PATH.to_string(),
             "--host".into(),
-            "127.0.0.1".into(),
+            "0.0.0.0".into(),
             "--port".into(),
-            port.to_string(),
+            AGENT_PORT.to_string(),
         ]),
+        exposed_ports: Some(vec![agent_port_key()]),
         env: Some(env),
         working_dir: Some(
             spec.process_dir
@@ -142,10 +175,18 @@ pub fn container_body(
         ),
         labels: Some(HashMap::from([
             (LABEL.to_string(), sandbox_id.to_string()),
-            (PORT_LABEL.to_string(), port.to_string()),
+            (DEPLOYMENT_LABEL.to_string(), deployment.to_string()),
         ])),
         host_config: Some(HostConfig {
-            network_mode: Some("host".into()),
+            network_mode: Some(network.to_string()),
+            port_bindings: Some(HashMap::from([(
+                agent_port_key(),
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    host_port: Some(String::new()),
+                }]),
+            )])),
+            extra_hosts: Some(vec!["host.docker.internal:host-gateway".into()]),
             binds: Some(vec![
                 format!("{dir}:{dir}"),
                 format!("{workspace}:{WORKSPACE_MOUNT}"),
@@ -161,10 +202,12 @@ pub fn container_body(
 }
 
 impl DockerEngine {
-    /// An engine running `image`, its sandboxes' directories under
-    /// `data_dir/sandboxes`, every Engine API call bounded by `timeout`.
+    /// An engine running `image` for the deployment `deployment`, its
+    /// sandboxes' directories under `data_dir/sandboxes`, every Engine API
+    /// call bounded by `timeout`.
     pub fn new(
         image: String,
+        deployment: String,
         data_dir: PathBuf,
         client: AgentClient,
         timeout: Duration,
@@ -172,6 +215,7 @@ impl DockerEngine {
     ) -> Self {
         Self {
             image,
+            deployment,
             data_dir,
             client,
             timeout,
@@ -276,21 +320,59 @@ impl DockerEngine {
         }
     }
 
-    async fn remove(&self, container: &str) {
-        let Ok(docker) = self.docker().await else {
-            return;
+    /// This deployment's sandbox containers (of `sandbox_id` only, when
+    /// given), running or not.
+    async fn list_ours(
+        &self,
+        docker: &Docker,
+        sandbox_id: Option<&str>,
+    ) -> Result<Vec<bollard::models::ContainerSummary>, String> {
+        let ours = format!("{DEPLOYMENT_LABEL}={}", self.deployment);
+        let sandbox = match sandbox_id {
+            Some(id) => format!("{LABEL}={id}"),
+            None => LABEL.to_string(),
         };
+        let filters = HashMap::from([("label", vec![sandbox.as_str(), ours.as_str()])]);
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        call("list", self.timeout, docker.list_containers(Some(opts)))
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// The ids of this deployment's containers of `sandbox_id`.
+    async fn labelled(&self, sandbox_id: Option<&str>) -> Result<Vec<String>, String> {
+        let docker = self.docker().await.map_err(|e| e.to_string())?;
+        Ok(self
+            .list_ours(docker, sandbox_id)
+            .await?
+            .into_iter()
+            .filter_map(|c| c.id)
+            .collect())
+    }
+
+    async fn remove(&self, container: &str) {
+        if let Err(e) = self.try_remove(container).await {
+            tracing::warn!(%container, "removing the sandbox container failed: {e}");
+        }
+    }
+
+    /// Removes a container (forced); one that is gone or being removed
+    /// already is fine.
+    async fn try_remove(&self, container: &str) -> Result<(), String> {
+        let docker = self.docker().await.map_err(|e| e.to_string())?;
         let opts = RemoveContainerOptionsBuilder::new().force(true).build();
         let limit = self.timeout.max(Duration::from_secs(30));
         match tokio::time::timeout(limit, docker.remove_container(container, Some(opts))).await {
-            Ok(Ok(())) => {}
-            // Gone already, or its removal under way.
-            Ok(Err(e)) if is_not_found(&e) => {}
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) if is_not_found(&e) => Ok(()),
             Ok(Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 409, ..
-            })) => {}
-            Ok(Err(e)) => tracing::warn!(%container, "removing the sandbox container failed: {e}"),
-            Err(_) => tracing::warn!(%container, "removing the sandbox container timed out"),
+            })) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("it did not complete within {limit:?}")),
         }
     }
 }
@@ -325,9 +407,18 @@ impl Engine for DockerEngine {
         let name = container_name(&req.sandbox_id);
         // A container left by an earlier start of this sandbox is replaced.
         self.remove(&name).await;
-        let port = free_port()?;
         let docker = self.docker().await?;
-        let body = container_body(&self.image, &req.sandbox_id, &lay, port, &req.runtime);
+        let network = docker_net::ensure(docker, self.timeout)
+            .await
+            .map_err(unavailable)?;
+        let body = container_body(
+            &self.image,
+            &req.sandbox_id,
+            &lay,
+            &network,
+            &self.deployment,
+            &req.runtime,
+        );
         let create = CreateContainerOptionsBuilder::new().name(&name).build();
         let created = call(
             "create",
@@ -346,6 +437,19 @@ impl Engine for DockerEngine {
             self.remove(&created.id).await;
             return Err(unavailable(e));
         }
+        let inspected = call(
+            "inspect",
+            self.timeout,
+            docker.inspect_container(&created.id, None::<InspectContainerOptions>),
+        )
+        .await;
+        let Some(port) = inspected.as_ref().ok().and_then(published_port) else {
+            self.remove(&created.id).await;
+            return Err(ProvisionError::Start(match inspected {
+                Err(e) => format!("inspecting the started container: {e}"),
+                Ok(_) => "docker published no port for the agent server".into(),
+            }));
+        };
         let url = format!("http://127.0.0.1:{port}");
         let ep = Endpoint {
             url: url.clone(),
@@ -382,18 +486,14 @@ impl Engine for DockerEngine {
             Ok(Err(e)) => return Located::Unknown(format!("inspecting its container: {e}")),
             Err(_) => return Located::Unknown("the docker daemon did not answer".into()),
         };
-        let state = info.state.unwrap_or_default();
+        let state = info.state.clone().unwrap_or_default();
         if state.running != Some(true) {
             return Located::Gone(format!(
                 "its container stopped (exit code {})",
                 state.exit_code.unwrap_or(-1)
             ));
         }
-        let port = info
-            .config
-            .and_then(|c| c.labels)
-            .and_then(|l| l.get(PORT_LABEL).cloned());
-        let url = match port {
+        let url = match published_port(&info) {
             Some(p) => format!("http://127.0.0.1:{p}"),
             None => match &s.url {
                 Some(u) => u.clone(),
@@ -419,23 +519,32 @@ impl Engine for DockerEngine {
     }
 
     async fn list(&self) -> Result<Vec<String>, EngineError> {
-        let err = |detail: String| EngineError {
+        let docker = self.docker().await.map_err(|e| EngineError {
             engine: DOCKER,
-            detail,
-        };
-        let docker = self.docker().await.map_err(|e| err(e.to_string()))?;
-        let filters = HashMap::from([("label", vec![LABEL])]);
-        let opts = ListContainersOptionsBuilder::new()
-            .all(true)
-            .filters(&filters)
-            .build();
-        let found = call("list", self.timeout, docker.list_containers(Some(opts)))
+            detail: e.to_string(),
+        })?;
+        let found = self
+            .list_ours(docker, None)
             .await
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|detail| EngineError {
+                engine: DOCKER,
+                detail,
+            })?;
         Ok(found
             .into_iter()
             .filter_map(|c| c.labels?.get(LABEL).cloned())
             .collect())
+    }
+
+    async fn remove_stray(&self, sandbox_id: &str) -> Result<(), EngineError> {
+        let err = |detail: String| EngineError {
+            engine: DOCKER,
+            detail,
+        };
+        for id in self.labelled(Some(sandbox_id)).await.map_err(err)? {
+            self.try_remove(&id).await.map_err(err)?;
+        }
+        Ok(())
     }
 
     async fn health(&self) -> Result<(), EngineError> {

@@ -17,6 +17,7 @@
 //! | [`kubernetes`] | an agent-sandbox `Sandbox` of the sandbox image (its key in a `Secret`), or a `SandboxClaim` on a warm pool | `sandbox/<name>` or `claim/<name>` | every instance using the same cluster |
 
 pub mod docker;
+pub mod docker_net;
 pub mod kubernetes;
 pub mod local;
 pub mod registered;
@@ -191,8 +192,20 @@ pub trait Engine: Send + Sync {
     async fn release(&self, s: &Sandbox);
 
     /// Ids of the sandboxes this engine runs (from the engine's own
-    /// records), for reconciling them with the database.
+    /// records; the docker and swarm engines: this deployment's only), for
+    /// reconciling them with the database.
     async fn list(&self) -> Result<Vec<String>, EngineError>;
+
+    /// Removes what the engine runs for `sandbox_id`, one of [`Engine::list`]'s
+    /// that no sandbox row claims (left by a crash between its creation and
+    /// the database write, or by a removal that failed). Only engines that
+    /// label what they make with the deployment support it.
+    async fn remove_stray(&self, sandbox_id: &str) -> Result<(), EngineError> {
+        Err(EngineError {
+            engine: self.name(),
+            detail: format!("removing the stray sandbox {sandbox_id} is not supported"),
+        })
+    }
 
     /// Whether the engine can provision now.
     async fn health(&self) -> Result<(), EngineError>;

@@ -28,7 +28,7 @@
 use super::{Engine, EngineError, Located, ProvisionRequest, Provisioned, SWARM};
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::ProvisionError;
-use crate::hosts::docker::{LABEL, PORT_LABEL, container_name};
+use crate::hosts::docker::{DEPLOYMENT_LABEL, LABEL, PORT_LABEL, container_name};
 use crate::secrets::{new_credential, random_bytes};
 use crate::store::sandboxes::Sandbox;
 use base64::Engine as _;
@@ -68,6 +68,7 @@ pub use crate::config::SwarmSettings;
 #[derive(Debug)]
 pub struct SwarmEngine {
     settings: SwarmSettings,
+    deployment: String,
     allow_unconfined: bool,
     confined: OnceCell<bool>,
     client: AgentClient,
@@ -105,7 +106,8 @@ pub fn server_config(key: &str, secret: &str, confined: bool) -> serde_json::Val
     })
 }
 
-/// The service of a sandbox: one replica of the image, its configuration
+/// The service of a sandbox: one replica of the image, labelled with the
+/// sandbox and the deployment, its configuration
 /// from the secret `secret` (id, name), restarted on failure, resources
 /// and constraints from the settings, `port` published in host mode, the
 /// container's capabilities and security options those of the docker
@@ -113,12 +115,14 @@ pub fn server_config(key: &str, secret: &str, confined: bool) -> serde_json::Val
 pub fn service_spec(
     settings: &SwarmSettings,
     sandbox_id: &str,
+    deployment: &str,
     secret: (&str, &str),
     port: u16,
 ) -> ServiceSpec {
     let (secret_id, secret_name) = secret;
     let labels = HashMap::from([
         (LABEL.to_string(), sandbox_id.to_string()),
+        (DEPLOYMENT_LABEL.to_string(), deployment.to_string()),
         (PORT_LABEL.to_string(), port.to_string()),
     ]);
     let limits = Limit {
@@ -218,11 +222,13 @@ enum Placement {
 }
 
 impl SwarmEngine {
-    /// An engine with `settings`, every Engine API call bounded by
-    /// `timeout`; `allow_unconfined` accepts sandboxes a manager too old to
-    /// confine them runs (see the module documentation).
+    /// An engine with `settings` for the deployment `deployment`, every
+    /// Engine API call bounded by `timeout`; `allow_unconfined` accepts
+    /// sandboxes a manager too old to confine them runs (see the module
+    /// documentation).
     pub fn new(
         settings: SwarmSettings,
+        deployment: String,
         allow_unconfined: bool,
         client: AgentClient,
         timeout: Duration,
@@ -230,6 +236,7 @@ impl SwarmEngine {
     ) -> Self {
         Self {
             settings,
+            deployment,
             allow_unconfined,
             confined: OnceCell::new(),
             client,
@@ -444,6 +451,59 @@ impl SwarmEngine {
         }
     }
 
+    /// This deployment's sandbox services (of `sandbox_id` only, when
+    /// given): (sandbox id, service id).
+    async fn services(
+        &self,
+        sandbox_id: Option<&str>,
+    ) -> Result<Vec<(String, String)>, EngineError> {
+        let err = |detail: String| EngineError {
+            engine: SWARM,
+            detail,
+        };
+        let docker = self.docker().await.map_err(|e| err(e.to_string()))?;
+        let ours = format!("{DEPLOYMENT_LABEL}={}", self.deployment);
+        let sandbox = match sandbox_id {
+            Some(id) => format!("{LABEL}={id}"),
+            None => LABEL.to_string(),
+        };
+        let filters = HashMap::from([("label", vec![sandbox.as_str(), ours.as_str()])]);
+        let opts = ListServicesOptionsBuilder::new().filters(&filters).build();
+        let found = call(
+            "service list",
+            self.timeout,
+            docker.list_services(Some(opts)),
+        )
+        .await
+        .map_err(|e| err(e.to_string()))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|s| {
+                let sandbox = s.spec?.labels?.get(LABEL).cloned()?;
+                Some((sandbox, s.id?))
+            })
+            .collect())
+    }
+
+    /// The sandboxes this deployment's secrets belong to.
+    async fn secret_owners(&self) -> Result<Vec<String>, EngineError> {
+        let err = |detail: String| EngineError {
+            engine: SWARM,
+            detail,
+        };
+        let docker = self.docker().await.map_err(|e| err(e.to_string()))?;
+        let ours = format!("{DEPLOYMENT_LABEL}={}", self.deployment);
+        let filters = HashMap::from([("label", vec![LABEL, ours.as_str()])]);
+        let opts = ListSecretsOptionsBuilder::new().filters(&filters).build();
+        let found = call("secret list", self.timeout, docker.list_secrets(Some(opts)))
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|s| s.spec?.labels?.get(LABEL).cloned())
+            .collect())
+    }
+
     async fn release_id(&self, sandbox_id: &str, service: &str) {
         self.remove_service(service).await;
         // A secret is in use until the service's tasks are gone.
@@ -494,7 +554,10 @@ impl Engine for SwarmEngine {
             self.timeout,
             docker.create_secret(SecretSpec {
                 name: Some(secret_name.clone()),
-                labels: Some(HashMap::from([(LABEL.to_string(), req.sandbox_id.clone())])),
+                labels: Some(HashMap::from([
+                    (LABEL.to_string(), req.sandbox_id.clone()),
+                    (DEPLOYMENT_LABEL.to_string(), self.deployment.clone()),
+                ])),
                 data: Some(base64::engine::general_purpose::STANDARD.encode(config)),
                 ..SecretSpec::default()
             }),
@@ -505,6 +568,7 @@ impl Engine for SwarmEngine {
         let spec = service_spec(
             &self.settings,
             &req.sandbox_id,
+            &self.deployment,
             (&secret.id, &secret_name),
             port,
         );
@@ -614,25 +678,30 @@ impl Engine for SwarmEngine {
         self.release_id(&s.id, &service).await;
     }
 
+    /// This deployment's sandboxes with a service or a secret (a secret
+    /// alone: a provisioning cut short between the two).
     async fn list(&self) -> Result<Vec<String>, EngineError> {
-        let err = |detail: String| EngineError {
-            engine: SWARM,
-            detail,
-        };
-        let docker = self.docker().await.map_err(|e| err(e.to_string()))?;
-        let filters = HashMap::from([("label", vec![LABEL])]);
-        let opts = ListServicesOptionsBuilder::new().filters(&filters).build();
-        let found = call(
-            "service list",
-            self.timeout,
-            docker.list_services(Some(opts)),
-        )
-        .await
-        .map_err(|e| err(e.to_string()))?;
-        Ok(found
+        let mut ids: Vec<String> = self
+            .services(None)
+            .await?
             .into_iter()
-            .filter_map(|s| s.spec?.labels?.get(LABEL).cloned())
-            .collect())
+            .map(|(sandbox, _)| sandbox)
+            .collect();
+        ids.extend(self.secret_owners().await?);
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    async fn remove_stray(&self, sandbox_id: &str) -> Result<(), EngineError> {
+        let services = self.services(Some(sandbox_id)).await?;
+        for (_, service) in &services {
+            self.release_id(sandbox_id, service).await;
+        }
+        if services.is_empty() {
+            self.remove_secrets(sandbox_id).await;
+        }
+        Ok(())
     }
 
     async fn health(&self) -> Result<(), EngineError> {
@@ -694,7 +763,13 @@ mod tests {
 
     #[test]
     fn the_service_keeps_its_key_in_a_secret_and_publishes_in_host_mode() {
-        let spec = service_spec(&settings(), "sb1", ("sid", "oh-sandbox-sb1-ab"), 30005);
+        let spec = service_spec(
+            &settings(),
+            "sb1",
+            "dep1",
+            ("sid", "oh-sandbox-sb1-ab"),
+            30005,
+        );
         let text = serde_json::to_string(&spec).unwrap();
         assert!(!text.contains("ohs_"), "no key in the spec");
         let task = spec.task_template.unwrap();

@@ -8,7 +8,13 @@ use std::path::Path;
 
 /// Label put on every sandbox container (its value: the sandbox id).
 pub const LABEL: &str = "openhands.control.sandbox";
-/// Label with the loopback port the container's agent server listens on.
+/// Label put on every sandbox container, service and secret (its value:
+/// the deployment's id, shared by every instance on one database): what
+/// no sandbox row claims and carries this deployment's id is a stray the
+/// control plane removes; another deployment's is never touched.
+pub const DEPLOYMENT_LABEL: &str = "openhands.control.deployment";
+/// Label with the port a sandbox's agent server is published at (swarm
+/// services; containers made before the docker engine published ports).
 pub const PORT_LABEL: &str = "openhands.control.port";
 
 /// The container name of a sandbox.

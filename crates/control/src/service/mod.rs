@@ -301,6 +301,7 @@ impl ControlPlane {
                 .await
                 .map_err(|e| StartError::Join(e.to_string()))??;
         let confinement = local_confinement(&config, &data_dir).await?;
+        let deployment = store.deployment_id().await?;
         let (exit_tx, exit_rx) = mpsc::unbounded_channel();
         let client = AgentClient::new(config.host_timeout);
         let engines = Engines {
@@ -314,6 +315,7 @@ impl ControlPlane {
             )),
             docker: Arc::new(DockerEngine::new(
                 config.docker_image.clone(),
+                deployment.clone(),
                 data_dir.clone(),
                 client.clone(),
                 config.host_timeout.max(Duration::from_secs(15)),
@@ -326,6 +328,7 @@ impl ControlPlane {
             )),
             swarm: Arc::new(SwarmEngine::new(
                 config.swarm.clone(),
+                deployment,
                 config.allow_unconfined,
                 client.clone(),
                 config.host_timeout.max(Duration::from_secs(15)),
@@ -355,6 +358,7 @@ impl ControlPlane {
         tracing::info!(instance = %inner.instance, "control plane starting");
         let cp = ControlPlane { inner };
         cp.adopt_owned().await;
+        sandboxes::remove_strays(&cp.inner).await;
         tasks::resume_forwarding(&cp.inner).await;
         let i = cp.inner.clone();
         cp.inner.track(tokio::spawn(exits_loop(i, exit_rx)));
@@ -521,7 +525,8 @@ async fn host_health_loop(inner: Arc<Inner>) {
     }
 }
 
-/// Asks the engines about the sandboxes this instance provisioned: one
+/// Removes the engines' stray sandboxes (see [`sandboxes::remove_strays`]),
+/// then asks the engines about the sandboxes this instance provisioned: one
 /// its engine reports gone becomes `lost`, one it runs again elsewhere
 /// (its node lost) is `starting` until it answers at its new endpoint; in
 /// both cases its running task ends with a `task_error` saying why.
@@ -534,6 +539,7 @@ async fn reconcile_loop(inner: Arc<Inner>) {
             _ = inner.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        sandboxes::remove_strays(&inner).await;
         let all = match inner.store.live_sandboxes().await {
             Ok(all) => all,
             Err(e) => {

@@ -4,7 +4,7 @@
 
 use super::{ControlPlane, Inner};
 use crate::auth::Caller;
-use crate::engines::{self, Located, ProvisionRequest, RuntimeSpec};
+use crate::engines::{self, Engine, Located, ProvisionRequest, RuntimeSpec};
 use crate::error::ApiError;
 use crate::secrets::new_credential;
 use crate::store::sandboxes::{Placed, Sandbox, status};
@@ -12,6 +12,7 @@ use crate::store::tasks::{self, Task, Writer};
 use crate::store::{StoreResult, now_ms};
 use crate::tasks::lines;
 use crate::views;
+use futures::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,9 @@ use std::time::Duration;
 /// How long a re-adopted sandbox's agent server may take to answer again
 /// after a restart of the control plane (it may be busy).
 const ADOPT_WAIT: Duration = Duration::from_secs(15);
+
+/// How many sandboxes a start re-adopts at once.
+const ADOPT_CONCURRENCY: usize = 8;
 
 /// A validated sandbox-create request.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +67,44 @@ pub fn validate_llm(llm: &Value) -> Result<String, ApiError> {
         return Err(ApiError::invalid("llm.model must not be empty"));
     }
     Ok(parsed.model)
+}
+
+/// Why a sandbox of `engine` could not reach its LLM, or `None`: engines
+/// that run sandboxes in containers give them a network of their own, in
+/// which a loopback `base_url` (the request's `llm`, else `LLM_BASE_URL`)
+/// is the container itself, not the control plane's machine.
+pub fn unreachable_llm(
+    engine: &str,
+    llm: Option<&Value>,
+    default: &crate::config::DefaultLlm,
+) -> Option<String> {
+    if !matches!(
+        engine,
+        engines::DOCKER | engines::SWARM | engines::KUBERNETES
+    ) {
+        return None;
+    }
+    let (field, url) = match llm {
+        Some(llm) => ("llm.base_url", llm.get("base_url")?.as_str()?),
+        None => ("LLM_BASE_URL", default.base_url.as_deref()?),
+    };
+    let host = url::Url::parse(url).ok()?.host()?.to_owned();
+    let loopback = match &host {
+        url::Host::Domain(d) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_unspecified(),
+        url::Host::Ipv6(ip) => ip.is_loopback() || ip.is_unspecified(),
+    };
+    loopback.then(|| {
+        format!(
+            "{field} {url} is a loopback address, which {engine} sandboxes cannot reach: each \
+             runs in a container with its own network; serve the LLM at an address of this \
+             machine the containers reach (docker sandboxes resolve host.docker.internal to \
+             it) or elsewhere"
+        )
+    })
 }
 
 /// Provisions `s` on its engine with session key `key` and records where
@@ -166,6 +208,11 @@ impl ControlPlane {
         } else {
             inner.config.sandbox_mode.as_str()
         };
+        if req.runtime.is_none()
+            && let Some(why) = unreachable_llm(engine, req.llm.as_ref(), &inner.config.llm)
+        {
+            return Err(ApiError::invalid(why));
+        }
         if let Some(rt) = &req.runtime {
             let Some(e) = inner.engines.get(engine) else {
                 return Err(ApiError::internal(format!("unknown engine {engine}")));
@@ -350,15 +397,18 @@ impl ControlPlane {
                 return;
             }
         };
-        for s in owned {
-            if s.status == status::DELETING {
-                if let Err(e) = finish_delete(inner, &s).await {
-                    tracing::warn!(sandbox = %s.id, "finishing a delete failed: {e}");
+        // Each waits on its engine and agent server: several at once.
+        futures::stream::iter(owned)
+            .for_each_concurrent(ADOPT_CONCURRENCY, |s| async move {
+                if s.status == status::DELETING {
+                    if let Err(e) = finish_delete(inner, &s).await {
+                        tracing::warn!(sandbox = %s.id, "finishing a delete failed: {e}");
+                    }
+                    return;
                 }
-                continue;
-            }
-            adopt(inner, &s).await;
-        }
+                adopt(inner, &s).await;
+            })
+            .await;
     }
 }
 
@@ -374,6 +424,8 @@ async fn adopt(inner: &Arc<Inner>, s: &Sandbox) {
     }
     let Some(Ok(key)) = s.sealed_key.as_deref().map(|k| inner.sealer.open(k)) else {
         if s.status == status::STARTING {
+            // What the engine made before the restart cut it short goes.
+            engine.release(s).await;
             let _ = inner
                 .store
                 .set_sandbox_down(
@@ -424,6 +476,59 @@ async fn adopt(inner: &Arc<Inner>, s: &Sandbox) {
             }
             engine.release(s).await;
             let _ = provision(inner, s, &key).await;
+        }
+    }
+}
+
+/// Removes what the docker and swarm engines run for this deployment that
+/// no sandbox row claims (left by a crash between its creation and the
+/// database write, or by a removal that failed). Engines are listed before
+/// the rows are read, and a row is written before its engine makes
+/// anything, so a sandbox being provisioned is never taken for a stray.
+/// Only engines that are configured or hold a live sandbox are asked.
+pub(crate) async fn remove_strays(inner: &Inner) {
+    let mode = inner.config.sandbox_mode.as_str();
+    let live = match inner.store.live_sandboxes().await {
+        Ok(live) => live,
+        Err(e) => {
+            tracing::warn!("listing sandboxes to find strays failed: {e}");
+            return;
+        }
+    };
+    let engines: [&dyn Engine; 2] = [&*inner.engines.docker, &*inner.engines.swarm];
+    for engine in engines {
+        let name = engine.name();
+        let used = mode == name || live.iter().any(|s| s.engine.as_deref() == Some(name));
+        if !used {
+            continue;
+        }
+        let listed = match engine.list().await {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!("listing the {name} engine's sandboxes failed: {e}");
+                continue;
+            }
+        };
+        if listed.is_empty() {
+            continue;
+        }
+        // Read after listing: a row made since then claims its sandbox.
+        let claimed: std::collections::HashSet<String> = match inner.store.live_sandboxes().await {
+            Ok(rows) => rows.into_iter().map(|s| s.id).collect(),
+            Err(e) => {
+                tracing::warn!("listing sandboxes to find strays failed: {e}");
+                return;
+            }
+        };
+        for id in listed.iter().filter(|id| !claimed.contains(*id)) {
+            match engine.remove_stray(id).await {
+                Ok(()) => tracing::warn!(
+                    sandbox = %id,
+                    engine = name,
+                    "removed a stray sandbox no row claims"
+                ),
+                Err(e) => tracing::warn!(sandbox = %id, "removing a stray sandbox failed: {e}"),
+            }
         }
     }
 }
@@ -600,4 +705,49 @@ pub(crate) async fn on_local_exit(inner: &Arc<Inner>, exited: &crate::hosts::loc
         exited.code
     );
     mark_lost(inner, &s, &why).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unreachable_llm;
+    use crate::config::DefaultLlm;
+    use serde_json::json;
+
+    #[test]
+    fn a_loopback_llm_is_refused_for_container_engines_only() {
+        let default = DefaultLlm {
+            model: Some("m".into()),
+            base_url: Some("http://127.0.0.1:4000/v1".into()),
+            ..DefaultLlm::default()
+        };
+        let why = unreachable_llm("docker", None, &default).unwrap();
+        assert!(
+            why.starts_with("LLM_BASE_URL http://127.0.0.1:4000/v1"),
+            "{why}"
+        );
+        assert_eq!(unreachable_llm("local", None, &default), None);
+        assert_eq!(unreachable_llm("host", None, &default), None);
+        for url in [
+            "http://localhost:1/v1",
+            "http://api.localhost/v1",
+            "http://[::1]:8/v1",
+            "http://0.0.0.0:8/v1",
+            "http://127.8.9.1/v1",
+        ] {
+            let llm = json!({"model": "m", "base_url": url});
+            let why = unreachable_llm("swarm", Some(&llm), &default).unwrap();
+            assert!(why.starts_with("llm.base_url "), "{why}");
+        }
+        for url in ["http://172.17.0.1:4000/v1", "https://api.example.com/v1"] {
+            let llm = json!({"model": "m", "base_url": url});
+            assert_eq!(
+                unreachable_llm("docker", Some(&llm), &default),
+                None,
+                "{url}"
+            );
+        }
+        // The request's own LLM without a base_url: the provider's default.
+        let llm = json!({"model": "m"});
+        assert_eq!(unreachable_llm("kubernetes", Some(&llm), &default), None);
+    }
 }

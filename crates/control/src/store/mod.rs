@@ -95,3 +95,23 @@ impl Store {
         self.pool.close().await;
     }
 }
+
+impl Store {
+    /// The deployment's id: made by the first instance to ask (a random
+    /// UUID), then the same for every instance on this database.
+    pub async fn deployment_id(&self) -> StoreResult<String> {
+        sqlx::query(
+            "INSERT INTO deployment (name, value, created_at) VALUES ('id', $1, $2) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(
+            sqlx::query_scalar("SELECT value FROM deployment WHERE name = 'id'")
+                .fetch_one(&self.pool)
+                .await?,
+        )
+    }
+}

@@ -75,6 +75,41 @@ pub async fn mock_llm(script: Script) -> MockLlmHandle {
     MockLlmServer::start(script, 0).await.expect("mock LLM")
 }
 
+/// This machine's address on docker's default bridge (which containers on
+/// every bridge network reach; their loopback is their own), or `None`
+/// without a daemon.
+pub fn docker_host_addr() -> Option<String> {
+    let out = Command::new("docker")
+        .args([
+            "network",
+            "inspect",
+            "bridge",
+            "--format",
+            "{{(index .IPAM.Config 0).Gateway}}",
+        ])
+        .output()
+        .ok()?;
+    let addr = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !addr.is_empty()).then_some(addr)
+}
+
+/// The scripted LLM serving `script` where sandboxes of `engine` reach it,
+/// and its base URL: on the loopback for local sandboxes, on this
+/// machine's docker bridge address for docker ones.
+pub async fn llm_for(engine: &str, script: Script) -> (MockLlmHandle, String) {
+    if engine != "docker" {
+        let llm = mock_llm(script).await;
+        let url = llm.base_url();
+        return (llm, url);
+    }
+    let addr = docker_host_addr().expect("docker's default bridge has a gateway");
+    let llm = MockLlmServer::start_on(script, format!("{addr}:0").parse().unwrap())
+        .await
+        .expect("mock LLM");
+    let url = format!("http://{addr}:{}/v1", llm.port());
+    (llm, url)
+}
+
 /// A running control plane (stopped with SIGTERM on drop, which stops
 /// its sandboxes).
 pub struct Control {

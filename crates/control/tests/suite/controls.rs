@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{Api, Control, Db, Followed, Options, eventually, mock_llm, tenant};
+use common::{Api, Control, Db, Followed, Options, eventually, tenant};
 use futures::StreamExt;
 use openhands_testkit::{Script, Turn};
 use serde_json::{Value, json};
@@ -71,7 +71,7 @@ async fn read_until(
 }
 
 async fn pause_resume_steer(engine: &str) {
-    let llm = mock_llm(script()).await;
+    let (llm, llm_url) = common::llm_for(engine, script()).await;
     let mut env = vec![
         // One response for the whole task: a stall cannot hide behind a
         // reader's reconnect.
@@ -86,7 +86,7 @@ async fn pause_resume_steer(engine: &str) {
     }
     let c = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         Options {
             env,
             data_dir: None,

@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{Api, Control, Db, Followed, Options, follow_until, mock_llm};
+use common::{Api, Control, Db, Followed, Options, follow_until};
 use openhands_testkit::{Script, Turn};
 use serde_json::json;
 use std::process::Command;
@@ -23,6 +23,24 @@ pub(crate) fn docker_works() -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
+}
+
+/// Connects to every `name address port` of `targets.txt` at once (bash's
+/// `/dev/tcp`), prints `PROBE <name> connected` or `refused`; after two
+/// seconds what has not answered (dropped) is given up.
+const PROBE: &str = "while read name h p; do \
+  ( if echo > /dev/tcp/$h/$p; then echo \"PROBE $name connected\"; \
+    else echo \"PROBE $name refused\"; fi ) 2>/dev/null & \
+done < targets.txt; sleep 2; kill $(jobs -p) 2>/dev/null; echo PROBES-DONE";
+
+fn docker_out(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().unwrap();
+    assert!(out.status.success(), "docker {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn inspect(container: &str, format: &str) -> String {
+    docker_out(&["container", "inspect", "--format", format, container])
 }
 
 fn container_exists(name: &str) -> bool {
@@ -54,10 +72,10 @@ async fn sandboxes_in_docker_containers() {
         vec![Turn::tool_call("terminal", json!({"command": "echo late"})).with_delay_ms(60_000)],
     )
     .with_toolless_reply(Turn::text("title"));
-    let llm = mock_llm(script).await;
+    let (llm, llm_url) = common::llm_for("docker", script).await;
     let c = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         Options {
             env: vec![
                 ("OH_CONTROL_SANDBOX".into(), "docker".into()),
@@ -177,6 +195,7 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
     );
     let script = Script::from_turns([
         Turn::tool_call("terminal", json!({"command": look})),
+        Turn::tool_call("terminal", json!({"command": PROBE})),
         Turn::tool_call(
             "file_editor",
             json!({"command": "view", "path": format!("{d}/secret.key")}),
@@ -184,10 +203,10 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
         Turn::tool_call("finish", json!({"message": "done"})),
     ])
     .with_toolless_reply(Turn::text("title"));
-    let llm = mock_llm(script).await;
+    let (llm, llm_url) = common::llm_for("docker", script).await;
     let c = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         Options {
             env: vec![
                 ("OH_CONTROL_SANDBOX".into(), "docker".into()),
@@ -211,6 +230,58 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
         ids.push(s.json["id"].as_str().unwrap().to_string());
     }
     let (mine, theirs) = (ids[0].clone(), ids[1].clone());
+    // Where the agent tries to reach the other tenant's agent server: its
+    // published address (the loopback, this machine's docker addresses)
+    // and its container's address; first its own agent server, which
+    // shows the probe works.
+    let network = inspect(
+        &format!("oh-sandbox-{theirs}"),
+        "{{.HostConfig.NetworkMode}}",
+    );
+    assert_ne!(network, "host");
+    assert_eq!(
+        inspect(&format!("oh-sandbox-{mine}"), "{{.HostConfig.NetworkMode}}"),
+        network,
+        "one network for the sandboxes"
+    );
+    let icc = docker_out(&[
+        "network",
+        "inspect",
+        &network,
+        "--format",
+        r#"{{index .Options "com.docker.network.bridge.enable_icc"}}"#,
+    ]);
+    assert_eq!(icc, "false", "containers on it cannot reach each other");
+    let gateway = docker_out(&[
+        "network",
+        "inspect",
+        &network,
+        "--format",
+        "{{(index .IPAM.Config 0).Gateway}}",
+    ]);
+    let their_ip = inspect(
+        &format!("oh-sandbox-{theirs}"),
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+    );
+    let published = docker_out(&["port", &format!("oh-sandbox-{theirs}"), "8000/tcp"]);
+    let (bound, their_port) = published.lines().next().unwrap().rsplit_once(':').unwrap();
+    assert_eq!(
+        bound, "127.0.0.1",
+        "published on the loopback only: {published}"
+    );
+    // From this machine the other agent server answers at its container's
+    // address: what stops the agent below is the network, not a closed port.
+    let addr: std::net::SocketAddr = format!("{their_ip}:8000").parse().unwrap();
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .expect("the other agent server listens at its container's address");
+    let host = common::docker_host_addr().unwrap();
+    let targets = format!(
+        "self 127.0.0.1 8000\npublished-loopback 127.0.0.1 {their_port}\n\
+         published-gateway {gateway} {their_port}\npublished-host {host} {their_port}\n\
+         container {their_ip} 8000\n"
+    );
+    let ws = data.join("sandboxes").join(&mine).join("workspace");
+    std::fs::write(ws.join("targets.txt"), targets).unwrap();
     let started = api.start_task(&a, &mine, "look around").await;
     assert_eq!(started.status, 202, "{}", started.text);
     let task = started.json["id"].as_str().unwrap().to_string();
@@ -261,11 +332,148 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
         seen.contains("outside the workspace"),
         "the file editor refused: {seen}"
     );
+    // What the probe found (shown with --no-capture).
+    for found in seen.split("PROBE ").skip(1) {
+        eprintln!("probe: {}", found.split('\\').next().unwrap_or_default());
+    }
+    assert!(
+        seen.contains("PROBE self connected"),
+        "the probe works: {seen}"
+    );
+    for target in [
+        "published-loopback",
+        "published-gateway",
+        "published-host",
+        "container",
+    ] {
+        assert!(
+            !seen.contains(&format!("PROBE {target} connected")),
+            "the agent reached the other tenant's agent server ({target}): {seen}"
+        );
+    }
+    assert!(seen.contains("PROBES-DONE"), "{seen}");
     for (t, id) in [(&a, &mine), (&b, &theirs)] {
         let path = Api::sandbox_path(t, id);
         let del = api.call("DELETE", &path, Some(&t.key), None).await;
         assert_eq!(del.json["status"], "deleted", "{}", del.text);
     }
+    llm.shutdown().await;
+    let _ = Command::new("docker").args(["rmi", IMAGE]).output();
+}
+
+/// Starts a container of `image` labelled as sandbox `id` of deployment
+/// `deployment` (what a crash between its creation and the database write
+/// leaves); returns its name.
+fn labelled_container(image: &str, id: &str, deployment: &str) -> String {
+    let name = format!("oh-sandbox-{id}");
+    docker_out(&[
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--label",
+        &format!("openhands.control.sandbox={id}"),
+        "--label",
+        &format!("openhands.control.deployment={deployment}"),
+        image,
+        "sleep",
+        "600",
+    ]);
+    name
+}
+
+/// Containers labelled as this deployment's sandboxes that no sandbox row
+/// claims are removed, by the periodic reconcile and at start; so is the
+/// container of a sandbox whose provisioning a restart cut short (its row
+/// `starting` without a key, now `failed`). A sandbox a row claims and
+/// another deployment's container are never touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_sandbox_containers_are_removed() {
+    const IMAGE: &str = "openhands-rs/agent-server:control-stray-test";
+    if !docker_works() {
+        eprintln!("\n*** SKIPPED: no docker daemon answers (`docker info` failed).\n");
+        return;
+    }
+    let (llm, llm_url) = common::llm_for("docker", Script::from_turns([Turn::text("hi")])).await;
+    let opts = |data_dir| Options {
+        env: vec![
+            ("OH_CONTROL_SANDBOX".into(), "docker".into()),
+            ("OH_CONTROL_DOCKER_IMAGE".into(), IMAGE.into()),
+            ("OH_CONTROL_HEARTBEAT_SECONDS".into(), "1".into()),
+            ("OH_CONTROL_STOP_SANDBOXES_ON_SHUTDOWN".into(), "0".into()),
+        ],
+        data_dir,
+    };
+    let mut c = Control::start(&Db::Sqlite, &llm_url, opts(None));
+    c.admin(&["image", "build", "--tag", IMAGE]);
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let t = common::tenant(&c, "acme", full, full);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let sb = api.create_sandbox(&t, json!({})).await;
+        assert_eq!(sb.status, 201, "{}\n{}", sb.text, c.log_text());
+        ids.push(sb.json["id"].as_str().unwrap().to_string());
+    }
+    let (kept, cut_short) = (ids[0].clone(), ids[1].clone());
+    let kept_name = format!("oh-sandbox-{kept}");
+    let deployment = inspect(
+        &kept_name,
+        r#"{{index .Config.Labels "openhands.control.deployment"}}"#,
+    );
+    assert_eq!(deployment.len(), 36, "a deployment id: {deployment:?}");
+    let new_id = || uuid::Uuid::new_v4().to_string();
+    let foreign = labelled_container(IMAGE, &new_id(), "another-deployment");
+
+    // While it runs: the periodic reconcile removes a stray.
+    let stray = labelled_container(IMAGE, &new_id(), &deployment);
+    common::eventually(WAIT, "the stray to be removed", || async {
+        (!container_exists(&stray)).then_some(())
+    })
+    .await;
+    assert!(c.log_text().contains("removed a stray sandbox"));
+
+    // At start: a stray made while it was down, and a sandbox whose
+    // provisioning was cut short by the crash.
+    c.kill();
+    let stray = labelled_container(IMAGE, &new_id(), &deployment);
+    let db = c.data_dir.join("control.db");
+    let updated = Command::new("sqlite3")
+        .arg(&db)
+        .arg(format!(
+            "UPDATE sandboxes SET status = 'starting', sealed_key = NULL WHERE id = '{cut_short}'"
+        ))
+        .output()
+        .unwrap();
+    assert!(updated.status.success(), "{updated:?}");
+    let again = Control::start(&Db::Sqlite, &llm_url, opts(Some(c.data_dir.clone())));
+    assert!(!container_exists(&stray), "removed at start");
+    assert!(!container_exists(&format!("oh-sandbox-{cut_short}")));
+    let api = Api::new(&again.url);
+    let view = api
+        .call(
+            "GET",
+            &Api::sandbox_path(&t, &cut_short),
+            Some(&t.key),
+            None,
+        )
+        .await;
+    assert_eq!(view.json["status"], "failed", "{}", view.text);
+    // The claimed sandbox was re-adopted as it was; the other
+    // deployment's container is untouched.
+    assert!(container_exists(&kept_name) && container_exists(&foreign));
+    let view = api
+        .call("GET", &Api::sandbox_path(&t, &kept), Some(&t.key), None)
+        .await;
+    assert_eq!(view.json["status"], "ready", "{}", view.text);
+    let _ = Command::new("docker").args(["rm", "-f", &foreign]).output();
+    for id in [&kept, &cut_short] {
+        let del = api
+            .call("DELETE", &Api::sandbox_path(&t, id), Some(&t.key), None)
+            .await;
+        assert_eq!(del.json["status"], "deleted", "{}", del.text);
+    }
+    assert!(!container_exists(&kept_name));
     llm.shutdown().await;
     let _ = Command::new("docker").args(["rmi", IMAGE]).output();
 }

@@ -5,7 +5,8 @@
 //! output's `seq` keeps increasing with no gap or repeat, and what a reader
 //! got before the restart is unchanged. A sandbox whose agent server died
 //! while the control plane was down is started again and its task fails
-//! saying so; one that dies while it runs becomes `lost`.
+//! saying so; one that dies while it runs becomes `lost`. A start
+//! re-adopts several sandboxes at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -93,12 +94,8 @@ fn commands(f: &Followed) -> Vec<String> {
 }
 
 async fn restart_mid_task(kill: bool, engine: &str) {
-    let llm = mock_llm(script()).await;
-    let mut c = Control::start(
-        &Db::Sqlite,
-        &llm.base_url(),
-        on_engine(engine, keep_sandboxes()),
-    );
+    let (llm, llm_url) = common::llm_for(engine, script()).await;
+    let mut c = Control::start(&Db::Sqlite, &llm_url, on_engine(engine, keep_sandboxes()));
     if engine == "docker" {
         c.admin(&["image", "build", "--tag", IMAGE]);
     }
@@ -135,7 +132,7 @@ async fn restart_mid_task(kill: bool, engine: &str) {
 
     let again = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         on_engine(
             engine,
             Options {
@@ -329,5 +326,115 @@ async fn a_sandbox_gone_during_a_restart_is_started_again_and_one_dying_is_lost(
     let refused = api.start_task(&t, &sb, "[[mock:script:slow]] no").await;
     assert_eq!(refused.status, 503, "{}", refused.text);
     assert_eq!(refused.code(), "sandboxes_unavailable");
+    llm.shutdown().await;
+}
+
+/// A TCP proxy to `upstream` that holds every piece of data a client sends
+/// for the delay in milliseconds `delay` holds then (each HTTP request,
+/// also on a kept-alive connection); its address.
+async fn slow_proxy(
+    upstream: std::net::SocketAddr,
+    delay: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let delay = delay.clone();
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let ms = delay.load(std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = sw.shutdown().await;
+                };
+                let down = async move {
+                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    addr
+}
+
+/// A start re-adopts its sandboxes several at once: four sandboxes on a
+/// registered host whose every request takes two seconds (a proxy holds
+/// them) are re-adopted in about two seconds, not eight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxes_are_re_adopted_several_at_once() {
+    const SANDBOXES: usize = 4;
+    const DELAY_MS: u64 = 2000;
+    let host = common::RemoteHost::start("key-slow");
+    let upstream: std::net::SocketAddr = host.url.trim_start_matches("http://").parse().unwrap();
+    let delay = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let proxy = slow_proxy(upstream, delay.clone()).await;
+    let llm = mock_llm(script()).await;
+    let mut c = Control::start(&Db::Sqlite, &llm.base_url(), keep_sandboxes());
+    let root = host.dir.path().join("sandboxes");
+    c.admin(&[
+        "host",
+        "add",
+        &format!("http://{proxy}"),
+        "--key",
+        "key-slow",
+        "--workspace-root",
+        root.to_str().unwrap(),
+    ]);
+    let api = Api::new(&c.url);
+    let full = "sandboxes:write,ai_chat:use";
+    let t = tenant(&c, "acme", full, full);
+    let mut ids = Vec::new();
+    for _ in 0..SANDBOXES {
+        let sb = api.create_sandbox(&t, json!({})).await;
+        assert_eq!(sb.status, 201, "{}", sb.text);
+        ids.push(sb.json["id"].as_str().unwrap().to_string());
+    }
+    c.kill();
+    delay.store(DELAY_MS, std::sync::atomic::Ordering::SeqCst);
+    let began = std::time::Instant::now();
+    let again = Control::start(
+        &Db::Sqlite,
+        &llm.base_url(),
+        Options {
+            data_dir: Some(c.data_dir.clone()),
+            ..keep_sandboxes()
+        },
+    );
+    let took = began.elapsed();
+    eprintln!("re-adopting {SANDBOXES} sandboxes took {took:?}");
+    let adopted = again
+        .log_text()
+        .matches("re-adopted a running sandbox")
+        .count();
+    assert_eq!(adopted, SANDBOXES, "{}", again.log_text());
+    // One after the other: at least 4 x 2 s.
+    let serial = Duration::from_millis(DELAY_MS * SANDBOXES as u64);
+    assert!(
+        took < serial * 3 / 4,
+        "re-adopting {SANDBOXES} sandboxes took {took:?}"
+    );
+    delay.store(0, std::sync::atomic::Ordering::SeqCst);
+    let api = Api::new(&again.url);
+    for id in &ids {
+        let view = api
+            .call("GET", &Api::sandbox_path(&t, id), Some(&t.key), None)
+            .await;
+        assert_eq!(view.json["status"], "ready", "{}", view.text);
+    }
     llm.shutdown().await;
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-fn tools_missing() -> bool {
+pub(crate) fn tools_missing() -> bool {
     ["ssh", "scp", "sshpass"].iter().any(|t| {
         Command::new("sh")
             .args(["-c", &format!("command -v {t}")])
@@ -39,7 +39,7 @@ const OPTS: &[&str] = &[
 ];
 
 /// Runs `program` (`ssh` or `scp`) with `password` through sshpass.
-fn with_password(password: &str, program: &str, args: &[String]) -> Output {
+pub(crate) fn with_password(password: &str, program: &str, args: &[String]) -> Output {
     Command::new("timeout")
         .arg("60")
         .args(["sshpass", "-p", password, program])
@@ -49,13 +49,13 @@ fn with_password(password: &str, program: &str, args: &[String]) -> Output {
         .unwrap()
 }
 
-struct Ticket {
-    secret: String,
-    port: String,
-    user: String,
+pub(crate) struct Ticket {
+    pub(crate) secret: String,
+    pub(crate) port: String,
+    pub(crate) user: String,
 }
 
-async fn ticket(api: &Api, t: &Tenant, sandbox: &str) -> Ticket {
+pub(crate) async fn ticket(api: &Api, t: &Tenant, sandbox: &str) -> Ticket {
     let a = api
         .call(
             "POST",
@@ -123,7 +123,7 @@ async fn on_resized_terminal(tk: &Ticket, command: &str) -> (String, Option<u32>
     (String::from_utf8_lossy(&out).into_owned(), status)
 }
 
-fn ssh(tk: &Ticket, user: &str, command: &str) -> Output {
+pub(crate) fn ssh(tk: &Ticket, user: &str, command: &str) -> Output {
     with_password(
         &tk.secret,
         "ssh",
@@ -262,10 +262,10 @@ async fn ssh_relay_docker() {
         return;
     }
     const IMAGE: &str = "openhands-rs/agent-server:ssh-test";
-    let llm = mock_llm(Script::from_turns([Turn::text("hi")])).await;
+    let (_llm, llm_url) = common::llm_for("docker", Script::from_turns([Turn::text("hi")])).await;
     let c = Control::start(
         &Db::Sqlite,
-        &llm.base_url(),
+        &llm_url,
         Options {
             env: vec![
                 ("OH_CONTROL_SANDBOX".into(), "docker".into()),

@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use crate::suite::ssh;
 
 use common::swarm::{MANAGER_ADDR, TwoNodeSwarm, WORKER_ADDR};
 use common::{Api, Control, Db, Followed, Options, eventually, follow_until, tenant};
@@ -64,9 +65,20 @@ fn opts(data_dir: Option<std::path::PathBuf>) -> Options {
             // Debian's docker (Engine API 1.41) ignores a service's
             // seccomp mode: its swarm sandboxes cannot be confined.
             ("OH_CONTROL_ALLOW_UNCONFINED".into(), "1".into()),
+            ("OH_CONTROL_SSH_ADDR".into(), "127.0.0.1:0".into()),
         ],
         data_dir,
     }
+}
+
+/// `docker args…`'s output (trimmed), asserting success.
+fn docker_out(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "docker {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The daemon's Engine API version.
@@ -252,6 +264,106 @@ async fn sandboxes_as_swarm_services_on_two_nodes() {
     let mut h = Followed::default();
     follow_until(&api, &t, &sb, &next, &mut h, WAIT, |_| false).await;
     assert_eq!(h.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", h.stdout);
+
+    // The SSH relay into its container (on the manager's node now): the
+    // shell is in the workspace the task wrote to, not on this machine,
+    // without the control plane's credentials; exit codes come back; scp
+    // copies into the workspace.
+    if ssh::tools_missing() {
+        eprintln!("\n*** SSH part SKIPPED: ssh, scp, sshpass or sftp-server is missing.\n");
+    } else {
+        let tk = ssh::ticket(&api, &t, &sb).await;
+        let out = ssh::ssh(
+            &tk,
+            &tk.user,
+            "pwd; test -f where.txt && echo has-where; cat /proc/sys/kernel/hostname; env; exit 3",
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(3), "{out:?}\n{}", again.log_text());
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("/workspace"), "{text}");
+        assert_eq!(lines.next(), Some("has-where"), "the task's file: {text}");
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_ne!(lines.next(), Some(host.trim()), "ran on the host: {text}");
+        for secret in ["SESSION_API_KEY", "OH_CONTROL_", "LLM_API_KEY", "mock-key"] {
+            assert!(
+                !text.contains(secret),
+                "{secret} reached the session: {text}"
+            );
+        }
+        let tk = ssh::ticket(&api, &t, &sb).await;
+        let local = again.data_dir.parent().unwrap().join("to-copy.txt");
+        std::fs::write(&local, "copied into the swarm sandbox").unwrap();
+        let out = ssh::with_password(
+            &tk.secret,
+            "scp",
+            &[
+                "-P".into(),
+                tk.port.clone(),
+                local.to_string_lossy().into_owned(),
+                format!("{}@127.0.0.1:copied.txt", tk.user),
+            ],
+        );
+        assert!(out.status.success(), "{out:?}");
+        let tk = ssh::ticket(&api, &t, &sb).await;
+        let out = ssh::ssh(&tk, &tk.user, "cat /workspace/copied.txt");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "copied into the swarm sandbox",
+            "{out:?}"
+        );
+    }
+
+    // A service labelled as this deployment's sandbox that no row claims
+    // is removed by the reconcile; another deployment's is not.
+    let deployment = docker_out(&[
+        "service",
+        "inspect",
+        "--format",
+        r#"{{index .Spec.Labels "openhands.control.deployment"}}"#,
+        &format!("oh-sandbox-{sb}"),
+    ]);
+    let stray_service = |dep: &str| {
+        let id = uuid::Uuid::new_v4().to_string();
+        docker_out(&[
+            "service",
+            "create",
+            "--detach",
+            "--name",
+            &format!("oh-sandbox-{id}"),
+            "--label",
+            &format!("openhands.control.sandbox={id}"),
+            "--label",
+            &format!("openhands.control.deployment={dep}"),
+            IMAGE,
+            "sleep",
+            "600",
+        ])
+    };
+    let stray = stray_service(&deployment);
+    let foreign = stray_service("another-deployment");
+    eventually(WAIT, "the stray service to be removed", || async {
+        let left = docker_out(&[
+            "service",
+            "ls",
+            "--quiet",
+            "--filter",
+            &format!("id={stray}"),
+        ]);
+        left.is_empty().then_some(())
+    })
+    .await;
+    assert!(
+        !docker_out(&[
+            "service",
+            "ls",
+            "--quiet",
+            "--filter",
+            &format!("id={foreign}")
+        ])
+        .is_empty()
+    );
+    docker_out(&["service", "rm", &foreign]);
 
     // Deleting removes the service and its secret.
     let del = api
