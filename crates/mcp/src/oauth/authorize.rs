@@ -140,13 +140,15 @@ impl Authorization {
             .await
             .map(|_| ())
             .map_err(|e| OAuthError::Exchange(e.to_string()));
+        // 200 either way: the agent server forwards a copied callback URL
+        // here and reads the outcome from the job, not from this page.
         callback.reply(match &result {
             Ok(()) => Page {
                 status: 200,
                 html: COMPLETE_PAGE.into(),
             },
             Err(e) => Page {
-                status: 400,
+                status: 200,
                 html: format!(
                     "<html><body><p>Authorization failed: {}</p></body></html>",
                     html_escape(&e.to_string())
