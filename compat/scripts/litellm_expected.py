@@ -5,6 +5,10 @@ Reads the shipped table (crates/llm/data/model_prices_and_context_window.json)
 into LiteLLM, samples chat models across providers, and prints one JSON
 object: `costs` (model, token counts, litellm.cost_per_token total) and
 `models` (the reference agent server's /api/llm/models answer per provider).
+
+`--costs-only` prints only `costs` and skips the reference server's import,
+for the SDK's check of the cost a conversation records
+(`crates/sdk/tests/suite/conversation_costs.rs`, the 100 + 10 token case).
 """
 
 import asyncio
@@ -38,6 +42,7 @@ PROVIDERS = [
 PER_PROVIDER = 4
 CASES = [
     # prompt (cache included), completion, cache read, cache write, reasoning
+    (100, 10, 0, 0, 0),
     (1000, 200, 0, 0, 0),
     (250_000, 1000, 50_000, 10_000, 0),
     (1500, 500, 400, 0, 120),
@@ -93,6 +98,10 @@ for name, key in samples:
             "model": name, "key": key, "prompt": prompt, "completion": completion,
             "cache_read": read, "cache_write": write, "reasoning": reasoning, "cost": p + c,
         })
+
+if "--costs-only" in sys.argv:
+    json.dump({"costs": costs}, sys.stdout)
+    sys.exit(0)
 
 from openhands.agent_server.llm_router import list_models, list_providers  # noqa: E402
 

@@ -14,6 +14,8 @@
 //!   `https://`) with its session key (sent as
 //!   [`openhands_protocol::SESSION_API_KEY_HEADER`]): REST calls with
 //!   typed answers from [`openhands_protocol`], errors as [`ClientError`].
+//! * [`loopback`] — the loopback listener receiving an OAuth
+//!   authorization redirect (MCP OAuth, the ChatGPT browser sign-in).
 //! * [`socket`] — WebSockets (`ws://`/`wss://`) over the same TLS, and the
 //!   events socket ([`EventSocket`]).
 
@@ -21,6 +23,7 @@ mod agent;
 mod error;
 pub mod headers;
 pub mod http;
+pub mod loopback;
 mod query;
 pub mod socket;
 pub mod tls;

@@ -25,8 +25,9 @@
 //! events; `event_stream`: the AWS binary framing); `gemini` (generateContent bodies, replies, SSE
 //! chunks; thought signatures carried in the tool call id); `vertex` (application-default credentials: service-account JWT or gcloud user refresh token →
 //! access token, cached; Vertex URLs for Gemini and Anthropic); `completion_log` (`log_completions` records, to files or a sink); `subscription` (ChatGPT
-//! sign-in by device code: `store` keeps the tokens in the reference's file, `openai` signs in,
-//! refreshes and shapes calls for the Codex backend; `install` lets a host supply its tokens); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
+//! sign-in: `store` keeps the tokens in the reference's file, `openai` signs in by device code,
+//! refreshes and shapes calls for the Codex backend, `browser` signs in in a browser (PKCE, loopback
+//! redirect), `consent` shows the terms notice first; `install` lets a host supply its tokens); `Llm` = `LlmConfig` + `LlmBackend` (HTTP providers: OpenAI Chat Completions, OpenAI
 //! Responses, Anthropic Messages, Bedrock, Gemini, Vertex AI) + retries + error classification + metrics; `fallback` (the
 //! reference's `FallbackStrategy`: profiles tried in order after transient failures, loaded by a
 //! `FallbackLoader` the SDK/server installs); `router` (the reference's `RouterLLM`: an LLM JSON

@@ -28,7 +28,9 @@
 //! reads, the log itself while it is one line); `conversation/acp` (`ACPAgent` conversations: the
 //! turn runs in an external ACP server through `openhands_acp`, recorded as the reference records
 //! it; `ask_agent` answered by a fork of the ACP session); `mcp_oauth` (MCP OAuth without an agent
-//! server: the user's encrypted token file shared with the CLI, interactive consent); `remote/` (`RemoteConversation`: REST on `protocol` types with timeouts, `hub` = event copy +
+//! server: the user's encrypted token file shared with the CLI, interactive consent); `subscription`
+//! (the reference's `subscription_login` with its options: ChatGPT sign-in in the browser or by
+//! device code, the URL opened through `desktop::open_browser`); `remote/` (`RemoteConversation`: REST on `protocol` types with timeouts, `hub` = event copy +
 //! run-end signal, `socket` = event WebSocket with reconnect/`resend_mode=since`, `sync` = REST
 //! event sync) and `entry::Conversation` (local or remote from the `Workspace`); `security/`
 //! (analyzers by `kind`: LLM, Pattern, PolicyRail over tree-sitter-bash (`shell` → resolved
@@ -137,6 +139,7 @@ pub mod client_tool;
 pub mod condenser;
 pub mod conversation;
 pub mod critic;
+pub mod desktop;
 pub mod entry;
 pub use openhands_workspace::fsutil;
 pub mod goal;
@@ -160,6 +163,7 @@ pub mod security;
 pub mod settings;
 pub mod skills;
 pub mod subagent;
+pub mod subscription;
 pub mod switch_llm;
 pub mod telemetry;
 #[cfg(test)]

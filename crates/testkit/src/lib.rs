@@ -97,13 +97,16 @@
 //! LLM: in-process `ScriptedLlm` backend and `MockLlmServer` (OpenAI/Responses/Anthropic over HTTP,
 //! plain + SSE) from one JSON script format; `kube_api`: a stand-in Kubernetes API server serving
 //! the agent-sandbox contract (Secret, Sandbox, SandboxClaim; a small controller; injected errors)
-//! for the Kubernetes engine and `AgentSandboxWorkspace` tests
+//! for the Kubernetes engine and `AgentSandboxWorkspace` tests; `openai_auth`: a stand-in of
+//! OpenAI's auth server (browser sign-in with PKCE, device code, code exchange, refresh) for the
+//! ChatGPT subscription tests
 //!
 //! shipped, used by every end-to-end test and the offline demo (`openhands mock-llm`).
 
 pub mod cloud;
 pub mod fixtures;
 pub mod kube_api;
+pub mod openai_auth;
 pub mod reply;
 pub mod script;
 pub mod scripted_llm;

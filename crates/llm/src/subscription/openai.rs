@@ -1,5 +1,6 @@
 //! ChatGPT (OpenAI subscription) sign-in by device code and the Codex
-//! backend it opens, as the reference's `openhands.sdk.llm.auth.openai`:
+//! backend it opens, as the reference's `openhands.sdk.llm.auth.openai`
+//! (the browser sign-in is `browser`):
 //!
 //! - sign-in: `POST {issuer}/api/accounts/deviceauth/usercode` (the Codex
 //!   CLI's public client id) gives a user code to type at
@@ -68,6 +69,28 @@ pub enum AuthError {
     /// The device login was not completed in time.
     #[error("Device auth timed out after {0} seconds")]
     TimedOut(u64),
+    /// The browser sign-in's redirect did not arrive in time.
+    #[error("the browser sign-in was not completed within {0:?}")]
+    BrowserTimedOut(Duration),
+    /// The browser sign-in's redirect refused the sign-in or could not be
+    /// trusted (an error, no code, another sign-in's state).
+    #[error("{0}")]
+    Refused(String),
+    /// Another program holds the callback port.
+    #[error(
+        "the sign-in's callback port {0} is taken by another program: free it, or pick another \
+         port with OPENHANDS_OAUTH_PORT"
+    )]
+    PortInUse(u16),
+    /// The user did not accept the terms of the ChatGPT sign-in.
+    #[error("ChatGPT sign-in cancelled: the terms were not accepted")]
+    Declined,
+    /// No terminal to ask for the terms' acceptance, which was never given.
+    #[error(
+        "ChatGPT sign-in needs the terms accepted once in an interactive terminal \
+         (or skip_consent when they were accepted elsewhere)"
+    )]
+    ConsentNeeded,
     /// The credentials file.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -153,6 +176,22 @@ fn expires_at(tokens: &Value) -> i64 {
         .and_then(Value::as_i64)
         .unwrap_or(3600);
     now_ms().saturating_add(secs.saturating_mul(1000))
+}
+
+/// The credentials of a token answer (`access_token`, `refresh_token`,
+/// `expires_in`).
+pub(crate) fn credentials_from(tokens: &Value) -> Result<OAuthCredentials, AuthError> {
+    let field = |k: &str| tokens.get(k).and_then(Value::as_str).map(str::to_string);
+    let (Some(access_token), Some(refresh_token)) = (field("access_token"), field("refresh_token"))
+    else {
+        return Err(upstream("Invalid token response from OpenAI"));
+    };
+    Ok(OAuthCredentials {
+        vendor: VENDOR.into(),
+        access_token,
+        refresh_token,
+        expires_at: expires_at(tokens),
+    })
 }
 
 impl OpenAiAuth {
@@ -273,18 +312,7 @@ impl OpenAiAuth {
             ])
             .await
             .map_err(|s| upstream(format!("Token exchange failed: {s}")))?;
-        let field = |k: &str| tokens.get(k).and_then(Value::as_str).map(str::to_string);
-        let (Some(access_token), Some(refresh_token)) =
-            (field("access_token"), field("refresh_token"))
-        else {
-            return Err(upstream("Invalid token response from OpenAI"));
-        };
-        Ok(Some(OAuthCredentials {
-            vendor: VENDOR.into(),
-            access_token,
-            refresh_token,
-            expires_at: expires_at(&tokens),
-        }))
+        credentials_from(&tokens).map(Some)
     }
 
     /// The whole device login: asks for a code, hands it to `show` (the
@@ -312,7 +340,7 @@ impl OpenAiAuth {
     }
 
     /// A form POST to `/oauth/token`: the JSON answer, or the failure.
-    async fn token_request(&self, form: &[(&str, &str)]) -> Result<Value, String> {
+    pub(crate) async fn token_request(&self, form: &[(&str, &str)]) -> Result<Value, String> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();

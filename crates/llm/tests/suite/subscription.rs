@@ -172,10 +172,12 @@ async fn device_login_stores_tokens_that_llm_calls_use() {
         "openai",
         "gpt-5.5",
         LoginOptions {
+            auth_method: openhands_llm::subscription::AuthMethod::DeviceCode,
+            skip_consent: true,
             on_device_code: Box::new(move |c| {
                 *seen.lock() = Some((c.verification_url.clone(), c.user_code.clone()));
             }),
-            timeout: Duration::from_secs(20),
+            timeout: Some(Duration::from_secs(20)),
             ..LoginOptions::default()
         },
     )
@@ -286,4 +288,241 @@ async fn without_a_login_the_call_is_an_authentication_error() {
         "{err}"
     );
     assert!(s.calls.lock().is_empty());
+}
+
+// ---- Browser sign-in against the testkit's auth stand-in ----
+
+mod browser {
+    use openhands_llm::subscription::consent::{Answer, MARKER};
+    use openhands_llm::subscription::openai::{Endpoints, OpenAiAuth};
+    use openhands_llm::subscription::store::{CredentialStore, OAuthCredentials, now_ms};
+    use openhands_llm::subscription::{AuthMethod, LoginOptions, subscription_login};
+    use openhands_testkit::openai_auth::{Decision, OpenAiAuthStandIn, access_token, visit};
+    use tokio::sync::oneshot;
+
+    type Page = oneshot::Receiver<Result<(u16, String), String>>;
+
+    struct Setup {
+        standin: OpenAiAuthStandIn,
+        auth: OpenAiAuth,
+        store: CredentialStore,
+        _dir: tempfile::TempDir,
+    }
+
+    async fn setup() -> Setup {
+        openhands_llm::http::install_crypto_provider();
+        let standin = OpenAiAuthStandIn::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = CredentialStore::new(dir.path().join("auth"), None);
+        let endpoints = Endpoints::new(&standin.url, "http://codex.invalid");
+        let auth = OpenAiAuth::new(endpoints, store.clone());
+        Setup {
+            standin,
+            auth,
+            store,
+            _dir: dir,
+        }
+    }
+
+    /// Options whose terms prompt answers `answer` and whose "browser"
+    /// visits the URL; the page it ends on comes out of the receiver.
+    fn options(answer: Answer) -> (LoginOptions, Page) {
+        let (tx, rx) = oneshot::channel();
+        let options = LoginOptions {
+            oauth_port: 0,
+            consent: Box::new(move |notice| {
+                assert!(notice.contains("https://openai.com/policies/terms-of-use/"));
+                answer
+            }),
+            on_authorize_url: Box::new(move |url| {
+                let url = url.to_string();
+                tokio::spawn(async move {
+                    let _ = tx.send(visit(&url).await);
+                });
+            }),
+            ..LoginOptions::default()
+        };
+        (options, rx)
+    }
+
+    #[tokio::test]
+    async fn browser_login_stores_tokens_reuses_and_refreshes_them() {
+        let s = setup().await;
+        let (opts, page) = options(Answer::Yes);
+        assert_eq!(opts.auth_method, AuthMethod::Browser, "the default");
+        let llm = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap();
+        assert_eq!(llm.config().model, "openai/gpt-5.5");
+        assert_eq!(llm.config().auth_type, "subscription");
+        let (status, body) = page.await.unwrap().unwrap();
+        assert_eq!(status, 200);
+        assert!(body.contains("Signed in"), "{body}");
+        // The authorization carried a loopback redirect; the exchange the
+        // verifier of its challenge (the stand-in checks both).
+        let auths = s.standin.authorizations();
+        assert_eq!(auths.len(), 1);
+        let redirect = &auths[0]["redirect_uri"];
+        assert!(
+            redirect.starts_with("http://localhost:") && redirect.ends_with("/auth/callback"),
+            "{redirect}"
+        );
+        let tokens = s.standin.token_requests();
+        assert_eq!(tokens[0]["grant_type"], "authorization_code");
+        assert_eq!(&tokens[0]["redirect_uri"], redirect);
+        let saved = s.store.get("openai").await.unwrap();
+        assert_eq!(saved.access_token, access_token(1));
+        assert!(s.store.dir().join(MARKER).exists(), "the yes is remembered");
+
+        // Stored tokens are reused: no prompt, no page, no request.
+        let (mut again, _) = options(Answer::No);
+        again.consent = Box::new(|_| panic!("asked again"));
+        subscription_login(&s.auth, "openai", "gpt-5.5", again)
+            .await
+            .unwrap();
+        assert_eq!(s.standin.issued(), 1);
+
+        // An expired token is refreshed with the stored refresh token.
+        s.store
+            .save(&OAuthCredentials {
+                expires_at: now_ms() - 1,
+                ..saved
+            })
+            .await
+            .unwrap();
+        let (mut again, _) = options(Answer::No);
+        again.consent = Box::new(|_| panic!("asked again"));
+        subscription_login(&s.auth, "openai", "gpt-5.5", again)
+            .await
+            .unwrap();
+        let tokens = s.standin.token_requests();
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens[1]["grant_type"], "refresh_token");
+        assert_eq!(tokens[1]["refresh_token"], "refresh-1");
+        assert_eq!(s.standin.authorizations().len(), 1);
+        let refreshed = s.store.get("openai").await.unwrap();
+        assert_eq!(refreshed.access_token, access_token(2));
+        assert!(!refreshed.is_expired());
+    }
+
+    #[tokio::test]
+    async fn a_forged_state_is_refused_and_nothing_is_stored() {
+        let s = setup().await;
+        s.standin.set_decision(Decision::ForgeState);
+        let (opts, page) = options(Answer::Yes);
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("state"), "{err}");
+        let (status, body) = page.await.unwrap().unwrap();
+        assert_eq!(status, 400);
+        assert!(body.contains("Sign-in failed"), "{body}");
+        assert!(
+            s.standin.token_requests().is_empty(),
+            "the code is not used"
+        );
+        assert!(s.store.get("openai").await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_denied_authorization_ends_with_the_issuers_reason() {
+        let s = setup().await;
+        s.standin.set_decision(Decision::Deny);
+        let (opts, page) = options(Answer::Yes);
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("The user declined the sign-in"),
+            "{err}"
+        );
+        assert_eq!(page.await.unwrap().unwrap().0, 400);
+        assert!(s.store.get("openai").await.is_none());
+    }
+
+    #[tokio::test]
+    async fn declined_or_unasked_terms_stop_before_any_request() {
+        let s = setup().await;
+        let (opts, _) = options(Answer::No);
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("terms were not accepted"), "{err}");
+        // No terminal and never accepted: refused too.
+        let (opts, _) = options(Answer::NotAsked);
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("interactive terminal"), "{err}");
+        assert!(s.standin.authorizations().is_empty());
+        // Accepted before: no terminal is needed any more.
+        std::fs::create_dir_all(s.store.dir()).unwrap();
+        std::fs::write(s.store.dir().join(MARKER), b"").unwrap();
+        let (opts, _) = options(Answer::NotAsked);
+        subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap();
+        assert_eq!(s.standin.issued(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_redirect_the_sign_in_times_out() {
+        let s = setup().await;
+        let shown = std::sync::Arc::new(parking_lot::Mutex::new(String::new()));
+        let seen = shown.clone();
+        let opts = LoginOptions {
+            oauth_port: 0,
+            skip_consent: true,
+            on_authorize_url: Box::new(move |url| *seen.lock() = url.to_string()),
+            timeout: Some(std::time::Duration::from_millis(300)),
+            ..LoginOptions::default()
+        };
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not completed within 300ms"),
+            "{err}"
+        );
+        assert!(
+            shown
+                .lock()
+                .starts_with(&format!("{}/oauth/authorize?", s.standin.url)),
+            "{}",
+            shown.lock()
+        );
+        // A busy callback port is named, with the way out.
+        let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let opts = LoginOptions {
+            oauth_port: taken.local_addr().unwrap().port(),
+            skip_consent: true,
+            ..LoginOptions::default()
+        };
+        let err = subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("OPENHANDS_OAUTH_PORT"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_device_method_signs_in_against_the_same_stand_in() {
+        let s = setup().await;
+        let code = std::sync::Arc::new(parking_lot::Mutex::new(String::new()));
+        let seen = code.clone();
+        let opts = LoginOptions {
+            auth_method: "device_code".parse().unwrap(),
+            skip_consent: true,
+            on_device_code: Box::new(move |c| *seen.lock() = c.user_code.clone()),
+            ..LoginOptions::default()
+        };
+        subscription_login(&s.auth, "openai", "gpt-5.5", opts)
+            .await
+            .unwrap();
+        assert_eq!(*code.lock(), openhands_testkit::openai_auth::USER_CODE);
+        assert_eq!(
+            s.store.get("openai").await.unwrap().access_token,
+            access_token(1)
+        );
+        assert!("popup".parse::<AuthMethod>().is_err());
+    }
 }

@@ -3,9 +3,9 @@
 //! authorization URL with a PKCE challenge, then the code from the
 //! redirect exchanged for tokens, which land in the state store.
 
-use super::callback::CallbackListener;
 use super::config::OAuthConfig;
 use super::state::{OAuthState, OAuthStateStore, StateCredentials, key};
+use openhands_client::loopback::{CallbackListener, Page};
 use rmcp::transport::auth::{AuthorizationManager, AuthorizationRequest, AuthorizationSession};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +36,7 @@ pub struct Authorization {
 impl std::fmt::Debug for Authorization {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Authorization")
-            .field("redirect_uri", &self.listener.redirect_uri)
+            .field("redirect_uri", &self.listener.redirect_uri())
             .finish_non_exhaustive()
     }
 }
@@ -53,10 +53,10 @@ impl Authorization {
     ) -> Result<Self, OAuthError> {
         let start = |e: String| OAuthError::Start(e);
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let listener = CallbackListener::bind()
+        let listener = CallbackListener::bind(0, "/callback")
             .await
             .map_err(|e| start(format!("cannot listen for the callback: {e}")))?;
-        let redirect = listener.redirect_uri.clone();
+        let redirect = listener.redirect_uri().to_string();
         let mut m = AuthorizationManager::new(url)
             .await
             .map_err(|e| start(e.to_string()))?;
@@ -122,22 +122,50 @@ impl Authorization {
     /// Where the authorization server redirects to
     /// (`http://localhost:<port>/callback`).
     pub fn callback_url(&self) -> &str {
-        &self.listener.redirect_uri
+        self.listener.redirect_uri()
     }
 
     /// Waits (up to `limit`) for the redirect to reach the callback
     /// listener, then exchanges its code (the PKCE verifier and `state`
     /// are checked) for tokens, which are saved to the store.
     pub async fn complete(mut self, limit: Duration) -> Result<(), OAuthError> {
-        let url = match tokio::time::timeout(limit, self.listener.received()).await {
-            Ok(Some(url)) => url,
+        let callback = match tokio::time::timeout(limit, self.listener.received()).await {
+            Ok(Some(callback)) => callback,
             Ok(None) => return Err(OAuthError::Exchange("the callback listener stopped".into())),
             Err(_) => return Err(OAuthError::Timeout(limit)),
         };
-        self.session
-            .handle_callback_url(&url)
+        let result = self
+            .session
+            .handle_callback_url(&callback.url)
             .await
             .map(|_| ())
-            .map_err(|e| OAuthError::Exchange(e.to_string()))
+            .map_err(|e| OAuthError::Exchange(e.to_string()));
+        // 200 either way: the agent server forwards a copied callback URL
+        // here and reads the outcome from the job, not from this page.
+        callback.reply(match &result {
+            Ok(()) => Page {
+                status: 200,
+                html: COMPLETE_PAGE.into(),
+            },
+            Err(e) => Page {
+                status: 200,
+                html: format!(
+                    "<html><body><p>Authorization failed: {}</p></body></html>",
+                    html_escape(&e.to_string())
+                ),
+            },
+        });
+        result
     }
+}
+
+const COMPLETE_PAGE: &str =
+    "<html><body><p>Authorization complete. You may close this window.</p></body></html>";
+
+/// `text` safe inside HTML.
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -14,12 +14,12 @@
 //! * `connect` — the authorization manager of a connection: stored tokens
 //!   only (a connection never asks a user), refreshed when they expire.
 //! * `authorize` — [`Authorization`]: an interactive authorization with a
-//!   loopback callback listener, as FastMCP runs it.
+//!   loopback callback listener (`openhands_client::loopback`), as FastMCP
+//!   runs it.
 //! * `consent` — [`Consent`]: a session authorizes its servers without
 //!   tokens when it starts (the URL handed to a [`ConsentPrompt`]).
 
 mod authorize;
-mod callback;
 mod config;
 pub(crate) mod connect;
 mod consent;

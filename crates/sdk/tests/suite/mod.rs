@@ -4,6 +4,7 @@ mod acp_stream;
 mod client_tools;
 mod condenser;
 mod conversation;
+mod conversation_costs;
 mod critic;
 mod docker;
 mod execute_tool;
