@@ -49,6 +49,21 @@ pub(crate) fn with_password(password: &str, program: &str, args: &[String]) -> O
         .unwrap()
 }
 
+/// The `~/.ssh/config` snippet of the book's task-control chapter.
+fn book_ssh_config() -> String {
+    let book = include_str!("../../../../docs/src/task-control.md");
+    let after = book
+        .split_once("`~/.ssh/config`:")
+        .expect("the chapter has an ssh_config snippet")
+        .1;
+    let block = after
+        .split_once("```text\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("the snippet is a text block")
+        .0;
+    block.to_string()
+}
+
 pub(crate) struct Ticket {
     pub(crate) secret: String,
     pub(crate) port: String,
@@ -204,6 +219,30 @@ async fn ssh_relay_local() {
         .args(["-o", "BatchMode=yes", "-p", &tk.port])
         .arg(format!("{}@127.0.0.1", tk.secret))
         .arg("cat copied.txt")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "copied through the relay",
+        "{out:?}"
+    );
+
+    // The book's `~/.ssh/config` snippet, as printed there (with this
+    // relay's port and the sandbox), connects.
+    let tk = ticket(&api, &t, &sandbox).await;
+    let config = c.data_dir.parent().unwrap().join("ssh_config");
+    std::fs::write(
+        &config,
+        book_ssh_config()
+            .replace("<sandbox id>", &tk.user)
+            .replace("2222", &tk.port),
+    )
+    .unwrap();
+    let out = Command::new("timeout")
+        .args(["60", "sshpass", "-p", &tk.secret, "ssh", "-F"])
+        .arg(&config)
+        .args(["-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"])
+        .args(["oh-sandbox", "cat copied.txt"])
         .output()
         .unwrap();
     assert_eq!(
