@@ -4,6 +4,7 @@ mod acp_stream;
 mod client_tools;
 mod condenser;
 mod conversation;
+mod credential_binding;
 mod critic;
 mod docker;
 mod execute_tool;
