@@ -161,56 +161,58 @@ else
     echo "warning: no reference agent server; the RemoteConversation compat test will skip"
 fi
 
-step "unit + integration tests (nextest)"
-if cargo nextest --version >/dev/null 2>&1; then
-    # The `ci` profile (.config/nextest.toml) runs the control plane's
-    # tests, which mostly wait on the deployments they drive, two per core.
-    cargo nextest run --workspace --profile ci --test-threads "$(( $(nproc) * 2 ))"
-else
-    cargo test --workspace --no-fail-fast
-fi
+# Background jobs: each runs with its output in a file and reports its exit
+# status and seconds; their outputs follow, in a fixed order, once all are done.
+JOBS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/openhands-test-jobs-XXXXXX")"
+JOB_NAMES=()
+JOB_PIDS=()
+start_job() { # name command...
+    local name="$1"
+    shift
+    (
+        started=$(date +%s)
+        status=0
+        "$@" || status=$?
+        echo "$status $(( $(date +%s) - started ))" >"$JOBS_DIR/$name.status"
+        exit "$status"
+    ) >"$JOBS_DIR/$name.log" 2>&1 &
+    JOB_NAMES+=("$name")
+    JOB_PIDS+=("$!")
+}
 
-step "doc tests"
-cargo test --workspace --doc
+docs_job() {
+    # Runs inside `start_job`'s `||`, where `set -e` does not apply: each
+    # command's failure returns on its own.
+    # Doc tests: the guide's Rust snippets (the facade's `book` module
+    # includes every chapter) compile and the runnable ones run.
+    cargo test --workspace --doc || return
+    # The book builds (docs/, mdBook) and its links resolve.
+    [ -x "$MDBOOK" ] || { echo "error: mdbook is not installed ($MDBOOK)" >&2; return 1; }
+    local out
+    out="$(mktemp -d "${TMPDIR:-/tmp}/openhands-book-XXXXXX")" || return
+    "$MDBOOK" build docs --dest-dir "$out" || return
+    rm -rf "$out"
+    python3 scripts/check_book_links.py || return
+    # The facade's API docs build without warnings. The build step linted
+    # every crate; rustdoc needs only metadata, so the workspace crates are
+    # checked here by plain rustc (clippy again costs ~15%).
+    env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTDOCFLAGS="-D warnings" \
+        cargo doc -p openhands --no-deps --all-features
+}
 
-step "the book builds (docs/, mdBook) and its links resolve"
-# Its Rust snippets compiled and ran with the doc tests above (the facade's
-# `book` module includes every chapter).
-[ -x "$MDBOOK" ] || { echo "error: mdbook is not installed ($MDBOOK)" >&2; exit 1; }
-BOOK_OUT="$(mktemp -d "${TMPDIR:-/tmp}/openhands-book-XXXXXX")"
-"$MDBOOK" build docs --dest-dir "$BOOK_OUT"
-rm -rf "$BOOK_OUT"
-python3 scripts/check_book_links.py
-
-step "facade API docs build without warnings"
-# The build step linted every crate; rustdoc needs only metadata, so the
-# workspace crates are checked here by plain rustc (clippy again costs ~15%).
-env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS RUSTDOCFLAGS="-D warnings" \
-    cargo doc -p openhands --no-deps --all-features
-
+step "tests: nextest in front; doc tests, the book, the facade's docs and the Python suites alongside"
+# The Rust tests mostly wait on the servers, shells and containers they
+# drive (measured: the agent server's and the SDK's integration tests use
+# 12-15% of a core while they run), so the documentation checks, which
+# compile, and the Python compatibility jobs, which also mostly wait on
+# servers, run at the same time instead of after them. Each job starts its
+# own servers on free ports in its own temporary directory. The doc jobs'
+# cargo calls wait for nextest's own build check to release the target
+# directory's lock.
+start_job "docs" docs_job
 if [ "${SKIP_COMPAT:-0}" != "1" ] && [ -x compat/run.sh ]; then
-    step "Python compatibility suites (official openhands-sdk client, openai SDK) and control-plane fuzzing, at once"
-    # Each job starts its own servers on free ports in its own temporary
-    # directory, and most of their time is spent waiting on those servers, so
-    # they run at the same time; each job's output follows, in a fixed order.
     bash compat/setup.sh
     COMPAT_PY="${COMPAT_VENV:-/var/cache/openhands-rs/compat-venv}/bin/python"
-    JOBS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/openhands-test-jobs-XXXXXX")"
-    JOB_NAMES=()
-    JOB_PIDS=()
-    start_job() { # name command...
-        local name="$1"
-        shift
-        (
-            started=$(date +%s)
-            status=0
-            "$@" || status=$?
-            echo "$status $(( $(date +%s) - started ))" >"$JOBS_DIR/$name.status"
-            exit "$status"
-        ) >"$JOBS_DIR/$name.log" 2>&1 &
-        JOB_NAMES+=("$name")
-        JOB_PIDS+=("$!")
-    }
     export OPENHANDS_SUPPRESS_BANNER=1 LITELLM_LOCAL_MODEL_COST_MAP=True
     # The reference client against our server.
     start_job "compat suites" bash compat/run.sh
@@ -225,20 +227,33 @@ if [ "${SKIP_COMPAT:-0}" != "1" ] && [ -x compat/run.sh ]; then
     if [ -x compat/control_fuzz.sh ]; then
         start_job "control fuzz" env CONTROL_FUZZ_SECONDS="${CONTROL_FUZZ_SECONDS:-20}" bash compat/control_fuzz.sh
     fi
-    JOBS_FAILED=()
-    for i in "${!JOB_NAMES[@]}"; do
-        wait "${JOB_PIDS[$i]}" || JOBS_FAILED+=("${JOB_NAMES[$i]}")
-    done
-    for name in "${JOB_NAMES[@]}"; do
-        read -r job_status job_secs <"$JOBS_DIR/$name.status" || { job_status="?"; job_secs="?"; }
-        printf '\n--- %s (exit %s, %ss) ---\n' "$name" "$job_status" "$job_secs"
-        cat "$JOBS_DIR/$name.log"
-    done
-    rm -rf "$JOBS_DIR"
-    if [ "${#JOBS_FAILED[@]}" -gt 0 ]; then
-        printf '\nfailed: %s\n' "${JOBS_FAILED[*]}" >&2
-        exit 1
-    fi
+fi
+
+NEXTEST_STATUS=0
+NEXTEST_STARTED=$(date +%s)
+if cargo nextest --version >/dev/null 2>&1; then
+    # The `ci` profile (.config/nextest.toml) runs the tests that mostly
+    # wait two per core.
+    cargo nextest run --workspace --profile ci --test-threads "$(( $(nproc) * 2 ))" || NEXTEST_STATUS=$?
+else
+    cargo test --workspace --no-fail-fast || NEXTEST_STATUS=$?
+fi
+printf '\n--- nextest (exit %s, %ss) ---\n' "$NEXTEST_STATUS" "$(( $(date +%s) - NEXTEST_STARTED ))"
+
+JOBS_FAILED=()
+[ "$NEXTEST_STATUS" = 0 ] || JOBS_FAILED+=("nextest")
+for i in "${!JOB_NAMES[@]}"; do
+    wait "${JOB_PIDS[$i]}" || JOBS_FAILED+=("${JOB_NAMES[$i]}")
+done
+for name in "${JOB_NAMES[@]}"; do
+    read -r job_status job_secs <"$JOBS_DIR/$name.status" || { job_status="?"; job_secs="?"; }
+    printf '\n--- %s (exit %s, %ss) ---\n' "$name" "$job_status" "$job_secs"
+    cat "$JOBS_DIR/$name.log"
+done
+rm -rf "$JOBS_DIR"
+if [ "${#JOBS_FAILED[@]}" -gt 0 ]; then
+    printf '\nfailed: %s\n' "${JOBS_FAILED[*]}" >&2
+    exit 1
 fi
 
 step_done

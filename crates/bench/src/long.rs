@@ -18,7 +18,7 @@
 use crate::rss::rss_bytes;
 use crate::server::{Flavor, ServerProcess, run_dir};
 use crate::stats::Summary;
-use crate::stored::{self, StoredConfig};
+use crate::stored::{self, CountResult, CountSuite, StoredConfig, ms, progress};
 use anyhow::{Context, Result, bail};
 use openhands_testkit::MockLlmHandle;
 use serde::Serialize;
@@ -47,37 +47,36 @@ pub struct LongPoint {
     pub page: Option<Summary>,
 }
 
-/// The suite's result on one server.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct LongResult {
-    /// `ours` or `reference`.
-    pub label: String,
-    /// One point per length.
-    pub points: Vec<LongPoint>,
-    /// What went wrong.
-    pub errors: Vec<String>,
-}
+/// The suite's result on one server (one point per length).
+pub type LongResult = CountResult<LongPoint>;
 
-fn progress(label: &str, text: &str) {
-    eprintln!("[{label} long] {text}");
-}
+/// The long-conversation suite.
+pub struct Long;
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+impl CountSuite for Long {
+    type Result = LongResult;
+    async fn run(
+        flavor: Flavor,
+        cfg: &StoredConfig,
+        mock: &MockLlmHandle,
+        client: &reqwest::Client,
+    ) -> Result<LongResult> {
+        run(flavor, cfg, mock, client).await
+    }
+    fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
+        markdown(ours, reference)
+    }
 }
 
 /// Runs the suite on servers of `flavor` (`cfg.counts` are the lengths).
-pub async fn run(
+async fn run(
     flavor: Flavor,
     cfg: &StoredConfig,
     mock: &MockLlmHandle,
     client: &reqwest::Client,
 ) -> Result<LongResult> {
     let label = flavor.label();
-    let mut out = LongResult {
-        label: label.to_string(),
-        ..LongResult::default()
-    };
+    let mut out = LongResult::new(label);
     let dir = Arc::new(run_dir(&flavor)?);
     let seed = stored::seed(&flavor, cfg, mock, client, dir.clone())
         .await
@@ -100,6 +99,7 @@ pub async fn run(
         ids.extend(new);
         progress(
             label,
+            "long",
             &format!(
                 "{} events ({missing} written in {:.1} s)",
                 ids.len(),
@@ -228,6 +228,7 @@ async fn point(
     let mb = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / 1e6);
     progress(
         label,
+        "long",
         &format!(
             "{} events: ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms",
             p.events,
@@ -244,7 +245,7 @@ async fn point(
 
 /// The markdown table: one row per length, ours and the reference side by
 /// side.
-pub fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
+fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
     let f =
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);

@@ -266,14 +266,12 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     eprintln!("mock LLM at {}", mock.base_url());
 
     if !args.stored.is_empty() || !args.long.is_empty() {
-        let result = stored_suite(
-            &args,
-            &cfg,
-            with_reference.then_some(python),
-            &mock,
-            &client,
-        )
-        .await;
+        let python = with_reference.then_some(python);
+        let result = if args.long.is_empty() {
+            count_suite::<stored::Stored>(&args, &args.stored, &cfg, python, &mock, &client).await
+        } else {
+            count_suite::<long::Long>(&args, &args.long, &cfg, python, &mock, &client).await
+        };
         mock.shutdown().await;
         return result;
     }
@@ -371,20 +369,17 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stored-conversations suite (or, with `--long`, the long-conversation
-/// suite) on ours and (when `python` is given) the reference; prints its
-/// table (or JSON).
-async fn stored_suite(
+/// Runs a count suite (`--stored` or `--long`, at `counts`) on our server
+/// and then the reference's, and reports both side by side.
+async fn count_suite<S: stored::CountSuite>(
     args: &Args,
+    counts: &[usize],
     cfg: &suite::SuiteConfig,
     python: Option<PathBuf>,
     mock: &openhands_testkit::MockLlmHandle,
     client: &reqwest::Client,
 ) -> Result<ExitCode> {
-    if !args.long.is_empty() {
-        return long_suite(args, cfg, python, mock, client).await;
-    }
-    let mut counts = args.stored.clone();
+    let mut counts = counts.to_vec();
     counts.sort_unstable();
     counts.dedup();
     let scfg = stored::StoredConfig {
@@ -395,7 +390,7 @@ async fn stored_suite(
         request_timeout: cfg.request_timeout,
         run_timeout: cfg.run_timeout,
     };
-    let ours = stored::run(
+    let ours = S::run(
         server::Flavor::Ours {
             binary: args.ours.clone(),
         },
@@ -407,7 +402,7 @@ async fn stored_suite(
     .context("our server")?;
     let reference = match python {
         Some(python) => {
-            match stored::run(server::Flavor::Reference { python }, &scfg, mock, client).await {
+            match S::run(server::Flavor::Reference { python }, &scfg, mock, client).await {
                 Ok(r) => Some(r),
                 Err(e) => {
                     eprintln!("the reference server could not be measured: {e:#}");
@@ -430,67 +425,7 @@ async fn stored_suite(
     if args.json {
         println!("{json}");
     } else {
-        print!("{}", stored::markdown(&ours, reference.as_ref()));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The long-conversation suite on ours and (when `python` is given) the
-/// reference; prints its table (or JSON).
-async fn long_suite(
-    args: &Args,
-    cfg: &suite::SuiteConfig,
-    python: Option<PathBuf>,
-    mock: &openhands_testkit::MockLlmHandle,
-    client: &reqwest::Client,
-) -> Result<ExitCode> {
-    let mut counts = args.long.clone();
-    counts.sort_unstable();
-    counts.dedup();
-    let scfg = stored::StoredConfig {
-        counts,
-        samples: args.stored_samples.max(1),
-        spawn: cfg.spawn_options(),
-        ready_timeout: cfg.ready_timeout,
-        request_timeout: cfg.request_timeout,
-        run_timeout: cfg.run_timeout,
-    };
-    let ours = long::run(
-        server::Flavor::Ours {
-            binary: args.ours.clone(),
-        },
-        &scfg,
-        mock,
-        client,
-    )
-    .await
-    .context("our server")?;
-    let reference = match python {
-        Some(python) => {
-            match long::run(server::Flavor::Reference { python }, &scfg, mock, client).await {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    eprintln!("the reference server could not be measured: {e:#}");
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-    let json = serde_json::to_string_pretty(&serde_json::json!({
-        "machine": machine::Machine::current(),
-        "command": std::env::args().collect::<Vec<_>>().join(" "),
-        "ours": ours,
-        "reference": reference,
-    }))?;
-    if let Some(path) = &args.json_out {
-        std::fs::write(path, format!("{json}\n"))
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{}", long::markdown(&ours, reference.as_ref()));
+        print!("{}", S::markdown(&ours, reference.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -63,42 +63,94 @@ pub struct StoredPoint {
     pub get: Option<Summary>,
 }
 
-/// The suite's result on one server.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct StoredResult {
+/// A count suite's result on one server: one point per count measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountResult<P> {
     /// `ours` or `reference`.
     pub label: String,
-    /// One point per count.
-    pub points: Vec<StoredPoint>,
+    /// One point per count, in increasing order, up to the first failure.
+    pub points: Vec<P>,
     /// What went wrong.
     pub errors: Vec<String>,
 }
 
-fn progress(label: &str, text: &str) {
-    eprintln!("[{label} stored] {text}");
+impl<P> CountResult<P> {
+    /// An empty result for the server labelled `label`.
+    pub fn new(label: &str) -> Self {
+        Self {
+            label: label.to_string(),
+            points: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
 }
 
-fn ms(d: Duration) -> f64 {
+/// The stored suite's result on one server.
+pub type StoredResult = CountResult<StoredPoint>;
+
+/// A suite measured at a series of counts (`--stored`, `--long`), run on our
+/// server and then on the reference's with the same settings.
+pub trait CountSuite {
+    /// What one server's run gives.
+    type Result: Serialize;
+    /// Runs the suite on servers of `flavor`.
+    async fn run(
+        flavor: Flavor,
+        cfg: &StoredConfig,
+        mock: &MockLlmHandle,
+        client: &reqwest::Client,
+    ) -> Result<Self::Result>;
+    /// The markdown table: one row per count, ours and the reference side
+    /// by side.
+    fn markdown(ours: &Self::Result, reference: Option<&Self::Result>) -> String;
+}
+
+/// The stored-conversations suite.
+pub struct Stored;
+
+impl CountSuite for Stored {
+    type Result = StoredResult;
+    async fn run(
+        flavor: Flavor,
+        cfg: &StoredConfig,
+        mock: &MockLlmHandle,
+        client: &reqwest::Client,
+    ) -> Result<StoredResult> {
+        run(flavor, cfg, mock, client).await
+    }
+    fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
+        markdown(ours, reference)
+    }
+}
+
+/// A progress line of `suite` on the server labelled `label`, on stderr.
+pub(crate) fn progress(label: &str, suite: &str, text: &str) {
+    eprintln!("[{label} {suite}] {text}");
+}
+
+/// `d` in milliseconds.
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 /// Runs the suite on servers of `flavor`.
-pub async fn run(
+async fn run(
     flavor: Flavor,
     cfg: &StoredConfig,
     mock: &MockLlmHandle,
     client: &reqwest::Client,
 ) -> Result<StoredResult> {
     let label = flavor.label();
-    let mut out = StoredResult {
-        label: label.to_string(),
-        ..StoredResult::default()
-    };
+    let mut out = StoredResult::new(label);
     let dir = Arc::new(run_dir(&flavor)?);
     let seed = seed(&flavor, cfg, mock, client, dir.clone())
         .await
         .context("the conversation to copy")?;
-    progress(label, &format!("seed conversation {}", seed.display()));
+    progress(
+        label,
+        "stored",
+        &format!("seed conversation {}", seed.display()),
+    );
     let root = dir.path().join("conversations");
     let mut ids = vec![dir_id(&seed)?];
     for &n in &cfg.counts {
@@ -111,6 +163,7 @@ pub async fn run(
         ids.extend(new);
         progress(
             label,
+            "stored",
             &format!(
                 "{} stored ({missing} copied in {:.1} s)",
                 ids.len(),
@@ -303,6 +356,7 @@ async fn point(
     server.stop().await?;
     progress(
         label,
+        "stored",
         &format!(
             "{} stored: first ready {:.1} ms, first list {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, list p50 {:.2} ms, GET p50 {:.2} ms",
             p.stored,
@@ -319,7 +373,7 @@ async fn point(
 
 /// The markdown table: one row per count, ours and the reference side by
 /// side.
-pub fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
+fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
     let f =
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);

@@ -2,7 +2,7 @@
 //! in-process with ripgrep's engine, newest files first.
 
 use crate::common::{blocking, resolve_against};
-use crate::search::{MAX_RESULTS, NameFilter, StopSignals, newest_first, walk_files};
+use crate::search::{MAX_RESULTS, NameFilter, PatternError, StopSignals, newest_first, walk_files};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
@@ -65,12 +65,15 @@ impl Sink for FirstMatch {
 }
 
 /// Builds the case-insensitive line matcher used by [`search_files`].
-pub fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
+pub fn build_matcher(pattern: &str) -> Result<RegexMatcher, PatternError> {
     RegexMatcherBuilder::new()
         .case_insensitive(true)
         .line_terminator(Some(b'\n'))
         .build(pattern)
-        .map_err(|e| format!("Invalid regular expression `{pattern}`: {e}"))
+        .map_err(|source| PatternError::Regex {
+            pattern: pattern.to_string(),
+            source,
+        })
 }
 
 /// Files under `root` (respecting ignore files, skipping hidden and binary

@@ -16,6 +16,28 @@ pub const MAX_RESULTS: usize = 100;
 /// Longest a single search may walk before it stops with partial results.
 pub const SEARCH_DEADLINE: Duration = Duration::from_secs(60);
 
+/// A search pattern the `grep` and `glob` tools could not compile; its text
+/// names the pattern and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// A regular expression that does not parse.
+    #[error("Invalid regular expression `{pattern}`: {source}")]
+    Regex {
+        /// The pattern as given.
+        pattern: String,
+        /// The parser's reason.
+        source: grep_regex::Error,
+    },
+    /// A glob that does not parse.
+    #[error("invalid glob pattern `{pattern}`: {source}")]
+    Glob {
+        /// The pattern as given.
+        pattern: String,
+        /// The parser's reason.
+        source: globset::Error,
+    },
+}
+
 /// A file-name pattern with gitignore-like anchoring: a pattern without `/`
 /// matches a file's name at any depth (`*.py`), one with `/` matches the
 /// path relative to the search root (`src/**/*.rs`, `/setup.py`).
@@ -27,7 +49,7 @@ pub struct NameFilter {
 
 impl NameFilter {
     /// Compiles `pattern`; the error names what is wrong with it.
-    pub fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, PatternError> {
         let trimmed = pattern.trim();
         let anchored = trimmed.strip_prefix('/').unwrap_or(trimmed);
         let whole_path = trimmed.contains('/');
@@ -35,7 +57,10 @@ impl NameFilter {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| format!("invalid glob pattern `{pattern}`: {e}"))?;
+            .map_err(|source| PatternError::Glob {
+                pattern: pattern.to_string(),
+                source,
+            })?;
         Ok(Self {
             matcher: glob.compile_matcher(),
             whole_path,
