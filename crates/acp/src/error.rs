@@ -26,6 +26,10 @@ pub enum AcpError {
     /// Authentication failed or no credential fits the server's methods.
     #[error("{0}")]
     Auth(String),
+    /// A bound credential file could not be loaded or synced back (the
+    /// reference's `CredentialSyncError`: not a sign-in problem).
+    #[error("{0}")]
+    CredentialSync(String),
 }
 
 const AUTH_MARKERS: [&str; 9] = [
@@ -54,6 +58,9 @@ impl AcpError {
     /// Whether it is a credential problem (the explicit `-32000`, or an
     /// upstream 401/403 the server wrapped).
     pub fn indicates_auth(&self) -> bool {
+        if let AcpError::CredentialSync(_) = self {
+            return false;
+        }
         if let AcpError::Rpc(RpcError::Remote { code: -32000, .. }) | AcpError::Auth(_) = self {
             return true;
         }

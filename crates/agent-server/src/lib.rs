@@ -36,7 +36,9 @@
 //! HTTP types, own error enums): `conversations/` (create/load/run/evict/delete, start-request
 //! parsing, `additions` (`agent_launch_additions`), `meta.json`, `catalog` (the on-disk index of stored
 //! conversations, `<conversations>/.index/`), `info_cache` (the bounded in-memory cache of stored
-//! conversations' `ConversationInfo`), event hub, search), `bash/`
+//! conversations' `ConversationInfo`), `bindings` (ACP credential bindings: pending until the
+//! conversation loads, scrubbed from what is persisted, required again after a restart), event
+//! hub, search), `bash/`
 //! (command service, `BashOutput` chunks on disk), `profiles/` (the server's profile policy on the
 //! SDK store: limits, active profile, provider connections), `gateway/` (OpenAI requests run as
 //! conversations), `runtime` (conversation-scoped workspaces and their bash services), `goal` (the
@@ -61,7 +63,8 @@
 //! `/api/auth/workspace-session`), `middleware` (CORS, FastAPI-shaped errors, panic layer),
 //! `extract`, `error` (`ApiError` and how service errors become HTTP answers), `routes/*` (one
 //! module per API area; `extensions`: `POST /api/skills`, `POST /api/hooks`; `installed`:
-//! `/api/plugins*`, `/api/skills/install*` over `service/extensions`; `catalogs`: `POST
+//! `/api/plugins*`, `/api/skills/install*` over `service/extensions`; `credential_bindings`: the
+//! hidden `PUT …/credential-bindings/{secret_name}` and `prepare-for-sandbox-pause`; `catalogs`: `POST
 //! /api/plugins/fetch`, the plugins/skills marketplace catalogs, `GET /api/skills/catalog`, `POST
 //! /api/skills/sync` over `service/catalogs`; `canvas_extensions`: `/api/canvas-extensions/*`;
 //! `app_backends`: `/app-backends/{name}/session` and the cookie-authenticated HTTP/WebSocket

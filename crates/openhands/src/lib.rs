@@ -87,7 +87,7 @@
 //! depends on: `LlmBuilder`, `AgentBuilder`, `ConversationBuilder` (the reference's keyword
 //! arguments as builders), re-exports (`Conversation`, `Tool`/`TypedTool`, built-in tools, events,
 //! `Workspace`), `parameters_schema` (schemars), `testing` (scripted LLM in process or over HTTP),
-//! `local_server` (agent server in process); `examples/` (65, each run offline by
+//! `local_server` (agent server in process); `examples/` (67, each run offline by
 //! `tests/examples.rs`) and `examples/workflows/` (GitHub workflow templates on the CLI, run by
 //! `cli/tests/workflow_templates.rs`)
 //!

@@ -1123,3 +1123,132 @@ fn the_servers_llm_comes_back_from_settings_and_profiles() {
         ],
     );
 }
+
+/// Runs example `name` like [`run_example_with`], playing the user's
+/// browser: every URL the example prints on standard error is opened (its
+/// redirects followed, as a browser would). Returns the run and the URLs.
+fn run_example_as_browser(name: &str, vars: &[(&str, &str)]) -> (Run, Vec<String>) {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(example_binary(name))
+        .current_dir(dir.path())
+        .env_remove("LLM_API_KEY")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "warn")
+        .envs(vars.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let browser = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let client = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
+            Duration::from_secs(10),
+        ))
+        .unwrap();
+        let (mut opened, mut text) = (Vec::new(), String::new());
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            text.push_str(&line);
+            text.push('\n');
+            let url = line.trim();
+            if url.starts_with("http://") || url.starts_with("https://") {
+                let status =
+                    runtime.block_on(async { client.get(url).send().await.map(|r| r.status()) });
+                assert!(
+                    status.as_ref().is_ok_and(|s| s.is_success()),
+                    "opening {url}: {status:?}"
+                );
+                opened.push(url.to_string());
+            }
+        }
+        (opened, text)
+    });
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > EXAMPLE_TIMEOUT {
+            let _ = child.kill();
+            panic!("example {name} did not finish within {EXAMPLE_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let (opened, stderr) = browser.join().unwrap();
+    let run = Run { output, dir };
+    assert!(
+        run.output.status.success(),
+        "example {name} failed: {}\nstdout:\n{}\nstderr:\n{stderr}",
+        run.output.status,
+        run.stdout(),
+    );
+    (run, opened)
+}
+
+#[test]
+fn an_oauth_mcp_server_is_authorized_once_and_its_tokens_kept() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let Some((_server, url)) = runtime.block_on(openhands_testkit::fixtures::mcp_oauth_server(
+        "streamable-http",
+        3600,
+    )) else {
+        return;
+    };
+    let user = tempfile::tempdir().unwrap();
+    let vars = [
+        ("OPENHANDS_EXAMPLE_MCP_OAUTH_URL", url.as_str()),
+        ("OH_PERSISTENCE_DIR", user.path().to_str().unwrap()),
+    ];
+    let (run, opened) = run_example_as_browser("08_mcp_with_oauth", &vars);
+    assert_eq!(opened.len(), 1, "one authorization asked");
+    assert!(
+        opened[0].contains("code_challenge_method=S256"),
+        "{}",
+        opened[0]
+    );
+    assert_prints(
+        &run,
+        &[
+            "whoami: [Tool 'whoami' executed.] token 1 of 1",
+            "agent: The server accepted",
+        ],
+    );
+    // Kept encrypted in the user's store: a later run asks nothing and uses
+    // the same token.
+    let store = std::fs::read_to_string(user.path().join("mcp_oauth.json")).unwrap();
+    assert!(!store.contains("access-"), "{store}");
+    let (run, opened) = run_example_as_browser("08_mcp_with_oauth", &vars);
+    assert!(opened.is_empty(), "asked again: {opened:?}");
+    assert_prints(&run, &["whoami: [Tool 'whoami' executed.] token 1 of 1"]);
+}
+
+#[test]
+fn theory_of_mind_tools_consult_and_index_the_user_model() {
+    let user = tempfile::tempdir().unwrap();
+    let run = run_example_with(
+        "30_tom_agent",
+        &[("OH_PERSISTENCE_DIR", user.path().to_str().unwrap())],
+    );
+    assert_prints(
+        &run,
+        &[
+            "sleeptime_compute before the run: ",
+            "(0 sessions)",
+            "tom_consult: Guidance about the user: Ask which failing test or error message they see",
+            "answer: Start from the symptom",
+            "sleeptime_compute after the run: 1 sessions",
+            "preferences: [\"Wants a plan before changes\"]",
+            "tom: 2 call(s)",
+        ],
+    );
+    let um = user.path().join("usermodeling");
+    assert!(um.join("overall_user_model.json").is_file());
+    assert_eq!(
+        std::fs::read_dir(um.join("cleaned_sessions"))
+            .unwrap()
+            .count(),
+        1
+    );
+}

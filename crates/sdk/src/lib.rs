@@ -27,7 +27,9 @@
 //! Fernet cipher, `conversation/branch` (the event tree, the HEAD and the active branch the agent
 //! reads, the log itself while it is one line); `conversation/acp` (`ACPAgent` conversations: the
 //! turn runs in an external ACP server through `openhands_acp`, recorded as the reference records
-//! it; `ask_agent` answered by a fork of the ACP session); `mcp_oauth` (MCP OAuth without an agent
+//! it; `ask_agent` answered by a fork of the ACP session; bound file credentials written for the
+//! server and synced back after each turn, fork and close); `credential` (`VersionedCredentialBinding`:
+//! the trait, the reference's HTTP binding, `file::FileCredential`); `mcp_oauth` (MCP OAuth without an agent
 //! server: the user's encrypted token file shared with the CLI, interactive consent); `subscription`
 //! (the reference's `subscription_login` with its options: ChatGPT sign-in in the browser or by
 //! device code, the URL opened through `desktop::open_browser`); `remote/` (`RemoteConversation`: REST on `protocol` types with timeouts, `hub` = event copy +
@@ -138,6 +140,7 @@ pub mod builtins;
 pub mod client_tool;
 pub mod condenser;
 pub mod conversation;
+pub mod credential;
 pub mod critic;
 pub mod desktop;
 pub mod entry;

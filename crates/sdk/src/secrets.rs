@@ -315,6 +315,24 @@ impl SecretsRegistry {
         }
     }
 
+    /// Removes the secret `name` (its value is no longer exported but stays
+    /// masked); `true` when it was there.
+    pub fn remove(&self, name: &str) -> bool {
+        self.retire_value(name);
+        self.inner.write().sources.remove(name).is_some()
+    }
+
+    /// Masks `values` in output from now on without exporting them (a
+    /// rotated credential's new contents and tokens).
+    pub fn mask_also(&self, values: impl IntoIterator<Item = String>) {
+        let mut g = self.inner.write();
+        for v in values {
+            if !v.is_empty() && !g.retired.contains(&v) {
+                g.retired.push(v);
+            }
+        }
+    }
+
     /// Lookup secrets that still need a value: `(name, url, headers)`.
     pub fn unresolved_lookups(&self) -> Vec<(String, String, Map<String, Value>)> {
         let g = self.inner.read();

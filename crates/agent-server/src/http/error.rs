@@ -46,6 +46,14 @@ impl ApiError {
         Self { status, body }
     }
 
+    /// `{"detail": detail}` with `status`, also for a 5xx (the reference's
+    /// `HTTPException` with its own detail).
+    pub fn plain(status: StatusCode, detail: impl Into<String>) -> Self {
+        let mut body = Map::new();
+        body.insert("detail".into(), Value::String(detail.into()));
+        Self { status, body }
+    }
+
     /// 400 with a message.
     pub fn bad_request(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, detail)
@@ -200,6 +208,10 @@ impl From<crate::service::conversations::ServiceError> for ApiError {
             }
             E::BadRequest(m) => ApiError::bad_request(m),
             E::Validation(v) => v.into(),
+            E::BindingActivationRequired => {
+                ApiError::conflict("credential_binding_activation_required")
+                    .with_field("retryable", Value::Bool(true))
+            }
             E::Internal(m) => ApiError::internal(m),
         }
     }

@@ -586,3 +586,284 @@ async fn an_acp_agent_is_answered_with_the_references_defaults() {
                "warn_if_unset": ["GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]})
     );
 }
+
+/// A local stand-in of a product's credential store: `GET /cred` answers
+/// `{"value","version"}`, `PUT /cred` compares `expected_version` (409 on
+/// a mismatch) and answers the next version. Records each request's
+/// method, authorization header and body.
+mod binding_stand_in {
+    use axum::Json;
+    use axum::extract::State;
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::get;
+    use serde_json::{Value, json};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    pub struct Store {
+        pub value: String,
+        pub version: u64,
+        pub seen: Vec<(String, String, Value)>,
+        /// Answer every request with this status instead.
+        pub fail: Option<u16>,
+    }
+
+    pub type Shared = Arc<Mutex<Store>>;
+
+    fn auth(h: &HeaderMap) -> String {
+        h.get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    async fn load(State(s): State<Shared>, h: HeaderMap) -> (StatusCode, Json<Value>) {
+        let mut g = s.lock().unwrap();
+        g.seen.push(("GET".into(), auth(&h), Value::Null));
+        if let Some(code) = g.fail {
+            return (StatusCode::from_u16(code).unwrap(), Json(json!({})));
+        }
+        (
+            StatusCode::OK,
+            Json(json!({"value": g.value, "version": format!("v{}", g.version)})),
+        )
+    }
+
+    async fn replace(
+        State(s): State<Shared>,
+        h: HeaderMap,
+        Json(body): Json<Value>,
+    ) -> (StatusCode, Json<Value>) {
+        let mut g = s.lock().unwrap();
+        g.seen.push(("PUT".into(), auth(&h), body.clone()));
+        if body["expected_version"] != format!("v{}", g.version) {
+            return (StatusCode::CONFLICT, Json(json!({})));
+        }
+        g.value = body["value"].as_str().unwrap().to_string();
+        g.version += 1;
+        (
+            StatusCode::OK,
+            Json(json!({"version": format!("v{}", g.version)})),
+        )
+    }
+
+    /// Serves `store`; returns the credential's URL.
+    pub async fn serve(store: Shared) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/cred", listener.local_addr().unwrap());
+        let app = axum::Router::new()
+            .route("/cred", get(load).put(replace))
+            .with_state(store);
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        url
+    }
+}
+
+fn codex_auth(generation: u64, refresh: &str) -> String {
+    json!({"auth_mode": "chatgpt", "generation": generation,
+           "tokens": {"refresh_token": refresh, "access_token": format!("access-{refresh}")}})
+    .to_string()
+}
+
+fn finish_texts(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == "ActionEvent" && e["tool_name"] == "finish")
+        .map(|e| e["action"]["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_bound_codex_credential_is_loaded_rotated_synced_back_and_scrubbed() {
+    use binding_stand_in::*;
+    let Some(py) = python() else { return };
+    let store: Shared = Default::default();
+    {
+        let mut g = store.lock().unwrap();
+        g.value = codex_auth(1, "refresh-1");
+        g.version = 1;
+    }
+    let url = serve(store.clone()).await;
+    let env = Env::start(no_llm).await;
+    let id = uuid::Uuid::new_v4().to_string();
+    let bind = |url: &str, token: &str| json!({"url": url, "headers": {"Authorization": format!("Bearer {token}")}});
+    let path = format!("/api/conversations/{id}/credential-bindings/CODEX_AUTH_JSON");
+
+    // Activated before the conversation exists: kept until it loads.
+    let (s, r) = env.call("PUT", &path, Some(bind(&url, "t1"))).await;
+    assert_eq!(s, 204, "{r}");
+    // The conversation's own copy of the secret is replaced by the binding.
+    let stale = codex_auth(0, "stale-refresh");
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(json!({"conversation_id": id, "agent": acp_agent(&py, "rotate"),
+                "secrets": {"CODEX_AUTH_JSON": stale},
+                "initial_message": {"role": "user", "content": [{"type": "text", "text": "go"}], "run": true}})),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(finish_texts(&env.events(&id).await), ["generation=1"]);
+    {
+        let g = store.lock().unwrap();
+        let puts: Vec<&(String, String, Value)> = g.seen.iter().filter(|x| x.0 == "PUT").collect();
+        assert_eq!(puts.len(), 1, "{:?}", g.seen);
+        assert_eq!(puts[0].1, "Bearer t1");
+        assert_eq!(puts[0].2["expected_version"], "v1");
+        let stored: Value = serde_json::from_str(&g.value).unwrap();
+        assert_eq!(stored["generation"], 2);
+        assert_eq!(stored["tokens"]["refresh_token"], "refresh-2");
+        assert_eq!(g.version, 2);
+    }
+    // Nothing of the credential is persisted; meta.json requires a binding.
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta["required_runtime_credential_bindings"],
+        json!(["CODEX_AUTH_JSON"])
+    );
+    assert!(meta["secrets"].get("CODEX_AUTH_JSON").is_none(), "{meta}");
+    let base: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("base_state.json")).unwrap()).unwrap();
+    assert!(
+        base["secret_registry"]["secret_sources"]
+            .get("CODEX_AUTH_JSON")
+            .is_none(),
+        "{base}"
+    );
+    assert!(!dir.join("acp/codex/auth.json").exists());
+
+    // The next turn and an ask_agent fork each rotate it again.
+    env.send(&id, "again", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        finish_texts(&env.events(&id).await),
+        ["generation=1", "generation=2"]
+    );
+    let (s, r) = env
+        .post(
+            &format!("/api/conversations/{id}/ask_agent"),
+            json!({"question": "q"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["response"], "generation=3");
+    {
+        let g = store.lock().unwrap();
+        assert_eq!(g.version, 4, "{:?}", g.seen);
+    }
+
+    // Too late now for a new source; the same source takes a new
+    // authorization, used from then on.
+    let elsewhere: Shared = Default::default();
+    *elsewhere.lock().unwrap() = Store {
+        value: codex_auth(1, "x"),
+        version: 1,
+        ..Default::default()
+    };
+    let other_url = serve(elsewhere).await;
+    let (s, r) = env.call("PUT", &path, Some(bind(&other_url, "t2"))).await;
+    assert_eq!(
+        (s, r["detail"].as_str()),
+        (
+            409,
+            Some("Credential binding activation arrived after ACP initialization")
+        )
+    );
+    let (s, r) = env.call("PUT", &path, Some(bind(&url, "t2"))).await;
+    assert_eq!(s, 204, "{r}");
+    env.send(&id, "third", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(store.lock().unwrap().seen.last().unwrap().1, "Bearer t2");
+
+    // Before a sandbox pause the conversation is closed and the binding
+    // forgotten: the conversation waits for a new activation.
+    let (s, r) = env
+        .call("POST", "/api/conversations/prepare-for-sandbox-pause", None)
+        .await;
+    assert_eq!(s, 204, "{r}");
+    let (s, r) = env
+        .get(&format!("/api/conversations/{id}/events/search"))
+        .await;
+    assert_eq!(
+        (s, r),
+        (
+            409,
+            json!({"detail": "credential_binding_activation_required", "retryable": true})
+        )
+    );
+    let (s, r) = env.call("PUT", &path, Some(bind(&url, "t3"))).await;
+    assert_eq!(s, 204, "{r}");
+    env.send(&id, "after resume", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        finish_texts(&env.events(&id).await).last().unwrap(),
+        "generation=5"
+    );
+}
+
+#[tokio::test]
+async fn credential_binding_activations_are_refused_as_the_reference_refuses_them() {
+    use binding_stand_in::*;
+    let env = Env::start(no_llm).await;
+    let id = uuid::Uuid::new_v4();
+    let path = |name: &str| format!("/api/conversations/{id}/credential-bindings/{name}");
+    let store: Shared = Default::default();
+    store.lock().unwrap().value = codex_auth(1, "r");
+    store.lock().unwrap().version = 1;
+    let url = serve(store.clone()).await;
+    // Body checks come first, then the secret's name.
+    let (s, r) = env
+        .call(
+            "PUT",
+            &path("CODEX_AUTH_JSON"),
+            Some(json!({"url": url, "extra": 1})),
+        )
+        .await;
+    assert_eq!(s, 422, "{r}");
+    assert_eq!(r["detail"][0]["type"], "extra_forbidden");
+    let (s, r) = env
+        .call(
+            "PUT",
+            &path("CODEX_AUTH_JSON"),
+            Some(json!({"url": url, "headers": {"A": ""}})),
+        )
+        .await;
+    assert_eq!(
+        (s, r["detail"][0]["loc"].clone()),
+        (422, json!(["body", "headers"]))
+    );
+    let (s, r) = env
+        .call("PUT", &path("OTHER_SECRET"), Some(json!({"url": url})))
+        .await;
+    assert_eq!((s, r), (404, json!({"detail": "Not Found"})));
+    // The source's answers to the probe.
+    for (code, status, detail) in [
+        (401, 403, "Credential binding authorization was rejected"),
+        (404, 422, "Credential binding source is invalid"),
+        (409, 409, "Credential binding source changed"),
+        (501, 501, "Credential binding source is unsupported"),
+    ] {
+        store.lock().unwrap().fail = Some(code);
+        let (s, r) = env
+            .call("PUT", &path("CODEX_AUTH_JSON"), Some(json!({"url": url})))
+            .await;
+        assert_eq!((s, r), (status, json!({"detail": detail})), "source {code}");
+    }
+    // A source that never answers is tried three times, then a 502.
+    store.lock().unwrap().fail = Some(503);
+    let before = store.lock().unwrap().seen.len();
+    let (s, r) = env
+        .call("PUT", &path("CODEX_AUTH_JSON"), Some(json!({"url": url})))
+        .await;
+    assert_eq!(
+        (s, r),
+        (
+            502,
+            json!({"detail": "Credential binding source is unavailable"})
+        )
+    );
+    assert_eq!(store.lock().unwrap().seen.len() - before, 3);
+}

@@ -5,6 +5,7 @@ mod client_tools;
 mod condenser;
 mod conversation;
 mod conversation_costs;
+mod credential_binding;
 mod critic;
 mod docker;
 mod execute_tool;

@@ -162,6 +162,53 @@ async fn tom_consult_without_rag_takes_a_prose_answer_as_guidance() {
     tom.shutdown().await;
 }
 
+/// A consulted model that answers nothing (empty text, or JSON whose
+/// suggestions are blank) gives the agent an error observation, not empty
+/// guidance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tom_consult_reports_an_empty_answer_as_an_error() {
+    let tom = MockLlmServer::start(
+        Script::from_turns(vec![
+            Turn::text(""),
+            Turn::text(json!({"suggestions": "  ", "confidence": 0.9}).to_string()),
+        ]),
+        0,
+    )
+    .await
+    .unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let script = Script::from_turns(vec![
+        Turn::tool_call("tom_consult", json!({"reason": "unclear"})),
+        Turn::tool_call("tom_consult", json!({"reason": "still unclear"})),
+        Turn::tool_call("finish", json!({"message": "ok"})),
+    ]);
+    let s = start_with(
+        script,
+        vec![tom_spec("tom_consult", &tom, base.path(), false)],
+        default_registry(),
+        None,
+        |_| {},
+        ConversationOptions::default(),
+    );
+    let c = &s.conversation;
+    c.send_message("fix it").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    assert_eq!(tom.completion_requests().len(), 2);
+    let obs: Vec<(String, Value)> = observations(c)
+        .into_iter()
+        .filter(|(name, _)| name == "tom_consult")
+        .collect();
+    assert_eq!(obs.len(), 2, "{obs:?}");
+    for (_, o) in &obs {
+        assert_eq!(o["is_error"], true, "{o}");
+        assert_eq!(o["suggestions"], "", "{o}");
+        let text = o["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("the model gave no suggestions"), "{text}");
+    }
+    c.close().await;
+    tom.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleeptime_compute_indexes_new_conversations_once_into_the_profile() {
     // An earlier conversation of the user, stored as the SDK stores it.

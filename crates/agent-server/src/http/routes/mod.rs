@@ -15,6 +15,7 @@ pub mod browse;
 pub mod canvas_extensions;
 pub mod catalogs;
 pub mod conversations;
+pub mod credential_bindings;
 pub mod docs;
 pub mod events;
 pub mod extensions;
@@ -231,6 +232,7 @@ fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
                 })
             }));
             conversations::router(svc.clone())
+                .merge(credential_bindings::router(svc.clone()))
                 .merge(events::router(svc.clone()))
                 .merge(goals::router(svc.clone()))
                 .merge(navigate::router(svc.clone()))

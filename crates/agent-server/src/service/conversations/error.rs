@@ -42,6 +42,10 @@ pub enum ServiceError {
     /// A pydantic-shaped validation error.
     #[error("{0}")]
     Validation(#[from] ValidationError),
+    /// The conversation's credentials are bound outside and no binding
+    /// has been activated since the server started (409, retryable).
+    #[error("credential_binding_activation_required")]
+    BindingActivationRequired,
     /// The server failed.
     #[error("{0}")]
     Internal(String),
@@ -59,6 +63,7 @@ impl ServiceError {
             | ServiceError::BadRequest(_)
             | ServiceError::LaunchRefused(_) => "ValueError",
             ServiceError::Validation(_) => "ValidationError",
+            ServiceError::BindingActivationRequired => "CredentialBindingActivationRequired",
             ServiceError::Internal(_) => "RuntimeError",
         }
     }

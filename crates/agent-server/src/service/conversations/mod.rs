@@ -5,6 +5,7 @@
 
 pub mod additions;
 pub mod agent_settings;
+pub mod bindings;
 pub mod catalog;
 pub mod children;
 pub mod config;

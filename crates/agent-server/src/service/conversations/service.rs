@@ -15,6 +15,7 @@
 //! one id are serialized by a per-id lock; every change of the catalog is
 //! written to the index shortly after (coalesced) and at shutdown.
 
+use super::bindings::{self, BindingError, Bound};
 use super::catalog::{self, Summary};
 use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
@@ -113,6 +114,9 @@ struct Inner {
     index_write: tokio::sync::Mutex<()>,
     locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
     stop: CancellationToken,
+    /// Credential bindings by conversation: activated on loaded ones,
+    /// waiting for the others to load (see [`super::bindings`]).
+    bindings: Mutex<HashMap<Uuid, Bound>>,
 }
 
 impl Inner {
@@ -223,6 +227,7 @@ impl ConversationService {
                 index_write: tokio::sync::Mutex::new(()),
                 locks: Mutex::new(HashMap::new()),
                 stop: CancellationToken::new(),
+                bindings: Mutex::new(HashMap::new()),
             }),
         };
         let weak = Arc::downgrade(&service.inner);
@@ -360,7 +365,21 @@ impl ConversationService {
         let dir = self.conversation_dir(id);
         let meta = blocking(move || StoredConversation::load(&dir).map_err(ServiceError::Internal))
             .await?;
+        let bound = self
+            .inner
+            .bindings
+            .lock()
+            .get(&id)
+            .cloned()
+            .unwrap_or_default();
+        let missing = bindings::required_names(&meta.required_runtime_credential_bindings)
+            .into_iter()
+            .any(|n| !bound.contains_key(&n));
+        if missing {
+            return Err(ServiceError::BindingActivationRequired);
+        }
         let live = self.load(id, Arc::new(Mutex::new(meta))).await?;
+        self.apply_bindings(&live, bound).await?;
         if let Some(e) = self.inner.catalog.write().get_mut(&id) {
             e.live = Some(live.clone());
         }
@@ -861,7 +880,147 @@ impl ConversationService {
             Ok(conv)
         })
         .await?;
-        Ok(self.register(id, meta, shared, conv))
+        let live = self.register(id, meta, shared, conv);
+        let bound = self
+            .inner
+            .bindings
+            .lock()
+            .get(&id)
+            .cloned()
+            .unwrap_or_default();
+        self.apply_bindings(&live, bound).await?;
+        Ok(live)
+    }
+
+    /// Activates the waiting bindings of a conversation that just loaded;
+    /// an agent that is not an `ACPAgent` has none (they are dropped).
+    async fn apply_bindings(&self, live: &Live, bound: Bound) -> Result<(), ServiceError> {
+        if bound.is_empty() {
+            return Ok(());
+        }
+        if !live.conv.is_acp() {
+            self.inner.bindings.lock().remove(&live.id());
+            return Ok(());
+        }
+        let dir = self.conversation_dir(live.id());
+        bindings::apply(live, &bound, &dir)
+            .await
+            .map_err(|e| match e {
+                BindingError::Service(s) => s,
+                other => ServiceError::Internal(format!("credential binding: {other}")),
+            })
+    }
+
+    /// Binds the file credential `name` of conversation `id` to `binding`
+    /// (`PUT …/credential-bindings/{secret_name}`): activated at once on a
+    /// loaded conversation whose ACP server has not started (or, for a
+    /// binding already active, its authorization renewed when the URL is
+    /// the same), otherwise kept until the conversation loads.
+    pub async fn activate_credential_binding(
+        &self,
+        id: Uuid,
+        name: &str,
+        binding: Arc<openhands_sdk::credential::http::HttpVersionedCredentialBinding>,
+    ) -> Result<(), BindingError> {
+        self.catalog_ready().await;
+        let lock = self.lock_for(id);
+        let _guard = lock.lock().await;
+        let live = self
+            .inner
+            .catalog
+            .read()
+            .get(&id)
+            .and_then(|e| e.live.clone());
+        let profile = match &live {
+            Some(l) => Some(l.meta().launched_agent_profile),
+            None if self.inner.catalog.read().contains_key(&id) => {
+                let dir = self.conversation_dir(id);
+                blocking(move || StoredConversation::load(&dir).map_err(ServiceError::Internal))
+                    .await
+                    .ok()
+                    .map(|m| m.launched_agent_profile)
+            }
+            None => None,
+        };
+        if let Some(p) = profile
+            && !bindings::profile_allows_secret(&p, name)
+        {
+            return Err(
+                openhands_sdk::credential::CredentialError::AuthorizationRejected(
+                    "The launched agent profile excludes this credential".into(),
+                )
+                .into(),
+            );
+        }
+        let Some(live) = live else {
+            self.inner
+                .bindings
+                .lock()
+                .entry(id)
+                .or_default()
+                .insert(name.to_string(), binding);
+            return Ok(());
+        };
+        let dir = self.conversation_dir(id);
+        let existing = self
+            .inner
+            .bindings
+            .lock()
+            .get(&id)
+            .and_then(|b| b.get(name).cloned());
+        if let Some(existing) = existing {
+            if existing.url() != binding.url() {
+                return Err(BindingError::TooLate);
+            }
+            bindings::scrub(&live, name, &dir, Some(&binding)).await?;
+            existing
+                .reauthorize(&binding)
+                .map_err(|_| BindingError::TooLate)?;
+            return Ok(());
+        }
+        let dyn_binding: Arc<dyn openhands_sdk::credential::VersionedCredentialBinding> =
+            binding.clone();
+        live.conv
+            .activate_credential_binding(name, dyn_binding)
+            .await?;
+        self.inner
+            .bindings
+            .lock()
+            .entry(id)
+            .or_default()
+            .insert(name.to_string(), binding.clone());
+        bindings::scrub(&live, name, &dir, Some(&binding)).await?;
+        self.inner.infos.forget(id);
+        Ok(())
+    }
+
+    /// Before the sandbox pauses (`POST /api/conversations/prepare-for-sandbox-pause`):
+    /// every loaded conversation is saved and closed (its credential files
+    /// synced back and removed) and the bindings are forgotten, so each
+    /// must be activated again after the resume.
+    pub async fn prepare_for_sandbox_pause(&self) -> Result<(), ServiceError> {
+        self.catalog_ready().await;
+        let lives: Vec<Arc<Live>> = {
+            let mut catalog = self.inner.catalog.write();
+            catalog
+                .values_mut()
+                .filter_map(|e| {
+                    e.summary = e.current();
+                    e.live.take()
+                })
+                .collect()
+        };
+        let mut first = None;
+        for live in lives {
+            if let Err(e) = live.save_meta().await {
+                first.get_or_insert(e);
+            }
+            live.close().await;
+            self.inner.infos.forget(live.id());
+        }
+        self.inner.catalog_changed();
+        self.inner.bindings.lock().clear();
+        first.map_or(Ok(()), Err)
     }
 
     /// Lists a conversation that was just created (its `meta.json` written)
@@ -1229,6 +1388,7 @@ impl ConversationService {
         let _guard = lock.lock().await;
         let entry = self.inner.catalog.write().remove(&id);
         self.inner.infos.forget(id);
+        self.inner.bindings.lock().remove(&id);
         let Some(entry) = entry else {
             return Ok(false);
         };

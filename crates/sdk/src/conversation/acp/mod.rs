@@ -8,6 +8,7 @@
 //! code. The server process lives as long as the conversation object; one
 //! that died is started again (resuming its session) on the next run.
 
+pub(crate) mod credentials;
 pub(crate) mod slot;
 
 use super::core::state_update;
@@ -144,12 +145,13 @@ impl LocalConversation {
         let config = self.acp_agent_config()?;
         let mut opts = self.acp_launch_options(&config)?;
         let cwd = opts.cwd.to_string_lossy().into_owned();
+        let root = openhands_acp::files::acp_root(
+            self.persistence_dir().as_deref(),
+            &self.inner.env.working_dir,
+        );
         let prepared = {
             let config = config.clone();
-            let root = openhands_acp::files::acp_root(
-                self.persistence_dir().as_deref(),
-                &self.inner.env.working_dir,
-            );
+            let root = root.clone();
             let secrets = self.secrets();
             let mut env = opts.env.clone();
             tokio::task::spawn_blocking(move || {
@@ -160,12 +162,20 @@ impl LocalConversation {
             .await
             .map_err(|e| ConversationError::Invalid(format!("ACP credential files: {e}")))?
         };
+        let prepared = match prepared {
+            Ok(mut env) => self
+                .materialize_bound_credentials(&config, &root, &mut env)
+                .await
+                .map(|()| env)
+                .map_err(|e| credentials::acp_error(&e)),
+            Err(e) => Err(AcpError::Invalid(e.to_string())),
+        };
         let started = match prepared {
             Ok(env) => {
                 opts.env = env;
                 AcpClient::start(&config, opts).await
             }
-            Err(e) => Err(AcpError::Invalid(e.to_string())),
+            Err(e) => Err(e),
         };
         match started {
             Ok(client) => {
@@ -327,6 +337,18 @@ impl LocalConversation {
         &self,
         cancel: &CancellationToken,
     ) -> Result<(), ConversationError> {
+        let result = self.acp_turn(cancel).await;
+        // A turn that did not complete may have rotated the credential file
+        // too: synced (a failure only logged, the turn failed already).
+        if self.status() != ExecutionStatus::Finished
+            && let Err(e) = self.flush_bound_credentials().await
+        {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "ACP file credentials not synced after a failed turn");
+        }
+        result
+    }
+
+    async fn acp_turn(&self, cancel: &CancellationToken) -> Result<(), ConversationError> {
         let client = match self.ensure_acp_started().await {
             Ok(c) => c,
             // Recorded already; the status is `error`.
@@ -451,13 +473,26 @@ impl LocalConversation {
                 mask_strings(&mut thought, &secrets);
                 let thought = thought.as_str().unwrap_or_default().to_string();
                 let (action, observation) = finish_events(&text, &thought);
+                // A credential file the server rotated is synced before the
+                // turn counts as finished; a failed sync ends it in error.
+                let sync_error = self
+                    .flush_bound_credentials()
+                    .await
+                    .err()
+                    .map(|e| credentials::sync_error_event(&e));
                 self.commit_async(true, move |c| {
                     let (key, metrics) = metrics;
                     let mut stats = c.stats_base().clone();
                     stats.usage_to_metrics.insert(key, metrics);
                     c.set_stats_base(stats);
                     let mut out = vec![action, observation];
-                    out.extend(c.set_status(ExecutionStatus::Finished));
+                    match sync_error {
+                        Some(ev) => {
+                            out.push(ev);
+                            out.extend(c.set_status(ExecutionStatus::Error));
+                        }
+                        None => out.extend(c.set_status(ExecutionStatus::Finished)),
+                    }
                     out
                 })
                 .await?;
@@ -508,6 +543,16 @@ impl LocalConversation {
     /// the question; the fork's answer comes back masked, its cost is
     /// counted like a turn's, and no event is recorded.
     pub(crate) async fn acp_ask(&self, question: &str) -> Result<String, ConversationError> {
+        let answer = self.acp_fork_ask(question).await;
+        // The fork may have rotated the credential file too.
+        let synced = self.flush_bound_credentials().await;
+        match (answer, synced) {
+            (Ok(_), Err(e)) => Err(ConversationError::Acp(credentials::acp_error(&e))),
+            (answer, _) => answer,
+        }
+    }
+
+    async fn acp_fork_ask(&self, question: &str) -> Result<String, ConversationError> {
         let client = self.ensure_acp_started().await?;
         let fork = client
             .fork_session()
@@ -772,6 +817,9 @@ impl LocalConversation {
         let client = self.inner.acp.take();
         if let Some(c) = client {
             c.close().await;
+        }
+        if let Err(e) = self.release_bound_credentials().await {
+            tracing::warn!(conversation = %self.inner.id, error = %e, "ACP file credentials not synced at close");
         }
     }
 }
