@@ -61,60 +61,50 @@ impl CountSuite for Long {
         mock: &MockLlmHandle,
         client: &reqwest::Client,
     ) -> Result<LongResult> {
-        run(flavor, cfg, mock, client).await
+        let label = flavor.label();
+        let mut out = LongResult::new(label);
+        let dir = Arc::new(run_dir(&flavor)?);
+        let seed = stored::seed(&flavor, cfg, mock, client, dir.clone())
+            .await
+            .context("the conversation to extend")?;
+        let id = stored::dir_id(&seed)?;
+        let events_dir = seed.join("events");
+        let (template, mut ids) = {
+            let d = events_dir.clone();
+            tokio::task::spawn_blocking(move || read_log(&d))
+                .await
+                .context("reading the log")??
+        };
+        for &n in &cfg.counts {
+            let missing = n.saturating_sub(ids.len());
+            let started = Instant::now();
+            let (d, t, from) = (events_dir.clone(), template.clone(), ids.len());
+            let new = tokio::task::spawn_blocking(move || append(&d, &t, from, missing))
+                .await
+                .context("appending")??;
+            ids.extend(new);
+            progress(
+                label,
+                "long",
+                &format!(
+                    "{} events ({missing} written in {:.1} s)",
+                    ids.len(),
+                    started.elapsed().as_secs_f64()
+                ),
+            );
+            match point(&flavor, cfg, client, dir.clone(), &id, &ids).await {
+                Ok(p) => out.points.push(p),
+                Err(e) => {
+                    out.errors.push(format!("{n} events: {e:#}"));
+                    break;
+                }
+            }
+        }
+        Ok(out)
     }
     fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         markdown(ours, reference)
     }
-}
-
-/// Runs the suite on servers of `flavor` (`cfg.counts` are the lengths).
-async fn run(
-    flavor: Flavor,
-    cfg: &StoredConfig,
-    mock: &MockLlmHandle,
-    client: &reqwest::Client,
-) -> Result<LongResult> {
-    let label = flavor.label();
-    let mut out = LongResult::new(label);
-    let dir = Arc::new(run_dir(&flavor)?);
-    let seed = stored::seed(&flavor, cfg, mock, client, dir.clone())
-        .await
-        .context("the conversation to extend")?;
-    let id = stored::dir_id(&seed)?;
-    let events_dir = seed.join("events");
-    let (template, mut ids) = {
-        let d = events_dir.clone();
-        tokio::task::spawn_blocking(move || read_log(&d))
-            .await
-            .context("reading the log")??
-    };
-    for &n in &cfg.counts {
-        let missing = n.saturating_sub(ids.len());
-        let started = Instant::now();
-        let (d, t, from) = (events_dir.clone(), template.clone(), ids.len());
-        let new = tokio::task::spawn_blocking(move || append(&d, &t, from, missing))
-            .await
-            .context("appending")??;
-        ids.extend(new);
-        progress(
-            label,
-            "long",
-            &format!(
-                "{} events ({missing} written in {:.1} s)",
-                ids.len(),
-                started.elapsed().as_secs_f64()
-            ),
-        );
-        match point(&flavor, cfg, client, dir.clone(), &id, &ids).await {
-            Ok(p) => out.points.push(p),
-            Err(e) => {
-                out.errors.push(format!("{n} events: {e:#}"));
-                break;
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The first user `MessageEvent` of the log in `dir` (as JSON) and the ids

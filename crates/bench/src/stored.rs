@@ -116,7 +116,45 @@ impl CountSuite for Stored {
         mock: &MockLlmHandle,
         client: &reqwest::Client,
     ) -> Result<StoredResult> {
-        run(flavor, cfg, mock, client).await
+        let label = flavor.label();
+        let mut out = StoredResult::new(label);
+        let dir = Arc::new(run_dir(&flavor)?);
+        let seed = seed(&flavor, cfg, mock, client, dir.clone())
+            .await
+            .context("the conversation to copy")?;
+        progress(
+            label,
+            "stored",
+            &format!("seed conversation {}", seed.display()),
+        );
+        let root = dir.path().join("conversations");
+        let mut ids = vec![dir_id(&seed)?];
+        for &n in &cfg.counts {
+            let missing = n.saturating_sub(ids.len());
+            let started = Instant::now();
+            let (seed_c, root_c) = (seed.clone(), root.clone());
+            let new = tokio::task::spawn_blocking(move || copies(&seed_c, &root_c, missing))
+                .await
+                .context("copying")??;
+            ids.extend(new);
+            progress(
+                label,
+                "stored",
+                &format!(
+                    "{} stored ({missing} copied in {:.1} s)",
+                    ids.len(),
+                    started.elapsed().as_secs_f64()
+                ),
+            );
+            match point(&flavor, cfg, client, dir.clone(), &ids).await {
+                Ok(p) => out.points.push(p),
+                Err(e) => {
+                    out.errors.push(format!("{n} stored: {e:#}"));
+                    break;
+                }
+            }
+        }
+        Ok(out)
     }
     fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
         markdown(ours, reference)
@@ -131,54 +169,6 @@ pub(crate) fn progress(label: &str, suite: &str, text: &str) {
 /// `d` in milliseconds.
 pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// Runs the suite on servers of `flavor`.
-async fn run(
-    flavor: Flavor,
-    cfg: &StoredConfig,
-    mock: &MockLlmHandle,
-    client: &reqwest::Client,
-) -> Result<StoredResult> {
-    let label = flavor.label();
-    let mut out = StoredResult::new(label);
-    let dir = Arc::new(run_dir(&flavor)?);
-    let seed = seed(&flavor, cfg, mock, client, dir.clone())
-        .await
-        .context("the conversation to copy")?;
-    progress(
-        label,
-        "stored",
-        &format!("seed conversation {}", seed.display()),
-    );
-    let root = dir.path().join("conversations");
-    let mut ids = vec![dir_id(&seed)?];
-    for &n in &cfg.counts {
-        let missing = n.saturating_sub(ids.len());
-        let started = Instant::now();
-        let (seed_c, root_c) = (seed.clone(), root.clone());
-        let new = tokio::task::spawn_blocking(move || copies(&seed_c, &root_c, missing))
-            .await
-            .context("copying")??;
-        ids.extend(new);
-        progress(
-            label,
-            "stored",
-            &format!(
-                "{} stored ({missing} copied in {:.1} s)",
-                ids.len(),
-                started.elapsed().as_secs_f64()
-            ),
-        );
-        match point(&flavor, cfg, client, dir.clone(), &ids).await {
-            Ok(p) => out.points.push(p),
-            Err(e) => {
-                out.errors.push(format!("{n} stored: {e:#}"));
-                break;
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The hex id a conversation directory is named by.

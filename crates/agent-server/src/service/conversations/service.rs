@@ -1000,16 +1000,7 @@ impl ConversationService {
     /// must be activated again after the resume.
     pub async fn prepare_for_sandbox_pause(&self) -> Result<(), ServiceError> {
         self.catalog_ready().await;
-        let lives: Vec<Arc<Live>> = {
-            let mut catalog = self.inner.catalog.write();
-            catalog
-                .values_mut()
-                .filter_map(|e| {
-                    e.summary = e.current();
-                    e.live.take()
-                })
-                .collect()
-        };
+        let lives = self.unload_all();
         let mut first = None;
         for live in lives {
             if let Err(e) = live.save_meta().await {
@@ -1540,20 +1531,24 @@ impl ConversationService {
             .count()
     }
 
+    /// Takes every loaded conversation out of the catalog (its summary
+    /// kept for listing), for the caller to save and close.
+    fn unload_all(&self) -> Vec<Arc<Live>> {
+        let mut catalog = self.inner.catalog.write();
+        catalog
+            .values_mut()
+            .filter_map(|e| {
+                e.summary = e.current();
+                e.live.take()
+            })
+            .collect()
+    }
+
     /// Stops every run, saves metadata and closes the loaded conversations.
     pub async fn shutdown(&self) {
         self.inner.stop.cancel();
         self.catalog_ready().await;
-        let lives: Vec<Arc<Live>> = {
-            let mut catalog = self.inner.catalog.write();
-            catalog
-                .values_mut()
-                .filter_map(|e| {
-                    e.summary = e.current();
-                    e.live.take()
-                })
-                .collect()
-        };
+        let lives = self.unload_all();
         for live in lives {
             if let Err(e) = live.save_meta().await {
                 tracing::warn!(conversation = %live.id(), error = %e, "saving meta.json failed");
