@@ -14,6 +14,8 @@ Without a docker daemon the test says so loudly and is skipped.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -43,6 +45,46 @@ def _docker_works() -> bool:
         return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def _docker_gateway() -> str | None:
+    """This machine's address on docker's default bridge (where containers reach it)."""
+    try:
+        out = subprocess.run(
+            ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    gateway = out.stdout.strip()
+    return gateway if out.returncode == 0 and gateway else None
+
+
+@pytest.fixture(scope="module")
+def container_mock_url():
+    """The scripted mock LLM where the sandboxes' agent servers reach it.
+
+    Docker sandboxes run on a network of their own that cannot reach this
+    machine's loopback, where the suite's mock listens; this one, with the
+    suite's script, listens on the docker bridge's gateway address.
+    """
+    gateway = _docker_gateway()
+    if gateway is None:
+        print("\n*** SKIPPED: no docker bridge gateway (`docker network inspect bridge` failed).\n")
+        pytest.skip("no docker bridge")
+    compat = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("py_mock_llm", compat / "py_mock_llm.py")
+    assert spec is not None and spec.loader is not None
+    mock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mock)
+    script_path = Path(os.environ.get("COMPAT_SCRIPT") or compat / "scripts" / "compat.json")
+    server = mock.start_in_thread(json.loads(script_path.read_text()), host=gateway, port=0)
+    try:
+        yield f"http://{gateway}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
 
 
 class ControlPlane:
@@ -103,7 +145,7 @@ class ControlPlane:
 
 
 @pytest.fixture(scope="module")
-def control(mock_url: str):
+def control(container_mock_url: str):
     binary = os.environ.get("OH_COMPAT_CONTROL_BIN", "")
     agent_server = os.environ.get("OH_COMPAT_SERVER_BIN", "")
     if not (binary and Path(binary).is_file() and agent_server):
@@ -111,7 +153,7 @@ def control(mock_url: str):
     if not _docker_works():
         print("\n*** SKIPPED: no docker daemon answers (`docker info` failed); the Runtime API test needs one.\n")
         pytest.skip("no docker daemon")
-    cp = ControlPlane(binary, agent_server, mock_url)
+    cp = ControlPlane(binary, agent_server, container_mock_url)
     try:
         image = cp.admin("image", "build", "--tag", IMAGE)
         assert image.startswith("sha256:"), image
@@ -146,7 +188,7 @@ def _session(control: ControlPlane, session_id: str, key: str | None = None) -> 
     )
 
 
-def test_reference_api_remote_workspace_on_our_runtime_api(control: ControlPlane, mock_url: str):
+def test_reference_api_remote_workspace_on_our_runtime_api(control: ControlPlane, container_mock_url: str):
     session_id = f"compat-{uuid.uuid4()}"
     ws = _workspace(control, session_id)
     try:
@@ -171,7 +213,7 @@ def test_reference_api_remote_workspace_on_our_runtime_api(control: ControlPlane
 
         llm = LLM(
             model=MOCK_MODEL,
-            base_url=f"{mock_url}/v1",
+            base_url=f"{container_mock_url}/v1",
             api_key=SecretStr(MOCK_API_KEY),
             api_mode="chat",
             num_retries=0,

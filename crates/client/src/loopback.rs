@@ -5,7 +5,9 @@
 //! run one. The first redirect is handed over as a [`Callback`], whose
 //! receiver answers the browser with a page once it knows the outcome (a
 //! callback dropped unanswered gets a neutral page); later redirects get
-//! that neutral page too. The listener stops when dropped.
+//! that neutral page too. The listener stops when dropped: it takes no
+//! more connections, and a page already handed to it still reaches its
+//! browser (a graceful shutdown, not an abort).
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -14,11 +16,13 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::{Mutex, oneshot, watch};
 
 /// How long the browser's request waits for the receiver's page.
 const REPLY_WAIT: Duration = Duration::from_secs(60);
+/// How long open connections may take to finish after the listener is
+/// dropped.
+const GRACE: Duration = Duration::from_secs(5);
 
 const NEUTRAL_PAGE: &str =
     "<html><body><p>Authorization received. You may close this window.</p></body></html>";
@@ -65,7 +69,8 @@ impl Callback {
 pub struct CallbackListener {
     redirect_uri: String,
     received: Option<oneshot::Receiver<Callback>>,
-    task: AbortHandle,
+    stop: watch::Sender<bool>,
+    served: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for CallbackListener {
@@ -78,7 +83,7 @@ impl std::fmt::Debug for CallbackListener {
 
 impl Drop for CallbackListener {
     fn drop(&mut self) {
-        self.task.abort();
+        let _ = self.stop.send(true);
     }
 }
 
@@ -122,15 +127,33 @@ impl CallbackListener {
         let app = Router::new()
             .route(path, get(on_callback))
             .with_state((slot, redirect_uri.clone()));
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::warn!(error = %e, "OAuth callback listener failed");
+        let (stop, stopped) = watch::channel(false);
+        let mut drain = stopped.clone();
+        let mut cutoff = stopped;
+        let served = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = drain.wait_for(|stop| *stop).await;
+            });
+            // Once the listener is dropped, open connections (a page being
+            // written, a browser holding one open) get GRACE to finish.
+            let cut = async move {
+                let _ = cutoff.wait_for(|stop| *stop).await;
+                tokio::time::sleep(GRACE).await;
+            };
+            tokio::select! {
+                served = serve => {
+                    if let Err(e) = served {
+                        tracing::warn!(error = %e, "OAuth callback listener failed");
+                    }
+                }
+                () = cut => {}
             }
         });
         Ok(Self {
             redirect_uri,
             received: Some(rx),
-            task: task.abort_handle(),
+            stop,
+            served: Some(served),
         })
     }
 
@@ -139,9 +162,55 @@ impl CallbackListener {
         &self.redirect_uri
     }
 
+    /// Stops the listener and waits (at most [`GRACE`]) until the pages
+    /// already given reached their browsers: call it before a program
+    /// that ends right after a sign-in returns, so its runtime does not
+    /// cut the last page short.
+    pub async fn close(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(served) = self.served.take() {
+            let _ = tokio::time::timeout(GRACE, served).await;
+        }
+    }
+
     /// The first redirect, once it arrived (`None`: the listener is gone
     /// or was already read).
     pub async fn received(&mut self) -> Option<Callback> {
         self.received.take()?.await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The browser's request to the callback, answered with `page` and
+    /// the listener dropped at once: the page still reaches the browser.
+    #[tokio::test]
+    async fn a_page_given_before_the_listener_is_dropped_reaches_the_browser() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut listener = CallbackListener::bind(0, "/callback").await.unwrap();
+        let url = format!("{}?code=c1&state=s1", listener.redirect_uri())
+            .replace("localhost", "127.0.0.1");
+        let browser = crate::http_client(
+            &crate::HttpOptions::with_timeout(Duration::from_secs(10)).no_proxy(),
+        )
+        .unwrap();
+        let visit = tokio::spawn(async move {
+            let resp = browser.get(url).send().await?;
+            let status = resp.status().as_u16();
+            Ok::<_, reqwest::Error>((status, resp.text().await?))
+        });
+        let callback = listener.received().await.unwrap();
+        assert_eq!(callback.param("code").as_deref(), Some("c1"));
+        assert_eq!(callback.param("state").as_deref(), Some("s1"));
+        callback.reply(Page {
+            status: 200,
+            html: "<p>done here</p>".into(),
+        });
+        drop(listener);
+        let (status, body) = visit.await.unwrap().unwrap();
+        assert_eq!(status, 200);
+        assert!(body.contains("done here"), "{body}");
     }
 }

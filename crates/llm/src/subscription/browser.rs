@@ -142,6 +142,7 @@ impl OpenAiAuth {
                 &e.to_string(),
             ),
         });
+        listener.close().await;
         outcome
     }
 

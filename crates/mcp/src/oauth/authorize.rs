@@ -155,6 +155,7 @@ impl Authorization {
                 ),
             },
         });
+        self.listener.close().await;
         result
     }
 }

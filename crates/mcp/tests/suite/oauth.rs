@@ -25,21 +25,23 @@ fn config(url: &str, transport: &str) -> McpConfig {
 }
 
 /// Opens the authorization URL like a browser and follows its redirect to
-/// the callback listener.
-async fn consent(auth: &Authorization) {
+/// the callback listener (`callback_url`), whose page says how the
+/// exchange ended: run it beside [`Authorization::complete`].
+async fn consent(url: String, callback_url: String) {
     let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let url = auth.authorization_url().to_string();
     assert!(url.contains("code_challenge="), "{url}");
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     let resp = browser.get(&url).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 302, "{:?}", resp.text().await);
     let location = resp.headers()["location"].to_str().unwrap().to_string();
-    assert!(location.starts_with(auth.callback_url()), "{location}");
+    assert!(location.starts_with(&callback_url), "{location}");
     let page = browser.get(&location).send().await.unwrap();
     assert!(page.status().is_success());
+    let text = page.text().await.unwrap();
+    assert!(text.contains("Authorization complete"), "{text}");
 }
 
 async fn whoami(s: &McpSession) -> String {
@@ -79,8 +81,12 @@ async fn authorize_call_and_refresh(transport: &str) {
     let auth = Authorization::begin(&url, &oauth, store.clone())
         .await
         .unwrap();
-    consent(&auth).await;
-    auth.complete(Duration::from_secs(10)).await.unwrap();
+    let browser = consent(
+        auth.authorization_url().to_string(),
+        auth.callback_url().to_string(),
+    );
+    let (_, completed) = tokio::join!(browser, auth.complete(Duration::from_secs(10)));
+    completed.unwrap();
     let state = store.load(&url).await.unwrap();
     let first_token = state.access_token().unwrap().to_string();
     assert!(first_token.starts_with("access-1-"), "{first_token}");
