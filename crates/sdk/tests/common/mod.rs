@@ -95,6 +95,36 @@ pub fn agent_turns(turns: Vec<Turn>) -> (Agent, Arc<ScriptedLlm>) {
     agent(Script::from_turns(turns))
 }
 
+/// An `ACPAgent` running the scripted ACP peer
+/// (`crates/acp/tests/fixtures/scripted_peer.py`) in `mode`, with the spec
+/// fields of `extra` added; `None` (the test says it is skipped) without
+/// the Python that runs it (`OPENHANDS_TEST_MCP_PYTHON`).
+pub fn scripted_acp_agent(mode: &str, extra: Value) -> Option<Agent> {
+    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
+        .ok()
+        .filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+        return None;
+    };
+    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../acp/tests/fixtures/scripted_peer.py");
+    let mut spec = json!({
+        "kind": "ACPAgent",
+        "acp_command": [python, peer, mode],
+        "acp_startup_timeout": 30,
+        "acp_prompt_timeout": 30,
+        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
+        "tools": [],
+        "include_default_tools": [],
+    });
+    if let (Some(spec), Value::Object(extra)) = (spec.as_object_mut(), extra) {
+        spec.extend(extra);
+    }
+    let spec: AgentSpec = serde_json::from_value(spec).unwrap();
+    Some(Agent::new(spec, ToolRegistry::new()).unwrap())
+}
+
 /// Options persisting under `root`.
 pub fn persisted(root: &std::path::Path) -> ConversationOptions {
     ConversationOptions {

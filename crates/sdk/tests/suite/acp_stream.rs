@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use openhands_sdk::skills::context::SkillSources;
-use openhands_sdk::tool::ToolRegistry;
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
-use openhands_wire::agent::AgentSpec;
+use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_wire::state::ExecutionStatus;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -17,26 +15,9 @@ use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_streams_to_token_listeners() {
-    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
-        .ok()
-        .filter(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+    let Some(agent) = crate::common::scripted_acp_agent("normal", json!({})) else {
         return;
     };
-    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../acp/tests/fixtures/scripted_peer.py");
-    let spec: AgentSpec = serde_json::from_value(json!({
-        "kind": "ACPAgent",
-        "acp_command": [python, peer, "normal"],
-        "acp_startup_timeout": 30,
-        "acp_prompt_timeout": 30,
-        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
-        "tools": [],
-        "include_default_tools": [],
-    }))
-    .unwrap();
-    let agent = Agent::new(spec, ToolRegistry::new()).unwrap();
     let (ws, root, home) = (
         tempfile::tempdir().unwrap(),
         tempfile::tempdir().unwrap(),
@@ -83,26 +64,9 @@ async fn the_answer_streams_to_token_listeners() {
 /// fork's cost is counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_agent_answers_from_a_fork_of_the_acp_session() {
-    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
-        .ok()
-        .filter(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+    let Some(agent) = crate::common::scripted_acp_agent("normal", json!({})) else {
         return;
     };
-    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../acp/tests/fixtures/scripted_peer.py");
-    let spec: AgentSpec = serde_json::from_value(json!({
-        "kind": "ACPAgent",
-        "acp_command": [python, peer, "normal"],
-        "acp_startup_timeout": 30,
-        "acp_prompt_timeout": 30,
-        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
-        "tools": [],
-        "include_default_tools": [],
-    }))
-    .unwrap();
-    let agent = Agent::new(spec, ToolRegistry::new()).unwrap();
     let (ws, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let c = LocalConversation::new(
         agent,

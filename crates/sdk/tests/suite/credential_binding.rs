@@ -16,9 +16,7 @@ use openhands_sdk::credential::http::HttpVersionedCredentialBinding;
 use openhands_sdk::credential::{
     ActivationError, CredentialError, ResolvedCredential, VersionedCredentialBinding,
 };
-use openhands_sdk::tool::ToolRegistry;
-use openhands_sdk::{Agent, ConversationOptions, LocalConversation};
-use openhands_wire::agent::AgentSpec;
+use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_wire::state::ExecutionStatus;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -229,27 +227,14 @@ impl VersionedCredentialBinding for InMemory {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bound_credential_file_follows_the_acp_servers_rotations() {
-    let Some(python) = std::env::var("OPENHANDS_TEST_MCP_PYTHON")
-        .ok()
-        .filter(|p| std::path::Path::new(p).exists())
-    else {
-        eprintln!("skipped: OPENHANDS_TEST_MCP_PYTHON is not set");
+    let Some(agent) = crate::common::scripted_acp_agent(
+        "rotate",
+        json!({
+            "agent_context": {"secrets": {"CODEX_AUTH_JSON": "stale"}},
+        }),
+    ) else {
         return;
     };
-    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../acp/tests/fixtures/scripted_peer.py");
-    let spec: AgentSpec = serde_json::from_value(json!({
-        "kind": "ACPAgent",
-        "acp_command": [python, peer, "rotate"],
-        "acp_startup_timeout": 30,
-        "acp_prompt_timeout": 30,
-        "llm": {"model": "acp-managed", "usage_id": "acp-managed"},
-        "tools": [],
-        "include_default_tools": [],
-        "agent_context": {"secrets": {"CODEX_AUTH_JSON": "stale"}},
-    }))
-    .unwrap();
-    let agent = Agent::new(spec, ToolRegistry::new()).unwrap();
     let (ws, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let c = LocalConversation::new(
         agent,
