@@ -643,6 +643,20 @@ pub struct RemoteHost {
 impl RemoteHost {
     /// Starts `openhands-agent-server` with session key `key` on a free port.
     pub fn start(key: &str) -> RemoteHost {
+        Self::launch(key, &[("OH_SESSION_API_KEYS_0", key)])
+    }
+
+    /// Starts `openhands-agent-server` dormant (`OH_DEFERRED_INIT`) on a
+    /// free port, waiting for its keys on `POST /api/init` authorized by
+    /// `init_key`, as a warm pool's pod does.
+    pub fn start_dormant(init_key: &str) -> RemoteHost {
+        Self::launch(
+            "",
+            &[("OH_DEFERRED_INIT", "true"), ("OH_SECRET_KEY", init_key)],
+        )
+    }
+
+    fn launch(key: &str, settings: &[(&str, &str)]) -> RemoteHost {
         let dir = tempfile::Builder::new()
             .prefix("ohctl-host-")
             .tempdir()
@@ -662,7 +676,7 @@ impl RemoteHost {
         use std::os::unix::process::CommandExt;
         cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .current_dir(dir.path())
-            .env("OH_SESSION_API_KEYS_0", key)
+            .envs(settings.iter().copied())
             .env("OH_CONVERSATIONS_PATH", p("conversations"))
             .env("OH_WORKSPACE_PATH", p("workspace"))
             .env("OH_BASH_EVENTS_DIR", p("bash_events"))
