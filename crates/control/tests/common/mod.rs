@@ -520,6 +520,15 @@ pub struct Followed {
 }
 
 impl Followed {
+    /// Everything the task's output said, as one text.
+    pub fn text(&self) -> String {
+        self.stdout
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Adds the lines of one response.
     pub fn absorb(&mut self, lines: Vec<Value>) {
         self.responses += 1;
@@ -624,6 +633,23 @@ where
         assert!(Instant::now() < end, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A shell command with which an agent looks around its sandbox for what
+/// it must not find: the control plane's data directory `data_dir` (its
+/// sandboxes and `secret.key`), its agent server's configuration and
+/// stores, files naming keys anywhere, every process's command line and
+/// environment, mounted secrets. Its output ends with `LOOKED-AROUND`.
+pub fn look_around(data_dir: &str) -> String {
+    let d = data_dir;
+    format!(
+        "id; ls -la / {d} {d}/sandboxes; cat {d}/secret.key; \
+         ls -la ..; cat ../server_config.json ../conversations/*/* ../persistence/* 2>&1 | head -c 20000; \
+         grep -rl -e session_api_keys -e api_key / --exclude-dir=proc --exclude-dir=sys 2>/dev/null | head -50; \
+         env; for p in /proc/[0-9]*; do echo \"== $p $(tr '\\0' ' ' < $p/cmdline)\"; \
+         tr '\\0' '\\n' < $p/environ; done 2>&1; cat /proc/1/cmdline /run/secrets/* 2>&1; \
+         echo LOOKED-AROUND"
+    )
 }
 
 /// Serializes tests that must not overlap in one process.
