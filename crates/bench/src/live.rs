@@ -77,6 +77,8 @@ pub struct LivePoint {
     /// CPU time of the server and its reaped children (the shells) from the
     /// first creation to the last deletion, per conversation.
     pub cpu_per_conversation_ms: Option<f64>,
+    /// … of which the server process's own.
+    pub cpu_server_per_conversation_ms: Option<f64>,
     /// The first few distinct failure texts.
     pub errors: Vec<String>,
 }
@@ -234,7 +236,9 @@ async fn point(
         );
     }
     if let (Some(before), Ok(after)) = (cpu_before, proc_stat::cpu_time(pid)) {
-        p.cpu_per_conversation_ms = Some(ms(after.saturating_sub(before)) / n.max(1) as f64);
+        let spent = after.since(&before);
+        p.cpu_per_conversation_ms = Some(ms(spent.total()) / n.max(1) as f64);
+        p.cpu_server_per_conversation_ms = Some(ms(spent.own) / n.max(1) as f64);
     }
     p.rss_after_delete_bytes = rss_bytes(pid).ok();
     server.stop().await?;
@@ -243,7 +247,7 @@ async fn point(
         label,
         "live",
         &format!(
-            "{n} conversations: idle RSS {:.1} MB, live RSS {:.1} MB ({:.0} kB each), {} threads, {} fds, {} children ({:.1} MB), /health p99 {:.1} ms, CPU {:.1} ms per conversation, {} failures",
+            "{n} conversations: idle RSS {:.1} MB, live RSS {:.1} MB ({:.0} kB each), {} threads, {} fds, {} children ({:.1} MB), /health p99 {:.1} ms, CPU {:.1} ms per conversation ({:.1} ms the server's own), {} failures",
             mb(p.idle_rss_bytes),
             mb(p.live_rss_bytes),
             p.rss_per_conversation_bytes.unwrap_or(f64::NAN) / 1e3,
@@ -256,6 +260,7 @@ async fn point(
                 .and_then(|h| h.latency.as_ref())
                 .map_or(f64::NAN, |s| s.p99_ms),
             p.cpu_per_conversation_ms.unwrap_or(f64::NAN),
+            p.cpu_server_per_conversation_ms.unwrap_or(f64::NAN),
             p.failures,
         ),
     );
@@ -276,7 +281,7 @@ fn markdown(ours: &LiveResult, reference: Option<&LiveResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| live | finished | wall (s) | /health p99 (ms) | idle RSS (MB) | RSS live (MB) | RSS per conversation (kB) | threads | shells (MB) | RSS after delete (MB) | CPU per conversation (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| live | finished | wall (s) | /health p99 (ms) | idle RSS (MB) | RSS live (MB) | RSS per conversation (kB) | threads | shells (MB) | RSS after delete (MB) | delete all (s) | CPU per conversation (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let row = |p: &LivePoint| {
         [
@@ -299,7 +304,12 @@ fn markdown(ours: &LiveResult, reference: Option<&LiveResult>) -> String {
                 f(Some(p.children_rss_bytes as f64 / 1e6), 0)
             ),
             mb(p.rss_after_delete_bytes),
-            f(p.cpu_per_conversation_ms, 1),
+            f(p.delete_s, 1),
+            format!(
+                "{} ({} server)",
+                f(p.cpu_per_conversation_ms, 1),
+                f(p.cpu_server_per_conversation_ms, 1)
+            ),
         ]
     };
     for p in &ours.points {
