@@ -15,6 +15,7 @@ Without a docker daemon the test says so loudly and is skipped.
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import json
 import os
 import shutil
@@ -51,15 +52,25 @@ def _docker_gateway() -> str | None:
     """This machine's address on docker's default bridge (where containers reach it)."""
     try:
         out = subprocess.run(
-            ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+            ["docker", "network", "inspect", "bridge", "--format", "{{range .IPAM.Config}}{{.Gateway}} {{.Subnet}}\n{{end}}"],
             capture_output=True,
             text=True,
             timeout=30,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    gateway = out.stdout.strip()
-    return gateway if out.returncode == 0 and gateway else None
+    if out.returncode != 0:
+        return None
+    for line in out.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 2:
+            return fields[0]
+        if len(fields) == 1:
+            # No gateway named (a daemon that found its bridge already set
+            # up): docker gives the bridge the subnet's first address.
+            network = ipaddress.ip_network(fields[0], strict=False)
+            return str(network.network_address + 1)
+    return None
 
 
 @pytest.fixture(scope="module")

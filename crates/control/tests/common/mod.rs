@@ -79,18 +79,44 @@ pub async fn mock_llm(script: Script) -> MockLlmHandle {
 /// every bridge network reach; their loopback is their own), or `None`
 /// without a daemon.
 pub fn docker_host_addr() -> Option<String> {
+    docker_network_gateway("bridge")
+}
+
+/// The gateway address of docker network `network`: the one its IPAM
+/// configuration names or, where it names none (a daemon that found its
+/// bridge interface already set up), the subnet's first address, which is
+/// what docker gives the bridge. `None` without a daemon.
+pub fn docker_network_gateway(network: &str) -> Option<String> {
     let out = Command::new("docker")
         .args([
             "network",
             "inspect",
-            "bridge",
+            network,
             "--format",
-            "{{(index .IPAM.Config 0).Gateway}}",
+            "{{range .IPAM.Config}}{{.Gateway}} {{.Subnet}}\n{{end}}",
         ])
         .output()
         .ok()?;
-    let addr = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !addr.is_empty()).then_some(addr)
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().find_map(|line| {
+        let mut fields = line.split_whitespace();
+        match (fields.next(), fields.next()) {
+            (Some(gateway), Some(_)) => Some(gateway.to_string()),
+            (Some(subnet), None) => first_address(subnet),
+            _ => None,
+        }
+    })
+}
+
+/// The first host address of IPv4 subnet `cidr` ("172.17.0.0/16" →
+/// "172.17.0.1").
+fn first_address(cidr: &str) -> Option<String> {
+    let (net, _) = cidr.split_once('/')?;
+    let net: std::net::Ipv4Addr = net.parse().ok()?;
+    Some(std::net::Ipv4Addr::from(u32::from(net).checked_add(1)?).to_string())
 }
 
 /// The scripted LLM serving `script` where sandboxes of `engine` reach it,
@@ -139,6 +165,11 @@ pub struct Options {
 pub const SECRET_KEY: &str = "dGVzdC1rZXktZm9yLWNvbnRyb2wtcGxhbmUtdGVzdHM=";
 
 impl Control {
+    /// The control plane's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Environment and arguments every command of this control plane uses.
     fn base(
         db: &Db,

@@ -245,13 +245,7 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
         r#"{{index .Options "com.docker.network.bridge.enable_icc"}}"#,
     ]);
     assert_eq!(icc, "false", "containers on it cannot reach each other");
-    let gateway = docker_out(&[
-        "network",
-        "inspect",
-        &network,
-        "--format",
-        "{{(index .IPAM.Config 0).Gateway}}",
-    ]);
+    let gateway = common::docker_network_gateway(&network).expect("the network's gateway");
     let their_ip = inspect(
         &format!("oh-sandbox-{theirs}"),
         "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
