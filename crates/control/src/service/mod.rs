@@ -20,12 +20,13 @@ use crate::hosts::local::{Confinement, Exited, LocalSandboxes};
 use crate::secrets::{Sealer, SecretError};
 use crate::store::sandboxes::Sandbox;
 use crate::store::{Store, StoreError, now_ms};
+use crate::tasks::tail::Tail;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -68,7 +69,8 @@ pub(crate) struct Inner {
     pub instance: String,
     /// This instance's forwarders: the lease epoch each holds, its stop.
     pumps: Mutex<HashMap<String, (i64, CancellationToken)>>,
-    notifiers: Mutex<HashMap<String, Arc<Notify>>>,
+    /// The shared tail each task's readers on this instance wait on.
+    tails: Mutex<HashMap<String, Arc<Tail>>>,
     pub shutdown: CancellationToken,
     background: Mutex<Vec<JoinHandle<()>>>,
     /// Where the SSH relay is reached (host, port), once it listens.
@@ -119,27 +121,25 @@ impl Inner {
         OUTPUT_RETENTION_BYTES as i64
     }
 
-    /// The notifier readers of `task_id` wait on.
-    pub fn notifier(&self, task_id: &str) -> Arc<Notify> {
-        self.notifiers
+    /// The tail the readers of `task_id` on this instance share.
+    pub fn tail(&self, task_id: &str) -> Arc<Tail> {
+        self.tails
             .lock()
             .entry(task_id.to_string())
-            .or_insert_with(|| Arc::new(Notify::new()))
+            .or_insert_with(|| Arc::new(Tail::new()))
             .clone()
     }
 
-    /// Drops the notifiers no reader waits on any more.
-    pub fn forget_idle_notifiers(&self) {
-        self.notifiers
-            .lock()
-            .retain(|_, n| Arc::strong_count(n) > 1);
+    /// Drops the tails no reader holds any more.
+    pub fn forget_idle_tails(&self) {
+        self.tails.lock().retain(|_, t| Arc::strong_count(t) > 1);
     }
 
     /// Wakes the readers of `task_id` on this instance.
     pub fn wake(&self, task_id: &str) {
-        let n = self.notifiers.lock().get(task_id).cloned();
-        if let Some(n) = n {
-            n.notify_waiters();
+        let t = self.tails.lock().get(task_id).cloned();
+        if let Some(t) = t {
+            t.wake();
         }
     }
 
@@ -350,7 +350,7 @@ impl ControlPlane {
             sealer,
             instance,
             pumps: Mutex::new(HashMap::new()),
-            notifiers: Mutex::new(HashMap::new()),
+            tails: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             background: Mutex::new(Vec::new()),
             ssh_public: std::sync::OnceLock::new(),

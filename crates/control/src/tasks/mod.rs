@@ -4,3 +4,4 @@
 pub mod lines;
 pub mod pump;
 pub mod reader;
+pub mod tail;

@@ -5,7 +5,9 @@
 //! recorded, then the `exit` line once the task ended. The response ends
 //! after the exit or when the rotation time is up (the client reconnects
 //! with `after` = the last `seq` it saw). A reader only reads: a client
-//! that goes away never affects the task.
+//! that goes away never affects the task. The readers of one task share
+//! its [`Tail`](crate::tasks::tail::Tail), so many readers cost the
+//! database about what one does.
 
 use crate::service::Inner;
 use crate::store::StoreResult;
@@ -41,7 +43,7 @@ pub(crate) async fn stream(
         Ok(Err(e)) => tracing::warn!(task = %task_id, "reading task output failed: {e}"),
         Err(_) => tracing::warn!(task = %task_id, "reading task output timed out"),
     }
-    inner.forget_idle_notifiers();
+    inner.forget_idle_tails();
 }
 
 async fn send(tx: &mpsc::Sender<Bytes>, line: String, deadline: Instant) -> bool {
@@ -58,14 +60,19 @@ async fn pump_lines(
     deadline: Instant,
     tx: &mpsc::Sender<Bytes>,
 ) -> StoreResult<()> {
-    let notify = inner.notifier(task_id);
+    let tail = inner.tail(task_id);
     let poll = inner.config.poll_interval;
     loop {
-        let notified = notify.notified();
+        let notified = tail.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
 
-        let Some(task) = inner.store.task(task_id).await? else {
+        // A copy younger than half the poll interval is as good as a read:
+        // another instance's writes still show within one poll.
+        let view = tail
+            .read(&inner.store, task_id, *after, PAGE, poll / 2)
+            .await?;
+        let Some(task) = view.task else {
             return Ok(());
         };
         // `after` is the reader's (any integer of 0 or more): no overflow.
@@ -80,8 +87,10 @@ async fn pump_lines(
                 return Ok(());
             }
             *after = task.kept_from_seq - 1;
+            // Read again from the first chunk kept.
+            continue;
         }
-        let chunks = inner.store.output_after(task_id, *after, PAGE).await?;
+        let chunks = view.chunks;
         let full_page = chunks.len() as i64 == PAGE;
         for c in chunks {
             if !send(tx, lines::chunk(c.seq, &c.stream, &c.data), deadline).await {
