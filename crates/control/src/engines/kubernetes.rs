@@ -27,7 +27,10 @@
 //! Tested against a served API contract (the exact calls, answered by a
 //! local server), not a live cluster.
 
-use super::{Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeSpec};
+use super::{
+    Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeRefusal,
+    RuntimeSpec,
+};
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::ProvisionError;
 use crate::hosts::docker::{LABEL, container_name};
@@ -563,17 +566,18 @@ impl Engine for KubernetesEngine {
         true
     }
 
-    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), RuntimeRefusal> {
         if self.settings.warmpool.is_some() {
             return match spec.first_setting() {
                 None => Ok(()),
-                Some(field) => Err(format!(
-                    "{field} is not supported by the kubernetes engine with a warm pool (its SandboxTemplate decides)"
-                )),
+                Some(field) => Err(RuntimeRefusal::WarmPool(field)),
             };
         }
         if spec.process_dir.is_some() {
-            return Err("working_dir is not supported by the kubernetes engine".into());
+            return Err(RuntimeRefusal::Unsupported {
+                field: "working_dir",
+                engine: "kubernetes",
+            });
         }
         for (k, _) in &spec.environment {
             let ok = !k.is_empty()
@@ -581,7 +585,7 @@ impl Engine for KubernetesEngine {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
                 && !k.starts_with(|c: char| c.is_ascii_digit());
             if !ok {
-                return Err(format!("environment: {k:?} is not a valid variable name"));
+                return Err(RuntimeRefusal::EnvName(k.clone()));
             }
         }
         Ok(())

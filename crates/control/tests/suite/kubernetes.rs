@@ -325,6 +325,7 @@ async fn a_runtime_spec_goes_into_the_pod_and_its_environment_into_the_secret() 
             .check_runtime(&bad)
             .await
             .unwrap_err()
+            .to_string()
             .contains("working_dir")
     );
 }
@@ -383,6 +384,7 @@ async fn a_warm_pool_sandbox_is_a_claim_using_the_pools_key() {
             .check_runtime(&spec)
             .await
             .unwrap_err()
+            .to_string()
             .contains("warm pool")
     );
     e.engine.release(&s).await;
