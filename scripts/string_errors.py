@@ -7,7 +7,8 @@ Every `Result<..., String>` (nested generics and line breaks included) in
 `crates/*/src` outside tests (`*_tests.rs`, `tests.rs`, `#[cfg(test)]`
 blocks) must be listed in `scripts/string_errors.allow` with its reason.
 Each allow-list line reads `path | Result<...> | reason`; the type is written
-without spaces. Exit status 1 on an unlisted use or a stale allow-list line.
+without spaces. Exit status 1 on an unlisted use or a stale allow-list line; `--prune`
+deletes the stale lines instead of failing on them.
 """
 import os, re, sys
 
@@ -66,7 +67,9 @@ def load_allow():
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else 'crates'
+    args = [a for a in sys.argv[1:] if a != '--prune']
+    prune = len(args) != len(sys.argv) - 1
+    root = args[0] if args else 'crates'
     allowed = load_allow()
     seen = {}
     bad = 0
@@ -84,10 +87,21 @@ def main():
                     if seen[key] > allowed.get(key, 0):
                         bad += 1
                         print(f"{p}:{line}: {ty}: use a typed error (or list it with a reason in scripts/string_errors.allow)")
-    for key, count in allowed.items():
-        if seen.get(key, 0) < count:
-            bad += 1
-            print(f"scripts/string_errors.allow: `{key[0]} | {key[1]}` is no longer used; remove it")
+    stale = {k: c - seen.get(k, 0) for k, c in allowed.items() if seen.get(k, 0) < c}
+    if prune and stale:
+        kept = []
+        for line in open(ALLOW):
+            parts = [p.strip() for p in line.split('|')]
+            key = tuple(parts[:2]) if len(parts) == 3 else None
+            if key in stale and stale[key] > 0:
+                stale[key] -= 1
+                continue
+            kept.append(line)
+        open(ALLOW, 'w').write(''.join(kept))
+        stale = {}
+    for key in stale:
+        bad += 1
+        print(f"scripts/string_errors.allow: `{key[0]} | {key[1]}` is no longer used; remove it")
     sys.exit(1 if bad else 0)
 
 
