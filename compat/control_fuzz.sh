@@ -24,7 +24,15 @@ examples="${CONTROL_FUZZ_EXAMPLES:-8}"
 bin_dir="${CARGO_TARGET_DIR:-$root/target}/debug"
 control="$bin_dir/openhands-control"
 if ! "$venv/bin/st" --version 2>/dev/null | grep -q "${pin#*==}"; then
-    python="${CONTROL_FUZZ_PYTHON:-$(command -v python3.12 || command -v python3)}"
+    # The first interpreter that runs: a pyenv shim for a version that is not
+    # selected is found by `command -v` and then fails.
+    python="${CONTROL_FUZZ_PYTHON:-}"
+    if [[ -z "$python" ]]; then
+        for p in /root/.pyenv/versions/3.12.1/bin/python3.12 "$(command -v python3.12 || true)" "$(command -v python3 || true)"; do
+            if [[ -n "$p" ]] && "$p" -c pass 2>/dev/null; then python="$p"; break; fi
+        done
+    fi
+    [[ -n "$python" ]] || { echo "control_fuzz: no Python 3 runs here (set CONTROL_FUZZ_PYTHON)" >&2; exit 1; }
     "$python" -m venv "$venv"
     timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check "$pin"
 fi

@@ -37,14 +37,16 @@
 //! parsing, `additions` (`agent_launch_additions`), `meta.json`, `catalog` (the on-disk index of stored
 //! conversations, `<conversations>/.index/`), `info_cache` (the bounded in-memory cache of stored
 //! conversations' `ConversationInfo`), `bindings` (ACP credential bindings: pending until the
-//! conversation loads, scrubbed from what is persisted, required again after a restart), event
+//! conversation loads, scrubbed from what is persisted, required again after a restart; else the
+//! Codex credential saved in the secrets store, found again at each load), event
 //! hub, search), `bash/`
 //! (command service, `BashOutput` chunks on disk), `profiles/` (the server's profile policy on the
 //! SDK store: limits, active profile, provider connections), `gateway/` (OpenAI requests run as
 //! conversations), `runtime` (conversation-scoped workspaces and their bash services), `goal` (the
 //! goal loop task of a live conversation, one run slot for its life), `webhooks`, `init` (the
 //! `/api/init` request and its merge into the boot configuration), `secrets_store` (`secrets.json`,
-//! Fernet-encrypted), `settings/` (`/api/settings` over the SDK's `settings.json`
+//! Fernet-encrypted, versioned credentials compared and replaced under its lock), `secrets_binding`
+//! (a stored secret as a credential binding: the Codex fallback of ACP conversations), `settings/` (`/api/settings` over the SDK's `settings.json`
 //! document, `openhands_sdk::settings`: its field table behind validation and the form `schema`,
 //! the wire answers with secrets redacted, exposed or sealed),
 //! `agent_profiles` + `meta_profiles` (their stores and the settings pointers),

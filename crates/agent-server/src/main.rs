@@ -167,6 +167,17 @@ fn main() -> anyhow::Result<()> {
     work.block_on(run(&front, args))
 }
 
+/// Raises the soft limit of open files to the hard one. Each live
+/// conversation holds a few descriptors (its terminal's PTY, event sockets,
+/// files being written), so the usual soft limit of 1,024 would refuse
+/// connections and shells from a few hundred conversations on.
+fn raise_open_files_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!("open files limit: {limit}"),
+        Err(e) => tracing::warn!("the open files limit could not be raised: {e}"),
+    }
+}
+
 /// `--check-browser`: starts the browser the browser tools use, loads
 /// `about:blank` and closes it; fails when that does not work.
 async fn check_browser() -> anyhow::Result<()> {
@@ -204,6 +215,7 @@ async fn run(front: &server::FrontRuntime, args: Args) -> anyhow::Result<()> {
     if args.import_modules.is_some() || args.extra_python_path.is_some() {
         tracing::warn!("--import-modules / --extra-python-path have no effect on this server");
     }
+    raise_open_files_limit();
     let loaded = Config::load().context("loading the configuration")?;
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");

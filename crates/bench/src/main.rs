@@ -13,7 +13,8 @@
 //! What lives where (moved from ARCHITECTURE.md, which keeps the one-page map): `openhands-bench`:
 //! the server side by side with the reference; `suite` and `measure/` the main table's phases,
 //! `stored` the stored-conversations suite (`--stored`), `long` the long-conversation suite
-//! (`--long`), `server` starting and stopping the
+//! (`--long`), `live` the live-conversations suite (`--live`), `proc_stat` CPU time, threads
+//! and open files from `/proc`, `server` starting and stopping the
 //! servers, `report` the table
 
 #![allow(
@@ -22,9 +23,11 @@
 )]
 
 mod api;
+mod live;
 mod long;
 mod machine;
 mod measure;
+mod proc_stat;
 mod reaper;
 mod report;
 mod results;
@@ -126,6 +129,12 @@ struct Args {
     /// the `long` module).
     #[arg(long, value_delimiter = ',', conflicts_with = "stored")]
     long: Vec<usize>,
+    /// Instead of the main table, the live-conversations suite at these
+    /// numbers of conversations alive at once, comma-separated (e.g.
+    /// `10,100,1000`): wall time, RSS per live conversation, `/health`
+    /// p99, CPU per conversation, failures (see the `live` module).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["stored", "long"])]
+    live: Vec<usize>,
     /// Requests per latency figure of the stored-conversations and
     /// long-conversation suites.
     #[arg(long, default_value_t = 50)]
@@ -265,12 +274,14 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         .context("starting the mock LLM")?;
     eprintln!("mock LLM at {}", mock.base_url());
 
-    if !args.stored.is_empty() || !args.long.is_empty() {
+    if !args.stored.is_empty() || !args.long.is_empty() || !args.live.is_empty() {
         let python = with_reference.then_some(python);
-        let result = if args.long.is_empty() {
-            count_suite::<stored::Stored>(&args, &args.stored, &cfg, python, &mock, &client).await
-        } else {
+        let result = if !args.long.is_empty() {
             count_suite::<long::Long>(&args, &args.long, &cfg, python, &mock, &client).await
+        } else if !args.live.is_empty() {
+            count_suite::<live::Live>(&args, &args.live, &cfg, python, &mock, &client).await
+        } else {
+            count_suite::<stored::Stored>(&args, &args.stored, &cfg, python, &mock, &client).await
         };
         mock.shutdown().await;
         return result;
@@ -450,6 +461,10 @@ async fn interrupted() {
 async fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = Args::parse();
+    // A thousand live conversations are two thousand sockets here.
+    if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+        eprintln!("the open files limit could not be raised: {e}");
+    }
     let outcome = tokio::select! {
         result = run(args) => Some(result),
         _ = interrupted() => None,

@@ -243,6 +243,11 @@ impl ServerProcess {
         self.flavor.label()
     }
 
+    /// The environment tag its processes carry (see [`crate::reaper`]).
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
     /// The server's process id (also its process group id).
     pub fn pid(&self) -> u32 {
         self.pid

@@ -7,9 +7,9 @@
 use crate::error::{ClientError, error_chain};
 use crate::http::{HttpOptions, http_client};
 use crate::tls::{TlsOptions, client_config};
-use openhands_protocol::SESSION_API_KEY_HEADER;
 use openhands_protocol::conversation_info::{ConversationInfo, EventPage};
 use openhands_protocol::server::{HealthStatus, ServerInfo};
+use openhands_protocol::{INIT_API_KEY_HEADER, SESSION_API_KEY_HEADER};
 use reqwest::Method;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -277,6 +277,24 @@ impl AgentServerClient {
         self.send(self.request(Method::POST, path).json(body), &what, &[])
             .await?
             .json(&what)
+    }
+
+    /// `POST /api/init` on a dormant server (`OH_DEFERRED_INIT`): delivers
+    /// its runtime configuration `body` (session keys, secret key, …)
+    /// authorized by `init_key`, the secret key it was started with. The
+    /// answer is the server's init status (`{"state": "ready", …}`).
+    pub async fn initialize<B: Serialize + ?Sized>(
+        &self,
+        init_key: &str,
+        body: &B,
+    ) -> Result<Value, ClientError> {
+        let what = "POST /api/init";
+        let req = self
+            .http
+            .post(format!("{}/api/init", self.base))
+            .header(INIT_API_KEY_HEADER, init_key)
+            .json(body);
+        self.send(req, what, &[]).await?.json_value(what)
     }
 
     /// `GET /alive`.

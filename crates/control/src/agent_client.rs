@@ -123,6 +123,38 @@ impl AgentClient {
         Ok(value)
     }
 
+    /// Delivers a dormant server's own keys (`POST /api/init`, authorized
+    /// by `init_key`): afterwards it accepts `ep.key` as its only session
+    /// key and seals its secrets with `secret_key`.
+    pub async fn initialize(
+        &self,
+        ep: &Endpoint,
+        init_key: &str,
+        secret_key: &str,
+    ) -> Result<(), AgentError> {
+        let body = json!({"session_api_keys": [ep.key], "secret_key": secret_key});
+        let answer = self.server(ep)?.initialize(init_key, &body).await?;
+        match answer.get("state").and_then(Value::as_str) {
+            Some("ready") => Ok(()),
+            _ => Err(AgentError::Protocol(format!(
+                "POST /api/init answered {answer} instead of the ready state"
+            ))),
+        }
+    }
+
+    /// A deferred server's init state (`GET /api/init`, an open route):
+    /// `dormant`, `initializing` or `ready`.
+    pub async fn init_state(&self, ep: &Endpoint) -> Result<String, AgentError> {
+        let status = self
+            .call(ep, reqwest::Method::GET, "/api/init", None)
+            .await?;
+        status
+            .get("state")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| AgentError::Protocol(format!("GET /api/init answered {status}")))
+    }
+
     /// Checks the server answers and accepts the key (an authenticated
     /// read of the conversation count).
     pub async fn check(&self, ep: &Endpoint) -> Result<(), AgentError> {

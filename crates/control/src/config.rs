@@ -175,7 +175,7 @@ pub struct KubernetesSettings {
     /// A `SandboxWarmPool` to claim sandboxes from (instead of creating
     /// `Sandbox` objects).
     pub warmpool: Option<String>,
-    /// The `Secret` holding the warm pool's session key (`session_api_key`).
+    /// The `Secret` holding the init key of the warm pool's dormant pods (`init_api_key`).
     pub warmpool_secret: Option<String>,
     /// A kubeconfig file (`None`: in-cluster, `KUBECONFIG`, `~/.kube/config`).
     pub kubeconfig: Option<PathBuf>,
@@ -679,7 +679,7 @@ fn kubernetes_settings<'a>(
         if settings.warmpool_secret.is_none() {
             return Err(ConfigError::new(
                 "OH_CONTROL_K8S_WARMPOOL_SECRET",
-                "must name the Secret holding the warm pool's session key (key session_api_key) when OH_CONTROL_K8S_WARMPOOL is set",
+                "must name the Secret holding the init key of the warm pool's dormant pods (key init_api_key) when OH_CONTROL_K8S_WARMPOOL is set",
             ));
         }
     } else if settings.warmpool_secret.is_some() {

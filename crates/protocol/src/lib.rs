@@ -43,6 +43,11 @@ use serde::{Deserialize, Serialize};
 /// written: the server checks it, every client sends it.
 pub const SESSION_API_KEY_HEADER: &str = "X-Session-API-Key";
 
+/// The header carrying the init key on `POST /api/init` to a server started
+/// dormant (`OH_DEFERRED_INIT`): the server's secret key, which a warm pool's
+/// pods share until a claim delivers their own keys.
+pub const INIT_API_KEY_HEADER: &str = "X-Init-API-Key";
+
 /// `{"success": true}`, the answer of actions without a result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

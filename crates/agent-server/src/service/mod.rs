@@ -13,6 +13,8 @@
 //! * [`mcp_settings`] — the settings' MCP servers (`/api/settings/mcp/*`) and
 //!   the OAuth tokens conversations find there;
 //! * [`secrets_store`] — the user's custom secrets (`secrets.json`, encrypted);
+//! * [`secrets_binding`] — a secret of that store as a versioned credential
+//!   binding (the Codex `auth.json` fallback of ACP conversations);
 //! * [`runtime`] — conversation-scoped workspaces and their bash services;
 //! * [`webhooks`] — event and conversation notifications to other servers;
 //! * [`workspaces`] — the user's saved workspaces (`workspaces.json`);
@@ -38,6 +40,7 @@ pub mod profile_launch;
 pub mod profiles;
 pub mod provider_connections;
 pub mod runtime;
+pub mod secrets_binding;
 pub mod secrets_store;
 pub mod settings;
 pub mod subscription;

@@ -804,6 +804,133 @@ async fn a_bound_codex_credential_is_loaded_rotated_synced_back_and_scrubbed() {
     );
 }
 
+/// A Codex `ACPAgent` conversation no product bound `CODEX_AUTH_JSON` to
+/// is bound to the one saved in the server's secrets: its ACP server reads
+/// the store's value (not the request's), each rotation is written back
+/// under a new generation (sealed at rest), nothing of it is persisted with
+/// the conversation, and it is not required after a reload: the store's
+/// binding is found again.
+#[tokio::test]
+async fn a_codex_conversation_without_a_binding_uses_the_servers_saved_credential() {
+    let Some(py) = python() else { return };
+    let env = Env::start(no_llm).await;
+    let secret = "/api/settings/secrets/CODEX_AUTH_JSON";
+    let (s, r) = env
+        .call(
+            "PUT",
+            "/api/settings/secrets",
+            Some(
+                json!({"name": "CODEX_AUTH_JSON", "value": codex_auth(1, "refresh-1"),
+                        "description": "ChatGPT sign-in"}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    let mut agent = acp_agent(&py, "rotate");
+    agent["acp_server"] = json!("codex");
+    let (s, info) = env
+        .post(
+            "/api/conversations",
+            env.start_body(json!({"agent": agent,
+                "secrets": {"CODEX_AUTH_JSON": codex_auth(0, "stale-refresh")},
+                "initial_message": {"role": "user", "content": [{"type": "text", "text": "go"}], "run": true}})),
+        )
+        .await;
+    assert_eq!(s, 201, "{info}");
+    let id = info["id"].as_str().unwrap().to_string();
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(finish_texts(&env.events(&id).await), ["generation=1"]);
+    // The rotation is back in the store, under a new generation, sealed.
+    let (s, stored) = env.get(secret).await;
+    assert_eq!((s, &stored["generation"]), (200, &json!(2)), "{stored}");
+    assert_eq!(stored["tokens"]["refresh_token"], "refresh-2");
+    let file = env.config().persistence_dir.join("secrets.json");
+    let raw = std::fs::read_to_string(&file).unwrap();
+    assert!(!raw.contains("refresh-2"), "{raw}");
+    let doc: Value = serde_json::from_str(&raw).unwrap();
+    let first = doc["_credential_versions"]["CODEX_AUTH_JSON"].clone();
+    assert!(first.as_str().is_some_and(|v| !v.is_empty()), "{doc}");
+    assert_eq!(
+        doc["custom_secrets"]["CODEX_AUTH_JSON"]["description"],
+        "ChatGPT sign-in"
+    );
+    // Scrubbed from the conversation's files without being required.
+    let dir = env.conversations_dir().join(id.replace('-', ""));
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    assert!(meta["secrets"].get("CODEX_AUTH_JSON").is_none(), "{meta}");
+    assert_eq!(
+        meta.get("required_runtime_credential_bindings")
+            .cloned()
+            .unwrap_or(json!([])),
+        json!([]),
+        "{meta}"
+    );
+    let base = std::fs::read_to_string(dir.join("base_state.json")).unwrap();
+    assert!(!base.contains("refresh"), "{base}");
+    let base: Value = serde_json::from_str(&base).unwrap();
+    assert_eq!(
+        base["secret_registry"]["secret_sources"],
+        json!({}),
+        "{base}"
+    );
+    assert!(!dir.join("acp/codex/auth.json").exists());
+
+    // The next turn reads the value it wrote back.
+    env.send(&id, "again", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        finish_texts(&env.events(&id).await),
+        ["generation=1", "generation=2"]
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_ne!(doc["_credential_versions"]["CODEX_AUTH_JSON"], first);
+
+    // Closed and reloaded, it needs no activation: the store is bound again,
+    // and a sign-in saved meanwhile is what the ACP server reads.
+    let (s, r) = env
+        .call("POST", "/api/conversations/prepare-for-sandbox-pause", None)
+        .await;
+    assert_eq!(s, 204, "{r}");
+    let (s, r) = env
+        .call(
+            "PUT",
+            "/api/settings/secrets",
+            Some(json!({"name": "CODEX_AUTH_JSON", "value": codex_auth(7, "refresh-7")})),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    env.send(&id, "after resume", true).await;
+    env.wait_status(&id, &["finished"]).await;
+    assert_eq!(
+        finish_texts(&env.events(&id).await).last().unwrap(),
+        "generation=7"
+    );
+    let (_, stored) = env.get(secret).await;
+    assert_eq!(stored["generation"], 8, "{stored}");
+
+    // A product's binding cannot replace it once bound, even before the
+    // ACP server starts.
+    let product: binding_stand_in::Shared = Default::default();
+    product.lock().unwrap().value = codex_auth(1, "r");
+    let url = binding_stand_in::serve(product).await;
+    let mut agent = acp_agent(&py, "rotate");
+    agent["acp_server"] = json!("codex");
+    let idle = env.create(json!({"agent": agent})).await;
+    let path = format!(
+        "/api/conversations/{}/credential-bindings/CODEX_AUTH_JSON",
+        idle["id"].as_str().unwrap()
+    );
+    let (s, r) = env.call("PUT", &path, Some(json!({"url": url}))).await;
+    assert_eq!(
+        (s, r["detail"].as_str()),
+        (
+            409,
+            Some("Credential binding activation arrived after ACP initialization")
+        )
+    );
+}
+
 #[tokio::test]
 async fn credential_binding_activations_are_refused_as_the_reference_refuses_them() {
     use binding_stand_in::*;

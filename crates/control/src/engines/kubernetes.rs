@@ -12,9 +12,15 @@
 //! * **Session key:** in a Kubernetes `Secret` of the sandbox (the agent
 //!   server's configuration file, mounted read-only, mode 0400), never in
 //!   clear in the `Sandbox`, its labels or environment values. A warm
-//!   pool's pods are started before any claim, so they share the key the
-//!   pool's template mounts: the engine reads it from the `Secret`
-//!   `OH_CONTROL_K8S_WARMPOOL_SECRET` names (key `session_api_key`).
+//!   pool's pods are started before any claim, so they cannot hold a
+//!   sandbox's key: their template starts the agent server dormant
+//!   (`OH_DEFERRED_INIT=true`) with a shared *init* key as its secret key,
+//!   from the `Secret` `OH_CONTROL_K8S_WARMPOOL_SECRET` names (key
+//!   `init_api_key`). Once a claim is bound, the engine delivers that
+//!   sandbox's own session key and a fresh secret key by `POST /api/init`
+//!   (authorized by the init key); from then on the pod accepts only its
+//!   own key, so no two tenants' sandboxes share one. A pod somebody else
+//!   initialized first is refused and its claim released.
 //! * **Confinement:** the pod's container has the docker engine's
 //!   capabilities and security options (all capabilities dropped but
 //!   `SETFCAP`, no privilege escalation, no seccomp filter) and the
@@ -31,7 +37,7 @@ use super::{
     Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeRefusal,
     RuntimeSpec,
 };
-use crate::agent_client::{AgentClient, Endpoint};
+use crate::agent_client::{AgentClient, AgentError, Endpoint};
 use crate::hosts::ProvisionError;
 use crate::hosts::docker::{LABEL, container_name};
 use crate::secrets::new_credential;
@@ -58,8 +64,9 @@ const DATA: &str = "/root/openhands";
 const CONFIG_DIR: &str = "/run/secrets/openhands";
 /// The configuration file's key in the secret.
 const CONFIG_KEY: &str = "server.json";
-/// The key of a warm pool's session key in its secret.
-pub const POOL_KEY: &str = "session_api_key";
+/// The key of a warm pool's init key (its dormant pods' secret key) in
+/// its secret.
+pub const POOL_INIT_KEY: &str = "init_api_key";
 /// The value of agent-sandbox's `created-by` label on our objects.
 const CREATED_BY: &str = "openhands-control";
 
@@ -298,8 +305,8 @@ impl KubernetesEngine {
             .await
     }
 
-    /// The session key of the warm pool's pods (from its secret).
-    async fn pool_key(&self) -> Result<String, KubeError> {
+    /// The init key of the warm pool's dormant pods (from its secret).
+    async fn pool_init_key(&self) -> Result<String, KubeError> {
         let (kube, ns) = self.kube().await?;
         let name = self.settings.warmpool_secret.as_deref().unwrap_or_default();
         let secret = kube.get(&SECRET, ns, name).await?.ok_or_else(|| {
@@ -308,10 +315,12 @@ impl KubernetesEngine {
             ))
         })?;
         let data = secret
-            .pointer(&format!("/data/{POOL_KEY}"))
+            .pointer(&format!("/data/{POOL_INIT_KEY}"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                KubeError::Invalid(format!("the secret {ns}/{name} has no {POOL_KEY:?} key"))
+                KubeError::Invalid(format!(
+                    "the secret {ns}/{name} has no {POOL_INIT_KEY:?} key"
+                ))
             })?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data)
@@ -373,13 +382,13 @@ impl KubernetesEngine {
         }
     }
 
-    /// Creates the objects of a sandbox; the object and the key its agent
-    /// server accepts.
-    async fn create(&self, req: &ProvisionRequest) -> Result<(Object, String), KubeError> {
+    /// Creates the objects of a sandbox; the object and, for a claim, the
+    /// init key its dormant agent server awaits its own keys with.
+    async fn create(&self, req: &ProvisionRequest) -> Result<(Object, Option<String>), KubeError> {
         let (kube, ns) = self.kube().await?;
         let name = container_name(&req.sandbox_id);
         if let Some(pool) = &self.settings.warmpool {
-            let key = self.pool_key().await?;
+            let init_key = self.pool_init_key().await?;
             let claim = ClaimRequest {
                 name: name.clone(),
                 warmpool: pool.clone(),
@@ -393,7 +402,7 @@ impl KubernetesEngine {
                 &claim.manifest(std::time::SystemTime::now()),
             )
             .await?;
-            return Ok((Object::Claim(name), key));
+            return Ok((Object::Claim(name), Some(init_key)));
         }
         let server_secret = new_credential("").map_err(|e| KubeError::Invalid(e.to_string()))?;
         let config = server_config(&req.key, &server_secret);
@@ -409,8 +418,93 @@ impl KubernetesEngine {
             self.release_object(&obj).await;
             return Err(e);
         }
-        Ok((obj, req.key.clone()))
+        Ok((obj, None))
     }
+
+    /// Delivers a claimed pod's own keys: `ep.key` as its session key and a
+    /// fresh secret key, authorized by the pool's `init_key`; retried while
+    /// the server does not answer yet, until `end`.
+    async fn initialize_claimed(
+        &self,
+        ep: &Endpoint,
+        init_key: &str,
+        end: Instant,
+    ) -> Result<(), InitError> {
+        let secret_key = new_credential("")?;
+        loop {
+            let why = match self.client.initialize(ep, init_key, &secret_key).await {
+                Ok(()) => return Ok(()),
+                Err(AgentError::Unreachable(why)) => why,
+                Err(e) => return Err(self.init_refusal(ep, e).await),
+            };
+            if Instant::now() >= end {
+                return Err(InitError::NoAnswer {
+                    url: ep.url.clone(),
+                    why,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Why a claimed pod refused its keys, saying what to fix.
+    async fn init_refusal(&self, ep: &Endpoint, e: AgentError) -> InitError {
+        let secret = self.settings.warmpool_secret.clone().unwrap_or_default();
+        match e.status() {
+            Some(404) => InitError::NotDormant { secret, source: e },
+            Some(400) | Some(401) => match self.client.init_state(ep).await {
+                Ok(state) if state != "dormant" => InitError::AlreadyInitialized { state },
+                Ok(_) if e.status() == Some(401) => InitError::InitKeyRefused { secret, source: e },
+                _ => InitError::Refused(e),
+            },
+            _ => InitError::Refused(e),
+        }
+    }
+}
+
+/// Why a claimed warm-pool pod did not take its own keys.
+#[derive(Debug, thiserror::Error)]
+enum InitError {
+    /// No fresh secret key could be made.
+    #[error(transparent)]
+    Credential(#[from] crate::secrets::SecretError),
+    /// The pod's agent server did not answer before the start timeout.
+    #[error("its agent server at {url} did not take its keys: {why}")]
+    NoAnswer {
+        /// The agent server's address.
+        url: String,
+        /// The last connection failure.
+        why: String,
+    },
+    /// The pool's pods started with their keys (no deferred init).
+    #[error(
+        "the warm pool's pods are not dormant: their template must start the agent server with OH_DEFERRED_INIT=true and its secret key from the Secret {secret} ({source})"
+    )]
+    NotDormant {
+        /// The pool's key secret.
+        secret: String,
+        /// The refusal.
+        source: AgentError,
+    },
+    /// The claimed pod already had keys the control plane did not give it.
+    #[error(
+        "the claimed pod was already {state} with keys the control plane did not give it; it is not used"
+    )]
+    AlreadyInitialized {
+        /// The pod's init state.
+        state: String,
+    },
+    /// The pods do not accept the key in the pool's secret.
+    #[error("the warm pool's pods refuse the init key of the Secret {secret} ({source})")]
+    InitKeyRefused {
+        /// The pool's key secret.
+        secret: String,
+        /// The refusal.
+        source: AgentError,
+    },
+    /// Any other refusal.
+    #[error("the claimed pod refused its keys: {0}")]
+    Refused(#[source] AgentError),
 }
 
 #[async_trait::async_trait]
@@ -428,7 +522,7 @@ impl Engine for KubernetesEngine {
             Object::Sandbox(name)
         };
         self.release_object(&leftover).await;
-        let (obj, key) = self.create(req).await.map_err(unavailable)?;
+        let (obj, init_key) = self.create(req).await.map_err(unavailable)?;
         let end = Instant::now() + self.start_timeout;
         let ready = async {
             let (kube, ns) = self.kube().await.map_err(|e| e.to_string())?;
@@ -449,8 +543,13 @@ impl Engine for KubernetesEngine {
             })?;
             let ep = Endpoint {
                 url: url.clone(),
-                key: key.clone(),
+                key: req.key.clone(),
             };
+            if let Some(init_key) = &init_key {
+                self.initialize_claimed(&ep, init_key, end)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
             let left = end.saturating_duration_since(Instant::now());
             self.client
                 .wait_ready(&ep, left)
@@ -463,7 +562,7 @@ impl Engine for KubernetesEngine {
             Ok(url) => Ok(Provisioned {
                 engine_id: obj.id(),
                 url,
-                key,
+                key: req.key.clone(),
                 working_dir: WORKSPACE.into(),
             }),
             Err(why) => {
@@ -551,7 +650,7 @@ impl Engine for KubernetesEngine {
         };
         let (kube, ns) = self.kube().await.map_err(|e| err(e.to_string()))?;
         let rt = if self.settings.warmpool.is_some() {
-            self.pool_key().await.map_err(|e| err(e.to_string()))?;
+            self.pool_init_key().await.map_err(|e| err(e.to_string()))?;
             &SANDBOX_CLAIM
         } else {
             &SANDBOX

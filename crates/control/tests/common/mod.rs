@@ -520,6 +520,15 @@ pub struct Followed {
 }
 
 impl Followed {
+    /// Everything the task's output said, as one text.
+    pub fn text(&self) -> String {
+        self.stdout
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Adds the lines of one response.
     pub fn absorb(&mut self, lines: Vec<Value>) {
         self.responses += 1;
@@ -626,6 +635,23 @@ where
     }
 }
 
+/// A shell command with which an agent looks around its sandbox for what
+/// it must not find: the control plane's data directory `data_dir` (its
+/// sandboxes and `secret.key`), its agent server's configuration and
+/// stores, files naming keys anywhere, every process's command line and
+/// environment, mounted secrets. Its output ends with `LOOKED-AROUND`.
+pub fn look_around(data_dir: &str) -> String {
+    let d = data_dir;
+    format!(
+        "id; ls -la / {d} {d}/sandboxes; cat {d}/secret.key; \
+         ls -la ..; cat ../server_config.json ../conversations/*/* ../persistence/* 2>&1 | head -c 20000; \
+         grep -rl -e session_api_keys -e api_key / --exclude-dir=proc --exclude-dir=sys 2>/dev/null | head -50; \
+         env; for p in /proc/[0-9]*; do echo \"== $p $(tr '\\0' ' ' < $p/cmdline)\"; \
+         tr '\\0' '\\n' < $p/environ; done 2>&1; cat /proc/1/cmdline /run/secrets/* 2>&1; \
+         echo LOOKED-AROUND"
+    )
+}
+
 /// Serializes tests that must not overlap in one process.
 pub static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -643,6 +669,20 @@ pub struct RemoteHost {
 impl RemoteHost {
     /// Starts `openhands-agent-server` with session key `key` on a free port.
     pub fn start(key: &str) -> RemoteHost {
+        Self::launch(key, &[("OH_SESSION_API_KEYS_0", key)])
+    }
+
+    /// Starts `openhands-agent-server` dormant (`OH_DEFERRED_INIT`) on a
+    /// free port, waiting for its keys on `POST /api/init` authorized by
+    /// `init_key`, as a warm pool's pod does.
+    pub fn start_dormant(init_key: &str) -> RemoteHost {
+        Self::launch(
+            "",
+            &[("OH_DEFERRED_INIT", "true"), ("OH_SECRET_KEY", init_key)],
+        )
+    }
+
+    fn launch(key: &str, settings: &[(&str, &str)]) -> RemoteHost {
         let dir = tempfile::Builder::new()
             .prefix("ohctl-host-")
             .tempdir()
@@ -662,7 +702,7 @@ impl RemoteHost {
         use std::os::unix::process::CommandExt;
         cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .current_dir(dir.path())
-            .env("OH_SESSION_API_KEYS_0", key)
+            .envs(settings.iter().copied())
             .env("OH_CONVERSATIONS_PATH", p("conversations"))
             .env("OH_WORKSPACE_PATH", p("workspace"))
             .env("OH_BASH_EVENTS_DIR", p("bash_events"))

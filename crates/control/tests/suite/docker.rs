@@ -185,14 +185,7 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("secret.key"), common::SECRET_KEY).unwrap();
     let d = data.to_string_lossy();
-    let look = format!(
-        "id; ls -la / {d} {d}/sandboxes; cat {d}/secret.key; \
-         ls -la ..; cat ../server_config.json ../conversations/*/* ../persistence/* 2>&1 | head -c 20000; \
-         grep -rl -e session_api_keys -e api_key / --exclude-dir=proc --exclude-dir=sys 2>/dev/null | head -50; \
-         env; for p in /proc/[0-9]*; do echo \"== $p $(tr '\\0' ' ' < $p/cmdline)\"; \
-         tr '\\0' '\\n' < $p/environ; done 2>&1; cat /proc/1/cmdline /run/secrets/* 2>&1; \
-         echo LOOKED-AROUND"
-    );
+    let look = common::look_around(&d);
     let script = Script::from_turns([
         Turn::tool_call("terminal", json!({"command": look})),
         Turn::tool_call("terminal", json!({"command": PROBE})),
@@ -288,12 +281,7 @@ async fn a_docker_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
     let mut f = Followed::default();
     follow_until(&api, &a, &mine, &task, &mut f, WAIT, |_| false).await;
     assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", f.lines);
-    let seen: String = f
-        .stdout
-        .iter()
-        .map(|o| o.to_string())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let seen = f.text();
     assert!(
         seen.contains("LOOKED-AROUND"),
         "the look-around ran: {seen}"

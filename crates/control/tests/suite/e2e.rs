@@ -459,15 +459,6 @@ async fn a_sandbox_may_name_its_own_llm() {
     llm.shutdown().await;
 }
 
-/// Everything a task's output says, as one text.
-fn output_text(f: &Followed) -> String {
-    f.stdout
-        .iter()
-        .map(|o| o.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// An agent in one tenant's local sandbox that looks around the file
 /// system, the processes and its environment finds no other tenant's
 /// sandbox, no control-plane key or database, no agent-server session key
@@ -536,7 +527,7 @@ async fn a_local_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
     let mut f = Followed::default();
     follow_until(&api, &a, &mine, &task, &mut f, WAIT, |_| false).await;
     assert_eq!(f.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", f.lines);
-    let seen = output_text(&f);
+    let seen = f.text();
     assert!(
         seen.contains("LOOKED-AROUND"),
         "the look-around ran: {seen}"

@@ -8,13 +8,15 @@
 //! engine creates (Secret, Sandbox, SandboxClaim), that the key lives only
 //! in the Secret, readiness and the endpoint, `locate` for running, gone,
 //! not-ready and finished sandboxes, release, list, the warm-pool claim
-//! path with the pool's key, and API errors (401/403/404/409) and
-//! controller failures as clear errors.
+//! path (a real agent server started dormant stands for the pool's pod and
+//! gets the sandbox's own key by `POST /api/init`), and API errors
+//! (401/403/404/409) and controller failures as clear errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common::RemoteHost;
 use axum::http::{HeaderMap, StatusCode};
 use base64::Engine as _;
-use openhands_control::agent_client::AgentClient;
+use openhands_control::agent_client::{AgentClient, Endpoint};
 use openhands_control::config::KubernetesSettings;
 use openhands_control::engines::kubernetes::KubernetesEngine;
 use openhands_control::engines::{Engine, Located, ProvisionRequest, RuntimeSpec};
@@ -37,8 +39,8 @@ fn secret_data(secret: &Value, key: &str) -> Option<String> {
     String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b).ok()?).ok()
 }
 
-/// The session keys the API server's Secrets hold (servers' configs and
-/// warm-pool keys).
+/// The session keys the API server's Secrets hold (the servers'
+/// configurations).
 fn keys_of(api: &FakeKubeApi) -> Vec<String> {
     let mut keys = Vec::new();
     for name in api.names("secrets", NS) {
@@ -48,9 +50,6 @@ fn keys_of(api: &FakeKubeApi) -> Vec<String> {
             for k in cfg["session_api_keys"].as_array().unwrap() {
                 keys.push(k.as_str().unwrap().to_string());
             }
-        }
-        if let Some(k) = secret_data(&s, "session_api_key") {
-            keys.push(k);
         }
     }
     keys
@@ -85,15 +84,25 @@ async fn agent_server(api: FakeKubeApi) -> u16 {
     port
 }
 
+/// The init key of the test's warm pool.
+const POOL_INIT_KEY: &str = "pool-init-key-1";
+
 struct Env {
     api: FakeKubeApi,
     engine: KubernetesEngine,
+    /// With a warm pool: the pool's one pod, a real agent server started
+    /// dormant with the pool's init key.
+    pod: Option<RemoteHost>,
     _dir: tempfile::TempDir,
 }
 
 async fn env(controller: Controller, pool: bool) -> Env {
     let api = FakeKubeApi::start(controller).await.unwrap();
-    let port = agent_server(api.clone()).await;
+    let pod = pool.then(|| RemoteHost::start_dormant(POOL_INIT_KEY));
+    let port = match &pod {
+        Some(pod) => pod.url.rsplit(':').next().unwrap().parse().unwrap(),
+        None => agent_server(api.clone()).await,
+    };
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("config");
     std::fs::write(&kubeconfig, api.kubeconfig(TOKEN, NS)).unwrap();
@@ -119,6 +128,7 @@ async fn env(controller: Controller, pool: bool) -> Env {
     Env {
         api,
         engine,
+        pod,
         _dir: dir,
     }
 }
@@ -330,8 +340,14 @@ async fn a_runtime_spec_goes_into_the_pod_and_its_environment_into_the_secret() 
     );
 }
 
+/// The warm pool's key Secret holding `init_key`.
+fn pool_secret(init_key: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "openhands-pool-key"},
+           "data": {"init_api_key": base64::engine::general_purpose::STANDARD.encode(init_key)}})
+}
+
 #[tokio::test]
-async fn a_warm_pool_sandbox_is_a_claim_using_the_pools_key() {
+async fn a_warm_pool_sandbox_is_a_claim_whose_pod_gets_its_own_key() {
     let e = env(
         Controller {
             pools: vec!["openhands-pool".into()],
@@ -343,18 +359,38 @@ async fn a_warm_pool_sandbox_is_a_claim_using_the_pools_key() {
     // Without the pool's key secret the engine is not healthy.
     let err = e.engine.health().await.unwrap_err();
     assert!(err.detail.contains("openhands-pool-key"), "{err}");
-    e.api.insert(
-        "secrets",
-        NS,
-        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "openhands-pool-key"},
-               "data": {"session_api_key": base64::engine::general_purpose::STANDARD.encode("pool-key-1")}}),
-    );
+    e.api.insert("secrets", NS, pool_secret(POOL_INIT_KEY));
     assert!(e.engine.health().await.is_ok());
     let p = e.engine.provision(&request("sb3")).await.unwrap();
     assert_eq!(p.engine_id, "claim/oh-sandbox-sb3");
-    assert_eq!(p.key, "pool-key-1");
+    // The sandbox's own key, not one the pool's pods share.
+    assert_eq!(p.key, "ohs_key_of_sb3");
     let port = e.engine_port();
     assert_eq!(p.url, format!("http://127.0.0.1:{port}"));
+    let client = AgentClient::new(Duration::from_secs(5));
+    let with = |key: &str| Endpoint {
+        url: p.url.clone(),
+        key: key.into(),
+    };
+    // The pod was initialized: it accepts the sandbox's key and nothing
+    // else, and the pool's init key no longer opens it.
+    client.check(&with(&p.key)).await.unwrap();
+    assert_eq!(
+        client
+            .check(&with(POOL_INIT_KEY))
+            .await
+            .unwrap_err()
+            .status(),
+        Some(401)
+    );
+    assert_eq!(
+        client
+            .initialize(&with("other"), POOL_INIT_KEY, "s")
+            .await
+            .unwrap_err()
+            .status(),
+        Some(401)
+    );
     let claim = e
         .api
         .requests()
@@ -396,17 +432,55 @@ async fn a_warm_pool_sandbox_is_a_claim_using_the_pools_key() {
     assert!(
         matches!(e.engine.locate(&s, &p.key).await, Located::Gone(w) if w.contains("SandboxClaim"))
     );
+    // The pod the pool hands out next was initialized by somebody else
+    // (here: the first claim's): refused by name, its claim released.
+    let err = e
+        .engine
+        .provision(&request("sb5"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("already ready"), "{err}");
+    assert!(e.api.names("sandboxclaims", NS).is_empty(), "released");
+    assert!(e.pod.is_some());
+}
+
+#[tokio::test]
+async fn a_warm_pool_with_a_wrong_init_key_is_refused_by_name() {
+    let e = env(
+        Controller {
+            pools: vec!["openhands-pool".into()],
+            ..Controller::default()
+        },
+        true,
+    )
+    .await;
+    e.api
+        .insert("secrets", NS, pool_secret("not-the-pools-key"));
+    let err = e
+        .engine
+        .provision(&request("sb6"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("refuse the init key of the Secret openhands-pool-key"),
+        "{err}"
+    );
+    assert!(e.api.names("sandboxclaims", NS).is_empty(), "released");
+    // The pod stays dormant for a claim with the right key.
+    let client = AgentClient::new(Duration::from_secs(5));
+    let pod = Endpoint {
+        url: e.pod.as_ref().unwrap().url.clone(),
+        key: String::new(),
+    };
+    assert_eq!(client.init_state(&pod).await.unwrap(), "dormant");
 }
 
 #[tokio::test]
 async fn an_unknown_warm_pool_fails_at_once_and_leaves_no_claim() {
     let e = env(Controller::default(), true).await;
-    e.api.insert(
-        "secrets",
-        NS,
-        json!({"metadata": {"name": "openhands-pool-key"},
-               "data": {"session_api_key": base64::engine::general_purpose::STANDARD.encode("k")}}),
-    );
+    e.api.insert("secrets", NS, pool_secret(POOL_INIT_KEY));
     let started = std::time::Instant::now();
     let err = e
         .engine

@@ -7,7 +7,8 @@
 //! the task finishes after the restart; when its node is lost the running
 //! task ends with a `task_error` naming the node, Swarm runs the sandbox
 //! again on the other node, the control plane finds the new endpoint and a
-//! new task runs there. Without root, `ip`, `nsenter` or a docker daemon
+//! new task runs there; an agent that looks around its sandbox finds
+//! nothing of another tenant's sandbox nor the control plane's keys. Without root, `ip`, `nsenter` or a docker daemon
 //! the test says so loudly and passes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -48,6 +49,16 @@ fn script() -> Script {
             vec![
                 Turn::tool_call("terminal", json!({"command": "hostname > where.txt"})),
                 Turn::tool_call("finish", json!({"message": "done"})),
+            ],
+        )
+        .with_script(
+            "look",
+            vec![
+                Turn::tool_call(
+                    "terminal",
+                    json!({"command": common::look_around("/var/lib/openhands-control")}),
+                ),
+                Turn::tool_call("finish", json!({"message": "looked"})),
             ],
         )
         .with_toolless_reply(Turn::text("title"))
@@ -313,6 +324,42 @@ async fn sandboxes_as_swarm_services_on_two_nodes() {
             "{out:?}"
         );
     }
+
+    // An agent in this tenant's sandbox that looks around finds nothing of
+    // another tenant's sandbox (running beside it on the manager's node)
+    // nor the control plane's keys.
+    let b = tenant(&again, "globex", full, full);
+    let theirs = api.create_sandbox(&b, json!({})).await;
+    assert_eq!(theirs.status, 201, "{}", theirs.text);
+    let theirs = theirs.json["id"].as_str().unwrap().to_string();
+    let look = api.start_task(&t, &sb, "[[mock:script:look]] look").await;
+    assert_eq!(look.status, 202, "{}", look.text);
+    let look = look.json["id"].as_str().unwrap().to_string();
+    let mut l = Followed::default();
+    follow_until(&api, &t, &sb, &look, &mut l, WAIT, |_| false).await;
+    assert_eq!(l.exit.as_ref().unwrap()["exit_code"], 0, "{:#?}", l.stdout);
+    let seen = l.text();
+    assert!(
+        seen.contains("LOOKED-AROUND"),
+        "the look-around ran: {seen}"
+    );
+    for (what, secret) in [
+        ("the other tenant's sandbox id", theirs.as_str()),
+        ("the other tenant's id", b.id.as_str()),
+        ("the control plane's sealing key", common::SECRET_KEY),
+        ("the LLM key", "mock-key"),
+    ] {
+        assert!(!seen.contains(secret), "the agent found {what}:\n{seen}");
+    }
+    let del = api
+        .call(
+            "DELETE",
+            &Api::sandbox_path(&b, &theirs),
+            Some(&b.key),
+            None,
+        )
+        .await;
+    assert_eq!(del.json["status"], "deleted", "{}", del.text);
 
     // A service labelled as this deployment's sandbox that no row claims
     // is removed by the reconcile; another deployment's is not.

@@ -3,12 +3,16 @@
 //! private directory (0700, file 0600) that the spec's variable points at
 //! (`CODEX_HOME` for Codex's `auth.json`), and written back with a
 //! compare-and-swap on the loaded version whenever the server has rotated
-//! it — after each turn, after each `ask_agent` fork and when the
-//! conversation closes. A rotation another runtime made first is a
+//! it: while a turn runs (a monitor task reads the file every 100 ms, as
+//! the reference's monitor thread does, backing off to 5 s while the
+//! source is unreachable), after each turn, after each `ask_agent` fork and
+//! when the conversation closes. A rotation another runtime made first is a
 //! [`CredentialError::Conflict`] unless both wrote the same value. Every
 //! new value (and its JSON `tokens`) is masked in the conversation's
-//! output. Errors that retrying cannot fix stick until the binding is
-//! re-authorized (a rejected authorization) or never clear.
+//! output, also before it is synced ([`FileCredential::track_current`]).
+//! Errors that retrying cannot fix stick until the binding is re-authorized
+//! (a rejected authorization) or never clear; the monitor stops at a
+//! conflict, an invalid answer or a credential that needs a new sign-in.
 
 use super::{CredentialError, VersionedCredentialBinding, is_valid_credential};
 use crate::secrets::SecretsRegistry;
@@ -23,6 +27,12 @@ use std::time::Duration;
 const STABLE_READ_DELAY: Duration = Duration::from_millis(10);
 /// Pauses between attempts to read a file the server is writing.
 const READ_RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(100), Duration::from_millis(500)];
+/// How often the monitor looks at the file (the reference's interval).
+pub const MONITOR_INTERVAL: Duration = Duration::from_millis(100);
+/// The longest pause of the monitor while the source fails.
+const MONITOR_MAX_INTERVAL: Duration = Duration::from_secs(5);
+/// How long closing waits for a sync the monitor is in the middle of.
+const MONITOR_JOIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 struct SyncState {
     expected_version: String,
@@ -31,22 +41,45 @@ struct SyncState {
     revision: Option<u64>,
 }
 
-/// A bound credential written to disk for an ACP server.
-pub struct FileCredential {
+/// What the file, its monitor and its syncs share.
+struct Inner {
     secret_name: String,
     binding: Arc<dyn VersionedCredentialBinding>,
-    dir: Option<tempfile::TempDir>,
     path: PathBuf,
     registry: SecretsRegistry,
     state: tokio::sync::Mutex<SyncState>,
+    /// Digests of the values already masked.
+    tracked: parking_lot::Mutex<std::collections::HashSet<String>>,
+}
+
+/// The monitor task and what stops it.
+struct Monitor {
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// A bound credential written to disk for an ACP server.
+pub struct FileCredential {
+    inner: Arc<Inner>,
+    dir: Option<tempfile::TempDir>,
+    monitor: Option<Monitor>,
 }
 
 impl std::fmt::Debug for FileCredential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FileCredential")
-            .field("secret_name", &self.secret_name)
-            .field("path", &self.path)
+            .field("secret_name", &self.inner.secret_name)
+            .field("path", &self.inner.path)
+            .field("monitored", &self.monitor.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for FileCredential {
+    fn drop(&mut self) {
+        if let Some(m) = &self.monitor {
+            m.stop.cancel();
+        }
     }
 }
 
@@ -64,12 +97,34 @@ fn unreadable() -> CredentialError {
 
 impl FileCredential {
     /// Loads the credential from `binding` and writes it as `filename` in a
-    /// new private directory; its value is masked through `registry`.
+    /// new private directory; its value is masked through `registry`. A
+    /// monitor writes rotations back every [`MONITOR_INTERVAL`] until the
+    /// file is closed.
     pub async fn materialize(
         secret_name: &str,
         filename: &str,
         binding: Arc<dyn VersionedCredentialBinding>,
         registry: &SecretsRegistry,
+    ) -> Result<Self, CredentialError> {
+        Self::materialize_monitored(
+            secret_name,
+            filename,
+            binding,
+            registry,
+            Some(MONITOR_INTERVAL),
+        )
+        .await
+    }
+
+    /// [`FileCredential::materialize`] with the monitor looking every
+    /// `monitor` (`None`: no monitor; rotations are synced by
+    /// [`FileCredential::flush`] only).
+    pub async fn materialize_monitored(
+        secret_name: &str,
+        filename: &str,
+        binding: Arc<dyn VersionedCredentialBinding>,
+        registry: &SecretsRegistry,
+        monitor: Option<Duration>,
     ) -> Result<Self, CredentialError> {
         let resolved = binding.load().await?;
         if !is_valid_credential(secret_name, &resolved.value) {
@@ -100,10 +155,9 @@ impl FileCredential {
             CredentialError::Unavailable(format!("Credential file could not be written: {e}"))
         })?;
         let (dir, path) = written;
-        let this = Self {
+        let inner = Arc::new(Inner {
             secret_name: secret_name.to_string(),
             binding: binding.clone(),
-            dir: Some(dir),
             path,
             registry: registry.clone(),
             state: tokio::sync::Mutex::new(SyncState {
@@ -112,25 +166,35 @@ impl FileCredential {
                 error: None,
                 revision: binding.authorization_revision(),
             }),
-        };
-        this.track(&resolved.value);
+            tracked: Default::default(),
+        });
+        inner.track(&resolved.value);
+        let monitor = monitor.map(|every| {
+            let stop = tokio_util::sync::CancellationToken::new();
+            let task = tokio::spawn(inner.clone().monitor(stop.clone(), every));
+            Monitor { stop, task }
+        });
         tracing::info!(credential = %secret_name, "credential_binding_materialized");
-        Ok(this)
+        Ok(Self {
+            inner,
+            dir: Some(dir),
+            monitor,
+        })
     }
 
     /// The secret this file holds.
     pub fn secret_name(&self) -> &str {
-        &self.secret_name
+        &self.inner.secret_name
     }
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.inner.path
     }
 
     /// The private directory holding the file.
     pub fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(&self.path)
+        self.inner.path.parent().unwrap_or(&self.inner.path)
     }
 
     /// Writes a rotation of the file back to the binding (nothing when the
@@ -138,6 +202,70 @@ impl FileCredential {
     /// one that never reads whole and valid is a transient
     /// [`CredentialError::Unavailable`].
     pub async fn flush(&self) -> Result<(), CredentialError> {
+        self.inner.flush().await
+    }
+
+    /// Masks the file's current value when the server has rotated it, before
+    /// the rotation is synced (the reference's `track_current`, run before
+    /// output is masked). A file that cannot be read whole is left to the
+    /// next sync.
+    pub async fn track_current(&self) {
+        if let Ok(bytes) = tokio::fs::read(&self.inner.path).await
+            && let Ok(text) = String::from_utf8(bytes)
+            && is_valid_credential(&self.inner.secret_name, &text)
+        {
+            self.inner.track(&text);
+        }
+    }
+
+    /// The final flush, then the directory is removed (also when the flush
+    /// failed: the credential never stays on disk after its conversation).
+    pub async fn close(mut self) -> Result<(), CredentialError> {
+        self.stop_monitor().await;
+        let result = self.inner.flush().await;
+        let name = &self.inner.secret_name;
+        match &result {
+            Ok(()) => {
+                tracing::info!(credential = %name, outcome = "success", "credential_binding_final_flush")
+            }
+            Err(e) => {
+                tracing::warn!(credential = %name, outcome = "failure", error = %e, "credential_binding_final_flush")
+            }
+        }
+        self.remove_dir().await;
+        result
+    }
+
+    /// Removes the directory without syncing.
+    pub async fn discard(mut self) {
+        self.stop_monitor().await;
+        self.remove_dir().await;
+    }
+
+    /// Stops the monitor, letting a sync it is in the middle of finish
+    /// (for [`MONITOR_JOIN_TIMEOUT`] at most).
+    async fn stop_monitor(&mut self) {
+        if let Some(Monitor { stop, task }) = self.monitor.take() {
+            stop.cancel();
+            let abort = task.abort_handle();
+            if tokio::time::timeout(MONITOR_JOIN_TIMEOUT, task)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+    }
+
+    async fn remove_dir(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = tokio::task::spawn_blocking(move || dir.close()).await;
+        }
+    }
+}
+
+impl Inner {
+    async fn flush(&self) -> Result<(), CredentialError> {
         let mut st = self.state.lock().await;
         self.refresh_authorization(&mut st);
         if let Some(e) = &st.error {
@@ -153,30 +281,53 @@ impl FileCredential {
         result
     }
 
-    /// The final flush, then the directory is removed (also when the flush
-    /// failed: the credential never stays on disk after its conversation).
-    pub async fn close(mut self) -> Result<(), CredentialError> {
-        let result = self.flush().await;
-        match &result {
-            Ok(()) => {
-                tracing::info!(credential = %self.secret_name, outcome = "success", "credential_binding_final_flush")
+    /// Syncs every rotation of the file while the turn runs, until `stop`:
+    /// one read a look, the pause doubling (up to
+    /// [`MONITOR_MAX_INTERVAL`]) while the source fails; it ends at an
+    /// error no retry can fix but a new authorization (which it waits
+    /// for).
+    async fn monitor(self: Arc<Self>, stop: tokio_util::sync::CancellationToken, every: Duration) {
+        let mut pause = every;
+        let mut failure_logged = false;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(pause) => {}
             }
-            Err(e) => {
-                tracing::warn!(credential = %self.secret_name, outcome = "failure", error = %e, "credential_binding_final_flush")
+            let mut st = self.state.lock().await;
+            self.refresh_authorization(&mut st);
+            let result = match st.error.clone() {
+                Some(e) => Err(e),
+                None => match self.read_stable(1).await {
+                    Some(value) => self.sync_value(&mut st, &value).await,
+                    None => Ok(()),
+                },
+            };
+            match result {
+                Ok(()) => {
+                    pause = every;
+                    failure_logged = false;
+                }
+                Err(
+                    e @ (CredentialError::NeedsReauthentication(_)
+                    | CredentialError::Conflict(_)
+                    | CredentialError::InvalidResponse(_)),
+                ) => {
+                    tracing::warn!(credential = %self.secret_name, error = %e, "credential_binding_monitor_stopped");
+                    st.error.get_or_insert(e);
+                    return;
+                }
+                Err(e) => {
+                    if !failure_logged {
+                        tracing::warn!(credential = %self.secret_name, error = %e, "credential_binding_monitor_failed");
+                        failure_logged = true;
+                    }
+                    if e.is_permanent() {
+                        st.error.get_or_insert(e);
+                    }
+                    pause = (pause * 2).min(MONITOR_MAX_INTERVAL);
+                }
             }
-        }
-        self.remove_dir().await;
-        result
-    }
-
-    /// Removes the directory without syncing.
-    pub async fn discard(mut self) {
-        self.remove_dir().await;
-    }
-
-    async fn remove_dir(&mut self) {
-        if let Some(dir) = self.dir.take() {
-            let _ = tokio::task::spawn_blocking(move || dir.close()).await;
         }
     }
 
@@ -285,8 +436,12 @@ impl FileCredential {
         }
     }
 
-    /// Masks `value` and its JSON `tokens` in the conversation's output.
+    /// Masks `value` and its JSON `tokens` in the conversation's output
+    /// (once per value).
     fn track(&self, value: &str) {
+        if !self.tracked.lock().insert(digest(value)) {
+            return;
+        }
         let mut values = vec![value.to_string()];
         if let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(value)
             && let Some(Value::Object(tokens)) = doc.get("tokens")

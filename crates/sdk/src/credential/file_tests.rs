@@ -62,10 +62,38 @@ fn store_with(value: &str) -> Arc<Store> {
     Arc::new(s)
 }
 
+/// Without a monitor: rotations are synced by `flush` only.
 async fn file_for(store: &Arc<Store>, reg: &SecretsRegistry) -> FileCredential {
-    FileCredential::materialize(CODEX_AUTH_SECRET_NAME, "auth.json", store.clone(), reg)
-        .await
-        .unwrap()
+    FileCredential::materialize_monitored(
+        CODEX_AUTH_SECRET_NAME,
+        "auth.json",
+        store.clone(),
+        reg,
+        None,
+    )
+    .await
+    .unwrap()
+}
+
+/// Rewrites the file atomically, as the ACP server's refresh does.
+fn rotate(path: &Path, value: &str) {
+    openhands_workspace::fsutil::write_atomic(
+        path,
+        value.as_bytes(),
+        openhands_workspace::fsutil::Durability::Immediate,
+    )
+    .unwrap();
+}
+
+/// Waits (2 s at most) until `done` holds.
+async fn until(done: impl Fn() -> bool) {
+    for _ in 0..400 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("condition not reached");
 }
 
 #[tokio::test]
@@ -158,4 +186,70 @@ async fn an_invalid_or_missing_credential_needs_a_new_sign_in() {
         matches!(e, CredentialError::NeedsReauthentication(_)),
         "{e:?}"
     );
+}
+
+#[tokio::test]
+async fn the_monitor_syncs_a_rotation_while_the_turn_runs() {
+    let store = store_with(&auth("r1"));
+    let reg = SecretsRegistry::new();
+    let f = FileCredential::materialize_monitored(
+        CODEX_AUTH_SECRET_NAME,
+        "auth.json",
+        store.clone(),
+        &reg,
+        Some(Duration::from_millis(5)),
+    )
+    .await
+    .unwrap();
+    rotate(f.path(), &auth("r2"));
+    until(|| {
+        store
+            .current
+            .lock()
+            .as_ref()
+            .is_some_and(|c| c.0 == auth("r2"))
+    })
+    .await;
+    assert_eq!(*store.replaces.lock(), vec![("1".to_string(), auth("r2"))]);
+    assert_eq!(reg.mask("acc-r2"), "<secret-hidden>");
+    // Nothing left for the flush after the turn, nor for the close.
+    f.flush().await.unwrap();
+    f.close().await.unwrap();
+    assert_eq!(store.replaces.lock().len(), 1);
+}
+
+#[tokio::test]
+async fn the_monitor_stops_at_a_conflict_which_sticks() {
+    let store = store_with(&auth("r1"));
+    let reg = SecretsRegistry::new();
+    let f = FileCredential::materialize_monitored(
+        CODEX_AUTH_SECRET_NAME,
+        "auth.json",
+        store.clone(),
+        &reg,
+        Some(Duration::from_millis(5)),
+    )
+    .await
+    .unwrap();
+    *store.race.lock() = Some(auth("other"));
+    rotate(f.path(), &auth("r2"));
+    until(|| !store.replaces.lock().is_empty()).await;
+    // The monitor's conflict is the flush's answer, with no new call.
+    assert!(matches!(f.flush().await, Err(CredentialError::Conflict(_))));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert_eq!(store.replaces.lock().len(), 1);
+    f.discard().await;
+}
+
+#[tokio::test]
+async fn a_rotation_is_masked_before_it_is_synced() {
+    let store = store_with(&auth("r1"));
+    let reg = SecretsRegistry::new();
+    let f = file_for(&store, &reg).await;
+    std::fs::write(f.path(), auth("r2")).unwrap();
+    assert_eq!(reg.mask("acc-r2"), "acc-r2");
+    f.track_current().await;
+    assert_eq!(reg.mask("acc-r2"), "<secret-hidden>");
+    assert!(store.replaces.lock().is_empty());
+    f.discard().await;
 }

@@ -399,7 +399,9 @@ fn spawn_reader(shared: Arc<Shared>, mut reader: Box<dyn Read + Send>) -> std::i
     std::thread::Builder::new()
         .name("terminal-reader".into())
         .spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
+            // A PTY read returns at most a few kB (the line discipline's
+            // buffer): a larger buffer only costs every live shell memory.
+            let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match reader.read(&mut buf) {
                     Ok(0) => break,

@@ -13,7 +13,7 @@
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// The fields of `/proc/<pid>/stat` we need.
@@ -94,12 +94,16 @@ pub fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
     for p in &procs {
         children.entry(p.ppid).or_default().push(p.pid);
     }
+    let me = std::process::id() as i32;
+    let others = other_subtrees(&procs, &children, leader, me);
     let mut wanted: BTreeSet<i32> = procs
         .iter()
         .filter(|p| {
             p.session == leader
                 || p.pid == leader
-                || tag.is_some_and(|t| p.alive() && environ_has(p.pid, t.as_bytes()))
+                || tag.is_some_and(|t| {
+                    p.alive() && !others.contains(&p.pid) && environ_has(p.pid, t.as_bytes())
+                })
         })
         .map(|p| p.pid)
         .collect();
@@ -114,11 +118,60 @@ pub fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
             }
         }
     }
-    let me = std::process::id() as i32;
     procs
         .into_iter()
         .filter(|p| wanted.contains(&p.pid) && p.alive() && p.pid != me)
         .collect()
+}
+
+/// Processes whose environment need not be read to find `leader`'s: the
+/// subtrees of `me`'s children other than `leader` and its ancestors (the
+/// other sessions `me` started, and their descendants). A process that
+/// leaves `leader`'s tree is re-parented to the nearest ancestor that reaps
+/// orphans, or to init: never into a sibling's subtree (unless `me` is
+/// that reaper: then nothing is skipped). Reading every
+/// environment of a thousand other live shells on each session's end made
+/// closing N conversations cost O(N²) reads. Empty when `leader` is gone
+/// (its ancestors are unknown then).
+fn other_subtrees(
+    procs: &[ProcStat],
+    children: &HashMap<i32, Vec<i32>>,
+    leader: i32,
+    me: i32,
+) -> HashSet<i32> {
+    // Where orphans come to `me` (it is init, as the agent server is in a
+    // container, or a subreaper), a process escaped from `leader`'s tree
+    // sits beside the other sessions: nothing may be skipped then.
+    if me == 1 || nix::sys::prctl::get_child_subreaper().unwrap_or(true) {
+        return HashSet::new();
+    }
+    let parent: HashMap<i32, i32> = procs.iter().map(|p| (p.pid, p.ppid)).collect();
+    if !parent.contains_key(&leader) {
+        return HashSet::new();
+    }
+    let mut line = HashSet::from([leader]);
+    let mut at = leader;
+    while let Some(&up) = parent.get(&at) {
+        if up <= 1 || !line.insert(up) {
+            break;
+        }
+        at = up;
+    }
+    let mut out = HashSet::new();
+    let mut stack: Vec<i32> = children
+        .get(&me)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .copied()
+        .filter(|c| !line.contains(c))
+        .collect();
+    while let Some(pid) = stack.pop() {
+        if out.insert(pid) {
+            stack.extend(children.get(&pid).map(Vec::as_slice).unwrap_or(&[]));
+        }
+    }
+    out
 }
 
 /// Sends `sig` to the process group `pgrp`, ignoring errors (it may be gone).
@@ -227,6 +280,45 @@ mod tests {
         let path = crate::exec::env::host_var("PATH").unwrap_or_default();
         assert!(environ_has(me, format!("PATH={path}").as_bytes()) || path.is_empty());
         assert!(!environ_has(me, b"OH_SURELY_NOT_SET_ANYWHERE=1"));
+    }
+
+    fn proc(pid: i32, ppid: i32) -> ProcStat {
+        ProcStat {
+            pid,
+            ppid,
+            pgrp: pid,
+            session: pid,
+            state: 'S',
+        }
+    }
+
+    #[test]
+    fn other_sessions_of_this_process_are_not_searched_for_the_tag() {
+        // 10 is us; 20 and 30 our shells (30 under a wrapper 25); 21, 31
+        // their children; 40 a process re-parented to init; 50 unrelated.
+        let procs = [
+            proc(1, 0),
+            proc(10, 1),
+            proc(20, 10),
+            proc(21, 20),
+            proc(25, 10),
+            proc(30, 25),
+            proc(31, 30),
+            proc(40, 1),
+            proc(50, 1),
+        ];
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for p in &procs {
+            children.entry(p.ppid).or_default().push(p.pid);
+        }
+        let skipped = other_subtrees(&procs, &children, 30, 10);
+        assert_eq!(skipped, HashSet::from([20, 21]));
+        let skipped = other_subtrees(&procs, &children, 20, 10);
+        assert_eq!(skipped, HashSet::from([25, 30, 31]));
+        // A leader already gone: nothing is skipped.
+        assert!(other_subtrees(&procs, &children, 99, 10).is_empty());
+        // As init, escaped processes come to us: nothing is skipped.
+        assert!(other_subtrees(&procs, &children, 31, 1).is_empty());
     }
 
     #[test]

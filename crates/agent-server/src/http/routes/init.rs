@@ -9,10 +9,8 @@ use crate::service::init::{InitRequest, InitRequestError, InitStatus};
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use openhands_protocol::INIT_API_KEY_HEADER;
 use serde_json::Value;
-
-/// The header carrying the init key.
-pub const INIT_KEY_HEADER: &str = "X-Init-API-Key";
 
 fn not_deferred() -> ApiError {
     ApiError::not_found_msg(
@@ -49,7 +47,9 @@ pub async fn initialize_server(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<InitStatus>, ApiError> {
     if let Some(expected) = &state.config.secret_key {
-        let given = headers.get(INIT_KEY_HEADER).and_then(|v| v.to_str().ok());
+        let given = headers
+            .get(INIT_API_KEY_HEADER)
+            .and_then(|v| v.to_str().ok());
         if given != Some(expected.expose()) {
             return Err(ApiError::unauthorized());
         }

@@ -61,6 +61,10 @@ pub struct ServiceConfig {
     /// Where MCP servers using OAuth find their tokens (the settings'
     /// servers, by URL) and put refreshed ones.
     pub mcp_oauth_states: Option<std::sync::Arc<dyn openhands_mcp::oauth::OAuthStateStore>>,
+    /// The user's saved secrets (`/api/settings/secrets`): a Codex
+    /// `ACPAgent` conversation no product bound a credential to is bound to
+    /// the `CODEX_AUTH_JSON` saved there.
+    pub secrets_store: Option<crate::service::secrets_store::SecretsStore>,
 }
 
 /// Which conversations run sandboxed, and how (see
@@ -133,6 +137,7 @@ impl ServiceConfig {
             conversation_worktree_root: PathBuf::from("/tmp/conversation-worktrees"),
             observability_defaults: openhands_protocol::observability::ProcessDefaults::from_env(),
             mcp_oauth_states: None,
+            secrets_store: None,
         }
     }
 
@@ -184,6 +189,10 @@ impl ServiceConfig {
                         cipher.clone(),
                     ),
                 ),
+            )),
+            secrets_store: Some(crate::service::secrets_store::SecretsStore::new(
+                config.persistence_dir.clone(),
+                cipher.clone(),
             )),
         }
     }

@@ -15,7 +15,7 @@
 //! one id are serialized by a per-id lock; every change of the catalog is
 //! written to the index shortly after (coalesced) and at shutdown.
 
-use super::bindings::{self, BindingError, Bound};
+use super::bindings::{self, BindingError, Bound, BoundBinding};
 use super::catalog::{self, Summary};
 use super::config::ServiceConfig;
 use super::error::{RUN_LIMIT, ServiceError, blocking};
@@ -376,7 +376,7 @@ impl ConversationService {
             .unwrap_or_default();
         let missing = bindings::required_names(&meta.required_runtime_credential_bindings)
             .into_iter()
-            .any(|n| !bound.contains_key(&n));
+            .any(|n| !bound.get(&n).is_some_and(BoundBinding::required));
         if missing {
             return Err(ServiceError::BindingActivationRequired);
         }
@@ -894,23 +894,45 @@ impl ConversationService {
         Ok(live)
     }
 
-    /// Activates the waiting bindings of a conversation that just loaded;
-    /// an agent that is not an `ACPAgent` has none (they are dropped).
+    /// Activates the waiting bindings of a conversation that just loaded,
+    /// with the secrets store's Codex credential when no product bound one
+    /// (found again at each load); an agent that is not an `ACPAgent` has
+    /// none (they are dropped). The caller holds the id's lock.
     async fn apply_bindings(&self, live: &Live, bound: Bound) -> Result<(), ServiceError> {
-        if bound.is_empty() {
-            return Ok(());
-        }
+        let id = live.id();
         if !live.conv.is_acp() {
-            self.inner.bindings.lock().remove(&live.id());
+            if !bound.is_empty() {
+                self.inner.bindings.lock().remove(&id);
+            }
             return Ok(());
         }
-        let dir = self.conversation_dir(live.id());
-        bindings::apply(live, &bound, &dir)
+        let mut bound: Bound = bound.into_iter().filter(|(_, b)| b.required()).collect();
+        if let Some(local) =
+            bindings::local_fallback(self.inner.config.secrets_store.as_ref(), live, &bound).await
+        {
+            bound.insert(
+                openhands_sdk::credential::CODEX_AUTH_SECRET_NAME.to_string(),
+                local,
+            );
+        }
+        if bound.is_empty() {
+            self.inner.bindings.lock().remove(&id);
+            return Ok(());
+        }
+        let dir = self.conversation_dir(id);
+        let active = bindings::apply(live, bound, &dir)
             .await
             .map_err(|e| match e {
                 BindingError::Service(s) => s,
                 other => ServiceError::Internal(format!("credential binding: {other}")),
-            })
+            })?;
+        let mut all = self.inner.bindings.lock();
+        if active.is_empty() {
+            all.remove(&id);
+        } else {
+            all.insert(id, active);
+        }
+        Ok(())
     }
 
     /// Binds the file credential `name` of conversation `id` to `binding`
@@ -963,7 +985,7 @@ impl ConversationService {
                 .lock()
                 .entry(id)
                 .or_default()
-                .insert(name.to_string(), binding);
+                .insert(name.to_string(), BoundBinding::Http(binding));
             return Ok(());
         };
         let dir = self.conversation_dir(id);
@@ -973,11 +995,16 @@ impl ConversationService {
             .lock()
             .get(&id)
             .and_then(|b| b.get(name).cloned());
+        let bound = BoundBinding::Http(binding.clone());
         if let Some(existing) = existing {
+            // A credential already bound to the secrets store stays so.
+            let BoundBinding::Http(existing) = existing else {
+                return Err(BindingError::TooLate);
+            };
             if existing.url() != binding.url() {
                 return Err(BindingError::TooLate);
             }
-            bindings::scrub(&live, name, &dir, Some(&binding)).await?;
+            bindings::scrub(&live, name, &dir, &bound).await?;
             existing
                 .reauthorize(&binding)
                 .map_err(|_| BindingError::TooLate)?;
@@ -993,8 +1020,8 @@ impl ConversationService {
             .lock()
             .entry(id)
             .or_default()
-            .insert(name.to_string(), binding.clone());
-        bindings::scrub(&live, name, &dir, Some(&binding)).await?;
+            .insert(name.to_string(), bound.clone());
+        bindings::scrub(&live, name, &dir, &bound).await?;
         self.inner.infos.forget(id);
         Ok(())
     }

@@ -163,6 +163,15 @@ impl LocalConversation {
         Ok(())
     }
 
+    /// Masks the values the ACP server has just rotated its bound
+    /// credential files to, before output is masked and recorded.
+    pub(crate) async fn track_bound_credentials(&self) {
+        let files = self.inner.acp.files().lock().await;
+        for f in files.iter() {
+            f.track_current().await;
+        }
+    }
+
     /// Writes rotations of the bound credential files back; the first
     /// failure is returned after every file was tried.
     pub(crate) async fn flush_bound_credentials(&self) -> Result<(), CredentialError> {

@@ -376,7 +376,18 @@ impl LocalConversation {
             let this = self.clone();
             tokio::spawn(async move {
                 while let Some(entry) = rx.recv().await {
-                    if let Err(e) = this.emit_async(tool_call_event(&entry)).await {
+                    // Masked again with what the ACP server has rotated its
+                    // bound credentials to since the update was masked.
+                    this.track_bound_credentials().await;
+                    let mut event = tool_call_event(&entry);
+                    if let EventBody::Unknown { fields, .. } = &mut event.body {
+                        let mut v = Value::Object(std::mem::take(fields));
+                        mask_strings(&mut v, &this.secrets());
+                        if let Value::Object(m) = v {
+                            *fields = m;
+                        }
+                    }
+                    if let Err(e) = this.emit_async(event).await {
                         tracing::warn!(error = %e, "ACP tool call event not recorded");
                     }
                 }
@@ -463,6 +474,7 @@ impl LocalConversation {
                     st.insert("acp_suffix_installed".into(), json!(true));
                     self.set_agent_state(st).await?;
                 }
+                self.track_bound_credentials().await;
                 let mut text = Value::String(acc.response_text());
                 mask_strings(&mut text, &secrets);
                 let mut text = text.as_str().unwrap_or_default().to_string();
@@ -516,6 +528,7 @@ impl LocalConversation {
                     client.close().await;
                     self.inner.acp.set(None);
                 }
+                self.track_bound_credentials().await;
                 let detail = self.secrets_masked(&e.detail());
                 let msg = agent_message(format!("ACP error: {detail}"));
                 let err = Event::with_source(
@@ -592,6 +605,7 @@ impl LocalConversation {
         })
         .await?;
         // Masked again whole: a secret split across chunks is caught too.
+        self.track_bound_credentials().await;
         Ok(self.secrets_masked(&acc.response_text()))
     }
 
