@@ -31,6 +31,9 @@ cargo fmt --all --check
 step "no import circles between modules"
 python3 scripts/module_cycles.py
 
+step "typed errors: no new Result<_, String> in library code"
+python3 scripts/string_errors.py
+
 # Installing what the tests use (Debian packages, npm assets, the compat venv)
 # is mostly waiting on downloads and disks, so it runs in the background while
 # the workspace compiles; the tests start once both are done.

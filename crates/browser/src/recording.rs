@@ -152,7 +152,9 @@ pub(crate) async fn load(
                 if present {
                     return Ok(());
                 }
-                let source = read_script(path).await.map_err(LoadFailure::LoadFailed)?;
+                let source = read_script(path)
+                    .await
+                    .map_err(|e| LoadFailure::LoadFailed(e.to_string()))?;
                 run_script(page, &source)
                     .await
                     .map_err(|e| LoadFailure::LoadFailed(e.to_string()))?;
@@ -180,16 +182,32 @@ pub(crate) async fn load(
     }
 }
 
-async fn read_script(path: &Path) -> Result<String, String> {
-    let meta = tokio::fs::metadata(path)
-        .await
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+async fn read_script(path: &Path) -> Result<String, ScriptError> {
+    let unreadable = |source| ScriptError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = tokio::fs::metadata(path).await.map_err(unreadable)?;
     if meta.len() > MAX_SCRIPT_BYTES {
-        return Err(format!("{} is too large", path.display()));
+        return Err(ScriptError::TooLarge(path.to_path_buf()));
     }
-    tokio::fs::read_to_string(path)
-        .await
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    tokio::fs::read_to_string(path).await.map_err(unreadable)
+}
+
+/// Why the recorder's script could not be read.
+#[derive(Debug, thiserror::Error)]
+enum ScriptError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The script.
+        path: std::path::PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+    /// The file is above the size limit.
+    #[error("{} is too large", .0.display())]
+    TooLarge(std::path::PathBuf),
 }
 
 /// What starting the recorder in a page answered.

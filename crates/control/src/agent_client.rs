@@ -43,6 +43,17 @@ pub enum AgentError {
     Protocol(String),
 }
 
+/// An agent server that did not answer within the wait.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("not ready after {limit:?}: {}", .last.as_ref().map(ToString::to_string).unwrap_or_default())]
+pub struct NotReady {
+    /// How long was waited.
+    pub limit: Duration,
+    /// The last failure (none when the wait was zero).
+    #[source]
+    pub last: Option<AgentError>,
+}
+
 impl AgentError {
     /// The HTTP status of the answer, if there was one.
     pub fn status(&self) -> Option<u16> {
@@ -154,17 +165,17 @@ impl AgentClient {
 
     /// Polls until the server answers an authenticated request, at most
     /// `limit`; the last failure otherwise.
-    pub async fn wait_ready(&self, ep: &Endpoint, limit: Duration) -> Result<(), String> {
+    pub async fn wait_ready(&self, ep: &Endpoint, limit: Duration) -> Result<(), NotReady> {
         let start = std::time::Instant::now();
-        let mut last = String::new();
+        let mut last = None;
         while start.elapsed() < limit {
             match self.check(ep).await {
                 Ok(()) => return Ok(()),
-                Err(e) => last = e.to_string(),
+                Err(e) => last = Some(e),
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Err(format!("not ready after {limit:?}: {last}"))
+        Err(NotReady { limit, last })
     }
 
     /// `POST /api/conversations`.

@@ -66,7 +66,7 @@ pub mod vertex;
 
 pub use error::LlmError;
 pub use http::HttpBackend;
-pub use llm::{FallbackLoader, Llm};
+pub use llm::{FallbackLoadError, FallbackLoader, Llm};
 pub use model_info::ModelFeatures;
 pub use registry::{LlmRegistry, RegistryError};
 pub use retry::{RetryEvent, RetryListener};

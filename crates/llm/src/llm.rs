@@ -26,7 +26,24 @@ use std::time::Instant;
 pub trait FallbackLoader: Send + Sync {
     /// The LLM of profile `name` (looked up in `strategy.profile_store_dir`
     /// or the default profile directory); an error says why not.
-    fn load(&self, name: &str, strategy: &FallbackStrategy) -> Result<Llm, String>;
+    fn load(&self, name: &str, strategy: &FallbackStrategy) -> Result<Llm, FallbackLoadError>;
+}
+
+/// Why a fallback profile's LLM was not loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum FallbackLoadError {
+    /// No profile of that name.
+    #[error("profile '{0}' not found")]
+    NotFound(String),
+    /// The profile could not be read (the store's own error).
+    #[error("{0}")]
+    Profile(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Its configuration makes no usable LLM.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The loader's blocking task did not finish.
+    #[error("profile loader failed: {0}")]
+    Interrupted(#[from] tokio::task::JoinError),
 }
 
 struct Inner {
@@ -304,7 +321,7 @@ impl Llm {
         let (profile, strat) = (name.to_string(), strategy.clone());
         let loaded = tokio::task::spawn_blocking(move || loader.load(&profile, &strat))
             .await
-            .unwrap_or_else(|e| Err(format!("profile loader failed: {e}")));
+            .unwrap_or_else(|e| Err(e.into()));
         match loaded {
             Ok(llm) => {
                 let mut state = self.inner.fallback.lock();

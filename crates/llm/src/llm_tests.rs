@@ -275,13 +275,13 @@ struct Table {
 }
 
 impl FallbackLoader for Table {
-    fn load(&self, name: &str, _strategy: &FallbackStrategy) -> Result<Llm, String> {
+    fn load(&self, name: &str, _strategy: &FallbackStrategy) -> Result<Llm, FallbackLoadError> {
         self.loads.fetch_add(1, Ordering::SeqCst);
         self.llms
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, l)| l.clone())
-            .ok_or_else(|| format!("profile '{name}' not found"))
+            .ok_or_else(|| FallbackLoadError::NotFound(name.to_string()))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Streamable HTTP servers: rmcp's client transport on our reqwest, with
 //! the configured headers (auth already folded in by the config).
 
+use crate::transport_error::TransportError;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
@@ -16,16 +17,21 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 fn parts(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<(reqwest::Client, StreamableHttpClientTransportConfig), String> {
+) -> Result<(reqwest::Client, StreamableHttpClientTransportConfig), TransportError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut custom = HashMap::new();
     let mut bearer = None;
     let mut defaults = HeaderMap::new();
     for (k, v) in headers {
-        let name = HeaderName::from_bytes(k.as_bytes())
-            .map_err(|e| format!("invalid header name '{k}': {e}"))?;
-        let value =
-            HeaderValue::from_str(v).map_err(|e| format!("invalid value of header '{k}': {e}"))?;
+        let name =
+            HeaderName::from_bytes(k.as_bytes()).map_err(|source| TransportError::HeaderName {
+                name: k.clone(),
+                source,
+            })?;
+        let value = HeaderValue::from_str(v).map_err(|source| TransportError::HeaderValue {
+            name: k.clone(),
+            source,
+        })?;
         if name == AUTHORIZATION {
             match v.strip_prefix("Bearer ") {
                 Some(token) => bearer = Some(token.to_string()),
@@ -40,7 +46,7 @@ fn parts(
     let client = openhands_client::http_client(
         &openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT).headers(defaults),
     )
-    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    .map_err(TransportError::Client)?;
     let mut config =
         StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
     if let Some(token) = bearer {
@@ -54,7 +60,7 @@ fn parts(
 pub(crate) fn transport(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, TransportError> {
     let (client, config) = parts(url, headers)?;
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
@@ -65,7 +71,7 @@ pub(crate) fn oauth_transport(
     url: &str,
     headers: &BTreeMap<String, String>,
     manager: AuthorizationManager,
-) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
+) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, TransportError> {
     let (client, config) = parts(url, headers)?;
     Ok(StreamableHttpClientTransport::with_client(
         AuthClient::new(client, manager),

@@ -13,7 +13,8 @@
 //!   started in parallel with a timeout, named as the reference names
 //!   them, restarted after they stop, closed together.
 //! * `server` / `stdio` / `http` / `sse` — one `rmcp` connection and its
-//!   transports (the legacy SSE client is our own: `rmcp` has none).
+//!   transports (the legacy SSE client is our own: `rmcp` has none);
+//!   `transport_error` says why one could not be opened.
 //! * [`oauth`] — OAuth 2.1 for remote servers (discovery, dynamic client
 //!   registration, PKCE, refresh) on `rmcp`'s `auth`; with a `Consent` in
 //!   `StartOptions` a session authorizes servers without tokens first.
@@ -51,6 +52,7 @@ mod server;
 pub mod session;
 mod sse;
 mod stdio;
+mod transport_error;
 
 pub use client::{CallResult, McpClient, McpContent, McpError, McpTool};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport, UnknownFields};

@@ -6,6 +6,7 @@
 //! the connection is dropped ([`SseTasks`]).
 
 use crate::oauth::connect::TokenSource;
+use crate::transport_error::TransportError;
 use eventsource_stream::Eventsource;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
@@ -49,31 +50,42 @@ pub(crate) async fn connect(
     url: &str,
     headers: &BTreeMap<String, String>,
     token: Option<TokenSource>,
-) -> Result<(SsePair, SseTasks), String> {
+) -> Result<(SsePair, SseTasks), TransportError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut defaults = HeaderMap::new();
     for (k, v) in headers {
-        let name = HeaderName::from_bytes(k.as_bytes())
-            .map_err(|e| format!("invalid header name '{k}': {e}"))?;
-        let value =
-            HeaderValue::from_str(v).map_err(|e| format!("invalid value of header '{k}': {e}"))?;
+        let name =
+            HeaderName::from_bytes(k.as_bytes()).map_err(|source| TransportError::HeaderName {
+                name: k.clone(),
+                source,
+            })?;
+        let value = HeaderValue::from_str(v).map_err(|source| TransportError::HeaderValue {
+            name: k.clone(),
+            source,
+        })?;
         defaults.insert(name, value);
     }
     let client = openhands_client::http_client(
         &openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT).headers(defaults),
     )
-    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-    let base = reqwest::Url::parse(url).map_err(|e| format!("invalid url '{url}': {e}"))?;
+    .map_err(TransportError::Client)?;
+    let base = reqwest::Url::parse(url).map_err(|source| TransportError::Url {
+        url: url.to_string(),
+        source,
+    })?;
     let mut get = client.get(base.clone()).header(ACCEPT, "text/event-stream");
     if let Some(t) = &token {
         get = get.bearer_auth(t.token(url).await?);
     }
-    let resp = get
-        .send()
-        .await
-        .map_err(|e| format!("GET {url} failed: {e}"))?;
+    let resp = get.send().await.map_err(|source| TransportError::Get {
+        url: url.to_string(),
+        source,
+    })?;
     if !resp.status().is_success() {
-        return Err(format!("GET {url} answered {}", resp.status()));
+        return Err(TransportError::Status {
+            url: url.to_string(),
+            status: resp.status(),
+        });
     }
     let mut events = resp.bytes_stream().eventsource();
     let endpoint = loop {
@@ -81,15 +93,19 @@ pub(crate) async fn connect(
             Some(Ok(ev)) if ev.event == "endpoint" => {
                 break base
                     .join(ev.data.trim())
-                    .map_err(|e| format!("invalid endpoint '{}': {e}", ev.data))?;
+                    .map_err(|source| TransportError::Endpoint {
+                        endpoint: ev.data.clone(),
+                        source,
+                    })?;
             }
             Some(Ok(_)) => continue,
-            Some(Err(e)) => return Err(format!("the event stream of {url} failed: {e}")),
-            None => {
-                return Err(format!(
-                    "the event stream of {url} ended before its endpoint"
-                ));
+            Some(Err(e)) => {
+                return Err(TransportError::Stream {
+                    url: url.to_string(),
+                    detail: e.to_string(),
+                });
             }
+            None => return Err(TransportError::NoEndpoint(url.to_string())),
         }
     };
     let (mut to_rmcp, from_server) = mpsc::channel::<RxJsonRpcMessage<RoleClient>>(BUFFER);

@@ -3,6 +3,7 @@
 //! standard error goes to our logs line by line.
 
 use crate::options::StartOptions;
+use crate::transport_error::TransportError;
 use openhands_workspace::exec::{GroupChild, ProcessSpec};
 use std::collections::BTreeMap;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -21,27 +22,27 @@ pub(crate) fn spawn(
     env: &BTreeMap<String, String>,
     cwd: Option<&str>,
     opts: &StartOptions,
-) -> Result<GroupChild, String> {
+) -> Result<GroupChild, TransportError> {
     let child_env = opts
         .env
         .child_env_with(env.iter().map(|(k, v)| (k.clone(), v.clone())))
-        .map_err(|e| format!("invalid 'env': {e}"))?;
+        .map_err(TransportError::Env)?;
     let dir = match cwd {
         Some(c) => opts.working_dir.join(c),
         None => opts.working_dir.clone(),
     };
     if !dir.is_dir() {
-        return Err(format!(
-            "working directory {} does not exist",
-            dir.display()
-        ));
+        return Err(TransportError::NoWorkingDir(dir));
     }
     let spec = ProcessSpec::new(command, child_env)
         .args(args.iter().cloned())
         .cwd(dir)
         .sandbox(opts.sandbox.as_ref())
         .piped_stdin();
-    let child = GroupChild::spawn(&spec).map_err(|e| format!("cannot run '{command}': {e}"))?;
+    let child = GroupChild::spawn(&spec).map_err(|source| TransportError::Spawn {
+        command: command.to_string(),
+        source,
+    })?;
     tracing::info!(server = %name, pid = ?child.id(), %command, "MCP server started");
     Ok(child)
 }

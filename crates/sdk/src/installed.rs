@@ -74,7 +74,7 @@ fn yes() -> bool {
 pub enum InstallError {
     /// The source could not be fetched.
     #[error("{0}")]
-    Fetch(String),
+    Fetch(#[source] crate::plugin::types::PluginError),
     /// Already installed (without `force`).
     #[error("Extension '{0}' is already installed. Use force=true to overwrite.")]
     Exists(String),
@@ -84,6 +84,26 @@ pub enum InstallError {
     /// The disk failed.
     #[error("{0}")]
     Io(String),
+    /// The fetched directory is not an extension of its kind.
+    #[error(transparent)]
+    Unrecognised(#[from] IdentityError),
+}
+
+/// Why a directory is not an extension of its kind.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    /// The plugin does not load.
+    #[error(transparent)]
+    Plugin(#[from] crate::plugin::types::PluginError),
+    /// A skill directory without its `SKILL.md`.
+    #[error("Skill directory is missing SKILL.md: {}", .0.display())]
+    NoSkillFile(PathBuf),
+    /// The `SKILL.md` does not load.
+    #[error(transparent)]
+    Skill(#[from] crate::skills::parse::SkillFileError),
+    /// Another kind's [`Loader`] refused it (its own error inside).
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Checks the kebab-case name rule.
@@ -97,23 +117,18 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// Name, version and description of the extension in `dir`.
-pub fn identity(dir: &Path, kind: Kind) -> Result<(String, String, String), String> {
+pub fn identity(dir: &Path, kind: Kind) -> Result<(String, String, String), IdentityError> {
     match kind {
         Kind::Plugin => {
-            let p = crate::plugin::load::load(dir)
-                .map_err(|e| e.to_string())?
-                .plugin;
+            let p = crate::plugin::load::load(dir)?.plugin;
             Ok((p.manifest.name, p.manifest.version, p.manifest.description))
         }
         Kind::Skill => {
             let md = dir.join("SKILL.md");
             if !md.is_file() {
-                return Err(format!(
-                    "Skill directory is missing SKILL.md: {}",
-                    dir.display()
-                ));
+                return Err(IdentityError::NoSkillFile(dir.to_path_buf()));
             }
-            let s = crate::skills::parse::load_skill_file(&md, None).map_err(|e| e.to_string())?;
+            let s = crate::skills::parse::load_skill_file(&md, None)?;
             Ok((s.name, s.version, s.description.unwrap_or_default()))
         }
     }
@@ -121,7 +136,7 @@ pub fn identity(dir: &Path, kind: Kind) -> Result<(String, String, String), Stri
 
 /// Reads name, version and description of the extension in a directory
 /// (an error says why it is not one).
-pub type Loader = fn(&Path) -> Result<(String, String, String), String>;
+pub type Loader = fn(&Path) -> Result<(String, String, String), IdentityError>;
 
 /// An installed directory of one kind.
 #[derive(Debug, Clone)]
@@ -173,7 +188,7 @@ impl Installed {
         }
     }
 
-    fn identity(&self, dir: &Path) -> Result<(String, String, String), String> {
+    fn identity(&self, dir: &Path) -> Result<(String, String, String), IdentityError> {
         match self.loader {
             Some(load) => load(dir),
             None => identity(dir, self.kind),
@@ -323,8 +338,7 @@ impl Installed {
         } else {
             fetched.clone()
         };
-        let (name, version, description) =
-            self.identity(&load_from).map_err(InstallError::Invalid)?;
+        let (name, version, description) = self.identity(&load_from)?;
         if !valid_name(&name) {
             return Err(InstallError::Invalid(format!(
                 "Invalid extension name. Expected kebab-case, got '{name}'."

@@ -90,7 +90,7 @@ fn listing_reconciles_with_the_directory() {
             false,
             &settings(tmp.path())
         ),
-        Err(InstallError::Invalid(_))
+        Err(InstallError::Unrecognised(_))
     ));
     assert!(!valid_name("Bad_Name") && valid_name("a-1"));
 }

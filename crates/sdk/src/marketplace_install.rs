@@ -56,7 +56,6 @@ pub fn install_skills_from_marketplace(
     for entry in &market.plugins {
         let fetched = market
             .plugin_source(entry)
-            .map_err(|e| e.to_string())
             .and_then(|spec| source::fetch_blocking(&spec, settings));
         let dir = match fetched {
             Ok((d, _)) => d,

@@ -36,33 +36,47 @@ pub struct MetaProfile {
 impl MetaProfile {
     /// The reference's checks: a template names `{{ instance_text }}` and
     /// has no classes; with `require_route`, classes or a template exist.
-    pub fn check(&self, require_route: bool) -> Result<(), String> {
+    pub fn check(&self, require_route: bool) -> Result<(), MetaProfileError> {
         if let Some(t) = &self.prompt_template {
             if !has_placeholder(t, "instance_text") {
-                return Err(
-                    "Direct-routing meta-profiles must include {{ instance_text }} in prompt_template."
-                        .into(),
-                );
+                return Err(MetaProfileError::NoInstanceText);
             }
             if !self.classes.is_empty() {
-                return Err("Direct-routing meta-profiles cannot also define classes.".into());
+                return Err(MetaProfileError::TemplateWithClasses);
             }
         }
         if require_route && self.classes.is_empty() && self.prompt_template.is_none() {
-            return Err(
-                "A meta-profile needs either classes or a prompt_template to route.".into(),
-            );
+            return Err(MetaProfileError::NoRoute);
         }
         Ok(())
     }
 
     /// Parses and checks (as a stored one loads) a meta-profile.
-    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
-        let profile: MetaProfile =
-            serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, MetaProfileError> {
+        let profile: MetaProfile = serde_json::from_value(value.clone())
+            .map_err(|e| MetaProfileError::Shape(std::sync::Arc::new(e)))?;
         profile.check(false)?;
         Ok(profile)
     }
+}
+
+/// Why a meta-profile is refused.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MetaProfileError {
+    /// The JSON is not a meta-profile (shared, so load errors stay `Clone`).
+    #[error("{0}")]
+    Shape(#[source] std::sync::Arc<serde_json::Error>),
+    /// A direct-routing template without its `{{ instance_text }}`.
+    #[error(
+        "Direct-routing meta-profiles must include {{{{ instance_text }}}} in prompt_template."
+    )]
+    NoInstanceText,
+    /// A direct-routing template beside task classes.
+    #[error("Direct-routing meta-profiles cannot also define classes.")]
+    TemplateWithClasses,
+    /// Neither classes nor a template (when a route is required).
+    #[error("A meta-profile needs either classes or a prompt_template to route.")]
+    NoRoute,
 }
 
 /// Whether `template` has `{{ name }}` (spaces inside the braces allowed).
@@ -82,7 +96,7 @@ pub(crate) fn has_placeholder(template: &str, name: &str) -> bool {
 }
 
 /// Why a meta-profile could not be loaded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum MetaProfileLoadError {
     /// No meta-profile of that name.
     #[error("Meta-profile `{name}` not found. Available meta-profiles: {}", list_or_none(.available))]
@@ -92,9 +106,19 @@ pub enum MetaProfileLoadError {
         /// The names stored.
         available: Vec<String>,
     },
-    /// The file is unreadable or does not validate.
+    /// The file is unreadable or does not validate (the name, and why).
     #[error("Failed to load meta-profile `{0}`: {1}")]
-    Invalid(String, String),
+    Invalid(
+        String,
+        #[source] std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    ),
+}
+
+impl MetaProfileLoadError {
+    /// The meta-profile `name` does not load because of `cause`.
+    pub fn invalid(name: &str, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Invalid(name.to_string(), std::sync::Arc::new(cause))
+    }
 }
 
 /// `a, b` or `none`.
@@ -140,6 +164,7 @@ mod tests {
             mp(0, None)
                 .check(true)
                 .unwrap_err()
+                .to_string()
                 .contains("needs either classes")
         );
         assert!(mp(0, Some("route {{ instance_text }}")).check(true).is_ok());
@@ -148,12 +173,14 @@ mod tests {
             mp(0, Some("no slot"))
                 .check(true)
                 .unwrap_err()
+                .to_string()
                 .contains("instance_text")
         );
         assert!(
             mp(1, Some("{{ instance_text }}"))
                 .check(true)
                 .unwrap_err()
+                .to_string()
                 .contains("cannot also")
         );
     }

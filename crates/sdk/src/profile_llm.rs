@@ -82,6 +82,12 @@ pub fn profile_has_vision(config: &LlmConfig) -> bool {
             .is_some_and(|m| m.capabilities.vision)
 }
 
+/// Why a conversation did not record a usage's metrics (its own error
+/// inside; the conversation's error type lives above this module).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct UsageNotRecorded(pub Box<dyn std::error::Error + Send + Sync>);
+
 /// What `profiles::tool_llms::StoreProfileLlms` needs of its conversation (implemented by the
 /// conversation, which it holds weakly).
 pub trait ProfileOwner: Send + Sync {
@@ -89,7 +95,11 @@ pub trait ProfileOwner: Send + Sync {
     fn recorded_usage(self: Arc<Self>, usage_id: &str) -> Option<Metrics>;
     /// Stores `metrics` under `usage_id` in the statistics, replacing
     /// earlier ones.
-    fn record_usage(self: Arc<Self>, usage_id: String, metrics: Metrics) -> Result<(), String>;
+    fn record_usage(
+        self: Arc<Self>,
+        usage_id: String,
+        metrics: Metrics,
+    ) -> Result<(), UsageNotRecorded>;
     /// See [`ProfileLlms::latest_user_image_urls`].
     fn latest_user_image_urls(self: Arc<Self>) -> Vec<String>;
     /// See [`ProfileLlms::agent_llm_config`].

@@ -402,12 +402,38 @@ pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest secret value accepted from a lookup.
 const LOOKUP_MAX_BYTES: usize = 64 * 1024;
 
-static LOOKUP_CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
-    openhands_client::http_client(&openhands_client::HttpOptions::per_request(
-        Duration::from_secs(10),
-    ))
-    .map_err(|e| e.to_string())
-});
+static LOOKUP_CLIENT: LazyLock<Result<reqwest::Client, openhands_client::ClientError>> =
+    LazyLock::new(|| {
+        openhands_client::http_client(&openhands_client::HttpOptions::per_request(
+            Duration::from_secs(10),
+        ))
+    });
+
+/// Why a lookup secret could not be fetched (never holds the value).
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// No HTTP client could be built.
+    #[error("no HTTP client available: {0}")]
+    NoClient(#[source] openhands_client::ClientError),
+    /// No answer in time (seconds).
+    #[error("timed out after {0} s")]
+    Timeout(f64),
+    /// The request failed (the URL left out).
+    #[error("request failed: {0}")]
+    Request(#[source] reqwest::Error),
+    /// An answer with an error status.
+    #[error("the lookup answered HTTP {0}")]
+    Status(u16),
+    /// The body could not be read (the URL left out).
+    #[error("reading the answer failed: {0}")]
+    Read(#[source] reqwest::Error),
+    /// The body is larger than a secret may be.
+    #[error("the answer is larger than {LOOKUP_MAX_BYTES} bytes")]
+    TooLarge,
+    /// The body is not text.
+    #[error("the answer is not UTF-8 text")]
+    NotText,
+}
 
 /// Fetches a lookup secret: GET `url` with `headers`; the body of a 2xx
 /// answer is the value. Errors never contain the value.
@@ -415,10 +441,10 @@ pub async fn fetch_lookup(
     url: &str,
     headers: &Map<String, Value>,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, LookupError> {
     let client = LOOKUP_CLIENT
         .as_ref()
-        .map_err(|e| format!("no HTTP client available: {e}"))?;
+        .map_err(|e| LookupError::NoClient(e.clone()))?;
     let mut req = client.get(url).timeout(timeout);
     for (k, v) in headers {
         if let Some(v) = v.as_str() {
@@ -427,25 +453,23 @@ pub async fn fetch_lookup(
     }
     let resp = req.send().await.map_err(|e| {
         if e.is_timeout() {
-            format!("timed out after {} s", timeout.as_secs_f64())
+            LookupError::Timeout(timeout.as_secs_f64())
         } else {
-            format!("request failed: {}", e.without_url())
+            LookupError::Request(e.without_url())
         }
     })?;
     let status = resp.status();
     if !status.is_success() {
-        return Err(format!("the lookup answered HTTP {}", status.as_u16()));
+        return Err(LookupError::Status(status.as_u16()));
     }
     let bytes = resp
         .bytes()
         .await
-        .map_err(|e| format!("reading the answer failed: {}", e.without_url()))?;
+        .map_err(|e| LookupError::Read(e.without_url()))?;
     if bytes.len() > LOOKUP_MAX_BYTES {
-        return Err(format!(
-            "the answer is larger than {LOOKUP_MAX_BYTES} bytes"
-        ));
+        return Err(LookupError::TooLarge);
     }
-    String::from_utf8(bytes.to_vec()).map_err(|_| "the answer is not UTF-8 text".to_string())
+    String::from_utf8(bytes.to_vec()).map_err(|_| LookupError::NotText)
 }
 
 impl SecretsRegistry {
@@ -466,7 +490,7 @@ impl SecretsRegistry {
         for (name, url, headers) in wanted {
             match fetch_lookup(&url, &headers, timeout).await {
                 Ok(value) => self.set_value(&name, value),
-                Err(e) => failures.push((name, e)),
+                Err(e) => failures.push((name, e.to_string())),
             }
         }
         // Custom secrets are asked every time: their value may change.

@@ -245,11 +245,11 @@ impl OpenAiAuthStandIn {
 
 /// The user's browser: opens `url`, follows redirects, and answers the
 /// last page's status and body.
-pub async fn visit(url: &str) -> Result<(u16, String), String> {
+pub async fn visit(url: &str) -> Result<(u16, String), reqwest::Error> {
     #[allow(clippy::disallowed_methods)]
     let client = reqwest::Client::new();
-    let response = client.get(url).send().await.map_err(|e| e.to_string())?;
+    let response = client.get(url).send().await?;
     let status = response.status().as_u16();
-    let body = response.text().await.map_err(|e| e.to_string())?;
+    let body = response.text().await?;
     Ok((status, body))
 }

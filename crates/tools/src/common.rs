@@ -98,17 +98,31 @@ pub fn lenient_opt_i64_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Ve
     }
 }
 
-fn value_to_i64(v: &Value) -> Result<i64, String> {
+/// A list item that is not an integer (serde's message names it).
+#[derive(Debug, thiserror::Error)]
+enum NotInteger {
+    /// A number with a fraction, or out of range.
+    #[error("expected an integer, got {0}")]
+    Number(serde_json::Number),
+    /// A string that does not parse as one.
+    #[error("expected an integer, got {0:?}")]
+    Text(String),
+    /// Any other JSON value.
+    #[error("expected an integer, got {0}")]
+    Other(Value),
+}
+
+fn value_to_i64(v: &Value) -> Result<i64, NotInteger> {
     match v {
         Value::Number(n) => n
             .as_i64()
             .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-            .ok_or_else(|| format!("expected an integer, got {n}")),
+            .ok_or_else(|| NotInteger::Number(n.clone())),
         Value::String(s) => s
             .trim()
             .parse::<i64>()
-            .map_err(|_| format!("expected an integer, got {s:?}")),
-        other => Err(format!("expected an integer, got {other}")),
+            .map_err(|_| NotInteger::Text(s.clone())),
+        other => Err(NotInteger::Other(other.clone())),
     }
 }
 

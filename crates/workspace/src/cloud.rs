@@ -669,7 +669,7 @@ impl CloudApi {
                                                 .map(str::to_string);
                                             return Ok((url, key));
                                         }
-                                        Err(e) => e,
+                                        Err(e) => e.to_string(),
                                     },
                                 },
                                 "ERROR" | "MISSING" => {

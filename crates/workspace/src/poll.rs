@@ -43,18 +43,29 @@ impl Backoff {
 
 /// Whether the agent server at `url` answers `GET /health` with a 2xx;
 /// the reason when not.
-pub(crate) async fn health(http: &reqwest::Client, url: &str) -> Result<(), String> {
+pub(crate) async fn health(http: &reqwest::Client, url: &str) -> Result<(), HealthError> {
     let resp = http
         .get(format!("{url}/health"))
         .timeout(HEALTH_TIMEOUT)
         .send()
         .await
-        .map_err(|e| format!("the agent server's /health failed: {e}"))?;
+        .map_err(HealthError::Request)?;
     if resp.status().is_success() {
         Ok(())
     } else {
-        Err(format!("health check failed with status {}", resp.status()))
+        Err(HealthError::Status(resp.status()))
     }
+}
+
+/// Why an agent server is not healthy yet.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HealthError {
+    /// No answer.
+    #[error("the agent server's /health failed: {0}")]
+    Request(#[source] reqwest::Error),
+    /// An answer other than 2xx.
+    #[error("health check failed with status {0}")]
+    Status(reqwest::StatusCode),
 }
 
 #[cfg(test)]

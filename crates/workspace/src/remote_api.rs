@@ -525,7 +525,7 @@ impl Api<'_> {
                     match pod.as_str() {
                         "ready" => match health(self.http, &r.url).await {
                             Ok(()) => return Ok(()),
-                            Err(e) => e,
+                            Err(e) => e.to_string(),
                         },
                         "failed" | "unknown" | "crashloopbackoff" => {
                             let logs = v.get("pod_logs").and_then(Value::as_str).unwrap_or("");

@@ -34,8 +34,19 @@ pub struct ReadyApp {
 /// `DeferredInit` is handed over so the new application answers
 /// `/api/init` from the same state machine).
 pub type AppBuilder = Arc<
-    dyn Fn(Config, Arc<DeferredInit>) -> BoxFuture<'static, Result<ReadyApp, String>> + Send + Sync,
+    dyn Fn(Config, Arc<DeferredInit>) -> BoxFuture<'static, Result<ReadyApp, InitError>>
+        + Send
+        + Sync,
 >;
+
+/// Why the ready application could not be built (the text is `/api/init`'s
+/// answer and the status's error, as the reference words it).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The conversation services did not start.
+    #[error("ServiceError: {0}")]
+    Services(#[from] crate::service::conversations::ServiceError),
+}
 
 /// The init state machine and, once ready, the live application.
 pub struct DeferredInit {
@@ -125,10 +136,11 @@ impl DeferredInit {
             }
             Err(e) => {
                 tracing::error!(error = %e, "deferred_init: /api/init failed; rolling back to dormant");
-                *self.phase.lock() = (InitPhase::Dormant, Some(e.clone()));
+                let text = e.to_string();
+                *self.phase.lock() = (InitPhase::Dormant, Some(text.clone()));
                 Err(ApiError::new(
                     axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    e,
+                    text,
                 ))
             }
         }

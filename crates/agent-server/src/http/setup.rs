@@ -104,8 +104,7 @@ pub fn dormant(config: Config) -> AppState {
         Arc::new(|config, init| {
             Box::pin(async move {
                 let state = attach_default(AppState::new(config).with_deferred_init(init))
-                    .await
-                    .map_err(|e| format!("ServiceError: {e}"))?
+                    .await?
                     .shared();
                 if let Some(conversations) = &state.conversations {
                     let _capture = openhands_tools::terminal::warm_shell_snapshot(

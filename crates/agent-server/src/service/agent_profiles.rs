@@ -203,18 +203,14 @@ fn plain_check(key: &str, value: &Value) -> Result<Value, (&'static str, String)
     }
 }
 
-fn pydantic_type(field: &Field, reason: &str) -> &'static str {
-    if !field.choices.is_empty() && reason.starts_with("must be one of") {
-        return "literal_error";
-    }
-    if reason.starts_with("must be at least") {
-        return "greater_than_equal";
-    }
-    if reason.starts_with("must be greater") {
-        return "greater_than";
-    }
-    if reason.starts_with("must be at most") {
-        return "less_than_equal";
+fn pydantic_type(field: &Field, reason: &validate::Refusal) -> &'static str {
+    use validate::Refusal;
+    match reason {
+        Refusal::OneOf(_) if !field.choices.is_empty() => return "literal_error",
+        Refusal::AtLeast(_) => return "greater_than_equal",
+        Refusal::GreaterThan(_) => return "greater_than",
+        Refusal::AtMost(_) => return "less_than_equal",
+        _ => {}
     }
     match field.kind {
         fields::Kind::Int => "int_parsing",
@@ -316,7 +312,7 @@ pub fn validate_profile(
                         let t = fields::find(table, &sub)
                             .map(|f| pydantic_type(f, &e.reason))
                             .unwrap_or("value_error");
-                        issues.push(issue(&parts, t, e.reason));
+                        issues.push(issue(&parts, t, e.reason.to_string()));
                     }
                 }
                 continue;
@@ -325,7 +321,7 @@ pub fn validate_profile(
         }
         let checked = match fields::find(table, key) {
             Some(f) if !matches!(key.as_str(), "acp_command" | "acp_args") => {
-                validate::check(f, value).map_err(|r| (pydantic_type(f, &r), r))
+                validate::check(f, value).map_err(|r| (pydantic_type(f, &r), r.to_string()))
             }
             _ => plain_check(key, value),
         };

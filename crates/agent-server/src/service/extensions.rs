@@ -179,7 +179,7 @@ impl ExtensionService {
                     "Failed to fetch {lower} source. Check that the source is valid."
                 )))
             }
-            Err(InstallError::Invalid(e)) => {
+            Err(e @ (InstallError::Invalid(_) | InstallError::Unrecognised(_))) => {
                 tracing::warn!(error = %e, "install: invalid extension");
                 Err(ExtensionError::Invalid(match this.kind {
                     Kind::Plugin => "Invalid plugin. Ensure it has a valid kebab-case name.".into(),
@@ -253,7 +253,11 @@ impl ExtensionService {
                 Err(InstallError::Fetch(_)) => Err(ExtensionError::Fetch(format!(
                     "Failed to fetch the source of {lower} '{name}'. The installed copy was kept."
                 ))),
-                Err(InstallError::Invalid(_) | InstallError::Exists(_)) => {
+                Err(
+                    InstallError::Invalid(_)
+                    | InstallError::Unrecognised(_)
+                    | InstallError::Exists(_),
+                ) => {
                     Err(ExtensionError::Invalid(format!(
                         "The source of {lower} '{name}' no longer holds a valid {lower}. The installed copy was kept."
                     )))

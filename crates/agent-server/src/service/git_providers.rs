@@ -92,7 +92,7 @@ pub struct SearchRequest {
 pub struct GitProviderSearch {
     github_api: String,
     /// The client, or why it could not be built (answered on use).
-    http: Result<reqwest::Client, String>,
+    http: Result<reqwest::Client, openhands_client::ClientError>,
 }
 
 impl Default for GitProviderSearch {
@@ -108,8 +108,7 @@ impl GitProviderSearch {
             github_api: github_api.into().trim_end_matches('/').to_string(),
             http: openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
                 TIMEOUT,
-            ))
-            .map_err(|e| e.to_string()),
+            )),
         }
     }
 
@@ -197,7 +196,10 @@ impl GitProviderSearch {
         page: u64,
     ) -> Result<(Vec<ProviderRepository>, Option<String>), SearchError> {
         let url = format!("{}/user/repos", self.github_api);
-        let http = self.http.as_ref().map_err(|e| api_error(e, 502))?;
+        let http = self
+            .http
+            .as_ref()
+            .map_err(|e| api_error(&e.to_string(), 502))?;
         let response = http
             .get(url)
             .query(&[

@@ -123,7 +123,7 @@ impl MetaProfileService {
             .map_err(|e| MetaProfileError::Corrupt(name.to_string(), e.to_string()))?;
         profile
             .check(false)
-            .map_err(|e| MetaProfileError::Corrupt(name.to_string(), e))?;
+            .map_err(|e| MetaProfileError::Corrupt(name.to_string(), e.to_string()))?;
         Ok(profile)
     }
 
@@ -241,18 +241,15 @@ impl openhands_sdk::meta_profile::MetaProfileSource for MetaProfileService {
         name: &str,
     ) -> Result<MetaProfile, openhands_sdk::meta_profile::MetaProfileLoadError> {
         use openhands_sdk::meta_profile::MetaProfileLoadError;
-        if openhands_sdk::profiles::check_name(name).is_err() {
-            return Err(MetaProfileLoadError::Invalid(
-                name.to_string(),
-                "invalid meta-profile name".into(),
-            ));
+        if let Err(e) = openhands_sdk::profiles::check_name(name) {
+            return Err(MetaProfileLoadError::invalid(name, e));
         }
         self.load_blocking(name).map_err(|e| match e {
             MetaProfileError::NotFound(_) => MetaProfileLoadError::NotFound {
                 name: name.to_string(),
                 available: openhands_sdk::meta_profile::MetaProfileSource::names(self),
             },
-            other => MetaProfileLoadError::Invalid(name.to_string(), other.to_string()),
+            other => MetaProfileLoadError::invalid(name, other),
         })
     }
 }

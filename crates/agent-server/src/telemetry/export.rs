@@ -112,13 +112,13 @@ fn tls(settings: &Settings) -> Option<ClientTlsConfig> {
 
 /// Builds an exporter off the async runtime (the HTTP client is a blocking
 /// one, used only on the exporter's own thread).
-fn off_runtime<T: Send + 'static>(
-    build: impl FnOnce() -> Result<T, String> + Send + 'static,
+fn off_runtime<T: Send + 'static, E: std::error::Error + Send + 'static>(
+    build: impl FnOnce() -> Result<T, E> + Send + 'static,
 ) -> Result<T, TelemetryError> {
     std::thread::spawn(build)
         .join()
         .map_err(|_| TelemetryError::Export("building the exporter panicked".into()))?
-        .map_err(TelemetryError::Export)
+        .map_err(|e| TelemetryError::Export(e.to_string()))
 }
 
 /// The endpoint, timeout and headers of `settings` on an OTLP/HTTP builder
@@ -165,7 +165,6 @@ pub fn spans(
                 settings,
             )
             .build()
-            .map_err(|e| e.to_string())
         })?,
         Protocol::Grpc => {
             let _entered = grpc_runtime(grpc)?.enter();
@@ -195,7 +194,6 @@ pub fn metrics(
                 settings,
             )
             .build()
-            .map_err(|e| e.to_string())
         })?,
         Protocol::Grpc => {
             let _entered = grpc_runtime(grpc)?.enter();

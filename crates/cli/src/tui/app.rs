@@ -12,6 +12,7 @@ use crate::session::Session;
 use crate::store::StoredConversation;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use openhands_sdk::LocalConversation;
+use openhands_sdk::conversation::ConversationError;
 use openhands_sdk::conversation::EventCallback;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::state::ExecutionStatus;
@@ -26,9 +27,9 @@ pub enum AppEvent {
     /// An event of a conversation.
     Conversation(Uuid, Box<Event>),
     /// A run ended.
-    RunEnded(Uuid, Result<ExecutionStatus, String>),
+    RunEnded(Uuid, Result<ExecutionStatus, ConversationError>),
     /// `/condense` finished: whether anything was condensed.
-    Condensed(Uuid, Result<bool, String>),
+    Condensed(Uuid, Result<bool, ConversationError>),
 }
 
 /// The conversation picker of `--resume` and `/resume`.
@@ -294,7 +295,7 @@ impl App {
         let tx = self.tx.clone();
         let id = conv.id();
         tokio::spawn(async move {
-            let result = conv.run().await.map_err(|e| e.to_string());
+            let result = conv.run().await;
             let _ = tx.send(AppEvent::RunEnded(id, result));
         });
     }
@@ -330,7 +331,7 @@ impl App {
                         let now = self.conv.as_ref().map_or(status, LocalConversation::status);
                         self.run_ended(now);
                     }
-                    Err(e) => self.error(e),
+                    Err(e) => self.error(e.to_string()),
                 }
             }
             AppEvent::Condensed(id, result) if Some(id) == current => {
@@ -595,7 +596,7 @@ impl App {
         if trimmed.starts_with('/') {
             match slash::parse(trimmed) {
                 Ok(cmd) => self.run_slash(cmd),
-                Err(e) => self.transcript.info(e),
+                Err(e) => self.transcript.info(e.to_string()),
             }
             return;
         }
@@ -760,11 +761,7 @@ impl App {
                 })
             };
             let before = count(&conv);
-            let result = conv
-                .condense()
-                .await
-                .map(|()| count(&conv) > before)
-                .map_err(|e| e.to_string());
+            let result = conv.condense().await.map(|()| count(&conv) > before);
             let _ = tx.send(AppEvent::Condensed(id, result));
         });
     }

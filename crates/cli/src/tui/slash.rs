@@ -42,8 +42,24 @@ pub const COMMANDS: [(&str, &str); 9] = [
     ("/exit", "leave (the conversation is saved)"),
 ];
 
+/// Why a `/` line is not a command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlashError {
+    /// A command without arguments given one.
+    #[error("{name} takes no argument (got '{arg}')")]
+    NoArgument {
+        /// The command.
+        name: String,
+        /// What followed it.
+        arg: String,
+    },
+    /// No such command.
+    #[error("unknown command {0}; /help lists the commands")]
+    Unknown(String),
+}
+
 /// Parses a line starting with `/`.
-pub fn parse(input: &str) -> Result<Slash, String> {
+pub fn parse(input: &str) -> Result<Slash, SlashError> {
     let mut parts = input.trim().splitn(2, char::is_whitespace);
     let name = parts.next().unwrap_or("").to_ascii_lowercase();
     let arg = parts
@@ -53,7 +69,10 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         .map(str::to_string);
     let no_arg = |cmd: Slash| match &arg {
         None => Ok(cmd),
-        Some(a) => Err(format!("{name} takes no argument (got '{a}')")),
+        Some(a) => Err(SlashError::NoArgument {
+            name: name.clone(),
+            arg: a.clone(),
+        }),
     };
     match name.as_str() {
         "/help" | "/?" => no_arg(Slash::Help),
@@ -65,7 +84,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "/condense" | "/compact" => no_arg(Slash::Condense),
         "/cost" | "/status" => no_arg(Slash::Cost),
         "/exit" | "/quit" => no_arg(Slash::Exit),
-        _ => Err(format!("unknown command {name}; /help lists the commands")),
+        _ => Err(SlashError::Unknown(name.clone())),
     }
 }
 
@@ -95,11 +114,13 @@ mod tests {
         assert!(
             parse("/cost now")
                 .unwrap_err()
+                .to_string()
                 .contains("takes no argument")
         );
         assert!(
             parse("/bogus")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown command /bogus")
         );
         assert_eq!(completions("/c").len(), 3);

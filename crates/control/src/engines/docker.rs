@@ -20,13 +20,14 @@
 //! image (no registry is involved).
 
 use super::{
-    DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeSpec,
-    docker_net,
+    DOCKER, Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy,
+    RuntimeRefusal, RuntimeSpec, docker_net,
 };
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::docker::{DEPLOYMENT_LABEL, LABEL, PORT_LABEL, container_name};
 use crate::hosts::{ProvisionError, SandboxLayout};
 use crate::secrets::new_credential;
+use crate::ssh::error::RelayError;
 use crate::store::sandboxes::Sandbox;
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, ContainerInspectResponse, HostConfig, PortBinding};
@@ -51,6 +52,23 @@ pub struct DockerEngine {
     timeout: Duration,
     start_timeout: Duration,
     docker: OnceCell<Docker>,
+}
+
+/// Why a call of the engine's own upkeep (pull, list, remove) failed.
+#[derive(Debug, thiserror::Error)]
+enum DockerOpError {
+    /// The daemon is not usable.
+    #[error("{0}")]
+    Unavailable(#[from] ProvisionError),
+    /// A bounded call failed.
+    #[error("{0}")]
+    Daemon(#[from] openhands_workspace::docker::DockerError),
+    /// The daemon refused.
+    #[error("{0}")]
+    Bollard(#[from] bollard::errors::Error),
+    /// It did not finish in time.
+    #[error("it did not complete within {0:?}")]
+    TimedOut(Duration),
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ProvisionError {
@@ -241,8 +259,8 @@ impl DockerEngine {
     pub async fn container_of(
         &self,
         s: &Sandbox,
-    ) -> Result<crate::ssh::container::Container, String> {
-        let docker = self.docker().await.map_err(|e| e.to_string())?;
+    ) -> Result<crate::ssh::container::Container, RelayError> {
+        let docker = self.docker().await?;
         let id = s.engine_id.clone().unwrap_or_else(|| container_name(&s.id));
         let info = call(
             "inspect",
@@ -250,9 +268,9 @@ impl DockerEngine {
             docker.inspect_container(&id, None::<InspectContainerOptions>),
         )
         .await
-        .map_err(|e| format!("the sandbox's container: {e}"))?;
+        .map_err(RelayError::Inspect)?;
         if info.state.and_then(|st| st.running) != Some(true) {
-            return Err("the sandbox's container is not running".into());
+            return Err(RelayError::NotRunning);
         }
         Ok(crate::ssh::container::Container {
             docker: docker.clone(),
@@ -292,19 +310,19 @@ impl DockerEngine {
         }
     }
 
-    async fn pull(&self, image: &str) -> Result<(), String> {
-        let docker = self.docker().await.map_err(|e| e.to_string())?;
+    async fn pull(&self, image: &str) -> Result<(), DockerOpError> {
+        let docker = self.docker().await?;
         let opts = CreateImageOptionsBuilder::new().from_image(image).build();
         let mut progress = docker.create_image(Some(opts), None, None);
         let drained = async {
             while let Some(item) = progress.next().await {
-                item.map_err(|e| e.to_string())?;
+                item?;
             }
-            Ok::<(), String>(())
+            Ok::<(), DockerOpError>(())
         };
         tokio::time::timeout(PULL_TIMEOUT, drained)
             .await
-            .map_err(|_| format!("it did not complete within {PULL_TIMEOUT:?}"))?
+            .map_err(|_| DockerOpError::TimedOut(PULL_TIMEOUT))?
     }
 
     async fn image_present(&self, image: &str) -> Result<bool, ProvisionError> {
@@ -326,7 +344,7 @@ impl DockerEngine {
         &self,
         docker: &Docker,
         sandbox_id: Option<&str>,
-    ) -> Result<Vec<bollard::models::ContainerSummary>, String> {
+    ) -> Result<Vec<bollard::models::ContainerSummary>, DockerOpError> {
         let ours = format!("{DEPLOYMENT_LABEL}={}", self.deployment);
         let sandbox = match sandbox_id {
             Some(id) => format!("{LABEL}={id}"),
@@ -337,14 +355,12 @@ impl DockerEngine {
             .all(true)
             .filters(&filters)
             .build();
-        call("list", self.timeout, docker.list_containers(Some(opts)))
-            .await
-            .map_err(|e| e.to_string())
+        Ok(call("list", self.timeout, docker.list_containers(Some(opts))).await?)
     }
 
     /// The ids of this deployment's containers of `sandbox_id`.
-    async fn labelled(&self, sandbox_id: Option<&str>) -> Result<Vec<String>, String> {
-        let docker = self.docker().await.map_err(|e| e.to_string())?;
+    async fn labelled(&self, sandbox_id: Option<&str>) -> Result<Vec<String>, DockerOpError> {
+        let docker = self.docker().await?;
         Ok(self
             .list_ours(docker, sandbox_id)
             .await?
@@ -361,8 +377,8 @@ impl DockerEngine {
 
     /// Removes a container (forced); one that is gone or being removed
     /// already is fine.
-    async fn try_remove(&self, container: &str) -> Result<(), String> {
-        let docker = self.docker().await.map_err(|e| e.to_string())?;
+    async fn try_remove(&self, container: &str) -> Result<(), DockerOpError> {
+        let docker = self.docker().await?;
         let opts = RemoveContainerOptionsBuilder::new().force(true).build();
         let limit = self.timeout.max(Duration::from_secs(30));
         match tokio::time::timeout(limit, docker.remove_container(container, Some(opts))).await {
@@ -371,8 +387,8 @@ impl DockerEngine {
             Ok(Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 409, ..
             })) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("it did not complete within {limit:?}")),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(DockerOpError::TimedOut(limit)),
         }
     }
 }
@@ -457,7 +473,7 @@ impl Engine for DockerEngine {
         };
         if let Err(e) = self.client.wait_ready(&ep, self.start_timeout).await {
             self.remove(&created.id).await;
-            return Err(ProvisionError::Start(e));
+            return Err(ProvisionError::Start(e.to_string()));
         }
         Ok(Provisioned {
             engine_id: created.id,
@@ -526,9 +542,9 @@ impl Engine for DockerEngine {
         let found = self
             .list_ours(docker, None)
             .await
-            .map_err(|detail| EngineError {
+            .map_err(|e| EngineError {
                 engine: DOCKER,
-                detail,
+                detail: e.to_string(),
             })?;
         Ok(found
             .into_iter()
@@ -537,9 +553,9 @@ impl Engine for DockerEngine {
     }
 
     async fn remove_stray(&self, sandbox_id: &str) -> Result<(), EngineError> {
-        let err = |detail: String| EngineError {
+        let err = |e: DockerOpError| EngineError {
             engine: DOCKER,
-            detail,
+            detail: e.to_string(),
         };
         for id in self.labelled(Some(sandbox_id)).await.map_err(err)? {
             self.try_remove(&id).await.map_err(err)?;
@@ -558,28 +574,26 @@ impl Engine for DockerEngine {
         true
     }
 
-    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), RuntimeRefusal> {
         if let Some((uid, gid)) = spec.user {
             let me = nix::unistd::geteuid();
             if !me.is_root() && (uid != me.as_raw() || gid != nix::unistd::getegid().as_raw()) {
-                return Err(format!(
-                    "run_as_user {uid} / fs_group {gid}: the control plane runs as uid {me}, \
-                     not root, so it cannot hand the sandbox directory to another user"
-                ));
+                return Err(RuntimeRefusal::RunAsUser {
+                    uid,
+                    gid,
+                    me: me.as_raw(),
+                });
             }
         }
         if let Some(class) = &spec.runtime_class {
-            let docker = self.docker().await.map_err(|e| e.to_string())?;
-            let info = call("info", self.timeout, docker.info())
-                .await
-                .map_err(|e| e.to_string())?;
+            let docker = self.docker().await?;
+            let info = call("info", self.timeout, docker.info()).await?;
             let known: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
             if !known.contains(class) {
-                return Err(format!(
-                    "runtime_class {class:?} is not a runtime of this docker daemon (it has: {}); \
-                     send runtime_class null for the default",
-                    known.join(", ")
-                ));
+                return Err(RuntimeRefusal::RuntimeClass {
+                    class: class.clone(),
+                    known,
+                });
             }
         }
         Ok(())

@@ -68,14 +68,34 @@ pub fn unfit(n: &Network) -> Option<String> {
     None
 }
 
+/// Why the sandboxes' network cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    /// The networks could not be listed.
+    #[error("{0}")]
+    List(#[source] openhands_workspace::docker::DockerError),
+    /// The network could not be made.
+    #[error("making the docker network {NETWORK}: {0}")]
+    Create(#[source] openhands_workspace::docker::DockerError),
+    /// It was made and then was not there.
+    #[error("the docker network {NETWORK} vanished as it was made")]
+    Vanished,
+    /// It lets containers reach each other (see [`unfit`]).
+    #[error("{0}")]
+    Unfit(String),
+    /// Docker reported it without an id.
+    #[error("the docker network {NETWORK} has no id")]
+    NoId,
+}
+
 /// The networks named exactly [`NETWORK`], oldest first (Engine APIs
 /// before 1.44 let two requests at once make two of one name).
-async fn listed(docker: &Docker, timeout: Duration) -> Result<Vec<Network>, String> {
+async fn listed(docker: &Docker, timeout: Duration) -> Result<Vec<Network>, NetworkError> {
     let filters = HashMap::from([("name", vec![NETWORK])]);
     let opts = ListNetworksOptionsBuilder::new().filters(&filters).build();
     let mut found: Vec<Network> = call("list networks", timeout, docker.list_networks(Some(opts)))
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(NetworkError::List)?
         .into_iter()
         .filter(|n| n.name.as_deref() == Some(NETWORK))
         .collect();
@@ -92,7 +112,7 @@ async fn listed(docker: &Docker, timeout: Duration) -> Result<Vec<Network>, Stri
 
 /// The id of the sandboxes' network, made first if there is none; an
 /// error if it cannot be made or lets containers reach each other.
-pub async fn ensure(docker: &Docker, timeout: Duration) -> Result<String, String> {
+pub async fn ensure(docker: &Docker, timeout: Duration) -> Result<String, NetworkError> {
     let mut found = listed(docker, timeout).await?;
     if found.is_empty() {
         let made = call(
@@ -110,24 +130,17 @@ pub async fn ensure(docker: &Docker, timeout: Duration) -> Result<String, String
                     let _ = call("remove network", timeout, docker.remove_network(&made.id)).await;
                 }
             }
-            Err(e) if found.is_empty() => {
-                return Err(format!("making the docker network {NETWORK}: {e}"));
-            }
+            Err(e) if found.is_empty() => return Err(NetworkError::Create(e)),
             Err(_) => {}
         }
     }
     let Some(chosen) = found.first() else {
-        return Err(format!(
-            "the docker network {NETWORK} vanished as it was made"
-        ));
+        return Err(NetworkError::Vanished);
     };
     if let Some(why) = unfit(chosen) {
-        return Err(why);
+        return Err(NetworkError::Unfit(why));
     }
-    chosen
-        .id
-        .clone()
-        .ok_or_else(|| format!("the docker network {NETWORK} has no id"))
+    chosen.id.clone().ok_or(NetworkError::NoId)
 }
 
 #[cfg(test)]

@@ -33,7 +33,10 @@
 //! Tested against a served API contract (the exact calls, answered by a
 //! local server), not a live cluster.
 
-use super::{Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeSpec};
+use super::{
+    Engine, EngineError, Located, ProvisionRequest, Provisioned, PullPolicy, RuntimeRefusal,
+    RuntimeSpec,
+};
 use crate::agent_client::{AgentClient, AgentError, Endpoint};
 use crate::hosts::ProvisionError;
 use crate::hosts::docker::{LABEL, container_name};
@@ -426,8 +429,8 @@ impl KubernetesEngine {
         ep: &Endpoint,
         init_key: &str,
         end: Instant,
-    ) -> Result<(), String> {
-        let secret_key = new_credential("").map_err(|e| e.to_string())?;
+    ) -> Result<(), InitError> {
+        let secret_key = new_credential("")?;
         loop {
             let why = match self.client.initialize(ep, init_key, &secret_key).await {
                 Ok(()) => return Ok(()),
@@ -435,34 +438,73 @@ impl KubernetesEngine {
                 Err(e) => return Err(self.init_refusal(ep, e).await),
             };
             if Instant::now() >= end {
-                return Err(format!(
-                    "its agent server at {} did not take its keys: {why}",
-                    ep.url
-                ));
+                return Err(InitError::NoAnswer {
+                    url: ep.url.clone(),
+                    why,
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
-    /// Why a claimed pod refused its keys, in words saying what to fix.
-    async fn init_refusal(&self, ep: &Endpoint, e: AgentError) -> String {
-        let secret = self.settings.warmpool_secret.as_deref().unwrap_or_default();
+    /// Why a claimed pod refused its keys, saying what to fix.
+    async fn init_refusal(&self, ep: &Endpoint, e: AgentError) -> InitError {
+        let secret = self.settings.warmpool_secret.clone().unwrap_or_default();
         match e.status() {
-            Some(404) => format!(
-                "the warm pool's pods are not dormant: their template must start the agent server with OH_DEFERRED_INIT=true and its secret key from the Secret {secret} ({e})"
-            ),
+            Some(404) => InitError::NotDormant { secret, source: e },
             Some(400) | Some(401) => match self.client.init_state(ep).await {
-                Ok(state) if state != "dormant" => format!(
-                    "the claimed pod was already {state} with keys the control plane did not give it; it is not used"
-                ),
-                Ok(_) if e.status() == Some(401) => {
-                    format!("the warm pool's pods refuse the init key of the Secret {secret} ({e})")
-                }
-                _ => format!("the claimed pod refused its keys: {e}"),
+                Ok(state) if state != "dormant" => InitError::AlreadyInitialized { state },
+                Ok(_) if e.status() == Some(401) => InitError::InitKeyRefused { secret, source: e },
+                _ => InitError::Refused(e),
             },
-            _ => format!("the claimed pod refused its keys: {e}"),
+            _ => InitError::Refused(e),
         }
     }
+}
+
+/// Why a claimed warm-pool pod did not take its own keys.
+#[derive(Debug, thiserror::Error)]
+enum InitError {
+    /// No fresh secret key could be made.
+    #[error(transparent)]
+    Credential(#[from] crate::secrets::SecretError),
+    /// The pod's agent server did not answer before the start timeout.
+    #[error("its agent server at {url} did not take its keys: {why}")]
+    NoAnswer {
+        /// The agent server's address.
+        url: String,
+        /// The last connection failure.
+        why: String,
+    },
+    /// The pool's pods started with their keys (no deferred init).
+    #[error(
+        "the warm pool's pods are not dormant: their template must start the agent server with OH_DEFERRED_INIT=true and its secret key from the Secret {secret} ({source})"
+    )]
+    NotDormant {
+        /// The pool's key secret.
+        secret: String,
+        /// The refusal.
+        source: AgentError,
+    },
+    /// The claimed pod already had keys the control plane did not give it.
+    #[error(
+        "the claimed pod was already {state} with keys the control plane did not give it; it is not used"
+    )]
+    AlreadyInitialized {
+        /// The pod's init state.
+        state: String,
+    },
+    /// The pods do not accept the key in the pool's secret.
+    #[error("the warm pool's pods refuse the init key of the Secret {secret} ({source})")]
+    InitKeyRefused {
+        /// The pool's key secret.
+        secret: String,
+        /// The refusal.
+        source: AgentError,
+    },
+    /// Any other refusal.
+    #[error("the claimed pod refused its keys: {0}")]
+    Refused(#[source] AgentError),
 }
 
 #[async_trait::async_trait]
@@ -504,7 +546,9 @@ impl Engine for KubernetesEngine {
                 key: req.key.clone(),
             };
             if let Some(init_key) = &init_key {
-                self.initialize_claimed(&ep, init_key, end).await?;
+                self.initialize_claimed(&ep, init_key, end)
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             let left = end.saturating_duration_since(Instant::now());
             self.client
@@ -621,17 +665,18 @@ impl Engine for KubernetesEngine {
         true
     }
 
-    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), RuntimeRefusal> {
         if self.settings.warmpool.is_some() {
             return match spec.first_setting() {
                 None => Ok(()),
-                Some(field) => Err(format!(
-                    "{field} is not supported by the kubernetes engine with a warm pool (its SandboxTemplate decides)"
-                )),
+                Some(field) => Err(RuntimeRefusal::WarmPool(field)),
             };
         }
         if spec.process_dir.is_some() {
-            return Err("working_dir is not supported by the kubernetes engine".into());
+            return Err(RuntimeRefusal::Unsupported {
+                field: "working_dir",
+                engine: "kubernetes",
+            });
         }
         for (k, _) in &spec.environment {
             let ok = !k.is_empty()
@@ -639,7 +684,7 @@ impl Engine for KubernetesEngine {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
                 && !k.starts_with(|c: char| c.is_ascii_digit());
             if !ok {
-                return Err(format!("environment: {k:?} is not a valid variable name"));
+                return Err(RuntimeRefusal::EnvName(k.clone()));
             }
         }
         Ok(())

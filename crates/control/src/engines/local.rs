@@ -3,7 +3,9 @@
 //! in `<data dir>/sandboxes/<id>`. Its processes outlive the control
 //! plane; only the instance owning the data directory reaches them.
 
-use super::{Engine, EngineError, LOCAL, Located, ProvisionRequest, Provisioned, RuntimeSpec};
+use super::{
+    Engine, EngineError, LOCAL, Located, ProvisionRequest, Provisioned, RuntimeRefusal, RuntimeSpec,
+};
 use crate::agent_client::{AgentClient, Endpoint};
 use crate::hosts::local::LocalSandboxes;
 use crate::hosts::{ProvisionError, SandboxLayout, find_agent_server};
@@ -88,7 +90,7 @@ impl Engine for LocalEngine {
         };
         if let Err(e) = self.client.wait_ready(&ep, self.start_timeout).await {
             self.procs.stop(&req.sandbox_id, &lay).await;
-            return Err(ProvisionError::Start(e));
+            return Err(ProvisionError::Start(e.to_string()));
         }
         Ok(Provisioned {
             engine_id: started.pgid.to_string(),
@@ -163,18 +165,16 @@ impl Engine for LocalEngine {
         owner == self.instance
     }
 
-    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), RuntimeRefusal> {
         if spec.image.is_some() {
-            return Err(
-                "image is not supported by the local engine: its sandboxes run this \
-                 machine's agent server, not an image (run the control plane with \
-                 OH_CONTROL_SANDBOX=docker to choose images)"
-                    .into(),
-            );
+            return Err(RuntimeRefusal::LocalImage);
         }
         match spec.first_setting() {
             None => Ok(()),
-            Some(field) => Err(format!("{field} is not supported by the local engine")),
+            Some(field) => Err(RuntimeRefusal::Unsupported {
+                field,
+                engine: "local",
+            }),
         }
     }
 

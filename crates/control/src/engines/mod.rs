@@ -162,6 +162,62 @@ pub enum Located {
     Unknown(String),
 }
 
+/// Why an engine cannot honour a sandbox's runtime settings (the text
+/// names the request field).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeRefusal {
+    /// A setting the engine does not have.
+    #[error("{field} is not supported by the {engine} engine")]
+    Unsupported {
+        /// The request field.
+        field: &'static str,
+        /// The engine.
+        engine: &'static str,
+    },
+    /// An image for the local engine, which runs this machine's server.
+    #[error(
+        "image is not supported by the local engine: its sandboxes run this machine's agent server, not an image (run the control plane with OH_CONTROL_SANDBOX=docker to choose images)"
+    )]
+    LocalImage,
+    /// A setting a warm pool's template decides.
+    #[error(
+        "{0} is not supported by the kubernetes engine with a warm pool (its SandboxTemplate decides)"
+    )]
+    WarmPool(&'static str),
+    /// Another user for the sandbox while the control plane is not root.
+    #[error(
+        "run_as_user {uid} / fs_group {gid}: the control plane runs as uid {me}, not root, so it cannot hand the sandbox directory to another user"
+    )]
+    RunAsUser {
+        /// The user asked for.
+        uid: u32,
+        /// The group asked for.
+        gid: u32,
+        /// The control plane's user.
+        me: u32,
+    },
+    /// A runtime class the docker daemon does not have.
+    #[error(
+        "runtime_class {class:?} is not a runtime of this docker daemon (it has: {}); send runtime_class null for the default",
+        .known.join(", ")
+    )]
+    RuntimeClass {
+        /// The class asked for.
+        class: String,
+        /// The daemon's runtimes.
+        known: Vec<String>,
+    },
+    /// An environment variable name Kubernetes refuses.
+    #[error("environment: {0:?} is not a valid variable name")]
+    EnvName(String),
+    /// The docker daemon could not be asked.
+    #[error("{0}")]
+    Docker(#[from] crate::hosts::ProvisionError),
+    /// The docker daemon's answer failed.
+    #[error("{0}")]
+    DockerCall(#[from] openhands_workspace::docker::DockerError),
+}
+
 /// A failure of an engine's own checks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{engine} engine: {detail}")]
@@ -216,13 +272,13 @@ pub trait Engine: Send + Sync {
 
     /// Whether the engine can honour `spec` (before anything starts): the
     /// refusal names the request field. By default only a plain sandbox.
-    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), String> {
+    async fn check_runtime(&self, spec: &RuntimeSpec) -> Result<(), RuntimeRefusal> {
         match spec.first_setting() {
             None => Ok(()),
-            Some(field) => Err(format!(
-                "{field} is not supported by the {} engine",
-                self.name()
-            )),
+            Some(field) => Err(RuntimeRefusal::Unsupported {
+                field,
+                engine: self.name(),
+            }),
         }
     }
 

@@ -36,23 +36,36 @@ impl RegisteredHosts {
 
     /// The endpoint of the host a sandbox runs on, with the sandbox's
     /// recorded key.
-    async fn endpoint(&self, s: &Sandbox, key: &str) -> Result<Endpoint, String> {
+    async fn endpoint(&self, s: &Sandbox, key: &str) -> Result<Endpoint, HostLookup> {
         let host_id = s
             .engine_id
             .as_deref()
             .or(s.host_id.as_deref())
-            .ok_or("no host was recorded")?;
+            .ok_or(HostLookup::NotRecorded)?;
         let host = self
             .store
             .host(host_id)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or("its host is no longer registered")?;
+            .await?
+            .ok_or(HostLookup::Unregistered)?;
         Ok(Endpoint {
             url: host.url,
             key: key.to_string(),
         })
     }
+}
+
+/// Why the host of a sandbox cannot be found.
+#[derive(Debug, thiserror::Error)]
+enum HostLookup {
+    /// The row names no host.
+    #[error("no host was recorded")]
+    NotRecorded,
+    /// The database failed.
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
+    /// The host was removed.
+    #[error("its host is no longer registered")]
+    Unregistered,
 }
 
 #[async_trait::async_trait]
@@ -96,7 +109,7 @@ impl Engine for RegisteredHosts {
     async fn locate(&self, s: &Sandbox, key: &str) -> Located {
         let ep = match self.endpoint(s, key).await {
             Ok(ep) => ep,
-            Err(e) => return Located::Unknown(e),
+            Err(e) => return Located::Unknown(e.to_string()),
         };
         match self.client.check(&ep).await {
             Ok(()) => Located::Running {

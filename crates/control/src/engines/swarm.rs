@@ -376,40 +376,38 @@ impl SwarmEngine {
     pub async fn container_of(
         &self,
         s: &Sandbox,
-    ) -> Result<crate::ssh::container::Container, String> {
-        let docker = self.docker().await.map_err(|e| e.to_string())?;
+    ) -> Result<crate::ssh::container::Container, crate::ssh::error::RelayError> {
+        use crate::ssh::error::RelayError;
+        let docker = self.docker().await?;
         let service = s.engine_id.clone().unwrap_or_else(|| service_name(&s.id));
         let filters = HashMap::from([("service", vec![service.as_str()])]);
         let opts = ListTasksOptionsBuilder::new().filters(&filters).build();
         let tasks = call("task list", self.timeout, docker.list_tasks(Some(opts)))
             .await
-            .map_err(|e| format!("swarm: {e}"))?;
+            .map_err(RelayError::Swarm)?;
         let running = tasks.into_iter().find(|t| {
             t.desired_state == Some(TaskState::RUNNING)
                 && t.status.as_ref().and_then(|st| st.state) == Some(TaskState::RUNNING)
         });
         let Some(task) = running else {
-            return Err("the sandbox's Swarm service has no running task".into());
+            return Err(RelayError::NoTask);
         };
         let node = task.node_id.clone().unwrap_or_default();
         let container = task
             .status
             .and_then(|st| st.container_status)
             .and_then(|cs| cs.container_id)
-            .ok_or("the sandbox's Swarm task has no container yet")?;
+            .ok_or(RelayError::NoContainer)?;
         let info = call("info", self.timeout, docker.info())
             .await
-            .map_err(|e| format!("swarm: {e}"))?;
+            .map_err(RelayError::Swarm)?;
         let here = info.swarm.and_then(|sw| sw.node_id).unwrap_or_default();
         if node != here {
             let name = match self.node(&node).await {
                 Ok((_, name, _)) => name,
                 Err(_) => node.clone(),
             };
-            return Err(format!(
-                "the sandbox's container runs on Swarm node {name}; the relay reaches containers \
-                 only on the node of the manager it talks to"
-            ));
+            return Err(RelayError::OtherNode(name));
         }
         Ok(crate::ssh::container::Container {
             docker: docker.clone(),

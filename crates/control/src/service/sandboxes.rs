@@ -45,12 +45,32 @@ pub struct NewRuntime {
 }
 
 /// The runtime spec a sandbox row was started with (plain when none).
-pub(crate) fn runtime_spec(inner: &Inner, s: &Sandbox) -> Result<RuntimeSpec, String> {
+pub(crate) fn runtime_spec(inner: &Inner, s: &Sandbox) -> Result<RuntimeSpec, StartFailure> {
     let Some(sealed) = &s.sealed_runtime else {
         return Ok(RuntimeSpec::default());
     };
-    let json = inner.sealer.open(sealed).map_err(|e| e.to_string())?;
-    serde_json::from_str(&json).map_err(|e| format!("the stored runtime settings: {e}"))
+    let json = inner.sealer.open(sealed)?;
+    serde_json::from_str(&json).map_err(StartFailure::RuntimeSettings)
+}
+
+/// Why a sandbox was not started (recorded as its status reason).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartFailure {
+    /// The row names an engine this instance does not run.
+    #[error("unknown engine {0:?}")]
+    UnknownEngine(Option<String>),
+    /// The sealed runtime settings cannot be opened.
+    #[error("{0}")]
+    Unseal(#[from] crate::secrets::SecretError),
+    /// The runtime settings are not a runtime spec.
+    #[error("the stored runtime settings: {0}")]
+    RuntimeSettings(#[source] serde_json::Error),
+    /// The engine could not provision it.
+    #[error("{0}")]
+    Provision(#[from] crate::hosts::ProvisionError),
+    /// Where it runs could not be recorded.
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// Checks an LLM JSON: an object the reference's `LLM` model accepts, with
@@ -109,12 +129,12 @@ pub fn unreachable_llm(
 
 /// Provisions `s` on its engine with session key `key` and records where
 /// it runs; the updated row, or why it failed (recorded too).
-async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, String> {
+async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, StartFailure> {
     let Some(engine) = inner.engines.of(s) else {
-        let why = format!("unknown engine {:?}", s.engine);
+        let why = StartFailure::UnknownEngine(s.engine.clone());
         let _ = inner
             .store
-            .set_sandbox_down(&s.id, status::FAILED, &why)
+            .set_sandbox_down(&s.id, status::FAILED, &why.to_string())
             .await;
         return Err(why);
     };
@@ -123,7 +143,7 @@ async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, Str
         Err(why) => {
             let _ = inner
                 .store
-                .set_sandbox_down(&s.id, status::FAILED, &why)
+                .set_sandbox_down(&s.id, status::FAILED, &why.to_string())
                 .await;
             return Err(why);
         }
@@ -146,7 +166,7 @@ async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, Str
             };
             if let Err(e) = inner.store.set_sandbox_placed(&s.id, &placed).await {
                 engine.release(s).await;
-                return Err(e.to_string());
+                return Err(e.into());
             }
             let mut placed_row = s.clone();
             placed_row.engine_id = Some(p.engine_id.clone());
@@ -165,7 +185,7 @@ async fn provision(inner: &Inner, s: &Sandbox, key: &str) -> Result<Sandbox, Str
                 .store
                 .set_sandbox_down(&s.id, status::FAILED, &why)
                 .await;
-            Err(why)
+            Err(e.into())
         }
     }
 }

@@ -9,6 +9,7 @@
 //! When the client leaves first, a second exec kills it by the process id
 //! it wrote (a Docker exec cannot be stopped through the API).
 
+use super::error::RelayError;
 use super::shell::{ExitStatus, Input, Program, Terminal, finish, status_of};
 use bollard::Docker;
 use bollard::container::LogOutput;
@@ -59,14 +60,14 @@ fn command(c: &Container, program: &Program, term: Option<&Terminal>, pid: &str)
 }
 
 async fn bounded<T>(
-    what: &str,
+    what: &'static str,
     limit: Duration,
     f: impl Future<Output = Result<T, bollard::errors::Error>>,
-) -> Result<T, String> {
+) -> Result<T, RelayError> {
     match tokio::time::timeout(limit, f).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(format!("{what} failed: {e}")),
-        Err(_) => Err(format!("{what}: the docker daemon did not answer")),
+        Ok(Err(source)) => Err(RelayError::Docker { what, source }),
+        Err(_) => Err(RelayError::DockerSilent(what)),
     }
 }
 
@@ -84,12 +85,11 @@ pub async fn start(
         mpsc::UnboundedSender<Input>,
         tokio::task::JoinHandle<ExitStatus>,
     ),
-    String,
+    RelayError,
 > {
     let tty = term.is_some() && program != Program::Sftp;
     let term = term.filter(|_| tty);
-    let token: String = crate::secrets::random_bytes(12)
-        .map_err(|e| e.to_string())?
+    let token: String = crate::secrets::random_bytes(12)?
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
@@ -122,7 +122,7 @@ pub async fn start(
     )
     .await?;
     let StartExecResults::Attached { mut output, input } = started else {
-        return Err("the exec started detached".into());
+        return Err(RelayError::Detached);
     };
     if let Some(t) = &term {
         resize(&c, &exec, t.cols, t.rows).await;

@@ -11,8 +11,10 @@
 //! * [`shell`] — programs of local sandboxes (a bubblewrap sandbox on the
 //!   workspace); [`container`] — programs of docker and swarm sandboxes (a
 //!   Docker exec of the image's `sandbox-exec` in the sandbox's container).
+//! * [`error`] — why a channel's program or the relay itself did not start.
 
 pub mod container;
+pub mod error;
 pub mod hostkey;
 pub mod relay;
 pub mod shell;

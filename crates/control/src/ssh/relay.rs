@@ -10,6 +10,7 @@
 //! when, the exit status, why the relay ended one), never their content.
 
 use super::container::{self, Container};
+use super::error::{RelayError, RelayStartError};
 use super::shell::{self, Input, Place, Program, Terminal};
 use super::tickets::{Opened, Refused, may_continue, use_ticket};
 use crate::engines::{DOCKER, LOCAL, SWARM};
@@ -143,9 +144,9 @@ impl Conn {
 
     /// Where a program of this connection's sandbox runs, or why it
     /// cannot.
-    async fn place(&self) -> Result<Target, String> {
+    async fn place(&self) -> Result<Target, RelayError> {
         let Some(o) = &self.opened else {
-            return Err("not authenticated".into());
+            return Err(RelayError::NotAuthenticated);
         };
         let s = &o.sandbox;
         let engines = &self.inner.engines;
@@ -153,9 +154,7 @@ impl Conn {
         match engine {
             LOCAL => {
                 if s.owner_instance != self.inner.instance {
-                    return Err("this sandbox runs on another control-plane instance; \
-                         connect through its relay"
-                        .into());
+                    return Err(RelayError::OtherInstance);
                 }
                 let local = &engines.local;
                 Ok(Target::Local(Place {
@@ -166,9 +165,7 @@ impl Conn {
             }
             DOCKER => Ok(Target::Container(engines.docker.container_of(s).await?)),
             SWARM => Ok(Target::Container(engines.swarm.container_of(s).await?)),
-            other => Err(format!(
-                "SSH into {other} sandboxes is not available; only local, docker and swarm ones"
-            )),
+            other => Err(RelayError::Unsupported(other.to_string())),
         }
     }
 
@@ -449,18 +446,16 @@ impl Handler for Conn {
 /// Starts the relay when `OH_CONTROL_SSH_ADDR` is set: binds, records the
 /// address put in tickets, and serves in the background.
 /// It stops when the control plane shuts down.
-pub async fn start(cp: &ControlPlane) -> Result<(), String> {
+pub async fn start(cp: &ControlPlane) -> Result<(), RelayStartError> {
     let inner = &cp.inner;
     let Some(addr) = inner.config.ssh.listen else {
         return Ok(());
     };
-    let key = super::hostkey::load_or_create(&inner.store, &inner.sealer)
-        .await
-        .map_err(|e| e.to_string())?;
+    let key = super::hostkey::load_or_create(&inner.store, &inner.sealer).await?;
     let listener = TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("OH_CONTROL_SSH_ADDR {addr}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| RelayStartError::Bind { addr, source })?;
+    let local = listener.local_addr().map_err(RelayStartError::LocalAddr)?;
     let public = match &inner.config.ssh.public {
         Some(p) => p.clone(),
         None => (local.ip().to_string(), local.port()),

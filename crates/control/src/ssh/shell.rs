@@ -4,6 +4,7 @@
 //! plane's data directory and database, with the sandboxes' environment
 //! policy), on a pseudo-terminal when the client asked for one.
 
+use super::error::RelayError;
 use crate::hosts::local::Confinement;
 use crate::hosts::{SandboxLayout, sandbox_env_policy, sandbox_server_env};
 use bytes::Bytes;
@@ -100,12 +101,9 @@ fn spec(
     place: &Place,
     program: &Program,
     term: Option<&Terminal>,
-) -> Result<(ProcessSpec, Sandbox), String> {
+) -> Result<(ProcessSpec, Sandbox), RelayError> {
     let Confinement::Namespaces { hidden } = &place.confinement else {
-        return Err(
-            "local sandboxes cannot be confined on this control plane, so SSH into them is refused"
-                .into(),
-        );
+        return Err(RelayError::Unconfined);
     };
     let hidden = hidden
         .iter()
@@ -123,7 +121,7 @@ fn spec(
         nestable: false,
     };
     let sandbox = Sandbox::with_hidden(config, &place.workspace, hidden, None)
-        .map_err(|e| format!("confining the session failed: {e}"))?;
+        .map_err(RelayError::Confine)?;
     let ws = place.workspace.to_string_lossy().into_owned();
     let mut extra = vec![
         ("HOME".to_string(), ws.clone()),
@@ -137,13 +135,11 @@ fn spec(
         Program::Sftp => SFTP_SERVERS
             .iter()
             .find(|p| std::path::Path::new(p).is_file())
-            .ok_or("no SFTP server (openssh-sftp-server) is installed for the relay")?,
+            .ok_or(RelayError::NoSftp)?,
         _ => "",
     };
     let argv = program.argv(term.is_some(), sftp_server, &ws);
-    let (name, args) = argv
-        .split_first()
-        .ok_or("the program has no command line")?;
+    let (name, args) = argv.split_first().ok_or(RelayError::NoCommand)?;
     let spec = ProcessSpec::new(name, env).args(args);
     Ok((spec.cwd(&place.workspace), sandbox))
 }
@@ -162,16 +158,14 @@ pub async fn start(
         mpsc::UnboundedSender<Input>,
         tokio::task::JoinHandle<ExitStatus>,
     ),
-    String,
+    RelayError,
 > {
     let (tx, rx) = mpsc::unbounded_channel();
     let pty = term.is_some() && program != Program::Sftp;
     let built = {
         let program = program.clone();
         let term = term.clone();
-        tokio::task::spawn_blocking(move || spec(&place, &program, term.as_ref()))
-            .await
-            .map_err(|e| e.to_string())??
+        tokio::task::spawn_blocking(move || spec(&place, &program, term.as_ref())).await??
     };
     let (spec, sandbox) = built;
     let done = if pty {
@@ -200,9 +194,10 @@ fn run_pipes(
     handle: Handle,
     channel: ChannelId,
     mut input: mpsc::UnboundedReceiver<Input>,
-) -> Result<tokio::task::JoinHandle<ExitStatus>, String> {
+) -> Result<tokio::task::JoinHandle<ExitStatus>, RelayError> {
     let spec = spec.sandbox(Some(&sandbox)).piped_stdin();
-    let mut child = GroupChild::spawn(&spec).map_err(|e| format!("starting it failed: {e}"))?;
+    let mut child =
+        GroupChild::spawn(&spec).map_err(|e| RelayError::local("starting it")(e.into()))?;
     let mut stdin = child.take_stdin();
     let stdout = child.take_stdout();
     let stderr = child.take_stderr();
@@ -274,21 +269,22 @@ fn run_pty(
     handle: Handle,
     channel: ChannelId,
     mut input: mpsc::UnboundedReceiver<Input>,
-) -> Result<tokio::task::JoinHandle<ExitStatus>, String> {
+) -> Result<tokio::task::JoinHandle<ExitStatus>, RelayError> {
     let spec = spec.sandbox(Some(&sandbox));
-    let pty = Pty::open(t.rows, t.cols).map_err(|e| format!("opening a terminal failed: {e}"))?;
+    let pty =
+        Pty::open(t.rows, t.cols).map_err(|e| RelayError::local("opening a terminal")(e.into()))?;
     let child = pty
         .spawn(&spec)
-        .map_err(|e| format!("starting the shell failed: {e}"))?;
+        .map_err(|e| RelayError::local("starting the shell")(e.into()))?;
     let pid = child.pid;
     let mut reader = child
         .master
         .try_clone_reader()
-        .map_err(|e| format!("reading the terminal failed: {e}"))?;
+        .map_err(|e| RelayError::local("reading the terminal")(e.into()))?;
     let mut writer = child
         .master
         .take_writer()
-        .map_err(|e| format!("writing the terminal failed: {e}"))?;
+        .map_err(|e| RelayError::local("writing the terminal")(e.into()))?;
     let master = child.master;
     let mut proc = child.child;
     let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(16);

@@ -335,6 +335,7 @@ async fn a_runtime_spec_goes_into_the_pod_and_its_environment_into_the_secret() 
             .check_runtime(&bad)
             .await
             .unwrap_err()
+            .to_string()
             .contains("working_dir")
     );
 }
@@ -419,6 +420,7 @@ async fn a_warm_pool_sandbox_is_a_claim_whose_pod_gets_its_own_key() {
             .check_runtime(&spec)
             .await
             .unwrap_err()
+            .to_string()
             .contains("warm pool")
     );
     e.engine.release(&s).await;

@@ -105,6 +105,23 @@ impl From<AuthError> for LlmError {
     }
 }
 
+/// Why a token request got no JSON answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenRequestError {
+    /// No HTTP client could be built.
+    #[error("cannot build HTTP client: {0}")]
+    NoClient(#[source] openhands_client::ClientError),
+    /// The request failed.
+    #[error("{0}")]
+    Send(#[source] reqwest::Error),
+    /// The issuer answered with an error status (the code).
+    #[error("{0}")]
+    Status(u16),
+    /// The answer is not JSON.
+    #[error("{0}")]
+    Body(#[source] reqwest::Error),
+}
+
 fn upstream(message: impl Into<String>) -> AuthError {
     AuthError::Upstream(message.into())
 }
@@ -167,7 +184,7 @@ pub struct OpenAiAuth {
     endpoints: Endpoints,
     store: CredentialStore,
     /// The client, or why it could not be built (answered on use).
-    http: Result<reqwest::Client, String>,
+    http: Result<reqwest::Client, openhands_client::ClientError>,
 }
 
 fn expires_at(tokens: &Value) -> i64 {
@@ -199,8 +216,7 @@ impl OpenAiAuth {
     pub fn new(endpoints: Endpoints, store: CredentialStore) -> Self {
         let http = openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(
             HTTP_TIMEOUT,
-        ))
-        .map_err(|e| format!("cannot build HTTP client: {e}"));
+        ));
         Self {
             endpoints,
             store,
@@ -209,7 +225,9 @@ impl OpenAiAuth {
     }
 
     fn http(&self) -> Result<&reqwest::Client, AuthError> {
-        self.http.as_ref().map_err(|e| upstream(e.clone()))
+        self.http
+            .as_ref()
+            .map_err(|e| upstream(TokenRequestError::NoClient(e.clone()).to_string()))
     }
 
     /// The endpoints.
@@ -340,14 +358,17 @@ impl OpenAiAuth {
     }
 
     /// A form POST to `/oauth/token`: the JSON answer, or the failure.
-    pub(crate) async fn token_request(&self, form: &[(&str, &str)]) -> Result<Value, String> {
+    pub(crate) async fn token_request(
+        &self,
+        form: &[(&str, &str)],
+    ) -> Result<Value, TokenRequestError> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
         let response = self
             .http
             .as_ref()
-            .map_err(Clone::clone)?
+            .map_err(|e| TokenRequestError::NoClient(e.clone()))?
             .post(format!("{}/oauth/token", self.endpoints.issuer))
             .header(
                 reqwest::header::CONTENT_TYPE,
@@ -356,12 +377,12 @@ impl OpenAiAuth {
             .body(body)
             .send()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(TokenRequestError::Send)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(status.as_u16().to_string());
+            return Err(TokenRequestError::Status(status.as_u16()));
         }
-        response.json().await.map_err(|e| e.to_string())
+        response.json().await.map_err(TokenRequestError::Body)
     }
 
     /// New tokens for `creds` (the refresh token kept when the issuer

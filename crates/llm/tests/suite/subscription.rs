@@ -300,7 +300,7 @@ mod browser {
     use openhands_testkit::openai_auth::{Decision, OpenAiAuthStandIn, access_token, visit};
     use tokio::sync::oneshot;
 
-    type Page = oneshot::Receiver<Result<(u16, String), String>>;
+    type Page = oneshot::Receiver<Result<(u16, String), reqwest::Error>>;
 
     struct Setup {
         standin: OpenAiAuthStandIn,

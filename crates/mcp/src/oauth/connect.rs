@@ -5,16 +5,9 @@
 
 use super::config::OAuthConfig;
 use super::state::{OAuthStateStore, StateCredentials};
+use crate::transport_error::TransportError;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
 use std::sync::Arc;
-
-/// The message of a server whose stored tokens cannot be used (the
-/// reference's wording).
-pub(crate) fn reauthorize_message(url: &str) -> String {
-    format!(
-        "MCP server {url} must be authorized again: its stored OAuth tokens are missing or could not be refreshed."
-    )
-}
 
 /// A manager holding the stored tokens of `url`, or an error saying the
 /// server must be authorized again.
@@ -22,11 +15,17 @@ pub(crate) async fn manager(
     url: &str,
     cfg: &OAuthConfig,
     store: Arc<dyn OAuthStateStore>,
-) -> Result<AuthorizationManager, String> {
+) -> Result<AuthorizationManager, TransportError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let oauth = |step| {
+        move |source| TransportError::OAuth {
+            step,
+            source: Box::new(source),
+        }
+    };
     let mut m = AuthorizationManager::new(url)
         .await
-        .map_err(|e| format!("OAuth setup failed: {e}"))?;
+        .map_err(oauth("setup"))?;
     let seed = cfg.state.clone();
     let current = match store.load(&super::state::key(url)).await {
         Some(s) => Some(s),
@@ -40,8 +39,8 @@ pub(crate) async fn manager(
     });
     match m.initialize_from_store().await {
         Ok(true) => {}
-        Ok(false) => return Err(reauthorize_message(url)),
-        Err(e) => return Err(format!("OAuth discovery failed: {e}")),
+        Ok(false) => return Err(TransportError::Reauthorize(url.to_string())),
+        Err(e) => return Err(oauth("discovery")(e)),
     }
     let secret = current
         .as_ref()
@@ -58,7 +57,7 @@ pub(crate) async fn manager(
             .and_then(|s| s.redirect_uri().map(str::to_string))
             .unwrap_or_else(|| url.to_string());
         m.configure_client(OAuthClientConfig::new(client_id, redirect).with_client_secret(secret))
-            .map_err(|e| format!("OAuth client setup failed: {e}"))?;
+            .map_err(oauth("client setup"))?;
     }
     Ok(m)
 }
@@ -74,10 +73,12 @@ impl TokenSource {
     }
 
     /// A valid access token, or why there is none.
-    pub(crate) async fn token(&self, url: &str) -> Result<String, String> {
+    pub(crate) async fn token(&self, url: &str) -> Result<String, TransportError> {
         self.0.get_access_token().await.map_err(|e| match e {
-            rmcp::transport::auth::AuthError::AuthorizationRequired => reauthorize_message(url),
-            other => format!("OAuth token unavailable: {other}"),
+            rmcp::transport::auth::AuthError::AuthorizationRequired => {
+                TransportError::Reauthorize(url.to_string())
+            }
+            other => TransportError::Token(Box::new(other)),
         })
     }
 }

@@ -313,7 +313,7 @@ impl LocalConversation {
             let parsed = parse_call(runtime, call, analyzer_config.is_some());
             let (action, risk, summary, error) = match parsed {
                 Ok(p) => (Some(p.action), p.risk, Some(p.summary), None),
-                Err(err) => (None, SecurityRisk::Unknown, None, Some(err)),
+                Err(err) => (None, SecurityRisk::Unknown, None, Some(err.to_string())),
             };
             let mut action_event = Event::with_source(
                 SourceType::Agent,
@@ -449,7 +449,9 @@ impl LocalConversation {
                     return (id, a, Outcome::Blocked(reason));
                 }
                 let outcome = match (tool, a.action.clone()) {
-                    _ if lookup_error.is_some() => Err(lookup_error.unwrap_or_default()),
+                    _ if lookup_error.is_some() => {
+                        Err(ActionFailure::Secrets(lookup_error.unwrap_or_default()))
+                    }
                     (Some(t), Some(action)) => {
                         use tracing::Instrument;
                         let span = crate::telemetry::tool_span(&a.tool_name, &a.tool_call_id);
@@ -457,15 +459,15 @@ impl LocalConversation {
                             .execute(action, &ctx)
                             .instrument(span.clone())
                             .await
-                            .map_err(|e| e.to_string());
+                            .map_err(ActionFailure::Tool);
                         if let Err(e) = &result {
-                            crate::telemetry::record_error(&span, e);
+                            crate::telemetry::record_error(&span, &e.to_string());
                             crate::telemetry::count_tool_error(&a.tool_name);
                         }
                         result
                     }
-                    (None, _) => Err(format!("Tool '{}' is not available.", a.tool_name)),
-                    (_, None) => Err("The action could not be parsed.".to_string()),
+                    (None, _) => Err(ActionFailure::NotAvailable(a.tool_name.clone())),
+                    (_, None) => Err(ActionFailure::Unparsed),
                 };
                 (id, a, Outcome::Ran(outcome))
             }
@@ -498,7 +500,7 @@ impl LocalConversation {
                     mask_strings(&mut observation, &secrets);
                     Ok(observation)
                 }
-                Err(text) => Err(secrets.mask(&text)),
+                Err(e) => Err(secrets.mask(&e.to_string())),
             };
             let post_hook = outcome.as_ref().ok().cloned();
             let rules = match &outcome {
@@ -649,10 +651,68 @@ impl LocalConversation {
     }
 }
 
+/// Why an action gave no observation (the text goes to the model).
+#[derive(Debug, thiserror::Error)]
+enum ActionFailure {
+    /// The secrets it names could not be fetched (which, and why).
+    #[error("{0}")]
+    Secrets(String),
+    /// The tool failed.
+    #[error("{0}")]
+    Tool(#[source] crate::tool::ToolError),
+    /// No tool of that name in the runtime.
+    #[error("Tool '{0}' is not available.")]
+    NotAvailable(String),
+    /// The call had no parsed action.
+    #[error("The action could not be parsed.")]
+    Unparsed,
+}
+
+/// Why a tool call was refused before it ran (the text goes to the model).
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// No tool of that name.
+    #[error("Tool '{name}' not found. Available: [{}]", .available.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "))]
+    UnknownTool {
+        /// The name called.
+        name: String,
+        /// The runtime's tool names.
+        available: Vec<String>,
+    },
+    /// Arguments that are JSON but not an object.
+    #[error("Error validating arguments of tool '{tool}': expected a JSON object, got {got}")]
+    NotObject {
+        /// The tool.
+        tool: String,
+        /// What was given.
+        got: Value,
+    },
+    /// Arguments that are not JSON.
+    #[error(
+        "Error parsing arguments of tool '{tool}' as JSON: {source}. Arguments were: {arguments}"
+    )]
+    NotJson {
+        /// The tool.
+        tool: String,
+        /// The arguments as sent.
+        arguments: String,
+        /// The parser's complaint.
+        source: serde_json::Error,
+    },
+    /// The tool's own validation refused them.
+    #[error("Error validating arguments of tool '{tool}': {source}")]
+    Invalid {
+        /// The tool.
+        tool: String,
+        /// The tool's complaint.
+        source: crate::tool::ToolError,
+    },
+}
+
 /// What became of one action.
 enum Outcome {
-    /// It ran: the observation or the error text.
-    Ran(Result<Value, String>),
+    /// It ran: the observation, or why not.
+    Ran(Result<Value, ActionFailure>),
     /// A PreToolUse hook blocked it, with this reason.
     Blocked(String),
 }
@@ -669,18 +729,12 @@ fn parse_call(
     runtime: &AgentRuntime,
     call: &MessageToolCall,
     use_model_risk: bool,
-) -> Result<ParsedCall, String> {
+) -> Result<ParsedCall, CallError> {
     let Some(tool) = runtime.tool(&call.name) else {
-        let available: Vec<String> = runtime
-            .tool_names()
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect();
-        return Err(format!(
-            "Tool '{}' not found. Available: [{}]",
-            call.name,
-            available.join(", ")
-        ));
+        return Err(CallError::UnknownTool {
+            name: call.name.clone(),
+            available: runtime.tool_names().to_vec(),
+        });
     };
     let raw = if call.arguments.trim().is_empty() {
         "{}"
@@ -689,17 +743,18 @@ fn parse_call(
     };
     let mut args: Map<String, Value> = match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(m)) => m,
-        Ok(other) => {
-            return Err(format!(
-                "Error validating arguments of tool '{}': expected a JSON object, got {other}",
-                call.name
-            ));
+        Ok(got) => {
+            return Err(CallError::NotObject {
+                tool: call.name.clone(),
+                got,
+            });
         }
-        Err(e) => {
-            return Err(format!(
-                "Error parsing arguments of tool '{}' as JSON: {e}. Arguments were: {}",
-                call.name, call.arguments
-            ));
+        Err(source) => {
+            return Err(CallError::NotJson {
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                source,
+            });
         }
     };
     let summary = match args.remove("summary") {
@@ -715,7 +770,10 @@ fn parse_call(
     };
     let action = tool
         .parse_action(args)
-        .map_err(|e| format!("Error validating arguments of tool '{}': {e}", call.name))?;
+        .map_err(|source| CallError::Invalid {
+            tool: call.name.clone(),
+            source,
+        })?;
     Ok(ParsedCall {
         action,
         risk,

@@ -212,10 +212,14 @@ impl ProfileOwner for Inner {
             .cloned()
     }
 
-    fn record_usage(self: Arc<Self>, usage_id: String, metrics: Metrics) -> Result<(), String> {
+    fn record_usage(
+        self: Arc<Self>,
+        usage_id: String,
+        metrics: Metrics,
+    ) -> Result<(), crate::profile_llm::UsageNotRecorded> {
         LocalConversation { inner: self }
             .record_usage(usage_id, metrics)
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::profile_llm::UsageNotRecorded(Box::new(e)))
     }
 
     fn latest_user_image_urls(self: Arc<Self>) -> Vec<String> {

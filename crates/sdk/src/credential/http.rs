@@ -23,7 +23,7 @@ pub struct HttpVersionedCredentialBinding {
     timeout: Duration,
     headers: RwLock<BTreeMap<String, String>>,
     revision: AtomicU64,
-    client: Result<reqwest::Client, String>,
+    client: Result<reqwest::Client, openhands_client::ClientError>,
 }
 
 impl std::fmt::Debug for HttpVersionedCredentialBinding {
@@ -50,8 +50,7 @@ impl HttpVersionedCredentialBinding {
         timeout: Duration,
     ) -> Self {
         let client =
-            openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(timeout))
-                .map_err(|e| e.to_string());
+            openhands_client::http_client(&openhands_client::HttpOptions::with_timeout(timeout));
         Self {
             url: url.into(),
             timeout,
@@ -68,9 +67,12 @@ impl HttpVersionedCredentialBinding {
 
     /// Takes over the authorization (headers) of `replacement`, a binding to
     /// the same URL; a rejected authorization is tried again afterwards.
-    pub fn reauthorize(&self, replacement: &HttpVersionedCredentialBinding) -> Result<(), String> {
+    pub fn reauthorize(
+        &self,
+        replacement: &HttpVersionedCredentialBinding,
+    ) -> Result<(), UrlMismatch> {
         if replacement.url != self.url {
-            return Err("credential_binding_url_mismatch".into());
+            return Err(UrlMismatch);
         }
         let headers = replacement.headers.read().clone();
         *self.headers.write() = headers;
@@ -144,6 +146,11 @@ impl HttpVersionedCredentialBinding {
         response.json::<Value>().await.map_err(|_| invalid())
     }
 }
+
+/// A re-authorization from a binding to another URL than the bound one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("credential_binding_url_mismatch")]
+pub struct UrlMismatch;
 
 fn invalid() -> CredentialError {
     CredentialError::InvalidResponse("Credential source returned an invalid response.".into())

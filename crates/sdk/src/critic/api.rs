@@ -147,9 +147,9 @@ impl ApiCritic {
     }
 
     /// Scores the conversation.
-    pub async fn evaluate(&self, input: &Evaluation<'_>) -> Result<CriticResult, String> {
+    pub async fn evaluate(&self, input: &Evaluation<'_>) -> Result<CriticResult, CriticError> {
         if input.tools.is_empty() {
-            return Err("APIBasedCritic requires tool definitions in the system prompt".into());
+            return Err(CriticError::NoTools);
         }
         let tools = if self.pass_tools_definitions {
             input.tools
@@ -163,9 +163,7 @@ impl ApiCritic {
             .iter()
             .find(|(l, _)| *l == "success")
             .map(|(_, p)| *p)
-            .ok_or_else(|| {
-                "APIBasedCritic requires 'success' label in the response.".to_string()
-            })?;
+            .ok_or(CriticError::NoSuccessLabel)?;
         let mut sorted = probs.clone();
         sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
         let sorted_json: Map<String, Value> = sorted
@@ -192,9 +190,8 @@ impl ApiCritic {
         })
     }
 
-    async fn classify(&self, input: &str) -> Result<Value, String> {
-        let client =
-            openhands_llm::http::shared_client().map_err(|e| format!("no HTTP client: {e}"))?;
+    async fn classify(&self, input: &str) -> Result<Value, CriticError> {
+        let client = openhands_llm::http::shared_client().map_err(CriticError::NoClient)?;
         let url = format!("{}/classify", self.server_url.trim_end_matches('/'));
         let body = json!({"model": self.model_name, "input": input}).to_string();
         let mut attempt = 0u32;
@@ -210,12 +207,9 @@ impl ApiCritic {
                 .await
                 .map_err(|e| {
                     if e.is_timeout() {
-                        format!(
-                            "the critic service timed out after {} s",
-                            self.timeout.as_secs_f64()
-                        )
+                        CriticError::Timeout(self.timeout.as_secs_f64())
                     } else {
-                        format!("the critic service request failed: {}", e.without_url())
+                        CriticError::Request(e.without_url())
                     }
                 })?;
             let status = resp.status().as_u16();
@@ -224,46 +218,44 @@ impl ApiCritic {
                 continue;
             }
             if !(200..300).contains(&status) {
-                return Err(format!("the critic service answered HTTP {status}"));
+                return Err(CriticError::Status(status));
             }
             let bytes = resp
                 .bytes()
                 .await
-                .map_err(|e| format!("reading the critic's answer failed: {}", e.without_url()))?;
-            return serde_json::from_slice(&bytes)
-                .map_err(|_| "the critic's answer is not JSON".to_string());
+                .map_err(|e| CriticError::Read(e.without_url()))?;
+            return serde_json::from_slice(&bytes).map_err(CriticError::NotJson);
         }
     }
 
-    fn prob_map(&self, answer: &Value) -> Result<Vec<(&'static str, f64)>, String> {
+    fn prob_map(&self, answer: &Value) -> Result<Vec<(&'static str, f64)>, CriticError> {
         let item = answer
             .get("data")
             .and_then(Value::as_array)
             .and_then(|d| d.first())
-            .ok_or_else(|| "empty response.data from server".to_string())?;
+            .ok_or(CriticError::EmptyData)?;
         let probs: Vec<f64> = item
             .get("probs")
             .and_then(Value::as_array)
             .map(|p| p.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default();
         if probs.is_empty() {
-            return Err("server returned empty 'probs'".into());
+            return Err(CriticError::EmptyProbs);
         }
         if let Some(n) = item.get("num_classes").and_then(Value::as_u64)
             && n as usize != probs.len()
         {
-            return Err(format!(
-                "num_classes ({n}) does not match len(probs) ({})",
-                probs.len()
-            ));
+            return Err(CriticError::ClassCount {
+                num_classes: n,
+                probs: probs.len(),
+            });
         }
         let labels = self.labels();
         if probs.len() != labels.len() {
-            return Err(format!(
-                "len(probs) ({}) != len(all_labels) ({}). Ensure server label space matches client label space.",
-                probs.len(),
-                labels.len()
-            ));
+            return Err(CriticError::LabelSpace {
+                probs: probs.len(),
+                labels: labels.len(),
+            });
         }
         Ok(labels.into_iter().zip(probs).collect())
     }
@@ -288,6 +280,59 @@ impl ApiCritic {
             })
             .unwrap_or_default()
     }
+}
+
+/// Why a critic gave no score.
+#[derive(Debug, thiserror::Error)]
+pub enum CriticError {
+    /// The API critic needs the agent's tool definitions.
+    #[error("APIBasedCritic requires tool definitions in the system prompt")]
+    NoTools,
+    /// No HTTP client could be built.
+    #[error("no HTTP client: {0}")]
+    NoClient(#[source] openhands_llm::LlmError),
+    /// The service did not answer in time (seconds).
+    #[error("the critic service timed out after {0} s")]
+    Timeout(f64),
+    /// The request failed (the URL left out).
+    #[error("the critic service request failed: {0}")]
+    Request(#[source] reqwest::Error),
+    /// The service answered with an error status.
+    #[error("the critic service answered HTTP {0}")]
+    Status(u16),
+    /// The answer's body could not be read (the URL left out).
+    #[error("reading the critic's answer failed: {0}")]
+    Read(#[source] reqwest::Error),
+    /// The answer is not JSON.
+    #[error("the critic's answer is not JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// The answer has no `data` item.
+    #[error("empty response.data from server")]
+    EmptyData,
+    /// The answer's item has no probabilities.
+    #[error("server returned empty 'probs'")]
+    EmptyProbs,
+    /// `num_classes` disagrees with the probabilities.
+    #[error("num_classes ({num_classes}) does not match len(probs) ({probs})")]
+    ClassCount {
+        /// What the answer says.
+        num_classes: u64,
+        /// How many probabilities it has.
+        probs: usize,
+    },
+    /// The server's label space is not ours.
+    #[error(
+        "len(probs) ({probs}) != len(all_labels) ({labels}). Ensure server label space matches client label space."
+    )]
+    LabelSpace {
+        /// How many probabilities the answer has.
+        probs: usize,
+        /// How many labels we know.
+        labels: usize,
+    },
+    /// No `success` label among the probabilities.
+    #[error("APIBasedCritic requires 'success' label in the response.")]
+    NoSuccessLabel,
 }
 
 /// The categorized features of a probability map (the reference's

@@ -20,6 +20,7 @@ pub mod settings;
 #[path = "tests.rs"]
 mod tests;
 
+pub use api::CriticError;
 use openhands_wire::event::{Event, EventBody};
 use serde_json::{Map, Value, json};
 
@@ -216,7 +217,7 @@ impl Critic {
     }
 
     /// Scores the conversation (no git patch, as the reference's agent).
-    pub async fn evaluate(&self, input: &Evaluation<'_>) -> Result<CriticResult, String> {
+    pub async fn evaluate(&self, input: &Evaluation<'_>) -> Result<CriticResult, CriticError> {
         match &self.kind {
             CriticKind::Pass => Ok(CriticResult::new(1.0, "PassCritic always succeeds")),
             CriticKind::EmptyPatch => Ok(empty_patch(None)),

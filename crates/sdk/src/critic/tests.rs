@@ -197,7 +197,7 @@ async fn api_critic_scores_through_the_service_and_refines_on_likely_issues() {
         })
         .await
         .expect_err("500s");
-    assert!(err.contains("HTTP 500"), "{err}");
+    assert!(err.to_string().contains("HTTP 500"), "{err}");
     assert!(
         started.elapsed() >= std::time::Duration::from_secs(3),
         "retried twice"

@@ -55,7 +55,10 @@ impl HookRunner {
             Ok(Ok(raw)) => parse_decision_as(&raw, "Agent hook"),
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "agent hook sub-conversation failed; allowed");
-                fall_open("Agent hook execution failed — defaulting to allow", Some(e))
+                fall_open(
+                    "Agent hook execution failed — defaulting to allow",
+                    Some(e.to_string()),
+                )
             }
             Err(_) => fall_open(
                 "Agent hook execution failed — defaulting to allow",

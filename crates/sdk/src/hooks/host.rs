@@ -23,7 +23,21 @@ pub struct AgentHookRequest {
 #[async_trait]
 pub trait AgentHookHost: Send + Sync {
     /// Runs the sub-conversation and returns the agent's final answer.
-    async fn evaluate(&self, request: AgentHookRequest) -> Result<String, String>;
+    async fn evaluate(&self, request: AgentHookRequest) -> Result<String, AgentHookError>;
+}
+
+/// Why an agent hook's sub-conversation gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentHookError {
+    /// The conversation the hook belongs to is gone.
+    #[error("the conversation is gone")]
+    Gone,
+    /// The sub-conversation could not be created (the conversation's error).
+    #[error("agent hook setup failed: {0}")]
+    Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The sub-conversation failed while running (the conversation's error).
+    #[error("{0}")]
+    Run(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// A shared host (debug-printable for the runner).

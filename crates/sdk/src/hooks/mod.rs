@@ -15,7 +15,7 @@ pub mod prompt;
 pub mod run;
 
 pub use config::{HookConfig, HookConfigError, HookEventType};
-pub use host::{AgentHookHost, AgentHookRequest};
+pub use host::{AgentHookError, AgentHookHost, AgentHookRequest};
 pub use run::{HookInput, HookResult, HookRun, HookRunner};
 
 use openhands_workspace::side_runtime::SideRuntime;

@@ -56,9 +56,9 @@ fn put_skill(skills: &mut Vec<Skill>, s: Skill) {
 pub fn fetch_and_load(
     spec: &PluginSource,
     settings: &FetchSettings,
-) -> Result<(load::LoadedPlugin, Option<String>), String> {
+) -> Result<(load::LoadedPlugin, Option<String>), super::types::PluginError> {
     let (path, resolved) = source::fetch_blocking(spec, settings)?;
-    let loaded = load::load(&path).map_err(|e| e.to_string())?;
+    let loaded = load::load(&path)?;
     Ok((loaded, resolved))
 }
 
@@ -86,7 +86,7 @@ pub fn apply(
         .filter(|r| super::marketplace::any_auto_load(std::slice::from_ref(*r)))
     {
         let market = source::fetch_blocking(&reg.plugin_source(), settings)
-            .and_then(|(dir, _)| Marketplace::load(&dir, &reg.name).map_err(|e| e.to_string()));
+            .and_then(|(dir, _)| Marketplace::load(&dir, &reg.name));
         let market = match market {
             Ok(m) => m,
             Err(e) => {
@@ -212,7 +212,7 @@ pub fn marketplace_skills(
         .filter(|r| super::marketplace::any_auto_load(std::slice::from_ref(*r)))
     {
         let market = source::fetch_blocking(&reg.plugin_source(), settings)
-            .and_then(|(dir, _)| Marketplace::load(&dir, &reg.name).map_err(|e| e.to_string()));
+            .and_then(|(dir, _)| Marketplace::load(&dir, &reg.name));
         let market = match market {
             Ok(m) => m,
             Err(e) => {
@@ -230,7 +230,6 @@ pub fn marketplace_skills(
         {
             let loaded = market
                 .plugin_source(entry)
-                .map_err(|e| e.to_string())
                 .and_then(|spec| fetch_and_load(&spec, settings));
             match loaded {
                 Ok((l, _)) => l

@@ -6,7 +6,7 @@
 //! them a conversation loads when it starts.
 
 use super::source::PluginSource;
-use super::types::PluginError;
+use super::types::{PluginError, RepoPathError};
 use crate::skills::Skill;
 use crate::skills::parse::load_skill_file_with;
 use serde::{Deserialize, Serialize};
@@ -69,24 +69,24 @@ pub struct MarketplaceRegistration {
 
 impl MarketplaceRegistration {
     /// Checks `repo_path` (the reference's messages).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RepoPathError> {
         let Some(p) = &self.repo_path else {
             return Ok(());
         };
         if p.is_empty() {
-            return Err("repo_path must not be empty".into());
+            return Err(RepoPathError::Empty);
         }
         if p.contains('\\') {
-            return Err("repo_path must use '/' separators".into());
+            return Err(RepoPathError::Backslash);
         }
         if p.starts_with('/') {
-            return Err("repo_path must be relative, not absolute".into());
+            return Err(RepoPathError::Absolute);
         }
         if Path::new(p)
             .components()
             .any(|c| matches!(c, Component::ParentDir))
         {
-            return Err("repo_path cannot contain '..' path traversal".into());
+            return Err(RepoPathError::Traversal);
         }
         Ok(())
     }
@@ -102,19 +102,33 @@ impl MarketplaceRegistration {
 }
 
 /// Parses `registered_marketplaces` (duplicate names refused).
-pub fn registrations(value: &Value) -> Result<Vec<MarketplaceRegistration>, String> {
+pub fn registrations(value: &Value) -> Result<Vec<MarketplaceRegistration>, RegistrationError> {
     let list: Vec<MarketplaceRegistration> = match value {
         Value::Null => Vec::new(),
-        v => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,
+        v => serde_json::from_value(v.clone())?,
     };
     let mut seen = std::collections::HashSet::new();
     for r in &list {
         r.validate()?;
         if !seen.insert(r.name.clone()) {
-            return Err(format!("Duplicate marketplace registration: {}", r.name));
+            return Err(RegistrationError::Duplicate(r.name.clone()));
         }
     }
     Ok(list)
+}
+
+/// Why `registered_marketplaces` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistrationError {
+    /// Not a list of registrations.
+    #[error("{0}")]
+    Shape(#[from] serde_json::Error),
+    /// A registration's `repo_path` is refused.
+    #[error(transparent)]
+    RepoPath(#[from] RepoPathError),
+    /// Two registrations share a name.
+    #[error("Duplicate marketplace registration: {0}")]
+    Duplicate(String),
 }
 
 /// A plugin entry's source: a path/URL string or a `github`/`url` object.
@@ -314,13 +328,13 @@ impl Marketplace {
         &self,
         entry: &MarketplaceEntry,
         settings: &super::source::FetchSettings,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, PluginError> {
         match &entry.source {
             EntrySource::Text(s) if !s.contains("://") && !s.starts_with("github:") => {
                 Ok(PathBuf::from(self.resolve_text(s)))
             }
             _ => {
-                let spec = self.plugin_source(entry).map_err(|e| e.to_string())?;
+                let spec = self.plugin_source(entry)?;
                 super::source::fetch_blocking(&spec, settings).map(|(dir, _)| dir)
             }
         }

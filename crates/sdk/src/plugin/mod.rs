@@ -36,7 +36,7 @@ pub mod types;
 
 pub use command::CommandDefinition;
 pub use source::{FetchSettings, PluginSource, ResolvedPluginSource};
-pub use types::{Plugin, PluginAuthor, PluginError, PluginManifest};
+pub use types::{Plugin, PluginAuthor, PluginError, PluginManifest, RepoPathError};
 
 /// `code` of the `ConversationErrorEvent`s reporting plugin pieces left out.
 pub const PLUGIN_ERROR_CODE: &str = "PluginError";

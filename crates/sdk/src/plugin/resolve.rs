@@ -37,9 +37,9 @@ fn parse_ref(plugin_ref: &str) -> Result<(&str, Option<&str>), ResolveError> {
 fn fetch_marketplace(
     reg: &MarketplaceRegistration,
     settings: &FetchSettings,
-) -> Result<Marketplace, String> {
+) -> Result<Marketplace, super::types::PluginError> {
     let (dir, _) = source::fetch_blocking(&reg.plugin_source(), settings)?;
-    Marketplace::load(&dir, &reg.name).map_err(|e| e.to_string())
+    Marketplace::load(&dir, &reg.name)
 }
 
 /// The source of `plugin_ref` in `registrations`. Blocking (marketplaces
@@ -57,7 +57,8 @@ pub fn resolve_plugin_ref(
             .ok_or_else(|| {
                 ResolveError::NotFound(format!("Marketplace '{market}' is not registered"))
             })?;
-        let m = fetch_marketplace(reg, settings).map_err(ResolveError::Invalid)?;
+        let m =
+            fetch_marketplace(reg, settings).map_err(|e| ResolveError::Invalid(e.to_string()))?;
         let entry = m.plugin(name).ok_or_else(|| {
             ResolveError::NotFound(format!(
                 "Plugin '{name}' not found in marketplace '{market}'"

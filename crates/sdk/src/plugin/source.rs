@@ -5,7 +5,7 @@
 //! checked out at the ref. The resolved commit is returned so a resumed
 //! conversation can pin the same version.
 
-use super::types::PluginError;
+use super::types::{PluginError, RepoPathError};
 use openhands_workspace::exec::EnvPolicy;
 use openhands_workspace::git::remote::{FetchError, RemoteFetch, redact_url};
 use serde::{Deserialize, Serialize};
@@ -54,16 +54,16 @@ impl PluginSource {
 
     /// Checks `repo_path` as the reference does (relative, no `..`); the
     /// message is the reference's.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RepoPathError> {
         if let Some(p) = &self.repo_path {
             if p.starts_with('/') {
-                return Err("repo_path must be relative, not absolute".into());
+                return Err(RepoPathError::Absolute);
             }
             if Path::new(p)
                 .components()
                 .any(|c| matches!(c, Component::ParentDir))
             {
-                return Err("repo_path cannot contain '..' (parent directory traversal)".into());
+                return Err(RepoPathError::ParentDir);
             }
         }
         Ok(())
@@ -246,7 +246,7 @@ pub async fn fetch(
     cache_dir: &Path,
     env: &EnvPolicy,
 ) -> Result<(PathBuf, Option<String>), PluginError> {
-    spec.validate().map_err(PluginError::Fetch)?;
+    spec.validate()?;
     match parse_source(&spec.source)? {
         SourceKind::Local(path) => {
             let path = std::path::absolute(&path).unwrap_or(path);
@@ -287,12 +287,11 @@ pub async fn fetch(
 pub fn fetch_blocking(
     spec: &PluginSource,
     settings: &FetchSettings,
-) -> Result<(PathBuf, Option<String>), String> {
+) -> Result<(PathBuf, Option<String>), PluginError> {
     let spec = spec.clone();
     let s = settings.clone();
     crate::hooks::block_on(async move { fetch(&spec, &s.cache_dir, &s.env).await })
-        .ok_or_else(|| "the plugin fetch runtime is not available".to_string())?
-        .map_err(|e| e.to_string())
+        .ok_or_else(|| PluginError::Fetch("the plugin fetch runtime is not available".into()))?
 }
 
 /// Makes `repo` (a directory of the cache) a checkout of `url` at

@@ -17,6 +17,29 @@ pub enum PluginError {
     /// The directory is not a usable plugin (bad manifest, unsupported format).
     #[error("{0}")]
     Invalid(String),
+    /// The source's `repo_path` is refused.
+    #[error(transparent)]
+    RepoPath(#[from] RepoPathError),
+}
+
+/// Why a `repo_path` is refused (the reference's messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RepoPathError {
+    /// Given but empty.
+    #[error("repo_path must not be empty")]
+    Empty,
+    /// Written with `\\`.
+    #[error("repo_path must use '/' separators")]
+    Backslash,
+    /// Starts at `/`.
+    #[error("repo_path must be relative, not absolute")]
+    Absolute,
+    /// A plugin source's path climbs out with `..`.
+    #[error("repo_path cannot contain '..' (parent directory traversal)")]
+    ParentDir,
+    /// A marketplace registration's path climbs out with `..` (its wording).
+    #[error("repo_path cannot contain '..' path traversal")]
+    Traversal,
 }
 
 /// Author of a plugin (`author` of the manifest: an object, or a

@@ -4,7 +4,7 @@
 
 use super::LlmProfileStore;
 use crate::secrets::Cipher;
-use openhands_llm::{FallbackLoader, Llm};
+use openhands_llm::{FallbackLoadError, FallbackLoader, Llm};
 use openhands_wire::llm_config::FallbackStrategy;
 use std::path::PathBuf;
 
@@ -41,7 +41,7 @@ impl ProfileFallbackLoader {
 }
 
 impl FallbackLoader for ProfileFallbackLoader {
-    fn load(&self, name: &str, strategy: &FallbackStrategy) -> Result<Llm, String> {
+    fn load(&self, name: &str, strategy: &FallbackStrategy) -> Result<Llm, FallbackLoadError> {
         let dir = strategy
             .profile_store_dir
             .as_deref()
@@ -50,8 +50,8 @@ impl FallbackLoader for ProfileFallbackLoader {
             .unwrap_or_else(|| self.default_dir.clone());
         let config = LlmProfileStore::new(dir, self.cipher.clone())
             .load(name)
-            .map_err(|e| e.to_string())?;
-        Llm::new(config).map_err(|e| e.to_string())
+            .map_err(|e| FallbackLoadError::Profile(Box::new(e)))?;
+        Ok(Llm::new(config)?)
     }
 }
 

@@ -108,7 +108,7 @@ impl ProfileFiles {
         };
         parse_object(&bytes).map_err(|reason| StoreError::Corrupt {
             name: name.to_string(),
-            reason,
+            reason: reason.to_string(),
         })
     }
 
@@ -214,7 +214,7 @@ impl ProfileFiles {
         for name in self.names_unlocked()? {
             let path = self.dir.join(format!("{name}.json"));
             let parsed = std::fs::read(&path)
-                .map_err(|e| e.to_string())
+                .map_err(FileError::from)
                 .and_then(|b| parse_object(&b));
             match parsed {
                 Ok(m) => out.push((name, m)),
@@ -227,11 +227,24 @@ impl ProfileFiles {
     }
 }
 
-fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("not a JSON object".into()),
-        Err(e) => Err(e.to_string()),
+/// Why a profile file does not read as a profile.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    /// Not JSON.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON, but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+}
+
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, FileError> {
+    match serde_json::from_slice::<Value>(bytes)? {
+        Value::Object(m) => Ok(m),
+        _ => Err(FileError::NotObject),
     }
 }
 

@@ -42,8 +42,7 @@ impl MetaProfileSource for MetaProfileDir {
 
     fn load(&self, name: &str) -> Result<MetaProfile, MetaProfileLoadError> {
         let clean = name.strip_suffix(".json").unwrap_or(name);
-        super::check_name(clean)
-            .map_err(|e| MetaProfileLoadError::Invalid(name.to_string(), e.to_string()))?;
+        super::check_name(clean).map_err(|e| MetaProfileLoadError::invalid(name, e))?;
         let bytes = match std::fs::read(self.dir.join(format!("{clean}.json"))) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -52,11 +51,11 @@ impl MetaProfileSource for MetaProfileDir {
                     available: self.names(),
                 });
             }
-            Err(e) => return Err(MetaProfileLoadError::Invalid(name.into(), e.to_string())),
+            Err(e) => return Err(MetaProfileLoadError::invalid(name, e)),
         };
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| MetaProfileLoadError::Invalid(name.into(), e.to_string()))?;
-        MetaProfile::from_json(&value).map_err(|e| MetaProfileLoadError::Invalid(name.into(), e))
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| MetaProfileLoadError::invalid(name, e))?;
+        MetaProfile::from_json(&value).map_err(|e| MetaProfileLoadError::invalid(name, e))
     }
 }
 

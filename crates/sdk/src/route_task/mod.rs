@@ -83,21 +83,18 @@ pub struct RouteParams {
 
 impl RouteParams {
     /// Reads and checks tool-spec parameters; an error names the parameter.
-    pub fn from_params(params: &Map<String, Value>) -> Result<Self, String> {
+    pub fn from_params(params: &Map<String, Value>) -> Result<Self, RouteParamsError> {
         if let Some(other) = params.keys().find(|k| !PARAMS.contains(&k.as_str())) {
-            return Err(format!(
-                "{CLASS} only accepts 'active_meta_profile', 'meta_profile' and \
-                 'meta_profile_llms' (got '{other}')"
-            ));
+            return Err(RouteParamsError::Unknown(other.clone()));
         }
         let present = |k: &str| params.get(k).filter(|v| !v.is_null());
         let active_meta_profile = match present("active_meta_profile") {
             None => None,
             Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
-            Some(_) => return Err("active_meta_profile: Input should be a valid string".into()),
+            Some(_) => return Err(RouteParamsError::ActiveNotString),
         };
         let meta_profile = present("meta_profile")
-            .map(|v| MetaProfile::from_json(v).map_err(|e| format!("meta_profile: {e}")))
+            .map(|v| MetaProfile::from_json(v).map_err(RouteParamsError::MetaProfile))
             .transpose()?;
         let meta_profile_llms = match present("meta_profile_llms") {
             None => BTreeMap::new(),
@@ -106,10 +103,10 @@ impl RouteParams {
                 .map(|(name, v)| {
                     serde_json::from_value::<LlmConfig>(v.clone())
                         .map(|c| (name.clone(), c))
-                        .map_err(|e| format!("meta_profile_llms.{name}: {e}"))
+                        .map_err(|e| RouteParamsError::Llm(name.clone(), e))
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err("meta_profile_llms: Input should be a valid dictionary".into()),
+            Some(_) => return Err(RouteParamsError::LlmsNotObject),
         };
         Ok(Self {
             active_meta_profile,
@@ -117,6 +114,53 @@ impl RouteParams {
             meta_profile_llms,
         })
     }
+}
+
+/// Why the tool's spec parameters are refused (the text names the parameter).
+#[derive(Debug, thiserror::Error)]
+pub enum RouteParamsError {
+    /// A parameter the tool does not take.
+    #[error(
+        "{CLASS} only accepts 'active_meta_profile', 'meta_profile' and 'meta_profile_llms' (got '{0}')"
+    )]
+    Unknown(String),
+    /// `active_meta_profile` is not a string.
+    #[error("active_meta_profile: Input should be a valid string")]
+    ActiveNotString,
+    /// The inline meta-profile is refused.
+    #[error("meta_profile: {0}")]
+    MetaProfile(#[source] crate::meta_profile::MetaProfileError),
+    /// An inline LLM (by its profile name) is not an LLM configuration.
+    #[error("meta_profile_llms.{0}: {1}")]
+    Llm(String, #[source] serde_json::Error),
+    /// `meta_profile_llms` is not an object.
+    #[error("meta_profile_llms: Input should be a valid dictionary")]
+    LlmsNotObject,
+}
+
+/// Why no meta-profile could be chosen to route with.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The store has it but it does not load.
+    #[error(transparent)]
+    Load(#[from] MetaProfileLoadError),
+    /// The active name is neither stored nor given inline.
+    #[error(
+        "Active meta-profile '{name}' could not be resolved from the store or inline configuration. Available meta-profiles: {}",
+        list_or_none(.available)
+    )]
+    Unresolved {
+        /// The active name.
+        name: String,
+        /// The stored names.
+        available: Vec<String>,
+    },
+    /// Nothing active, nothing inline, nothing stored.
+    #[error("No meta-profile is active and none are available in the meta-profile store.")]
+    NoneAvailable,
+    /// The blocking store read did not finish.
+    #[error("{0}")]
+    Interrupted(#[source] tokio::task::JoinError),
 }
 
 /// The `route_task_to_model` tool of one conversation.
@@ -150,51 +194,47 @@ impl ClassifyAndSwitchLlmTool {
     fn resolve(
         params: &RouteParams,
         store: Option<&dyn MetaProfileSource>,
-    ) -> Result<MetaProfile, String> {
+    ) -> Result<MetaProfile, ResolveError> {
         let names = || store.map(|s| s.names()).unwrap_or_default();
         let name = params.active_meta_profile.as_deref();
         if let (Some(name), Some(store)) = (name, store) {
             match store.load(name) {
                 Ok(m) => return Ok(m),
                 Err(MetaProfileLoadError::NotFound { .. }) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
         if let Some(inline) = &params.meta_profile {
             return Ok(inline.clone());
         }
         if let Some(name) = name {
-            return Err(format!(
-                "Active meta-profile '{name}' could not be resolved from the store or inline \
-                 configuration. Available meta-profiles: {}",
-                list_or_none(&names())
-            ));
+            return Err(ResolveError::Unresolved {
+                name: name.to_string(),
+                available: names(),
+            });
         }
         let first = names().into_iter().next();
         match (first, store) {
             (Some(first), Some(store)) => {
                 tracing::info!(meta_profile = %first, "no active meta-profile; using the first stored");
-                store.load(&first).map_err(|e| e.to_string())
+                Ok(store.load(&first)?)
             }
-            _ => Err(
-                "No meta-profile is active and none are available in the meta-profile store."
-                    .into(),
-            ),
+            _ => Err(ResolveError::NoneAvailable),
         }
     }
 
     /// The classifier's LLM: an inline one by that name, else the saved
     /// profile, registered under `classifier:<name>`.
-    async fn classifier(&self, llms: &Arc<dyn ProfileLlms>, name: &str) -> Result<Llm, String> {
+    async fn classifier(
+        &self,
+        llms: &Arc<dyn ProfileLlms>,
+        name: &str,
+    ) -> Result<Llm, ProfileLlmError> {
         let usage_id = format!("classifier:{name}");
-        let loaded = match self.params.meta_profile_llms.get(name) {
+        match self.params.meta_profile_llms.get(name) {
             Some(config) => llms.config_llm(config.clone(), &usage_id),
             None => load_profile_llm(llms.clone(), name, &usage_id).await,
-        };
-        loaded.map_err(|e| match e {
-            ProfileLlmError::NotFound(m) | ProfileLlmError::Invalid(m) => m,
-            ProfileLlmError::Closed => "the conversation is closed".into(),
-        })
+        }
     }
 }
 
@@ -208,7 +248,7 @@ pub fn by_spec(
     (name == NAME || name == CLASS).then(|| {
         RouteParams::from_params(params)
             .map(|p| Arc::new(ClassifyAndSwitchLlmTool::new(p, env)) as Arc<dyn Tool>)
-            .map_err(ToolError::InvalidArguments)
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))
     })
 }
 
@@ -253,7 +293,7 @@ impl TypedTool for ClassifyAndSwitchLlmTool {
         let (params, store) = (self.params.clone(), self.store.clone());
         let meta = tokio::task::spawn_blocking(move || Self::resolve(&params, store.as_deref()))
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(ResolveError::Interrupted(e)));
         let meta = match meta {
             Ok(m) => m,
             Err(e) => {

@@ -66,7 +66,7 @@ fn the_stores_profile_wins_over_the_inline_one_by_name() {
     );
     // Neither: an error listing what exists.
     assert_eq!(
-        resolve(params(Some("gone"), None)).unwrap_err(),
+        resolve(params(Some("gone"), None)).unwrap_err().to_string(),
         "Active meta-profile 'gone' could not be resolved from the store or inline \
          configuration. Available meta-profiles: a, b"
     );
@@ -82,6 +82,7 @@ fn the_stores_profile_wins_over_the_inline_one_by_name() {
     assert!(
         ClassifyAndSwitchLlmTool::resolve(&params(None, None), Some(&empty))
             .unwrap_err()
+            .to_string()
             .contains("none are available")
     );
 }
@@ -97,15 +98,22 @@ fn spec_params_are_checked_naming_the_parameter() {
     .unwrap();
     assert_eq!(ok.active_meta_profile.as_deref(), Some("route"));
     assert_eq!(ok.meta_profile_llms["c"].model, "openai/gpt-4o-mini");
-    assert!(p(json!({"other": 1})).unwrap_err().contains("'other'"));
+    assert!(
+        p(json!({"other": 1}))
+            .unwrap_err()
+            .to_string()
+            .contains("'other'")
+    );
     assert!(
         p(json!({"meta_profile": {"classifier_model": "c", "prompt_template": "no slot"}}))
             .unwrap_err()
+            .to_string()
             .starts_with("meta_profile:")
     );
     assert!(
         p(json!({"meta_profile_llms": {"c": {"model": 5}}}))
             .unwrap_err()
+            .to_string()
             .starts_with("meta_profile_llms.c:")
     );
     assert!(p(json!({"active_meta_profile": 3})).is_err());

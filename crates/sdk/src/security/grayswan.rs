@@ -280,9 +280,8 @@ impl GraySwan {
         &self,
         key: &str,
         messages: &[Value],
-    ) -> Result<(SecurityRisk, f64, bool), String> {
-        let client =
-            openhands_llm::http::shared_client().map_err(|e| format!("no HTTP client: {e}"))?;
+    ) -> Result<(SecurityRisk, f64, bool), GraySwanError> {
+        let client = openhands_llm::http::shared_client().map_err(GraySwanError::NoClient)?;
         let body = json!({"messages": messages, "policy_id": self.policy_id});
         let resp = client
             .post(&self.api_url)
@@ -294,28 +293,27 @@ impl GraySwan {
             .await
             .map_err(|e| {
                 if e.is_timeout() {
-                    format!("timed out after {} s", self.timeout.as_secs_f64())
+                    GraySwanError::Timeout(self.timeout.as_secs_f64())
                 } else {
-                    format!("request failed: {}", e.without_url())
+                    GraySwanError::Request(e.without_url())
                 }
             })?;
         let status = resp.status();
         let bytes = resp
             .bytes()
             .await
-            .map_err(|e| format!("reading the answer failed: {}", e.without_url()))?;
+            .map_err(|e| GraySwanError::Read(e.without_url()))?;
         if status.as_u16() != 200 {
-            return Err(format!("the service answered HTTP {}", status.as_u16()));
+            return Err(GraySwanError::Status(status.as_u16()));
         }
         if bytes.len() > MAX_ANSWER_BYTES {
-            return Err("the answer is too large".into());
+            return Err(GraySwanError::TooLarge);
         }
-        let answer: Value =
-            serde_json::from_slice(&bytes).map_err(|_| "the answer is not JSON".to_string())?;
+        let answer: Value = serde_json::from_slice(&bytes).map_err(GraySwanError::NotJson)?;
         let score = answer
             .get("violation")
             .and_then(Value::as_f64)
-            .ok_or_else(|| "the answer has no numeric `violation`".to_string())?;
+            .ok_or(GraySwanError::NoViolation)?;
         let ipi = answer.get("ipi").is_some_and(|v| match v {
             Value::Bool(b) => *b,
             Value::Null => false,
@@ -329,6 +327,35 @@ impl GraySwan {
         };
         Ok((risk, score, ipi))
     }
+}
+
+/// Why the GraySwan service gave no verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum GraySwanError {
+    /// No HTTP client could be built.
+    #[error("no HTTP client: {0}")]
+    NoClient(#[source] openhands_llm::LlmError),
+    /// No answer in time (seconds).
+    #[error("timed out after {0} s")]
+    Timeout(f64),
+    /// The request failed (the URL left out).
+    #[error("request failed: {0}")]
+    Request(#[source] reqwest::Error),
+    /// The body could not be read (the URL left out).
+    #[error("reading the answer failed: {0}")]
+    Read(#[source] reqwest::Error),
+    /// An answer other than 200.
+    #[error("the service answered HTTP {0}")]
+    Status(u16),
+    /// A body larger than an answer may be.
+    #[error("the answer is too large")]
+    TooLarge,
+    /// The body is not JSON.
+    #[error("the answer is not JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// The answer has no score.
+    #[error("the answer has no numeric `violation`")]
+    NoViolation,
 }
 
 #[cfg(test)]

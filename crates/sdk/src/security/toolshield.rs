@@ -78,7 +78,7 @@ impl ToolShield {
     /// The guardrail client: the agent's own client when the analyzer names
     /// the same model and endpoint (its key is then the agent's), else a new
     /// one (taking the agent's key when none is given).
-    pub fn client(&self, agent_llm: &Llm) -> Result<Llm, String> {
+    pub fn client(&self, agent_llm: &Llm) -> Result<Llm, openhands_llm::LlmError> {
         let mut config = self.llm.clone();
         if config.model == agent_llm.config().model
             && config.base_url == agent_llm.config().base_url
@@ -92,7 +92,7 @@ impl ToolShield {
         {
             config.api_key = agent_llm.config().api_key.clone();
         }
-        Llm::new(config).map_err(|e| e.to_string())
+        Llm::new(config)
     }
 
     /// Asks the guardrail about `action`, given the actions before it

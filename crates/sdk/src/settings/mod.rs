@@ -28,7 +28,7 @@ use crate::secrets::Cipher;
 pub use file::SettingsFile;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
-pub use validate::Invalid;
+pub use validate::{Invalid, Refusal};
 
 /// Why the stored document cannot be loaded or written.
 #[derive(Debug, thiserror::Error)]

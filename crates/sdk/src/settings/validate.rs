@@ -14,13 +14,39 @@ pub struct Invalid {
     /// Dotted path (`agent_settings.llm.timeout`).
     pub key: String,
     /// What is wrong.
-    pub reason: String,
+    pub reason: Refusal,
 }
 
-fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Invalid {
+/// What is wrong with a value (the text follows the field's name).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// `null` where the field is not nullable.
+    #[error("must not be null")]
+    Null,
+    /// A value of another type (`a string`, `an integer`, `a list`, ...).
+    #[error("must be {0}")]
+    Type(&'static str),
+    /// Below an inclusive minimum.
+    #[error("must be at least {0}")]
+    AtLeast(f64),
+    /// At or below an exclusive minimum.
+    #[error("must be greater than {0}")]
+    GreaterThan(f64),
+    /// Above the maximum.
+    #[error("must be at most {0}")]
+    AtMost(f64),
+    /// Not one of the field's choices.
+    #[error("must be one of {}", .0.join(", "))]
+    OneOf(&'static [&'static str]),
+    /// A string that breaks the field's own format rule (the rule).
+    #[error("{0}")]
+    Format(&'static str),
+}
+
+fn invalid(key: impl Into<String>, reason: Refusal) -> Invalid {
     Invalid {
         key: key.into(),
-        reason: reason.into(),
+        reason,
     }
 }
 
@@ -43,69 +69,69 @@ const OPTIONAL: [&str; 4] = [
 ];
 
 /// Checks and coerces one value against its field.
-pub fn check(field: &Field, value: &Value) -> Result<Value, String> {
+pub fn check(field: &Field, value: &Value) -> Result<Value, Refusal> {
     if value.is_null() {
         return if field.nullable {
             Ok(Value::Null)
         } else {
-            Err("must not be null".into())
+            Err(Refusal::Null)
         };
     }
     let out = match field.kind {
         Kind::Str => match value {
             Value::String(_) => value.clone(),
-            _ => return Err("must be a string".into()),
+            _ => return Err(Refusal::Type("a string")),
         },
         Kind::Bool => match value {
             Value::Bool(_) => value.clone(),
             Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" | "on" => Value::Bool(true),
                 "false" | "0" | "no" | "off" => Value::Bool(false),
-                _ => return Err("must be true or false".into()),
+                _ => return Err(Refusal::Type("true or false")),
             },
             Value::Number(n) if n.as_i64() == Some(0) => Value::Bool(false),
             Value::Number(n) if n.as_i64() == Some(1) => Value::Bool(true),
-            _ => return Err("must be true or false".into()),
+            _ => return Err(Refusal::Type("true or false")),
         },
         Kind::Int => {
-            let n = number_of(value).ok_or("must be an integer")?;
+            let n = number_of(value).ok_or(Refusal::Type("an integer"))?;
             if n.fract() != 0.0 || !n.is_finite() || n.abs() > 9.0e15 {
-                return Err("must be an integer".into());
+                return Err(Refusal::Type("an integer"));
             }
             Value::Number(Number::from(n as i64))
         }
         Kind::Num => {
-            let n = number_of(value).ok_or("must be a number")?;
+            let n = number_of(value).ok_or(Refusal::Type("a number"))?;
             Number::from_f64(n)
                 .map(Value::Number)
-                .ok_or("must be a finite number")?
+                .ok_or(Refusal::Type("a finite number"))?
         }
         Kind::Obj => match value {
             Value::Object(_) => value.clone(),
-            _ => return Err("must be an object".into()),
+            _ => return Err(Refusal::Type("an object")),
         },
         Kind::Arr => match value {
             Value::Array(_) => value.clone(),
-            _ => return Err("must be a list".into()),
+            _ => return Err(Refusal::Type("a list")),
         },
     };
     if let Some(n) = out.as_f64() {
         match field.min {
-            Some(Min::Ge(m)) if n < m => return Err(format!("must be at least {m}")),
-            Some(Min::Gt(m)) if n <= m => return Err(format!("must be greater than {m}")),
+            Some(Min::Ge(m)) if n < m => return Err(Refusal::AtLeast(m)),
+            Some(Min::Gt(m)) if n <= m => return Err(Refusal::GreaterThan(m)),
             _ => {}
         }
         if let Some(m) = field.max
             && n > m
         {
-            return Err(format!("must be at most {m}"));
+            return Err(Refusal::AtMost(m));
         }
     }
     if !field.choices.is_empty()
         && let Some(s) = out.as_str()
         && !field.choices.contains(&s)
     {
-        return Err(format!("must be one of {}", field.choices.join(", ")));
+        return Err(Refusal::OneOf(field.choices));
     }
     Ok(out)
 }
@@ -166,7 +192,7 @@ fn shape(
                     Value::Bool(_) => "true or false",
                     _ => "a number",
                 };
-                return Err(invalid(format!("{root}.{sub}"), format!("must be {what}")));
+                return Err(invalid(format!("{root}.{sub}"), Refusal::Type(what)));
             }
         };
         out.insert(key.clone(), v);
@@ -192,7 +218,7 @@ pub fn agent(merged: &Map<String, Value>) -> Result<Map<String, Value>, Invalid>
         Some(_) => {
             return Err(invalid(
                 "agent_settings.agent_kind",
-                "must be one of openhands, acp",
+                Refusal::OneOf(&["openhands", "acp"]),
             ));
         }
     };
@@ -219,7 +245,7 @@ pub fn agent(merged: &Map<String, Value>) -> Result<Map<String, Value>, Invalid>
             Some(_) => {
                 return Err(invalid(
                     "agent_settings.condenser.condenser_kind",
-                    "must be one of llm_summarizing, no_op",
+                    Refusal::OneOf(&["llm_summarizing", "no_op"]),
                 ));
             }
         }
@@ -235,7 +261,7 @@ pub fn agent(merged: &Map<String, Value>) -> Result<Map<String, Value>, Invalid>
             if !server.is_object() {
                 return Err(invalid(
                     format!("agent_settings.mcp_config.{name}"),
-                    "must be an object",
+                    Refusal::Type("an object"),
                 ));
             }
         }
@@ -269,7 +295,9 @@ pub fn conversation(merged: &Map<String, Value>) -> Result<Map<String, Value>, I
     if !prefix_ok {
         return Err(invalid(
             "conversation_settings.worktree_branch_prefix",
-            "must be letters, digits, '.', '_', '/' or '-', not starting with punctuation",
+            Refusal::Format(
+                "must be letters, digits, '.', '_', '/' or '-', not starting with punctuation",
+            ),
         ));
     }
     Ok(out)

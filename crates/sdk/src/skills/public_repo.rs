@@ -16,8 +16,8 @@
 
 use super::context::SkillSources;
 use openhands_workspace::exec::EnvPolicy;
-use openhands_workspace::git::Git;
-use openhands_workspace::git::remote::{RemoteFetch, is_commit_id};
+use openhands_workspace::git::remote::{FetchError, RemoteFetch, is_commit_id};
+use openhands_workspace::git::{Git, GitError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -70,6 +70,36 @@ pub struct PublicCopy {
     pub checked_out: Option<CheckedOut>,
     /// Why the clone could not be refreshed (the cached copy is used).
     pub stale: Option<String>,
+}
+
+/// Why the public skills repository could not be fetched or synced.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The clone could not be fetched or checked out.
+    #[error("{0}")]
+    Fetch(#[from] FetchError),
+    /// The marker recording the checkout could not be encoded.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// The marker recording the checkout could not be written.
+    #[error("{}: {source}", .dir.display())]
+    Marker {
+        /// The clone.
+        dir: PathBuf,
+        /// What the disk said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The local copy has no upstream to pull from.
+    #[error(
+        "{} ({}) is not a git checkout with an upstream branch; there is nothing to sync from",
+        super::context::PUBLIC_SKILLS_PATH_ENV,
+        .0.display()
+    )]
+    NoUpstream(PathBuf),
+    /// Pulling into the local copy failed.
+    #[error("{0}")]
+    Pull(#[from] GitError),
 }
 
 /// Why public skills cannot be read.
@@ -205,13 +235,13 @@ impl PublicRepo {
                 Ok(PublicCopy {
                     dir: dir.clone(),
                     checked_out: read_marker(dir),
-                    stale: Some(reason),
+                    stale: Some(reason.to_string()),
                 })
             }
             Err(reason) => Err(PublicSkillsError::Unreachable {
                 url: url.clone(),
                 git_ref: git_ref.clone(),
-                reason,
+                reason: reason.to_string(),
             }),
         }
     }
@@ -227,7 +257,7 @@ impl PublicRepo {
 
     /// Forces a refresh (`POST /api/skills/sync`); an error says why it
     /// failed (the clone or copy there was stays).
-    pub async fn sync(&self, env: &EnvPolicy) -> Result<(), String> {
+    pub async fn sync(&self, env: &EnvPolicy) -> Result<(), SyncError> {
         match self {
             Self::Local(dir) => pull_local(dir, env).await,
             Self::Cached { url, git_ref, dir } => {
@@ -255,7 +285,12 @@ fn mark_refreshed(dir: &Path, at: Option<Instant>) {
 }
 
 /// Clones `url` into `dir` or fetches it, then checks out `git_ref`.
-async fn update_clone(url: &str, git_ref: &str, dir: &Path, env: &EnvPolicy) -> Result<(), String> {
+async fn update_clone(
+    url: &str,
+    git_ref: &str,
+    dir: &Path,
+    env: &EnvPolicy,
+) -> Result<(), SyncError> {
     let _one = UPDATING.lock().await;
     checkout(url, git_ref, dir, env).await.map(|_| ())
 }
@@ -267,28 +302,30 @@ async fn checkout(
     git_ref: &str,
     dir: &Path,
     env: &EnvPolicy,
-) -> Result<CheckedOut, String> {
+) -> Result<CheckedOut, SyncError> {
     // The repository is the user's setting, so a `file://` remote may be used.
     let fetched = RemoteFetch::new(GIT_TIMEOUT, env.clone())
         .allow_file(true)
         .checkout(url, Some(git_ref), dir)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let marker = CheckedOut {
         url: url.to_string(),
         git_ref: git_ref.to_string(),
         commit: fetched.commit,
         pinned: fetched.tag || is_commit_id(git_ref),
     };
-    let text = serde_json::to_vec_pretty(&marker).map_err(|e| e.to_string())?;
+    let text = serde_json::to_vec_pretty(&marker)?;
     tokio::fs::write(dir.join(".git").join(MARKER), text)
         .await
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+        .map_err(|source| SyncError::Marker {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     Ok(marker)
 }
 
 /// Fast-forwards the local copy from its upstream branch.
-async fn pull_local(dir: &Path, env: &EnvPolicy) -> Result<(), String> {
+async fn pull_local(dir: &Path, env: &EnvPolicy) -> Result<(), SyncError> {
     let git = Git::new(GIT_TIMEOUT).with_env(env.clone());
     if git
         .run(
@@ -299,16 +336,11 @@ async fn pull_local(dir: &Path, env: &EnvPolicy) -> Result<(), String> {
         .await
         .is_err()
     {
-        return Err(format!(
-            "{} ({}) is not a git checkout with an upstream branch; there is nothing to sync from",
-            super::context::PUBLIC_SKILLS_PATH_ENV,
-            dir.display()
-        ));
+        return Err(SyncError::NoUpstream(dir.to_path_buf()));
     }
     git.run(&["pull", "--quiet", "--ff-only"], dir, false)
-        .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -37,6 +37,21 @@ const BUILTIN_CLASSES: [(&str, &str); 6] = [
     ("ClassifyAndSwitchLLMTool", "classify_and_switch_llm"),
 ];
 
+/// Why a `sub_agent_scope` parameter is refused (pydantic's wording,
+/// naming the field).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    /// Not an object.
+    #[error("{SUB_AGENT_SCOPE_PARAM}: Input should be a valid dictionary")]
+    NotObject,
+    /// A known key whose value is not a boolean.
+    #[error("{SUB_AGENT_SCOPE_PARAM}.{0}: Input should be a valid boolean")]
+    NotBool(String),
+    /// A key the scope does not have.
+    #[error("{SUB_AGENT_SCOPE_PARAM}.{0}: Extra inputs are not permitted")]
+    Extra(String),
+}
+
 /// Which of the delegating agent's tools its sub-agents must stay within.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SubAgentScope {
@@ -51,7 +66,7 @@ impl SubAgentScope {
     /// Reads the `sub_agent_scope` parameter of a tool spec's `params`:
     /// absent or `null` is the unrestricted scope; a malformed one is an
     /// error naming the field (as pydantic words it).
-    pub fn from_params(params: &Map<String, Value>) -> Result<Self, String> {
+    pub fn from_params(params: &Map<String, Value>) -> Result<Self, ScopeError> {
         match params.get(SUB_AGENT_SCOPE_PARAM) {
             None | Some(Value::Null) => Ok(Self::default()),
             Some(v) => Self::from_value(v),
@@ -59,31 +74,19 @@ impl SubAgentScope {
     }
 
     /// Parses the scope object itself (`{"tools": bool, "mcp_servers": bool}`).
-    pub fn from_value(value: &Value) -> Result<Self, String> {
+    pub fn from_value(value: &Value) -> Result<Self, ScopeError> {
         let scope = match value {
             Value::Null => return Ok(Self::default()),
             Value::Object(m) => m,
-            _ => {
-                return Err(format!(
-                    "{SUB_AGENT_SCOPE_PARAM}: Input should be a valid dictionary"
-                ));
-            }
+            _ => return Err(ScopeError::NotObject),
         };
         let mut out = Self::default();
         for (key, value) in scope {
             match (key.as_str(), value) {
                 ("tools", Value::Bool(b)) => out.tools = *b,
                 ("mcp_servers", Value::Bool(_)) => {}
-                ("tools" | "mcp_servers", _) => {
-                    return Err(format!(
-                        "{SUB_AGENT_SCOPE_PARAM}.{key}: Input should be a valid boolean"
-                    ));
-                }
-                (other, _) => {
-                    return Err(format!(
-                        "{SUB_AGENT_SCOPE_PARAM}.{other}: Extra inputs are not permitted"
-                    ));
-                }
+                ("tools" | "mcp_servers", _) => return Err(ScopeError::NotBool(key.clone())),
+                (_, _) => return Err(ScopeError::Extra(key.clone())),
             }
         }
         Ok(out)
@@ -208,10 +211,16 @@ mod tests {
         );
         let e =
             SubAgentScope::from_params(&params(json!({"sub_agent_scope": {"x": 1}}))).unwrap_err();
-        assert_eq!(e, "sub_agent_scope.x: Extra inputs are not permitted");
+        assert_eq!(
+            e.to_string(),
+            "sub_agent_scope.x: Extra inputs are not permitted"
+        );
         let e = SubAgentScope::from_params(&params(json!({"sub_agent_scope": {"tools": "yes"}})))
             .unwrap_err();
-        assert_eq!(e, "sub_agent_scope.tools: Input should be a valid boolean");
+        assert_eq!(
+            e.to_string(),
+            "sub_agent_scope.tools: Input should be a valid boolean"
+        );
         assert!(SubAgentScope::from_params(&params(json!({"sub_agent_scope": 3}))).is_err());
     }
 

@@ -26,7 +26,7 @@ pub struct Updated {
 
 /// Applies `chunks` to `original`. The error says which section failed and
 /// shows the lines that were not found.
-pub fn apply_chunks(original: &str, chunks: &[Chunk]) -> Result<Updated, String> {
+pub fn apply_chunks(original: &str, chunks: &[Chunk]) -> Result<Updated, MatchError> {
     let eol = if original.contains("\r\n") {
         "\r\n"
     } else {
@@ -48,12 +48,12 @@ pub fn apply_chunks(original: &str, chunks: &[Chunk]) -> Result<Updated, String>
         if let Some(ctx) = &chunk.context {
             let (at, level) =
                 seek(&lines, std::slice::from_ref(ctx), cursor, false).ok_or_else(|| {
-                    format!(
-                        "section {} (patch line {}): the `@@ {ctx}` context line was not found{}",
-                        n + 1,
-                        chunk.patch_line,
-                        after_cursor(cursor)
-                    )
+                    MatchError::Context {
+                        section: n + 1,
+                        patch_line: chunk.patch_line,
+                        context: ctx.clone(),
+                        cursor,
+                    }
                 })?;
             fuzz += usize::from(level != MatchLevel::Exact);
             cursor = at + 1;
@@ -80,14 +80,11 @@ pub fn apply_chunks(original: &str, chunks: &[Chunk]) -> Result<Updated, String>
             }
             found = seek(&lines, old, cursor, chunk.end_of_file);
         }
-        let (at, level) = found.ok_or_else(|| {
-            format!(
-                "section {} (patch line {}): these lines were not found{}:\n{}",
-                n + 1,
-                chunk.patch_line,
-                after_cursor(cursor),
-                excerpt(&chunk.old_lines)
-            )
+        let (at, level) = found.ok_or_else(|| MatchError::Lines {
+            section: n + 1,
+            patch_line: chunk.patch_line,
+            lines: chunk.old_lines.clone(),
+            cursor,
         })?;
         fuzz += usize::from(level != MatchLevel::Exact);
         edits.push((at, old.len(), new.to_vec()));
@@ -105,7 +102,44 @@ pub fn apply_chunks(original: &str, chunks: &[Chunk]) -> Result<Updated, String>
     Ok(Updated { content, fuzz })
 }
 
-fn after_cursor(cursor: usize) -> String {
+/// A section whose lines are not in the file (the text shows them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MatchError {
+    /// The `@@` context line was not found.
+    #[error(
+        "section {section} (patch line {patch_line}): the `@@ {context}` context line was not found{}",
+        after_cursor(.cursor)
+    )]
+    Context {
+        /// Which section (from 1).
+        section: usize,
+        /// Its line in the patch.
+        patch_line: usize,
+        /// The context line.
+        context: String,
+        /// Where the search started (0-based line).
+        cursor: usize,
+    },
+    /// The section's old lines were not found.
+    #[error(
+        "section {section} (patch line {patch_line}): these lines were not found{}:\n{}",
+        after_cursor(.cursor),
+        excerpt(.lines)
+    )]
+    Lines {
+        /// Which section (from 1).
+        section: usize,
+        /// Its line in the patch.
+        patch_line: usize,
+        /// The lines looked for.
+        lines: Vec<String>,
+        /// Where the search started (0-based line).
+        cursor: usize,
+    },
+}
+
+fn after_cursor(cursor: &usize) -> String {
+    let cursor = *cursor;
     if cursor == 0 {
         String::new()
     } else {
@@ -287,9 +321,10 @@ mod tests {
     #[test]
     fn missing_lines_are_reported() {
         let e = apply_chunks("a\n", &[chunk(None, &["zzz"], &["y"], false)]).unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("not found") && e.contains("zzz"), "{e}");
         let e = apply_chunks("a\n", &[chunk(Some("class Q"), &["a"], &["b"], false)]).unwrap_err();
-        assert!(e.contains("class Q"), "{e}");
+        assert!(e.to_string().contains("class Q"), "{e}");
     }
 
     #[test]

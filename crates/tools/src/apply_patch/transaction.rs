@@ -95,7 +95,7 @@ impl Workspace {
     /// `path` (relative to the root, or absolute inside it) as an absolute
     /// path; refuses anything that ends up outside the root, also through
     /// symlinked directories.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, String> {
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PatchError> {
         let p = Path::new(path);
         let abs = normalize_path(&if p.is_absolute() {
             p.to_path_buf()
@@ -106,22 +106,21 @@ impl Workspace {
             candidate.starts_with(&self.root) || candidate.starts_with(&self.canonical_root)
         };
         if !inside(&abs) {
-            return Err(format!(
-                "`{path}` is outside the workspace {}; patch paths must be relative to it or \
-                 absolute paths inside it",
-                self.root.display()
-            ));
+            return Err(PatchError::Outside {
+                path: path.to_string(),
+                root: self.root.clone(),
+            });
         }
         // Check where the deepest existing ancestor really is.
         let mut probe = abs.as_path();
         loop {
             if let Ok(real) = fs::canonicalize(probe) {
                 if !real.starts_with(&self.canonical_root) {
-                    return Err(format!(
-                        "`{path}` leads outside the workspace through a symbolic link ({} -> {})",
-                        probe.display(),
-                        real.display()
-                    ));
+                    return Err(PatchError::Symlink {
+                        path: path.to_string(),
+                        link: probe.to_path_buf(),
+                        real,
+                    });
                 }
                 break;
             }
@@ -137,46 +136,188 @@ impl Workspace {
 fn read_original(
     path: &Path,
     shown: &str,
-) -> Result<(Option<String>, Option<fs::Permissions>), String> {
+) -> Result<(Option<String>, Option<fs::Permissions>), PatchError> {
+    let unreadable = |source| PatchError::Read {
+        path: shown.to_string(),
+        source,
+    };
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
-        Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+        Err(e) => return Err(unreadable(e)),
     };
     if meta.is_dir() {
-        return Err(format!("`{shown}` is a directory, not a file"));
+        return Err(PatchError::Directory(shown.to_string()));
     }
     if meta.len() > MAX_PATCH_FILE_SIZE {
-        return Err(format!(
-            "`{shown}` is too large to patch ({} bytes; the limit is {MAX_PATCH_FILE_SIZE})",
-            meta.len()
-        ));
+        return Err(PatchError::TooLarge {
+            path: shown.to_string(),
+            size: meta.len(),
+        });
     }
-    let bytes = fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let bytes = fs::read(path).map_err(unreadable)?;
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Err(format!(
-            "`{shown}` is a binary file; only text files can be patched"
-        ));
+        return Err(PatchError::Binary(shown.to_string()));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("`{shown}` is not UTF-8 text; only UTF-8 files can be patched"))?;
+    let text = String::from_utf8(bytes).map_err(|_| PatchError::NotUtf8(shown.to_string()))?;
     Ok((Some(text), Some(meta.permissions())))
 }
 
+/// Why a patch was not applied (the text is shown to the model).
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    /// A path outside the workspace.
+    #[error(
+        "`{path}` is outside the workspace {}; patch paths must be relative to it or absolute paths inside it",
+        .root.display()
+    )]
+    Outside {
+        /// The path as the patch gives it.
+        path: String,
+        /// The workspace.
+        root: PathBuf,
+    },
+    /// A path that leaves the workspace through a symbolic link.
+    #[error(
+        "`{path}` leads outside the workspace through a symbolic link ({} -> {})",
+        .link.display(),
+        .real.display()
+    )]
+    Symlink {
+        /// The path as the patch gives it.
+        path: String,
+        /// The link.
+        link: PathBuf,
+        /// Where it leads.
+        real: PathBuf,
+    },
+    /// A file that could not be read.
+    #[error("cannot read `{path}`: {source}")]
+    Read {
+        /// The path as the patch gives it.
+        path: String,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+    /// A directory where a file was meant.
+    #[error("`{0}` is a directory, not a file")]
+    Directory(String),
+    /// A file above the size limit.
+    #[error("`{path}` is too large to patch ({size} bytes; the limit is {MAX_PATCH_FILE_SIZE})")]
+    TooLarge {
+        /// The path as the patch gives it.
+        path: String,
+        /// Its size.
+        size: u64,
+    },
+    /// A binary file.
+    #[error("`{0}` is a binary file; only text files can be patched")]
+    Binary(String),
+    /// A file that is not UTF-8.
+    #[error("`{0}` is not UTF-8 text; only UTF-8 files can be patched")]
+    NotUtf8(String),
+    /// One file changed by two sections.
+    #[error(
+        "`{path}` is changed twice in one patch (also as `{first}`); combine its changes into one `*** Update File` section"
+    )]
+    Twice {
+        /// The path of the second section.
+        path: String,
+        /// The path of the first.
+        first: String,
+    },
+    /// An added file that exists.
+    #[error(
+        "cannot add `{0}`: the file already exists. Use `*** Update File: {0}` to change it, or delete it first"
+    )]
+    Exists(String),
+    /// A deleted file that does not exist.
+    #[error("cannot delete `{0}`: no such file")]
+    NothingToDelete(String),
+    /// An updated file that does not exist.
+    #[error("cannot update `{0}`: no such file. Use `*** Add File: {0}` to create it")]
+    NothingToUpdate(String),
+    /// An update whose sections do not match the file.
+    #[error("cannot update `{path}`: {source}")]
+    Update {
+        /// The path as the patch gives it.
+        path: String,
+        /// Which section, and what was not found.
+        source: super::matcher::MatchError,
+    },
+    /// A move onto an existing file.
+    #[error("cannot move `{path}` to `{dest}`: the destination already exists")]
+    MoveOnto {
+        /// The file moved.
+        path: String,
+        /// Where to.
+        dest: String,
+    },
+    /// A file the transaction lost track of (a bug).
+    #[error("internal error: `{0}` was not loaded")]
+    NotLoaded(String),
+    /// A new content could not be staged; nothing changed.
+    #[error("cannot write `{}`: {source}; no file was changed", .path.display())]
+    Stage {
+        /// The file.
+        path: PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+    /// Replacing or deleting failed midway; `restored` says whether the
+    /// files already changed were put back.
+    #[error("{failure}; {}", rollback_note(.restored))]
+    Commit {
+        /// What failed.
+        failure: CommitFailure,
+        /// Whether the rollback succeeded.
+        restored: bool,
+    },
+}
+
+fn rollback_note(restored: &bool) -> &'static str {
+    if *restored {
+        "the files already changed were restored, so nothing was changed"
+    } else {
+        "restoring the files already changed failed too, check them"
+    }
+}
+
+/// The step of writing a patch that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitFailure {
+    /// Renaming a staged file into place.
+    #[error("cannot replace `{}`: {source}", .path.display())]
+    Replace {
+        /// The file.
+        path: PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+    /// Deleting a removed file.
+    #[error("cannot delete `{}`: {source}", .path.display())]
+    Delete {
+        /// The file.
+        path: PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+}
+
 /// Checks every hunk, then writes all changes or none.
-pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, String> {
+pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, PatchError> {
     let mut files: BTreeMap<PathBuf, Entry> = BTreeMap::new();
     let mut touched: BTreeMap<PathBuf, String> = BTreeMap::new();
     let mut commit = Commit::default();
     let mut summary = Vec::new();
     let mut fuzz = 0;
 
-    let mut claim = |abs: &Path, shown: &str| -> Result<(), String> {
+    let mut claim = |abs: &Path, shown: &str| -> Result<(), PatchError> {
         if let Some(first) = touched.insert(abs.to_path_buf(), shown.to_string()) {
-            return Err(format!(
-                "`{shown}` is changed twice in one patch (also as `{first}`); combine its changes \
-                 into one `*** Update File` section"
-            ));
+            return Err(PatchError::Twice {
+                path: shown.to_string(),
+                first,
+            });
         }
         Ok(())
     };
@@ -189,10 +330,7 @@ pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, String> {
             Hunk::Add { contents, .. } => {
                 let entry = load(&mut files, &abs, shown)?;
                 if entry.current.is_some() {
-                    return Err(format!(
-                        "cannot add `{shown}`: the file already exists. Use `*** Update File: \
-                         {shown}` to change it, or delete it first"
-                    ));
+                    return Err(PatchError::Exists(shown.to_string()));
                 }
                 entry.current = Some(contents.clone());
                 summary.push(format!("A {shown} (+{})", contents.lines().count()));
@@ -209,7 +347,7 @@ pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, String> {
             Hunk::Delete { .. } => {
                 let entry = load(&mut files, &abs, shown)?;
                 let Some(old) = entry.current.take() else {
-                    return Err(format!("cannot delete `{shown}`: no such file"));
+                    return Err(PatchError::NothingToDelete(shown.to_string()));
                 };
                 summary.push(format!("D {shown} (-{})", old.lines().count()));
                 commit.changes.insert(
@@ -228,13 +366,12 @@ pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, String> {
                 let entry = load(&mut files, &abs, shown)?;
                 let permissions = entry.permissions.clone();
                 let Some(old) = entry.current.clone() else {
-                    return Err(format!(
-                        "cannot update `{shown}`: no such file. Use `*** Add File: {shown}` to \
-                         create it"
-                    ));
+                    return Err(PatchError::NothingToUpdate(shown.to_string()));
                 };
-                let updated = apply_chunks(&old, chunks)
-                    .map_err(|e| format!("cannot update `{shown}`: {e}"))?;
+                let updated = apply_chunks(&old, chunks).map_err(|source| PatchError::Update {
+                    path: shown.to_string(),
+                    source,
+                })?;
                 fuzz += updated.fuzz;
                 let stats = line_stats(&old, &updated.content);
                 match move_to {
@@ -244,9 +381,10 @@ pub fn apply_hunks(ws: &Workspace, hunks: &[Hunk]) -> Result<Applied, String> {
                             claim(&dest_abs, dest)?;
                             let target = load(&mut files, &dest_abs, dest)?;
                             if target.current.is_some() {
-                                return Err(format!(
-                                    "cannot move `{shown}` to `{dest}`: the destination already exists"
-                                ));
+                                return Err(PatchError::MoveOnto {
+                                    path: shown.to_string(),
+                                    dest: dest.clone(),
+                                });
                             }
                             target.current = Some(updated.content.clone());
                             target.permissions = permissions;
@@ -288,7 +426,7 @@ fn load<'a>(
     files: &'a mut BTreeMap<PathBuf, Entry>,
     abs: &Path,
     shown: &str,
-) -> Result<&'a mut Entry, String> {
+) -> Result<&'a mut Entry, PatchError> {
     if !files.contains_key(abs) {
         let (original, permissions) = read_original(abs, shown)?;
         files.insert(
@@ -302,7 +440,7 @@ fn load<'a>(
     }
     files
         .get_mut(abs)
-        .ok_or_else(|| format!("internal error: `{shown}` was not loaded"))
+        .ok_or_else(|| PatchError::NotLoaded(shown.to_string()))
 }
 
 /// `" (+2 -1)"` line counts of the change from `old` to `new`.
@@ -327,7 +465,7 @@ struct Replaced<'a> {
 }
 
 /// Stages, renames and deletes; on any failure restores what was replaced.
-fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
+fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), PatchError> {
     let mut staged: Vec<(PathBuf, &Path, &Entry)> = Vec::new();
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let cleanup = |staged: &[(PathBuf, &Path, &Entry)], dirs: &[PathBuf]| {
@@ -354,10 +492,10 @@ fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
             Ok(tmp) => staged.push((tmp, path, entry)),
             Err(e) => {
                 cleanup(&staged, &created_dirs);
-                return Err(format!(
-                    "cannot write `{}`: {e}; no file was changed",
-                    path.display()
-                ));
+                return Err(PatchError::Stage {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
             }
         }
     }
@@ -367,7 +505,10 @@ fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
     for (i, (tmp, path, entry)) in staged.iter().enumerate() {
         if let Err(e) = openhands_workspace::fsutil::rename_into_place(tmp, path) {
             cleanup(&staged[i..], &[]);
-            failure = Some(format!("cannot replace `{}`: {e}", path.display()));
+            failure = Some(CommitFailure::Replace {
+                path: path.to_path_buf(),
+                source: e,
+            });
             break;
         }
         replaced.push(Replaced {
@@ -380,7 +521,10 @@ fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
         for (path, entry) in files {
             if entry.current.is_none() && entry.original.is_some() {
                 if let Err(e) = fs::remove_file(path) {
-                    failure = Some(format!("cannot delete `{}`: {e}", path.display()));
+                    failure = Some(CommitFailure::Delete {
+                        path: path.to_path_buf(),
+                        source: e,
+                    });
                     break;
                 }
                 replaced.push(Replaced {
@@ -391,16 +535,12 @@ fn write_all(files: &BTreeMap<PathBuf, Entry>) -> Result<(), String> {
             }
         }
     }
-    if let Some(msg) = failure {
+    if let Some(failure) = failure {
         let restored = rollback(&replaced);
         for d in created_dirs.iter().rev() {
             let _ = fs::remove_dir(d);
         }
-        return Err(if restored {
-            format!("{msg}; the files already changed were restored, so nothing was changed")
-        } else {
-            format!("{msg}; restoring the files already changed failed too, check them")
-        });
+        return Err(PatchError::Commit { failure, restored });
     }
     for path in files.keys() {
         if let Some(dir) = path.parent()
@@ -505,7 +645,7 @@ mod tests {
         files.insert(new_file.clone(), entry(None, Some("new\n")));
         files.insert(blocker.clone(), entry(Some("x"), Some("y")));
         let err = write_all(&files).unwrap_err();
-        assert!(err.contains("restored"), "{err}");
+        assert!(err.to_string().contains("restored"), "{err}");
         assert_eq!(fs::read_to_string(&a).unwrap(), "a\n");
         assert!(!new_file.exists());
         assert!(blocker.join("inner").exists());
@@ -528,7 +668,7 @@ mod tests {
         files.insert(a.clone(), entry(Some("a\n"), Some("A\n")));
         files.insert(undeletable.clone(), entry(Some("x"), None));
         let err = write_all(&files).unwrap_err();
-        assert!(err.contains("cannot delete"), "{err}");
+        assert!(err.to_string().contains("cannot delete"), "{err}");
         assert_eq!(fs::read_to_string(&a).unwrap(), "a\n");
     }
 
@@ -545,7 +685,7 @@ mod tests {
         files.insert(d.path().join("new/dir/f.txt"), entry(None, Some("f\n")));
         files.insert(plain.join("f.txt"), entry(None, Some("g\n")));
         let err = write_all(&files).unwrap_err();
-        assert!(err.contains("no file was changed"), "{err}");
+        assert!(err.to_string().contains("no file was changed"), "{err}");
         assert_eq!(fs::read_to_string(&a).unwrap(), "a\n");
         assert!(!d.path().join("new").exists());
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2);

@@ -8,13 +8,13 @@
 use serde_json::{Map, Value};
 
 pub use openhands_sdk::subagent::scope::{
-    DELEGATION_TOOL_NAMES, SUB_AGENT_SCOPE_PARAM, SubAgentScope,
+    DELEGATION_TOOL_NAMES, SUB_AGENT_SCOPE_PARAM, ScopeError, SubAgentScope,
 };
 
 /// Checks the shape of a delegation tool's `sub_agent_scope` parameter:
 /// absent, `null` or a valid scope is fine; anything else is an error
 /// naming the field.
-pub fn check_sub_agent_scope(params: &Map<String, Value>) -> Result<(), String> {
+pub fn check_sub_agent_scope(params: &Map<String, Value>) -> Result<(), ScopeError> {
     SubAgentScope::from_params(params).map(|_| ())
 }
 
@@ -34,7 +34,7 @@ mod tests {
             check_sub_agent_scope(&params(json!({"sub_agent_scope": {"tools": true}}))).is_ok()
         );
         let e = check_sub_agent_scope(&params(json!({"sub_agent_scope": {"x": 1}}))).unwrap_err();
-        assert!(e.starts_with("sub_agent_scope.x"), "{e}");
+        assert!(e.to_string().starts_with("sub_agent_scope.x"), "{e}");
         assert!(check_sub_agent_scope(&params(json!({"sub_agent_scope": 3}))).is_err());
     }
 }

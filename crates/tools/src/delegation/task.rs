@@ -102,7 +102,8 @@ pub struct TaskTool {
 /// [`TASK_TOOL_SET_NAME`] to install a handler.
 pub fn factory(confirmation: Option<Arc<dyn ConfirmationHandler>>) -> ToolFactory {
     Arc::new(move |params, env| {
-        let scope = SubAgentScope::from_params(params).map_err(ToolError::InvalidArguments)?;
+        let scope = SubAgentScope::from_params(params)
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         let tool = TaskTool::new(env)
             .with_scope(scope)
             .with_confirmation_handler(confirmation.clone());
@@ -149,15 +150,14 @@ impl TaskTool {
         &self,
         delegation: &Arc<dyn SubAgentHost>,
         action: &TaskAction,
-    ) -> Result<(String, Arc<dyn SubAgentHandle>), String> {
+    ) -> Result<(String, Arc<dyn SubAgentHandle>), TaskStartError> {
         let mut tasks = self.tasks.lock().await;
         if let Some(id) = &action.resume {
             let Some(record) = tasks.get_mut(id) else {
-                let known: Vec<&str> = tasks.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "Task '{id}' not found. Available tasks: {}",
-                    known.join(", ")
-                ));
+                return Err(TaskStartError::Unknown {
+                    id: id.clone(),
+                    known: tasks.keys().cloned().collect(),
+                });
             };
             if let Some(live) = &record.live {
                 return Ok((id.clone(), live.clone()));
@@ -168,14 +168,12 @@ impl TaskTool {
                     Some(record.conversation_id),
                     self.scope,
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             return Ok((id.clone(), sub));
         }
         let sub = delegation
             .spawn(Some(&action.subagent_type), None, self.scope)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let id = self.next_id();
         tasks.insert(
             id.clone(),
@@ -186,6 +184,22 @@ impl TaskTool {
         );
         Ok((id, sub))
     }
+}
+
+/// Why a task did not start (the observation's text).
+#[derive(Debug, thiserror::Error)]
+enum TaskStartError {
+    /// `resume` names no task of this conversation.
+    #[error("Task '{id}' not found. Available tasks: {}", .known.join(", "))]
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// The ids there are.
+        known: Vec<String>,
+    },
+    /// The sub-agent could not be started.
+    #[error(transparent)]
+    Spawn(#[from] openhands_sdk::subagent::SubAgentError),
 }
 
 impl TypedTool for TaskTool {

@@ -110,7 +110,7 @@ fn edit(paths: &WorkspacePaths, action: &EditAction) -> EditObservation {
     let joined = paths.join(&action.file_path);
     let real = match paths.confine(&joined) {
         Ok(p) => p,
-        Err(msg) => return EditObservation::error(msg, None),
+        Err(msg) => return EditObservation::error(msg.to_string(), None),
     };
     let shown = real.display().to_string();
     if action.old_string.is_empty() {

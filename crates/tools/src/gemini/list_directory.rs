@@ -215,7 +215,7 @@ fn list(paths: &WorkspacePaths, action: &ListDirectoryAction) -> ListDirectoryOb
     let shown = paths.join(&action.dir_path);
     let real = match paths.confine(&shown) {
         Ok(p) => p,
-        Err(msg) => return ListDirectoryObservation::error(msg),
+        Err(msg) => return ListDirectoryObservation::error(msg.to_string()),
     };
     if !real.exists() {
         return ListDirectoryObservation::error(format!(

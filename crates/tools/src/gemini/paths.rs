@@ -58,18 +58,31 @@ impl WorkspacePaths {
     /// The resolved form of `path` (symbolic links followed, `..` applied)
     /// when it lies inside the workspace; otherwise the message for the
     /// model. Blocking.
-    pub(crate) fn confine(&self, path: &Path) -> Result<PathBuf, String> {
+    pub(crate) fn confine(&self, path: &Path) -> Result<PathBuf, OutsideWorkspace> {
         let resolved = resolve_lenient(path);
         if resolved.starts_with(&self.root) {
             Ok(resolved)
         } else {
-            Err(format!(
-                "Error: {} is outside the workspace {}; these tools only work on files inside it.",
-                path.display(),
-                self.root.display()
-            ))
+            Err(OutsideWorkspace {
+                path: path.to_path_buf(),
+                root: self.root.clone(),
+            })
         }
     }
+}
+
+/// A path that resolves outside the workspace (the text is for the model).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "Error: {} is outside the workspace {}; these tools only work on files inside it.",
+    .path.display(),
+    .root.display()
+)]
+pub(crate) struct OutsideWorkspace {
+    /// The path asked for.
+    path: PathBuf,
+    /// The workspace.
+    root: PathBuf,
 }
 
 /// Reads a file as text the way Python's text mode does: invalid UTF-8
@@ -123,7 +136,7 @@ mod tests {
         let p = WorkspacePaths::new(dir.path());
         assert!(p.confine(&p.join("new/file.txt")).is_ok());
         let err = p.confine(&p.join("../outside")).unwrap_err();
-        assert!(err.contains("outside the workspace"), "{err}");
+        assert!(err.to_string().contains("outside the workspace"), "{err}");
         assert!(p.confine(Path::new("/etc/passwd")).is_err());
         std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
         assert!(p.confine(&p.join("etc/passwd")).is_err());

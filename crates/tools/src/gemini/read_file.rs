@@ -99,7 +99,7 @@ fn read(paths: &WorkspacePaths, action: &ReadFileAction) -> ReadFileObservation 
     let shown = paths.join(&action.file_path);
     let real = match paths.confine(&shown) {
         Ok(p) => p,
-        Err(msg) => return ReadFileObservation::error(&shown, msg),
+        Err(msg) => return ReadFileObservation::error(&shown, msg.to_string()),
     };
     if !real.exists() {
         let msg = format!("Error: File not found: {}", shown.display());

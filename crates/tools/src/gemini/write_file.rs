@@ -90,7 +90,7 @@ fn write(paths: &WorkspacePaths, action: &WriteFileAction) -> WriteFileObservati
     let shown = paths.join(&action.file_path);
     let real = match paths.confine(&shown) {
         Ok(p) => p,
-        Err(msg) => return WriteFileObservation::error(msg),
+        Err(msg) => return WriteFileObservation::error(msg.to_string()),
     };
     if real.is_dir() {
         return WriteFileObservation::error(format!(

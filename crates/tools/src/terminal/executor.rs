@@ -85,7 +85,7 @@ impl Executor {
     }
 
     /// Starts the session now if it is not running (eager start).
-    pub(crate) async fn start(&mut self) -> Result<(), String> {
+    pub(crate) async fn start(&mut self) -> Result<(), TerminalError> {
         self.ensure_session().await.map(|_| ())
     }
 
@@ -170,7 +170,7 @@ impl Executor {
             // block in a REPL needs both); only key names are trimmed.
             let bytes = key_bytes(text).unwrap_or_else(|| text_input_bytes(&action.command));
             if let Err(e) = blocking_write(&session, bytes).await {
-                return error_obs(text, &e);
+                return error_obs(text, &e.to_string());
             }
         }
         self.wait(action, text, cancel).await
@@ -255,7 +255,7 @@ impl Executor {
         }
         let session = match self.ensure_session().await {
             Ok(s) => s,
-            Err(e) => return error_obs(command, &e),
+            Err(e) => return error_obs(command, &e.to_string()),
         };
         // Output that arrived while idle (background jobs) stays in the
         // capture and is shown with this command's output.
@@ -285,7 +285,7 @@ impl Executor {
         .await;
         if let Err(e) = sent {
             let _ = std::fs::remove_file(&path);
-            return error_obs(command, &e);
+            return error_obs(command, &e.to_string());
         }
         self.running = Some(Running {
             command: command.to_string(),
@@ -554,7 +554,7 @@ impl Executor {
         }
     }
 
-    async fn ensure_session(&mut self) -> Result<Arc<Session>, String> {
+    async fn ensure_session(&mut self) -> Result<Arc<Session>, TerminalError> {
         if let Some(s) = &self.session {
             return Ok(s.clone());
         }
@@ -565,8 +565,8 @@ impl Executor {
             Session::start(&spec).map(|s| (s, user_host))
         })
         .await
-        .map_err(|e| format!("cannot start the shell: {e}"))?;
-        let (session, user_host) = started.map_err(|e: SessionError| e.to_string())?;
+        .map_err(TerminalError::StartWorker)?;
+        let (session, user_host) = started?;
         if let Some(uh) = user_host {
             self.user_host = Some(uh);
         }
@@ -577,19 +577,15 @@ impl Executor {
             let _ =
                 tokio::task::spawn_blocking(move || s.terminate(Duration::from_millis(100))).await;
             *self.slot.lock() = None;
-            return Err(format!(
-                "The shell did not become ready within {}. Its output: {}",
-                fmt_secs(self.cfg.start_timeout),
-                text.trim()
-            ));
+            return Err(TerminalError::NotReady {
+                limit: self.cfg.start_timeout,
+                output: text.trim().to_string(),
+            });
         }
         if session.status().exited() {
             let (text, _) = take_rendered(&session, 2000).await;
             *self.slot.lock() = None;
-            return Err(format!(
-                "The shell exited during start-up. Its output: {}",
-                text.trim()
-            ));
+            return Err(TerminalError::ExitedAtStart(text.trim().to_string()));
         }
         // Discard start-up noise (e.g. from ~/.bashrc).
         let s = session.clone();
@@ -662,25 +658,60 @@ fn discard(capture: Capture) {
     }
 }
 
-async fn blocking_write(session: &Arc<Session>, bytes: Vec<u8>) -> Result<(), String> {
+async fn blocking_write(session: &Arc<Session>, bytes: Vec<u8>) -> Result<(), TerminalError> {
     let s = session.clone();
     run_blocking(Duration::from_secs(5), move || s.write(&bytes)).await
 }
 
 /// Runs blocking session work with a time limit.
-async fn run_blocking<F>(limit: Duration, f: F) -> Result<(), String>
+async fn run_blocking<F>(limit: Duration, f: F) -> Result<(), TerminalError>
 where
     F: FnOnce() -> Result<(), SessionError> + Send + 'static,
 {
     match tokio::time::timeout(limit, tokio::task::spawn_blocking(f)).await {
         Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(e.to_string()),
-        Ok(Err(e)) => Err(format!("terminal worker failed: {e}")),
-        Err(_) => Err(format!(
-            "writing to the terminal did not finish within {} (the program is not reading its input)",
-            fmt_secs(limit)
-        )),
+        Ok(Ok(Err(e))) => Err(e.into()),
+        Ok(Err(e)) => Err(TerminalError::Worker(e)),
+        Err(_) => Err(TerminalError::WriteStalled(limit)),
     }
+}
+
+fn secs(d: &Duration) -> String {
+    fmt_secs(*d)
+}
+
+/// Why the terminal could not start or take input (the text is shown).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TerminalError {
+    /// The session could not be started or written to.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The blocking start-up task did not finish.
+    #[error("cannot start the shell: {0}")]
+    StartWorker(#[source] tokio::task::JoinError),
+    /// The shell gave no prompt in time.
+    #[error(
+        "The shell did not become ready within {}. Its output: {output}",
+        secs(.limit)
+    )]
+    NotReady {
+        /// The start-up limit.
+        limit: Duration,
+        /// What it printed.
+        output: String,
+    },
+    /// The shell ended while starting (what it printed).
+    #[error("The shell exited during start-up. Its output: {0}")]
+    ExitedAtStart(String),
+    /// A blocking terminal task did not finish.
+    #[error("terminal worker failed: {0}")]
+    Worker(#[source] tokio::task::JoinError),
+    /// The program does not read its input.
+    #[error(
+        "writing to the terminal did not finish within {} (the program is not reading its input)",
+        secs(.0)
+    )]
+    WriteStalled(Duration),
 }
 
 /// The command file: exports of the secrets the command names, then the

@@ -174,7 +174,7 @@ impl TerminalTool {
             .await
             .start()
             .await
-            .map_err(ToolError::Execution)
+            .map_err(|e| ToolError::Execution(e.to_string()))
     }
 
     /// Runs one action and returns the typed observation (secrets masked).

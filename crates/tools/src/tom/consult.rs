@@ -4,7 +4,7 @@
 //! question, the current conversation and the question; it answers with
 //! guidance, a confidence and its reasoning.
 
-use super::engine::{TomEngine, json_object_in};
+use super::engine::{TomEngine, TomError, json_object_in};
 use super::params::TomParams;
 use super::retrieval::related_excerpts;
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
@@ -114,14 +114,14 @@ impl TomConsultTool {
         &self,
         action: &ConsultTomAction,
         cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<ConsultTomObservation, String> {
+    ) -> Result<ConsultTomObservation, TomError> {
         let history = self.engine.recent_messages(HISTORY_MESSAGES);
         let question = if action.use_user_message {
             let latest = history
                 .iter()
                 .rev()
                 .find_map(|m| m.strip_prefix("user: "))
-                .ok_or("the conversation has no user message yet")?;
+                .ok_or(TomError::NoUserMessage)?;
             format!("What does the user mean by their latest message?\n{latest}")
         } else {
             match action
@@ -130,24 +130,23 @@ impl TomConsultTool {
                 .filter(|q| !q.trim().is_empty())
             {
                 Some(q) => q.to_string(),
-                None => return Err("custom_query is empty while use_user_message is false".into()),
+                None => return Err(TomError::EmptyQuery),
             }
         };
         let store = self.engine.store()?;
         let rag = self.engine.enable_rag();
         let query = question.clone();
         let (profile, excerpts) = tokio::task::spawn_blocking(move || {
-            let profile = store.user_model().map_err(|e| e.to_string())?;
+            let profile = store.user_model()?;
             let excerpts = if rag {
-                let sessions = store.cleaned_sessions().map_err(|e| e.to_string())?;
+                let sessions = store.cleaned_sessions()?;
                 related_excerpts(&query, &sessions, EXCERPTS, EXCERPT_CHARS)
             } else {
                 Vec::new()
             };
-            Ok::<_, String>((profile, excerpts))
+            Ok::<_, TomError>((profile, excerpts))
         })
-        .await
-        .map_err(|e| e.to_string())??;
+        .await??;
 
         let mut prompt = match profile {
             Some(p) => format!("Profile of the user:\n{p}\n"),
@@ -198,7 +197,7 @@ impl TomConsultTool {
             },
         };
         if obs.suggestions.is_empty() {
-            return Err("the model gave no suggestions".into());
+            return Err(TomError::NoSuggestions);
         }
         obs.content = vec![Content::text(obs.render())];
         Ok(obs)
@@ -251,7 +250,7 @@ impl TypedTool for TomConsultTool {
     ) -> Result<ConsultTomObservation, ToolError> {
         Ok(match self.consult(&action, &ctx.cancel).await {
             Ok(obs) => obs,
-            Err(why) => ConsultTomObservation::failed(&why),
+            Err(why) => ConsultTomObservation::failed(&why.to_string()),
         })
     }
 }

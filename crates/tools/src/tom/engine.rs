@@ -61,17 +61,13 @@ impl TomEngine {
     }
 
     /// The files, or why there are none.
-    pub fn store(&self) -> Result<TomStore, String> {
+    pub fn store(&self) -> Result<TomStore, TomError> {
         self.params
             .persistence_dir
             .clone()
             .or_else(openhands_sdk::paths::user_persistence_dir)
             .map(TomStore::new)
-            .ok_or_else(|| {
-                "no directory for the user model: set OH_PERSISTENCE_DIR or HOME, or give the \
-                 tool the persistence_dir parameter"
-                    .to_string()
-            })
+            .ok_or(TomError::NoStore)
     }
 
     /// The last `limit` messages of the conversation, `<source>: <text>`.
@@ -88,21 +84,17 @@ impl TomEngine {
         system: &str,
         user: String,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, TomError> {
         let Some(llms) = &self.llms else {
-            return Err(
-                "the Theory-of-Mind model can only be consulted within a conversation".into(),
-            );
+            return Err(TomError::NoConversation);
         };
         let config = match &self.params.llm {
             Some(config) => config.clone(),
-            None => llms
-                .agent_llm_config()
-                .ok_or("the agent's LLM is unknown; give the tool llm_model")?,
+            None => llms.agent_llm_config().ok_or(TomError::UnknownLlm)?,
         };
         let llm = llms
             .config_llm(config, TOM_USAGE_ID)
-            .map_err(|e| format!("the Theory-of-Mind model cannot be used: {e}"))?;
+            .map_err(TomError::Unusable)?;
         let request = LlmRequest {
             messages: vec![Message::system(system), Message::user(user)],
             tools: Vec::new(),
@@ -110,10 +102,10 @@ impl TomEngine {
         };
         let result = tokio::select! {
             r = llm.completion(&request, None) => r,
-            _ = cancel.cancelled() => return Err("interrupted".into()),
+            _ = cancel.cancelled() => return Err(TomError::Interrupted),
         };
         llms.record_usage(&llm);
-        let reply = result.map_err(|e| format!("the Theory-of-Mind model failed: {e}"))?;
+        let reply = result.map_err(TomError::Model)?;
         Ok(reply
             .message
             .content
@@ -123,6 +115,52 @@ impl TomEngine {
             .trim()
             .to_string())
     }
+}
+
+/// Why a Theory-of-Mind tool gave no answer (the observation's text).
+#[derive(Debug, thiserror::Error)]
+pub enum TomError {
+    /// No directory to keep the user model in.
+    #[error(
+        "no directory for the user model: set OH_PERSISTENCE_DIR or HOME, or give the tool the persistence_dir parameter"
+    )]
+    NoStore,
+    /// Called outside a conversation.
+    #[error("the Theory-of-Mind model can only be consulted within a conversation")]
+    NoConversation,
+    /// No model configured and the agent's is unknown.
+    #[error("the agent's LLM is unknown; give the tool llm_model")]
+    UnknownLlm,
+    /// The configured model cannot be built.
+    #[error("the Theory-of-Mind model cannot be used: {0}")]
+    Unusable(#[source] openhands_sdk::profile_llm::ProfileLlmError),
+    /// The model call failed.
+    #[error("the Theory-of-Mind model failed: {0}")]
+    Model(#[source] openhands_llm::LlmError),
+    /// The call was cancelled.
+    #[error("interrupted")]
+    Interrupted,
+    /// The user-model files could not be read or written.
+    #[error("{0}")]
+    Store(#[from] std::io::Error),
+    /// A blocking file task did not finish.
+    #[error("{0}")]
+    Worker(#[from] tokio::task::JoinError),
+    /// Consulting for the user's message when there is none.
+    #[error("the conversation has no user message yet")]
+    NoUserMessage,
+    /// Consulting with an empty custom query.
+    #[error("custom_query is empty while use_user_message is false")]
+    EmptyQuery,
+    /// The model's answer suggests nothing.
+    #[error("the model gave no suggestions")]
+    NoSuggestions,
+    /// The model's answer holds no JSON object.
+    #[error("the model did not answer with a JSON object")]
+    NotJson,
+    /// The model's answer lacks a list the profile needs.
+    #[error("the model's answer has no {0} list")]
+    MissingList(&'static str),
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! kept in `cleaned_sessions/`), one model call folds them into the
 //! profile, and the run is recorded so they are not read again.
 
-use super::engine::{TomEngine, json_object_in};
+use super::engine::{TomEngine, TomError, json_object_in};
 use super::params::TomParams;
 use super::store::{CleanedSession, TomStore};
 use openhands_sdk::tool::{ToolCallContext, ToolEnv, ToolError, TypedTool};
@@ -84,16 +84,20 @@ pub struct SleeptimeComputeTool {
     engine: TomEngine,
 }
 
+/// What there is to index.
+enum Collected {
+    /// Nothing (the observation's message says why).
+    Nothing(&'static str),
+    /// The conversations due (id, event count) and their messages.
+    Due(Vec<(String, usize)>, Vec<CleanedSession>),
+}
+
 /// The conversations to index and their messages, read and kept in
-/// `cleaned_sessions/`; `Err` with the observation's message when there
-/// is nothing to do.
-#[allow(clippy::type_complexity)]
-fn collect(
-    store: &TomStore,
-) -> Result<Result<(Vec<(String, usize)>, Vec<CleanedSession>), String>, String> {
-    let all = store.conversations().map_err(|e| e.to_string())?;
+/// `cleaned_sessions/`.
+fn collect(store: &TomStore) -> Result<Collected, TomError> {
+    let all = store.conversations()?;
     if all.is_empty() {
-        return Ok(Err("No conversation sessions found".into()));
+        return Ok(Collected::Nothing("No conversation sessions found"));
     }
     let history = store.processing_history();
     let due: Vec<(String, usize)> = all
@@ -107,25 +111,23 @@ fn collect(
         })
         .collect();
     if due.is_empty() {
-        return Ok(Err("All conversations already indexed".into()));
+        return Ok(Collected::Nothing("All conversations already indexed"));
     }
     let now = chrono::Utc::now().to_rfc3339();
     let mut sessions = Vec::new();
     for (id, _) in &due {
-        if let Some(mut s) = store.read_conversation(id).map_err(|e| e.to_string())? {
+        if let Some(mut s) = store.read_conversation(id)? {
             s.last_updated = now.clone();
-            store.save_cleaned(&s).map_err(|e| e.to_string())?;
+            store.save_cleaned(&s)?;
             sessions.push(s);
         }
     }
     if sessions.is_empty() {
         // Conversations without messages need no second look either.
-        store
-            .record_processed(&due, &now)
-            .map_err(|e| e.to_string())?;
-        return Ok(Err("No valid conversations to index".into()));
+        store.record_processed(&due, &now)?;
+        return Ok(Collected::Nothing("No valid conversations to index"));
     }
-    Ok(Ok((due, sessions)))
+    Ok(Collected::Due(due, sessions))
 }
 
 /// One session as the model reads it: its latest messages within
@@ -162,11 +164,11 @@ fn merged_profile(
     previous: Option<&Value>,
     answer: &Map<String, Value>,
     now: &str,
-) -> Result<Value, String> {
+) -> Result<Value, TomError> {
     let description = strings(answer, "overall_description")
-        .ok_or("the model's answer has no overall_description list")?;
-    let preferences = strings(answer, "preference_summary")
-        .ok_or("the model's answer has no preference_summary list")?;
+        .ok_or(TomError::MissingList("overall_description"))?;
+    let preferences =
+        strings(answer, "preference_summary").ok_or(TomError::MissingList("preference_summary"))?;
     let mut summaries: Vec<Value> = previous
         .and_then(|p| p["session_summaries"].as_array().cloned())
         .unwrap_or_default();
@@ -204,18 +206,19 @@ impl SleeptimeComputeTool {
     async fn index(
         &self,
         cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<SleeptimeComputeObservation, String> {
+    ) -> Result<SleeptimeComputeObservation, TomError> {
         let store = self.engine.store()?;
         let reader = store.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let previous = reader.user_model().map_err(|e| e.to_string())?;
-            Ok::<_, String>((collect(&reader)?, previous))
+            let previous = reader.user_model()?;
+            Ok::<_, TomError>((collect(&reader)?, previous))
         })
-        .await
-        .map_err(|e| e.to_string())??;
-        let ((due, sessions), previous) = match found {
-            (Err(nothing), _) => return Ok(SleeptimeComputeObservation::done(nothing, 0)),
-            (Ok(work), previous) => (work, previous),
+        .await??;
+        let (due, sessions, previous) = match found {
+            (Collected::Nothing(why), _) => {
+                return Ok(SleeptimeComputeObservation::done(why.to_string(), 0));
+            }
+            (Collected::Due(due, sessions), previous) => (due, sessions, previous),
         };
         let mut prompt = match &previous {
             Some(p) => format!("Current profile:\n{p}\n"),
@@ -231,8 +234,7 @@ impl SleeptimeComputeTool {
             ));
         }
         let answer = self.engine.ask(SYSTEM_PROMPT, prompt, cancel).await?;
-        let answer =
-            json_object_in(&answer).ok_or("the model did not answer with a JSON object")?;
+        let answer = json_object_in(&answer).ok_or(TomError::NotJson)?;
         let now = chrono::Utc::now().to_rfc3339();
         let profile = merged_profile(previous.as_ref(), &answer, &now)?;
         let count = sessions.len();
@@ -240,9 +242,7 @@ impl SleeptimeComputeTool {
             store.save_user_model(&profile)?;
             store.record_processed(&due, &now)
         })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .await??;
         Ok(SleeptimeComputeObservation::done(
             format!("Indexed {count} conversations for user modeling"),
             count as u64,
@@ -287,7 +287,7 @@ impl TypedTool for SleeptimeComputeTool {
     ) -> Result<SleeptimeComputeObservation, ToolError> {
         Ok(match self.index(&ctx.cancel).await {
             Ok(obs) => obs,
-            Err(why) => SleeptimeComputeObservation::failed(why),
+            Err(why) => SleeptimeComputeObservation::failed(why.to_string()),
         })
     }
 }

@@ -122,7 +122,8 @@ impl WorkflowTool {
                 "workflow_tool_set does not accept the parameter '{other}'"
             )));
         }
-        let scope = SubAgentScope::from_params(params).map_err(ToolError::InvalidArguments)?;
+        let scope = SubAgentScope::from_params(params)
+            .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         Ok(Self {
             scope,
             ..Self::new(env)

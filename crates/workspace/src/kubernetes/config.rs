@@ -195,11 +195,77 @@ struct User {
     auth_provider: Option<serde_json::Value>,
 }
 
-fn find<'a, T>(list: &'a [Named<T>], name: &str, what: &str) -> Result<&'a T, String> {
+fn find<'a, T>(
+    list: &'a [Named<T>],
+    name: &str,
+    what: &'static str,
+) -> Result<&'a T, KubeconfigError> {
     list.iter()
         .find(|n| n.name == name)
         .and_then(|n| n.item.as_ref())
-        .ok_or_else(|| format!("no {what} named {name:?}"))
+        .ok_or_else(|| KubeconfigError::Missing {
+            what,
+            name: name.to_string(),
+        })
+}
+
+/// Why a kubeconfig gives no connection (the text names the entry).
+#[derive(Debug, thiserror::Error)]
+pub enum KubeconfigError {
+    /// Not YAML of a kubeconfig's shape.
+    #[error("not a kubeconfig: {0}")]
+    Parse(#[source] serde_norway::Error),
+    /// No context given and no current one.
+    #[error("no context named and no current-context")]
+    NoContext,
+    /// A named context, cluster or user is not in the file.
+    #[error("no {what} named {name:?}")]
+    Missing {
+        /// `context`, `cluster` or `user`.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The context names no cluster.
+    #[error("context {0:?} names no cluster")]
+    NoCluster(String),
+    /// The cluster has no server URL.
+    #[error("cluster {0:?} has no server")]
+    NoServer(String),
+    /// A cluster setting we cannot honour.
+    #[error("cluster {cluster:?}: {what}")]
+    ClusterUnsupported {
+        /// The cluster.
+        cluster: String,
+        /// What is refused, and what to do instead.
+        what: &'static str,
+    },
+    /// A user setting we cannot honour.
+    #[error("user {user:?}: {what}")]
+    UserUnsupported {
+        /// The user.
+        user: String,
+        /// What is refused, and what to do instead.
+        what: &'static str,
+    },
+    /// Inline data that is not base64.
+    #[error("{what}-data is not base64: {source}")]
+    NotBase64 {
+        /// Which entry.
+        what: &'static str,
+        /// The decoder's complaint.
+        source: base64::DecodeError,
+    },
+    /// A file the kubeconfig names cannot be read.
+    #[error("{what} {}: {source}", .path.display())]
+    Read {
+        /// Which entry.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
 }
 
 /// A kubeconfig's file or inline data (`*-data`, base64).
@@ -207,12 +273,12 @@ async fn file_or_data(
     base: Option<&Path>,
     file: Option<&str>,
     data: Option<&str>,
-    what: &str,
-) -> Result<Option<Vec<u8>>, String> {
+    what: &'static str,
+) -> Result<Option<Vec<u8>>, KubeconfigError> {
     if let Some(d) = data {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(d.trim())
-            .map_err(|e| format!("{what}-data is not base64: {e}"))?;
+            .map_err(|source| KubeconfigError::NotBase64 { what, source })?;
         return Ok(Some(bytes));
     }
     let Some(f) = file else { return Ok(None) };
@@ -224,7 +290,11 @@ async fn file_or_data(
     tokio::fs::read(&p)
         .await
         .map(Some)
-        .map_err(|e| format!("{what} {}: {e}", p.display()))
+        .map_err(|source| KubeconfigError::Read {
+            what,
+            path: p.clone(),
+            source,
+        })
 }
 
 /// The connection a kubeconfig's text describes (`base`: its directory,
@@ -233,41 +303,42 @@ pub async fn from_kubeconfig(
     text: &str,
     base: Option<&Path>,
     context: Option<&str>,
-) -> Result<KubeConnection, String> {
-    let cfg: KubeconfigFile =
-        serde_norway::from_str(text).map_err(|e| format!("not a kubeconfig: {e}"))?;
+) -> Result<KubeConnection, KubeconfigError> {
+    let cfg: KubeconfigFile = serde_norway::from_str(text).map_err(KubeconfigError::Parse)?;
     let ctx_name = context
         .map(str::to_string)
         .or(cfg.current_context.clone())
         .filter(|c| !c.is_empty())
-        .ok_or("no context named and no current-context")?;
+        .ok_or(KubeconfigError::NoContext)?;
     let ctx = find(&cfg.contexts, &ctx_name, "context")?;
     let cluster_name = ctx
         .cluster
         .as_deref()
-        .ok_or_else(|| format!("context {ctx_name:?} names no cluster"))?;
+        .ok_or_else(|| KubeconfigError::NoCluster(ctx_name.clone()))?;
     let cluster = find(&cfg.clusters, cluster_name, "cluster")?;
     let server = cluster
         .server
         .as_deref()
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| format!("cluster {cluster_name:?} has no server"))?
+        .ok_or_else(|| KubeconfigError::NoServer(cluster_name.to_string()))?
         .trim_end_matches('/')
         .to_string();
+    let cluster_refuses = |what| {
+        Err(KubeconfigError::ClusterUnsupported {
+            cluster: cluster_name.to_string(),
+            what,
+        })
+    };
     if cluster.insecure_skip_tls_verify {
-        return Err(format!(
-            "cluster {cluster_name:?}: insecure-skip-tls-verify is not supported; give its CA (certificate-authority-data)"
-        ));
+        return cluster_refuses(
+            "insecure-skip-tls-verify is not supported; give its CA (certificate-authority-data)",
+        );
     }
     if cluster.tls_server_name.is_some() {
-        return Err(format!(
-            "cluster {cluster_name:?}: tls-server-name is not supported"
-        ));
+        return cluster_refuses("tls-server-name is not supported");
     }
     if cluster.proxy_url.is_some() {
-        return Err(format!(
-            "cluster {cluster_name:?}: proxy-url is not supported"
-        ));
+        return cluster_refuses("proxy-url is not supported");
     }
     let ca = file_or_data(
         base,
@@ -282,18 +353,22 @@ pub async fn from_kubeconfig(
         None => &empty,
     };
     let user_name = ctx.user.as_deref().unwrap_or_default();
+    let user_refuses = |what| {
+        Err(KubeconfigError::UserUnsupported {
+            user: user_name.to_string(),
+            what,
+        })
+    };
     if user.exec.is_some() {
-        return Err(format!(
-            "user {user_name:?}: exec credential plugins are not supported; use a token or a client certificate"
-        ));
+        return user_refuses(
+            "exec credential plugins are not supported; use a token or a client certificate",
+        );
     }
     if user.auth_provider.is_some() {
-        return Err(format!(
-            "user {user_name:?}: auth-provider is not supported"
-        ));
+        return user_refuses("auth-provider is not supported");
     }
     if user.username.is_some() {
-        return Err(format!("user {user_name:?}: basic auth is not supported"));
+        return user_refuses("basic auth is not supported");
     }
     let token = match (&user.token, &user.token_file) {
         (Some(t), _) => Some(Token::Static(t.clone())),
@@ -323,11 +398,7 @@ pub async fn from_kubeconfig(
     let identity = match (cert, key) {
         (Some(cert_pem), Some(key_pem)) => Some(ClientIdentity { cert_pem, key_pem }),
         (None, None) => None,
-        _ => {
-            return Err(format!(
-                "user {user_name:?}: a client certificate needs both its certificate and its key"
-            ));
-        }
+        _ => return user_refuses("a client certificate needs both its certificate and its key"),
     };
     Ok(KubeConnection {
         server,
@@ -395,9 +466,9 @@ users:
             ("missing", "no context named \"missing\""),
         ] {
             let e = from_kubeconfig(CONFIG, None, Some(ctx)).await.unwrap_err();
-            assert!(e.contains(needle), "{ctx}: {e}");
+            assert!(e.to_string().contains(needle), "{ctx}: {e}");
         }
         let e = from_kubeconfig("[1, 2", None, None).await.unwrap_err();
-        assert!(e.contains("not a kubeconfig"), "{e}");
+        assert!(e.to_string().contains("not a kubeconfig"), "{e}");
     }
 }

@@ -19,5 +19,5 @@ pub mod config;
 mod error;
 
 pub use client::{KubeClient, ResourceType};
-pub use config::{KubeConnection, KubeSource, Token};
+pub use config::{KubeConnection, KubeSource, KubeconfigError, Token};
 pub use error::KubeError;

@@ -94,7 +94,7 @@ pub async fn get_skills(
         Err(e) => {
             issues.push(refused(
                 "registered_marketplaces",
-                &e,
+                &e.to_string(),
                 Value::Array(request.registered_marketplaces.clone()),
             ));
             Vec::new()

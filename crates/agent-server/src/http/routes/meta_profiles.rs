@@ -130,7 +130,7 @@ pub async fn save_meta_profile(
                 format!("Value error, {message}"),
                 input,
             )
-            .with_ctx(json!({"error": message})),
+            .with_ctx(json!({"error": message.to_string()})),
         ]));
     }
     state.meta_profiles.save(&name, body).await?;

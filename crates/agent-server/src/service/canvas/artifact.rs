@@ -8,10 +8,23 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
-/// The answer for any entry the extraction refuses.
-pub const UNSAFE_ENTRY: &str = "backend artifact contains an unsafe archive entry";
-/// The answer for an archive that is not a gzip tar.
-pub const NOT_AN_ARCHIVE: &str = "backend artifact is not a valid gzip tar archive";
+/// Why an artifact was not extracted (the reference's messages).
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    /// An entry that is not a plain file or directory, escapes the
+    /// destination, or repeats another.
+    #[error("backend artifact contains an unsafe archive entry")]
+    UnsafeEntry,
+    /// Not a gzip tar (or truncated).
+    #[error("backend artifact is not a valid gzip tar archive")]
+    NotAnArchive,
+    /// Nothing left once the leading parts are stripped.
+    #[error("backend artifact contains no files after stripping")]
+    Empty,
+    /// The disk failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
 
 /// Lowercase hex SHA-256 of a file.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
@@ -38,27 +51,26 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
 }
 
 /// Extracts `archive` into the empty directory `dest`, dropping
-/// `strip_components` leading path parts. Errors are the reference's
-/// messages ([`UNSAFE_ENTRY`], [`NOT_AN_ARCHIVE`], ...).
-pub fn extract(archive: &Path, dest: &Path, strip_components: usize) -> Result<(), String> {
-    let file = std::fs::File::open(archive).map_err(|e| e.to_string())?;
+/// `strip_components` leading path parts.
+pub fn extract(archive: &Path, dest: &Path, strip_components: usize) -> Result<(), ExtractError> {
+    let file = std::fs::File::open(archive)?;
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     let mut dirs: Vec<PathBuf> = vec![dest.to_path_buf()];
     let mut extracted = 0usize;
-    let entries = tar.entries().map_err(|_| NOT_AN_ARCHIVE.to_string())?;
+    let entries = tar.entries().map_err(|_| ExtractError::NotAnArchive)?;
     for entry in entries {
-        let mut entry = entry.map_err(|_| NOT_AN_ARCHIVE.to_string())?;
+        let mut entry = entry.map_err(|_| ExtractError::NotAnArchive)?;
         let original = entry
             .path()
-            .map_err(|_| UNSAFE_ENTRY.to_string())?
+            .map_err(|_| ExtractError::UnsafeEntry)?
             .into_owned();
         let mut parts = Vec::new();
         for c in original.components() {
             match c {
                 Component::Normal(p) => parts.push(p.to_owned()),
                 Component::CurDir => {}
-                _ => return Err(UNSAFE_ENTRY.into()),
+                _ => return Err(ExtractError::UnsafeEntry),
             }
         }
         if parts.len() <= strip_components {
@@ -67,32 +79,32 @@ pub fn extract(archive: &Path, dest: &Path, strip_components: usize) -> Result<(
         let relative: PathBuf = parts[strip_components..].iter().collect();
         let kind = entry.header().entry_type();
         if !(kind.is_file() || kind.is_dir()) || !seen.insert(relative.clone()) {
-            return Err(UNSAFE_ENTRY.into());
+            return Err(ExtractError::UnsafeEntry);
         }
         let target = dest.join(&relative);
         if kind.is_dir() {
-            std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&target)?;
             dirs.push(target);
         } else {
             if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(parent)?;
                 dirs.push(parent.to_path_buf());
             }
             let mode = entry.header().mode().unwrap_or(0o644);
-            let mut out = std::fs::File::create(&target).map_err(|e| e.to_string())?;
-            std::io::copy(&mut entry, &mut out).map_err(|_| NOT_AN_ARCHIVE.to_string())?;
+            let mut out = std::fs::File::create(&target)?;
+            std::io::copy(&mut entry, &mut out).map_err(|_| ExtractError::NotAnArchive)?;
             drop(out);
-            set_mode(&target, mode & 0o555).map_err(|e| e.to_string())?;
+            set_mode(&target, mode & 0o555)?;
         }
         extracted += 1;
     }
     if extracted == 0 {
-        return Err("backend artifact contains no files after stripping".into());
+        return Err(ExtractError::Empty);
     }
     dirs.sort();
     dirs.dedup();
     for d in dirs.iter().rev() {
-        set_mode(d, 0o555).map_err(|e| e.to_string())?;
+        set_mode(d, 0o555)?;
     }
     Ok(())
 }
@@ -141,6 +153,7 @@ mod tests {
         assert!(
             extract(a.path(), &dest2, 3)
                 .unwrap_err()
+                .to_string()
                 .contains("no files")
         );
     }
@@ -149,16 +162,22 @@ mod tests {
     fn refuses_traversal_duplicates_and_garbage() {
         let d = tempfile::tempdir().unwrap();
         let a = archive(&[("../evil", b"x", 0o644)]);
-        assert_eq!(extract(a.path(), d.path(), 0).unwrap_err(), UNSAFE_ENTRY);
+        assert!(matches!(
+            extract(a.path(), d.path(), 0),
+            Err(ExtractError::UnsafeEntry)
+        ));
         let a = archive(&[("a", b"x", 0o644), ("./a", b"y", 0o644)]);
         let d = tempfile::tempdir().unwrap();
-        assert_eq!(extract(a.path(), d.path(), 0).unwrap_err(), UNSAFE_ENTRY);
+        assert!(matches!(
+            extract(a.path(), d.path(), 0),
+            Err(ExtractError::UnsafeEntry)
+        ));
         let junk = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(junk.path(), b"not gzip").unwrap();
-        assert_eq!(
-            extract(junk.path(), d.path(), 0).unwrap_err(),
-            NOT_AN_ARCHIVE
-        );
+        assert!(matches!(
+            extract(junk.path(), d.path(), 0),
+            Err(ExtractError::NotAnArchive)
+        ));
         assert!(!d.path().join("evil").exists());
     }
 }

@@ -451,7 +451,7 @@ impl BackendManager {
                 .tempdir_in(&artifacts)
                 .map_err(|e| BackendError::Internal(e.to_string()))?;
             artifact::extract(&archive, tmp.path(), art.strip_components as usize)
-                .map_err(conflict)?;
+                .map_err(|e| conflict(e.to_string()))?;
             let tmp = tmp.keep();
             if let Err(e) = openhands_workspace::fsutil::rename_into_place(&tmp, &t) {
                 let _ = std::fs::remove_dir_all(&tmp);
@@ -580,17 +580,16 @@ impl BackendManager {
         rt.logs.lock().clear();
         let data_dir = self.data_dir(name);
         let package_root = self.installed.dir().join(name);
-        let spawned = (|| -> Result<(GroupChild, u16), String> {
-            std::fs::create_dir_all(&data_dir).map_err(|e| e.to_string())?;
+        let spawned = (|| -> Result<(GroupChild, u16), LaunchError> {
+            std::fs::create_dir_all(&data_dir)?;
             let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-                .and_then(|l| l.local_addr())
-                .map_err(|e| e.to_string())?
+                .and_then(|l| l.local_addr())?
                 .port();
             let argv = expand_argv(&backend, port, &data_dir, &artifact_dir)?;
             let env = environment(&backend, &data_dir)?;
-            let root = package_root.canonicalize().map_err(|e| e.to_string())?;
+            let root = package_root.canonicalize()?;
             let spec = ProcessSpec::new(&argv[0], env).args(&argv[1..]).cwd(root);
-            let child = GroupChild::spawn(&spec).map_err(|e| e.to_string())?;
+            let child = GroupChild::spawn(&spec)?;
             Ok((child, port))
         })();
         let (child, port) = match spawned {
@@ -598,7 +597,7 @@ impl BackendManager {
             Err(e) => {
                 // Reported through the status (`unhealthy`), as the reference does.
                 rt.state = BackendState::Unhealthy;
-                rt.detail = Some(e);
+                rt.detail = Some(e.to_string());
                 return Ok(None);
             }
         };
@@ -635,15 +634,15 @@ impl BackendManager {
         let deadline =
             tokio::time::Instant::now() + Duration::from_secs_f64(backend.health.timeout_seconds);
         let interval = Duration::from_secs_f64(backend.health.interval_seconds);
-        let outcome: Result<(), String> = loop {
+        let outcome: Result<(), LaunchError> = loop {
             if stop.is_cancelled() {
                 return;
             }
             if let Some(code) = *exited.borrow() {
-                break Err(format!("backend exited with code {code}"));
+                break Err(LaunchError::Exited(code));
             }
             if tokio::time::Instant::now() >= deadline {
-                break Err("backend health check timed out".into());
+                break Err(LaunchError::HealthTimeout);
             }
             if self.probe(port, &backend.health.path).await {
                 break Ok(());
@@ -666,7 +665,7 @@ impl BackendManager {
             }
             Err(e) => {
                 rt.state = BackendState::Unhealthy;
-                rt.detail = Some(e);
+                rt.detail = Some(e.to_string());
             }
         }
     }
@@ -809,6 +808,24 @@ async fn drain(
     }
 }
 
+/// Why a backend did not start or become healthy (shown as its status's
+/// detail).
+#[derive(Debug, thiserror::Error)]
+enum LaunchError {
+    /// The disk, the port or the spawn failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// `argv[0]` is not an executable inside the artifact.
+    #[error("backend executable must be an executable regular file inside the prepared artifact")]
+    NotExecutable,
+    /// The process ended before it was healthy.
+    #[error("backend exited with code {0}")]
+    Exited(i64),
+    /// No healthy answer in the manifest's time.
+    #[error("backend health check timed out")]
+    HealthTimeout,
+}
+
 /// The argv with its placeholders replaced; the executable must be an
 /// executable regular file inside the prepared artifact.
 fn expand_argv(
@@ -816,7 +833,7 @@ fn expand_argv(
     port: u16,
     data_dir: &Path,
     artifact_dir: &Path,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, LaunchError> {
     let replacements = [
         ("{port}", port.to_string()),
         ("{data_dir}", data_dir.to_string_lossy().into_owned()),
@@ -834,10 +851,7 @@ fn expand_argv(
                 .fold(a.clone(), |acc, (k, v)| acc.replace(k, v))
         })
         .collect();
-    let refuse = || {
-        "backend executable must be an executable regular file inside the prepared artifact"
-            .to_string()
-    };
+    let refuse = || LaunchError::NotExecutable;
     let root = artifact_dir.canonicalize().map_err(|_| refuse())?;
     let exe = Path::new(&argv[0]).canonicalize().map_err(|_| refuse())?;
     let meta = std::fs::metadata(&exe).map_err(|_| refuse())?;
@@ -854,9 +868,9 @@ fn expand_argv(
 fn environment(
     backend: &CanvasExtensionBackend,
     data_dir: &Path,
-) -> Result<openhands_workspace::exec::ChildEnv, String> {
+) -> Result<openhands_workspace::exec::ChildEnv, LaunchError> {
     let home = data_dir.join("home");
-    std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&home)?;
     let mut base: BTreeMap<String, String> = backend
         .inherit_environment
         .iter()

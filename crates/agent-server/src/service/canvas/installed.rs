@@ -5,14 +5,14 @@
 //! a forced re-install keeps the enabled state; manifests and the files they
 //! name are re-validated on every read. Blocking (disk, maybe git).
 
+use super::manifest::ManifestError;
 use super::manifest::{self, CanvasExtensionManifest, MANIFEST_FILENAME};
-use openhands_sdk::installed::{InstallError, InstallationInfo, Installed, METADATA_FILE};
+use openhands_sdk::installed::{
+    IdentityError, InstallError, InstallationInfo, Installed, METADATA_FILE,
+};
 use openhands_sdk::plugin::{FetchSettings, PluginSource};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// What the SDK's loader reports for a package without a manifest.
-const NO_MANIFEST: &str = "no canvas-extension.json";
 
 /// Why an install failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,17 +28,24 @@ pub enum InstallFailure {
     NoManifest,
     /// The manifest or the package is invalid (the reason, for the log).
     #[error("{0}")]
-    Invalid(String),
+    Invalid(#[source] InstallError),
     /// The disk failed.
     #[error("{0}")]
     Io(String),
 }
 
-fn identity(dir: &Path) -> Result<(String, String, String), String> {
-    match manifest::load_from_dir(dir)? {
-        Some(m) => Ok((m.name, m.version, m.description)),
-        None => Err(NO_MANIFEST.into()),
+fn identity(dir: &Path) -> Result<(String, String, String), IdentityError> {
+    match manifest::load_from_dir(dir) {
+        Ok(Some(m)) => Ok((m.name, m.version, m.description)),
+        Ok(None) => Err(IdentityError::Other(Box::new(ManifestError::Missing))),
+        Err(e) => Err(IdentityError::Other(Box::new(e))),
     }
+}
+
+/// Whether the SDK's loader refused the package for having no manifest.
+fn no_manifest(e: &IdentityError) -> bool {
+    matches!(e, IdentityError::Other(inner)
+        if matches!(inner.downcast_ref::<ManifestError>(), Some(ManifestError::Missing)))
 }
 
 /// The installed canvas extensions of one directory.
@@ -115,9 +122,13 @@ impl CanvasInstalled {
         match self.manager().install(&spec, force, &self.fetch) {
             Ok(info) => Ok(self.force_disable_new(info, &before)),
             Err(InstallError::Exists(_)) => Err(InstallFailure::Exists),
-            Err(InstallError::Fetch(e)) => Err(InstallFailure::Fetch(e)),
-            Err(InstallError::Invalid(e)) if e == NO_MANIFEST => Err(InstallFailure::NoManifest),
-            Err(InstallError::Invalid(e)) => Err(InstallFailure::Invalid(e)),
+            Err(InstallError::Fetch(e)) => Err(InstallFailure::Fetch(e.to_string())),
+            Err(InstallError::Unrecognised(e)) if no_manifest(&e) => {
+                Err(InstallFailure::NoManifest)
+            }
+            Err(e @ (InstallError::Invalid(_) | InstallError::Unrecognised(_))) => {
+                Err(InstallFailure::Invalid(e))
+            }
             Err(InstallError::Io(e)) => Err(InstallFailure::Io(e)),
         }
     }
@@ -146,18 +157,16 @@ impl CanvasInstalled {
     }
 
     /// Enables or disables; `false` when not installed.
-    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, String> {
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<bool, InstallError> {
         if !self.dir.exists() {
             return Ok(false);
         }
-        self.manager()
-            .set_enabled(name, enabled)
-            .map_err(|e| e.to_string())
+        self.manager().set_enabled(name, enabled)
     }
 
     /// Uninstalls (and drops a staged update); `false` when not tracked.
-    pub fn uninstall(&self, name: &str) -> Result<bool, String> {
-        let done = self.manager().uninstall(name).map_err(|e| e.to_string())?;
+    pub fn uninstall(&self, name: &str) -> Result<bool, InstallError> {
+        let done = self.manager().uninstall(name)?;
         if done {
             let _ = std::fs::remove_dir_all(self.dir.join(".staging").join(name));
         }

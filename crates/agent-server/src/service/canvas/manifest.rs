@@ -175,36 +175,84 @@ fn https_tar_url_ok(u: &str) -> bool {
         && url.path().ends_with(".tar.gz")
 }
 
+/// Why a canvas extension package is refused (the text is the reason shown).
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The package has no manifest file.
+    #[error("no canvas-extension.json")]
+    Missing,
+    /// The manifest file could not be read.
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    /// The manifest is not JSON of the manifest's shape.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// A field breaks one of the manifest's rules (which one, and how).
+    #[error("{0}")]
+    Invalid(String),
+    /// The package directory itself cannot be resolved.
+    #[error("extension package root: {0}")]
+    Root(#[source] std::io::Error),
+    /// A named file resolves (through links) outside the package.
+    #[error("{label} {relative:?} resolves outside the extension package root")]
+    Outside {
+        /// What the file is (`entrypoint`, `icon`, `artifact`).
+        label: &'static str,
+        /// The path as the manifest gives it.
+        relative: String,
+    },
+    /// A named file is missing or not a regular file.
+    #[error("{label} {relative:?} does not resolve to a file in the extension package")]
+    NotFile {
+        /// What the file is (`entrypoint`, `icon`, `artifact`).
+        label: &'static str,
+        /// The path as the manifest gives it.
+        relative: String,
+    },
+}
+
 impl CanvasExtensionBackendArtifact {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ManifestError> {
         let sha_ok = self.sha256.len() == 64
             && self
                 .sha256
                 .chars()
                 .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
         if !sha_ok {
-            return Err("artifact sha256 must be 64 lowercase hex digits".into());
+            return Err(ManifestError::Invalid(
+                "artifact sha256 must be 64 lowercase hex digits".into(),
+            ));
         }
         if self.strip_components > 16 {
-            return Err("strip_components must be at most 16".into());
+            return Err(ManifestError::Invalid(
+                "strip_components must be at most 16".into(),
+            ));
         }
         if !self.path.is_empty()
             && (self.path.starts_with('/')
                 || has_parent_part(&self.path)
                 || !self.path.ends_with(".tar.gz"))
         {
-            return Err("artifact path must be a relative .tar.gz path".into());
+            return Err(ManifestError::Invalid(
+                "artifact path must be a relative .tar.gz path".into(),
+            ));
         }
         if let Some(u) = &self.url
             && !https_tar_url_ok(u)
         {
-            return Err("artifact url must be a credential-free HTTPS .tar.gz URL".into());
+            return Err(ManifestError::Invalid(
+                "artifact url must be a credential-free HTTPS .tar.gz URL".into(),
+            ));
         }
         if self.path.is_empty() == self.url.is_none() {
-            return Err("artifact must declare exactly one of path or url".into());
+            return Err(ManifestError::Invalid(
+                "artifact must declare exactly one of path or url".into(),
+            ));
         }
         if !self.path.is_empty() && self.strip_components > 0 {
-            return Err("strip_components is supported only for remote artifacts".into());
+            return Err(ManifestError::Invalid(
+                "strip_components is supported only for remote artifacts".into(),
+            ));
         }
         Ok(())
     }
@@ -230,56 +278,80 @@ fn placeholders(arg: &str) -> Vec<&str> {
 }
 
 impl CanvasExtensionBackend {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ManifestError> {
         if self.schema_version != 1 {
-            return Err("backend schema_version must be 1".into());
+            return Err(ManifestError::Invalid(
+                "backend schema_version must be 1".into(),
+            ));
         }
         if self.artifacts.is_empty() {
-            return Err("backend must declare at least one artifact".into());
+            return Err(ManifestError::Invalid(
+                "backend must declare at least one artifact".into(),
+            ));
         }
         for (platform, artifact) in &self.artifacts {
             if !matches!(platform.as_str(), "linux-amd64" | "linux-arm64") {
-                return Err(format!("unsupported backend platform {platform:?}"));
+                return Err(ManifestError::Invalid(format!(
+                    "unsupported backend platform {platform:?}"
+                )));
             }
             artifact.validate()?;
         }
         let Some(first) = self.argv.first() else {
-            return Err("backend argv must not be empty".into());
+            return Err(ManifestError::Invalid(
+                "backend argv must not be empty".into(),
+            ));
         };
         for arg in &self.argv {
             if arg.is_empty() || arg.contains('\0') {
-                return Err("backend argv entries must be non-empty".into());
+                return Err(ManifestError::Invalid(
+                    "backend argv entries must be non-empty".into(),
+                ));
             }
             if placeholders(arg)
                 .iter()
                 .any(|p| !matches!(*p, "{port}" | "{data_dir}" | "{artifact_dir}"))
             {
-                return Err("backend argv contains an unsupported placeholder".into());
+                return Err(ManifestError::Invalid(
+                    "backend argv contains an unsupported placeholder".into(),
+                ));
             }
         }
         let h = &self.health;
         if !health_path_ok(&h.path) {
-            return Err("backend health path is invalid".into());
+            return Err(ManifestError::Invalid(
+                "backend health path is invalid".into(),
+            ));
         }
         if !(h.timeout_seconds > 0.0 && h.timeout_seconds <= 300.0) {
-            return Err("backend health timeout_seconds must be in (0, 300]".into());
+            return Err(ManifestError::Invalid(
+                "backend health timeout_seconds must be in (0, 300]".into(),
+            ));
         }
         if !(h.interval_seconds > 0.0 && h.interval_seconds <= 10.0) {
-            return Err("backend health interval_seconds must be in (0, 10]".into());
+            return Err(ManifestError::Invalid(
+                "backend health interval_seconds must be in (0, 10]".into(),
+            ));
         }
         let unique: BTreeSet<&String> = self.inherit_environment.iter().collect();
         if unique.len() != self.inherit_environment.len() {
-            return Err("inherit_environment entries must be unique".into());
+            return Err(ManifestError::Invalid(
+                "inherit_environment entries must be unique".into(),
+            ));
         }
         if self
             .inherit_environment
             .iter()
             .any(|v| !SAFE_INHERITED_ENV.contains(&v.as_str()))
         {
-            return Err("inherit_environment contains a disallowed variable".into());
+            return Err(ManifestError::Invalid(
+                "inherit_environment contains a disallowed variable".into(),
+            ));
         }
         if !first.contains("{artifact_dir}") {
-            return Err("backend argv executable must be inside {artifact_dir}".into());
+            return Err(ManifestError::Invalid(
+                "backend argv executable must be inside {artifact_dir}".into(),
+            ));
         }
         Ok(())
     }
@@ -288,51 +360,65 @@ impl CanvasExtensionBackend {
 impl CanvasExtensionManifest {
     /// Parses and validates manifest JSON (the reference's field rules;
     /// unknown fields are ignored). The error says what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let m: Self = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Self, ManifestError> {
+        let m: Self = serde_json::from_str(text)?;
         m.validate()?;
         Ok(m)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ManifestError> {
         if self.schema_version != 1 {
-            return Err("unsupported canvas extension schema_version".into());
-        }
-        if !valid_name(&self.name) {
-            return Err(format!(
-                "Invalid extension name. Expected kebab-case, got {:?}.",
-                self.name
+            return Err(ManifestError::Invalid(
+                "unsupported canvas extension schema_version".into(),
             ));
         }
+        if !valid_name(&self.name) {
+            return Err(ManifestError::Invalid(format!(
+                "Invalid extension name. Expected kebab-case, got {:?}.",
+                self.name
+            )));
+        }
         if self.entrypoint.is_empty() {
-            return Err("entrypoint must not be empty".into());
+            return Err(ManifestError::Invalid(
+                "entrypoint must not be empty".into(),
+            ));
         }
         if self.entrypoint.starts_with('/') {
-            return Err("entrypoint must be relative, not absolute".into());
+            return Err(ManifestError::Invalid(
+                "entrypoint must be relative, not absolute".into(),
+            ));
         }
         if has_parent_part(&self.entrypoint) {
-            return Err("entrypoint cannot contain '..' (parent directory traversal)".into());
+            return Err(ManifestError::Invalid(
+                "entrypoint cannot contain '..' (parent directory traversal)".into(),
+            ));
         }
         let mut ids = BTreeSet::new();
         let mut paths = BTreeSet::new();
         for page in &self.contributes.pages {
             if !valid_name(&page.id) {
-                return Err(format!(
+                return Err(ManifestError::Invalid(format!(
                     "Invalid contribution id. Expected kebab-case, got {:?}.",
                     page.id
-                ));
+                )));
             }
             if !page_path_ok(&page.path) {
-                return Err(format!(
+                return Err(ManifestError::Invalid(format!(
                     "Invalid page path. Expected an absolute kebab-case route (e.g. '/dashboard'), got {:?}.",
                     page.path
-                ));
+                )));
             }
             if !ids.insert(page.id.as_str()) {
-                return Err(format!("Duplicate page contribution id: {:?}", page.id));
+                return Err(ManifestError::Invalid(format!(
+                    "Duplicate page contribution id: {:?}",
+                    page.id
+                )));
             }
             if !paths.insert(page.path.as_str()) {
-                return Err(format!("Duplicate page path: {:?}", page.path));
+                return Err(ManifestError::Invalid(format!(
+                    "Duplicate page path: {:?}",
+                    page.path
+                )));
             }
         }
         if let Some(b) = &self.backend {
@@ -363,13 +449,20 @@ impl CanvasExtensionManifest {
 
 /// Resolves `relative` under `root` following symlinks; it must stay inside
 /// `root` and be a regular file (`label` names it in the error).
-pub fn resolve_contained_file(label: &str, relative: &str, root: &Path) -> Result<PathBuf, String> {
-    let root = root
-        .canonicalize()
-        .map_err(|e| format!("extension package root: {e}"))?;
-    let outside = || format!("{label} {relative:?} resolves outside the extension package root");
-    let not_file =
-        || format!("{label} {relative:?} does not resolve to a file in the extension package");
+pub fn resolve_contained_file(
+    label: &'static str,
+    relative: &str,
+    root: &Path,
+) -> Result<PathBuf, ManifestError> {
+    let root = root.canonicalize().map_err(ManifestError::Root)?;
+    let outside = || ManifestError::Outside {
+        label,
+        relative: relative.to_string(),
+    };
+    let not_file = || ManifestError::NotFile {
+        label,
+        relative: relative.to_string(),
+    };
     let candidate = match root.join(relative).canonicalize() {
         Ok(c) => c,
         // A dangling link or a missing file; a link that points outside
@@ -387,11 +480,11 @@ pub fn resolve_contained_file(label: &str, relative: &str, root: &Path) -> Resul
 
 /// Reads and validates the manifest of the package at `dir`, entrypoint
 /// containment included. `Ok(None)` when there is no manifest file.
-pub fn load_from_dir(dir: &Path) -> Result<Option<CanvasExtensionManifest>, String> {
+pub fn load_from_dir(dir: &Path) -> Result<Option<CanvasExtensionManifest>, ManifestError> {
     let text = match std::fs::read_to_string(dir.join(MANIFEST_FILENAME)) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(ManifestError::Read(e)),
     };
     let m = CanvasExtensionManifest::parse(&text)?;
     resolve_contained_file("entrypoint", &m.entrypoint, dir)?;

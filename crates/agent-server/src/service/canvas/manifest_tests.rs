@@ -12,7 +12,7 @@ fn backend() -> serde_json::Value {
            "argv": ["{artifact_dir}/run", "--port", "{port}"]})
 }
 
-fn parse(v: serde_json::Value) -> Result<CanvasExtensionManifest, String> {
+fn parse(v: serde_json::Value) -> Result<CanvasExtensionManifest, ManifestError> {
     CanvasExtensionManifest::parse(&v.to_string())
 }
 
@@ -155,7 +155,7 @@ fn containment_follows_symlinks() {
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     assert!(resolve_contained_file("entrypoint", "ok.js", dir.path()).is_ok());
     let e = resolve_contained_file("entrypoint", "link.js", dir.path()).unwrap_err();
-    assert!(e.contains("outside"), "{e}");
+    assert!(e.to_string().contains("outside"), "{e}");
     assert!(resolve_contained_file("entrypoint", "sub", dir.path()).is_err());
     assert!(resolve_contained_file("entrypoint", "missing.js", dir.path()).is_err());
 }

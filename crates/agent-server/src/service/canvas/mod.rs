@@ -176,7 +176,7 @@ impl CanvasService {
                     InstallFailure::NoManifest => CanvasError::Invalid(format!(
                         "No {MANIFEST_FILENAME} found at the resolved location. Source plus Path must point at the extension's own directory, not the repository root."
                     )),
-                    InstallFailure::Invalid(m) | InstallFailure::Io(m) => {
+                    m @ (InstallFailure::Invalid(_) | InstallFailure::Io(_)) => {
                         tracing::warn!(error = %m, "canvas extension install refused");
                         CanvasError::Invalid(
                             "Invalid canvas extension. Ensure the manifest is well-formed.".into(),
@@ -227,7 +227,7 @@ impl CanvasService {
         blocking(move || match this.installed.set_enabled(&name, enabled) {
             Ok(true) => Ok(()),
             Ok(false) => Err(not_installed(&name)),
-            Err(e) => Err(CanvasError::Internal(e)),
+            Err(e) => Err(CanvasError::Internal(e.to_string())),
         })
         .await?
     }
@@ -239,7 +239,7 @@ impl CanvasService {
         blocking(move || match this.installed.uninstall(&name) {
             Ok(true) => Ok(format!("Canvas extension '{name}' uninstalled")),
             Ok(false) => Err(not_installed(&name)),
-            Err(e) => Err(CanvasError::Internal(e)),
+            Err(e) => Err(CanvasError::Internal(e.to_string())),
         })
         .await?
     }

@@ -68,9 +68,9 @@ impl AppSessions {
         &self,
         extension: &str,
         endpoint: (String, u16),
-    ) -> Result<(String, f64), String> {
+    ) -> Result<(String, f64), getrandom::Error> {
         let mut raw = [0u8; 32];
-        getrandom::fill(&mut raw).map_err(|e| e.to_string())?;
+        getrandom::fill(&mut raw)?;
         let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
         let expires_at = now() + SESSION_TTL.as_secs_f64();
         let mut map = self.sessions.lock();

@@ -225,7 +225,7 @@ fn routing(
             return Err(dict_type(&["meta_profile"], m));
         }
         let parsed = openhands_sdk::meta_profile::MetaProfile::from_json(m)
-            .map_err(|e| value_error(&["meta_profile"], &e, m))?;
+            .map_err(|e| value_error(&["meta_profile"], &e.to_string(), m))?;
         params.insert(
             "meta_profile".into(),
             serde_json::to_value(parsed).unwrap_or(Value::Null),

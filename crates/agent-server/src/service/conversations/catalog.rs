@@ -256,16 +256,13 @@ pub fn read_one(dir: &Path, id: Uuid) -> Option<Summary> {
 
 /// The `execution_status` of `<dir>/base_state.json`, read without
 /// building the rest of the state.
-fn read_status(dir: &Path) -> Result<ExecutionStatus, String> {
+fn read_status(dir: &Path) -> Result<ExecutionStatus, super::stored::StateFileError> {
     #[derive(Deserialize)]
     struct StatusOnly {
         #[serde(default)]
         execution_status: Option<String>,
     }
-    let path = dir.join("base_state.json");
-    let bytes = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
-    let state: StatusOnly =
-        serde_json::from_slice(&bytes).map_err(|e| format!("invalid {}: {e}", path.display()))?;
+    let state: StatusOnly = super::stored::read_json(&dir.join("base_state.json"))?;
     Ok(state
         .execution_status
         .as_deref()

@@ -141,7 +141,7 @@ impl Live {
     ) -> Result<(GoalStatusName, GoalVerdict), Halt> {
         self.try_record_goal(controller, true, GoalStatusName::Running, None)
             .await
-            .map_err(Halt::Failed)?;
+            .map_err(|e| Halt::Failed(e.to_string()))?;
         let first = if resume {
             RESUME_PROMPT.to_string()
         } else {
@@ -170,7 +170,7 @@ impl Live {
                 GoalStep::Continue { followup, verdict } => {
                     self.try_record_goal(controller, true, GoalStatusName::Running, Some(verdict))
                         .await
-                        .map_err(Halt::Failed)?;
+                        .map_err(|e| Halt::Failed(e.to_string()))?;
                     self.send_goal_message(followup).await?;
                 }
             }
@@ -194,7 +194,7 @@ impl Live {
         active: bool,
         status: GoalStatusName,
         verdict: Option<GoalVerdict>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ServiceError> {
         let record = GoalStatus {
             active,
             status,
@@ -204,9 +204,7 @@ impl Live {
             verdict,
         };
         let conv = self.conv.clone();
-        blocking(move || record.record(&conv).map_err(ServiceError::from))
-            .await
-            .map_err(|e| e.to_string())
+        blocking(move || record.record(&conv).map_err(ServiceError::from)).await
     }
 
     /// Records a status at the end of a loop; a failure is logged (the

@@ -315,7 +315,11 @@ impl Live {
     pub async fn save_meta(&self) -> Result<(), ServiceError> {
         let meta = self.meta();
         let dir = self.dir();
-        blocking(move || meta.save(&dir).map_err(ServiceError::Internal)).await
+        blocking(move || {
+            meta.save(&dir)
+                .map_err(|e| ServiceError::Internal(e.to_string()))
+        })
+        .await
     }
 
     /// The state JSON (secrets protected as on disk, live statistics).

@@ -363,8 +363,10 @@ impl ConversationService {
             }
         }
         let dir = self.conversation_dir(id);
-        let meta = blocking(move || StoredConversation::load(&dir).map_err(ServiceError::Internal))
-            .await?;
+        let meta = blocking(move || {
+            StoredConversation::load(&dir).map_err(|e| ServiceError::Internal(e.to_string()))
+        })
+        .await?;
         let bound = self
             .inner
             .bindings
@@ -957,10 +959,13 @@ impl ConversationService {
             Some(l) => Some(l.meta().launched_agent_profile),
             None if self.inner.catalog.read().contains_key(&id) => {
                 let dir = self.conversation_dir(id);
-                blocking(move || StoredConversation::load(&dir).map_err(ServiceError::Internal))
-                    .await
-                    .ok()
-                    .map(|m| m.launched_agent_profile)
+                blocking(move || {
+                    StoredConversation::load(&dir)
+                        .map_err(|e| ServiceError::Internal(e.to_string()))
+                })
+                .await
+                .ok()
+                .map(|m| m.launched_agent_profile)
             }
             None => None,
         };
@@ -1742,7 +1747,7 @@ fn read_catalog(root: &Path) -> (Vec<(Uuid, Summary)>, bool) {
 /// (a status recorded as running read as idle: not loaded means not running
 /// here, and resuming it makes it idle).
 fn read_stored(dir: &Path) -> Result<(StoredConversation, Value), ServiceError> {
-    let meta = StoredConversation::load(dir).map_err(ServiceError::Internal)?;
+    let meta = StoredConversation::load(dir).map_err(|e| ServiceError::Internal(e.to_string()))?;
     let mut state = read_state(dir)?;
     if state.get("execution_status").and_then(Value::as_str) == Some("running") {
         state["execution_status"] = json!("idle");
@@ -1889,7 +1894,7 @@ fn save_new_meta(
     let snapshot = meta.lock().clone();
     snapshot.save(&dir).map_err(|e| {
         let _ = std::fs::remove_dir_all(&dir);
-        ServiceError::Internal(e)
+        ServiceError::Internal(e.to_string())
     })
 }
 

@@ -293,7 +293,7 @@ fn extension_issues(request: &StartConversationRequest, raw: &Value) -> Vec<Vali
     {
         issues.push(refused(
             &["body", "agent", "agent_context", "registered_marketplaces"],
-            e,
+            e.to_string(),
             m.clone(),
         ));
     }
@@ -320,7 +320,11 @@ pub fn plugin_sources(
     for (i, item) in items.iter().enumerate() {
         let parsed = serde_json::from_value::<openhands_sdk::plugin::PluginSource>(item.clone())
             .map_err(|e| (None, e.to_string()))
-            .and_then(|p| p.validate().map(|()| p).map_err(|e| (Some("repo_path"), e)));
+            .and_then(|p| {
+                p.validate()
+                    .map(|()| p)
+                    .map_err(|e| (Some("repo_path"), e.to_string()))
+            });
         match parsed {
             Ok(p) => out.push(p),
             Err((field, message)) => {
@@ -499,7 +503,7 @@ fn parse_agent(request: &StartConversationRequest, raw: &Value) -> Result<AgentS
                     format!("Value error, {message}"),
                     redact_value(Value::Object(tool.params.clone())),
                 )
-                .with_ctx(json!({ "error": message })),
+                .with_ctx(json!({ "error": message.to_string() })),
             )));
         }
     }

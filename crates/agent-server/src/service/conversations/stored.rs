@@ -255,19 +255,62 @@ impl StoredConversation {
     }
 
     /// Reads `<dir>/meta.json`.
-    pub fn load(dir: &Path) -> Result<Self, String> {
-        let path = dir.join(META_FILE);
-        let bytes = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("invalid {}: {e}", path.display()))
+    pub fn load(dir: &Path) -> Result<Self, StateFileError> {
+        read_json(&dir.join(META_FILE))
     }
 
     /// Writes `<dir>/meta.json` atomically.
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
+    pub fn save(&self, dir: &Path) -> Result<(), StateFileError> {
         let path = dir.join(META_FILE);
-        let bytes = serde_json::to_vec(self).map_err(|e| e.to_string())?;
+        let bytes = serde_json::to_vec(self).map_err(StateFileError::Encode)?;
         write_atomic(&path, &bytes, Durability::default())
-            .map_err(|e| format!("write {}: {e}", path.display()))
+            .map_err(|source| StateFileError::Write { path, source })
     }
+}
+
+/// Why a conversation's stored JSON file (`meta.json`, `base_state.json`)
+/// could not be read or written; the text names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    /// The file could not be read.
+    #[error("read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+    /// The file is not JSON of the expected shape.
+    #[error("invalid {}: {source}", .path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
+    /// The value could not be encoded.
+    #[error("{0}")]
+    Encode(#[source] serde_json::Error),
+    /// The file could not be written.
+    #[error("write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the disk said.
+        source: std::io::Error,
+    },
+}
+
+/// Reads and parses the JSON file at `path`.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StateFileError> {
+    let bytes = std::fs::read(path).map_err(|source| StateFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| StateFileError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

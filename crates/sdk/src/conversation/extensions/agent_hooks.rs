@@ -8,7 +8,7 @@
 
 use crate::agent::Agent;
 use crate::conversation::local::{Inner, LocalConversation};
-use crate::hooks::{AgentHookHost, AgentHookRequest, HookConfig, HookRunner};
+use crate::hooks::{AgentHookError, AgentHookHost, AgentHookRequest, HookConfig, HookRunner};
 use async_trait::async_trait;
 use openhands_wire::agent::AgentSpec;
 use openhands_wire::tool::ToolSpec;
@@ -24,11 +24,8 @@ struct Host {
 
 #[async_trait]
 impl AgentHookHost for Host {
-    async fn evaluate(&self, request: AgentHookRequest) -> Result<String, String> {
-        let inner = self
-            .parent
-            .upgrade()
-            .ok_or_else(|| "the conversation is gone".to_string())?;
+    async fn evaluate(&self, request: AgentHookRequest) -> Result<String, AgentHookError> {
+        let inner = self.parent.upgrade().ok_or(AgentHookError::Gone)?;
         let parent = LocalConversation { inner };
         let base = parent.agent();
         let llm = base.llm().with_usage_id(request.usage_id.clone());
@@ -53,17 +50,18 @@ impl AgentHookHost for Host {
         let child =
             tokio::task::spawn_blocking(move || LocalConversation::new(agent, &work_dir, options))
                 .await
-                .map_err(|e| format!("agent hook setup failed: {e}"))?
-                .map_err(|e| format!("agent hook setup failed: {e}"))?;
+                .map_err(|e| AgentHookError::Setup(Box::new(e)))?
+                .map_err(|e| AgentHookError::Setup(Box::new(e)))?;
         let outcome = async {
             let c = child.clone();
             let text = request.message.clone();
+            let run = |e| AgentHookError::Run(Box::new(e));
             tokio::task::spawn_blocking(move || c.send_message(&text))
                 .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-            child.run().await.map_err(|e| e.to_string())?;
-            Ok::<_, String>(child.agent_final_response())
+                .map_err(|e| AgentHookError::Run(Box::new(e)))?
+                .map_err(run)?;
+            child.run().await.map_err(run)?;
+            Ok::<_, AgentHookError>(child.agent_final_response())
         }
         .await;
         let used = child.stats().combined();

@@ -278,7 +278,7 @@ impl LocalConversation {
             .and_then(|c| c.get("registered_marketplaces"))
             .map(registrations)
             .transpose()
-            .map_err(LoadPluginError::Invalid)?
+            .map_err(|e| LoadPluginError::Invalid(e.to_string()))?
             .unwrap_or_default();
         let settings = self.fetch_settings();
         let mcp = agent.spec().mcp_config.clone();

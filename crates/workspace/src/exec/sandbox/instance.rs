@@ -144,13 +144,10 @@ impl Sandbox {
 /// programs may start beside it (a container's `docker exec`) does it at
 /// start-up.
 pub fn keep_memory_private() -> Result<(), SandboxError> {
-    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    DONE.get_or_init(|| {
-        nix::sys::prctl::set_dumpable(false)
-            .map_err(|e| format!("cannot make this process non-dumpable: {e}"))
+    static DONE: std::sync::OnceLock<Result<(), nix::errno::Errno>> = std::sync::OnceLock::new();
+    (*DONE.get_or_init(|| nix::sys::prctl::set_dumpable(false))).map_err(|e| {
+        SandboxError::Namespaces(format!("cannot make this process non-dumpable: {e}"))
     })
-    .clone()
-    .map_err(SandboxError::Namespaces)
 }
 
 /// `p` made absolute (resolved when it exists), lexically otherwise.

@@ -72,7 +72,7 @@ struct Slot {
 /// A cache of snapshots, one per key. [`ShellSnapshots::global`] is the
 /// process-wide one the terminal uses.
 pub struct ShellSnapshots {
-    root: OnceLock<Result<tempfile::TempDir, String>>,
+    root: OnceLock<Result<tempfile::TempDir, RootError>>,
     slots: Mutex<HashMap<Key, Arc<Mutex<Slot>>>>,
     seq: AtomicU64,
 }
@@ -134,11 +134,13 @@ impl ShellSnapshots {
         }
         // Replaced: sessions still holding the old one keep its file.
         slot.current = None;
-        let result = match self.root() {
-            Ok(root) => capture::capture(req, root, self.seq.fetch_add(1, Ordering::Relaxed))
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        };
+        let result = self.root().map_err(SnapshotError::from).and_then(|root| {
+            Ok(capture::capture(
+                req,
+                root,
+                self.seq.fetch_add(1, Ordering::Relaxed),
+            )?)
+        });
         let result = match result {
             Ok(path) => {
                 tracing::debug!(path = %path.display(), "shell snapshot captured");
@@ -160,7 +162,7 @@ impl ShellSnapshots {
         result
     }
 
-    fn root(&self) -> Result<&Path, String> {
+    fn root(&self) -> Result<&Path, RootError> {
         match self.root.get_or_init(create_root) {
             Ok(dir) => Ok(dir.path()),
             Err(e) => Err(e.clone()),
@@ -168,20 +170,40 @@ impl ShellSnapshots {
     }
 }
 
+/// The cache's private directory could not be made (kept for the
+/// process's life, so shared).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot create a private directory in {}: {source}", .dir.display())]
+struct RootError {
+    /// Where it was to be made.
+    dir: PathBuf,
+    /// What the disk said.
+    source: Arc<std::io::Error>,
+}
+
+/// Why no snapshot was captured.
+#[derive(Debug, thiserror::Error)]
+enum SnapshotError {
+    /// No directory for snapshots.
+    #[error(transparent)]
+    Root(#[from] RootError),
+    /// The capture failed.
+    #[error(transparent)]
+    Capture(#[from] capture::CaptureError),
+}
+
 /// Creates this cache's private directory and removes the ones processes
 /// that no longer run left behind.
-fn create_root() -> Result<tempfile::TempDir, String> {
+fn create_root() -> Result<tempfile::TempDir, RootError> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let tmp = std::env::temp_dir();
     let dir = tempfile::Builder::new()
         .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(&tmp)
-        .map_err(|e| {
-            format!(
-                "cannot create a private directory in {}: {e}",
-                tmp.display()
-            )
+        .map_err(|e| RootError {
+            dir: tmp.clone(),
+            source: Arc::new(e),
         })?;
     let me = std::fs::metadata(dir.path()).map(|m| m.uid()).ok();
     if let Ok(entries) = std::fs::read_dir(&tmp) {
