@@ -47,7 +47,7 @@
 //! (sandboxes, task controls, heartbeats, forwarding takeover between instances fenced by a lease
 //! epoch, host health checks, reconciling sandboxes with their engines), `service/runtimes` + `http/runtime` (the OpenHands Runtime API at `/v1/runtime`: runtimes are sandboxes with a session id and a sealed `RuntimeSpec` — image, pull policy, environment, user, runtime class — checked by the engine before anything starts; pause/resume freeze and thaw them), `tasks/` (`pump`: a task's
 //! events → NDJSON output chunks in the database; `reader`: output responses with rotation;
-//! `lines`), `http/`, `cli`
+//! `tail`: the copy of a task's newest output its readers on one instance share; `lines`), `http/`, `cli`
 //!
 //! stateless besides the database: any instance serves any request; output is read from the
 //! database, so it survives restarts and crosses instances.
