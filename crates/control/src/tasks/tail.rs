@@ -71,7 +71,11 @@ impl Copy {
 
     /// How many chunks of the copy come after `after`.
     fn count_after(&self, after: i64) -> i64 {
-        self.chunks.iter().rev().take_while(|c| c.seq > after).count() as i64
+        self.chunks
+            .iter()
+            .rev()
+            .take_while(|c| c.seq > after)
+            .count() as i64
     }
 
     fn view(&self, after: i64, page: i64) -> View {
@@ -141,16 +145,12 @@ impl Tail {
         let generation = self.generation.load(Ordering::Acquire);
         let current = copy.complete
             && copy.generation == generation
-            && copy
-                .read_at
-                .is_some_and(|at| at.elapsed() < fresh_for);
+            && copy.read_at.is_some_and(|at| at.elapsed() < fresh_for);
         if !current {
             // The row first: when it says the task ended, every chunk was
             // recorded before the chunks are read.
             let task = store.task(task_id).await?;
-            let fetched = store
-                .output_after(task_id, copy.last_seq(), page)
-                .await?;
+            let fetched = store.output_after(task_id, copy.last_seq(), page).await?;
             copy.complete = (fetched.len() as i64) < page;
             copy.chunks.extend(fetched);
             copy.trim();
@@ -161,9 +161,7 @@ impl Tail {
         // A short page must mean "nothing more": while the database may hold
         // more, read on (chunks only: the row read above still came first).
         while !copy.complete && copy.count_after(after) < page {
-            let fetched = store
-                .output_after(task_id, copy.last_seq(), page)
-                .await?;
+            let fetched = store.output_after(task_id, copy.last_seq(), page).await?;
             copy.complete = (fetched.len() as i64) < page;
             copy.chunks.extend(fetched);
             copy.trim();
