@@ -176,3 +176,7 @@ async fn read_direct(store: &Store, task_id: &str, after: i64, page: i64) -> Sto
     let chunks = store.output_after(task_id, after, page).await?;
     Ok(View { task, chunks })
 }
+
+#[cfg(test)]
+#[path = "tail_tests.rs"]
+mod tests;
