@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 /// Chunks the copy keeps at most: enough for readers that follow the task
 /// live, small enough that a task's tail stays a few megabytes.
-const KEPT_CHUNKS: usize = 1000;
+pub const KEPT_CHUNKS: usize = 1000;
 
 /// One task's shared tail on this instance.
 #[derive(Debug, Default)]
@@ -114,6 +114,13 @@ impl Tail {
         self.notify.notified()
     }
 
+    /// Where the copy starts (it holds chunks with a greater `seq`) and how
+    /// many chunks it holds.
+    pub async fn held(&self) -> (i64, usize) {
+        let copy = self.copy.lock().await;
+        (copy.from, copy.chunks.len())
+    }
+
     /// New output or a new status was recorded: the copy is stale and the
     /// waiting readers are woken.
     pub fn wake(&self) {
@@ -176,7 +183,3 @@ async fn read_direct(store: &Store, task_id: &str, after: i64, page: i64) -> Sto
     let chunks = store.output_after(task_id, after, page).await?;
     Ok(View { task, chunks })
 }
-
-#[cfg(test)]
-#[path = "tail_tests.rs"]
-mod tests;

@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod pg;
+pub mod rows;
 pub mod swarm;
 
 use base64::Engine;

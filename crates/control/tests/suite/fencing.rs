@@ -7,79 +7,17 @@
 
 use crate::common;
 
-use common::{Db, database};
-use openhands_control::store::sandboxes::Sandbox;
-use openhands_control::store::tasks::{STDOUT, Task, Writer};
-use openhands_control::store::{Store, now_ms};
-use std::time::Duration;
+use common::rows::{sandbox, store, task};
+use openhands_control::store::now_ms;
+use openhands_control::store::tasks::{STDOUT, Writer};
 
 const RETENTION: i64 = 512 * 1024;
 
-fn sandbox(tenant: &str) -> Sandbox {
-    Sandbox {
-        id: uuid::Uuid::new_v4().to_string(),
-        tenant_id: tenant.to_string(),
-        name: "s".into(),
-        placement: "local".into(),
-        engine: Some("local".into()),
-        engine_id: None,
-        status_reason: None,
-        host_id: None,
-        owner_instance: "a".into(),
-        url: None,
-        sealed_key: None,
-        working_dir: "/w".into(),
-        sealed_llm: None,
-        llm_model: None,
-        status: "ready".into(),
-        current_task_id: None,
-        task_busy: 0,
-        created_by: "u".into(),
-        created_at: now_ms(),
-        deleted_at: None,
-        runtime_session: None,
-        sealed_runtime: None,
-    }
-}
-
-fn task(s: &Sandbox) -> Task {
-    Task {
-        id: uuid::Uuid::new_v4().to_string(),
-        sandbox_id: s.id.clone(),
-        tenant_id: s.tenant_id.clone(),
-        owner_user_id: "u".into(),
-        session_id: uuid::Uuid::new_v4().to_string(),
-        stream_id: uuid::Uuid::new_v4().to_string(),
-        status: "running".into(),
-        ended: 0,
-        exit_code: None,
-        exit_seq: None,
-        next_seq: 0,
-        output_bytes: 0,
-        kept_from_seq: 1,
-        pump_instance: Some("a".into()),
-        pump_heartbeat: Some(now_ms()),
-        last_event_id: None,
-        lease_epoch: 1,
-        created_at: now_ms(),
-        updated_at: now_ms(),
-        ended_at: None,
-    }
-}
-
 async fn stale_forwarders_are_refused(postgres: bool) {
-    let Some(db) = database(postgres).await else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(store) = store(postgres, &dir).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let url = match db {
-        Db::Sqlite => format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("c.db").to_string_lossy()
-        ),
-        Db::Postgres(url) => url,
-    };
-    let store = Store::connect(&url, Duration::from_secs(30)).await.unwrap();
     let tenant = store.create_tenant("acme", 4).await.unwrap();
     let s = sandbox(&tenant.id);
     store.insert_sandbox(&s).await.unwrap();

@@ -15,4 +15,5 @@ mod restart;
 mod runtime_api;
 mod ssh;
 mod swarm;
+mod tail;
 mod tls;

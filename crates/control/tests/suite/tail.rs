@@ -1,66 +1,25 @@
-//! The tail against a real (SQLite) store: readers get exactly what a read
-//! of the database gives, whether served from the copy or not.
+//! The shared tail of a task's output against the store (SQLite and
+//! PostgreSQL): readers get exactly what a read of the database gives,
+//! whether served from the copy or not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::*;
-use crate::store::now_ms;
-use crate::store::sandboxes::Sandbox;
-use crate::store::tasks::{Writer, status};
+use crate::common;
 
-/// A store in a temporary directory with one running task; its id.
-async fn store_with_task(dir: &tempfile::TempDir) -> (Store, String) {
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("db").display());
-    let store = Store::connect(&url, Duration::from_secs(10)).await.unwrap();
+use common::rows::{sandbox, store, task};
+use openhands_control::store::Store;
+use openhands_control::store::tasks::Writer;
+use openhands_control::tasks::tail::{KEPT_CHUNKS, Tail, View};
+use std::time::Duration;
+
+/// A store with one running task; the task's id.
+async fn store_with_task(postgres: bool, dir: &tempfile::TempDir) -> Option<(Store, String)> {
+    let store = store(postgres, dir).await?;
     let tenant = store.create_tenant("t", 10).await.unwrap();
-    let sandbox = Sandbox {
-        id: "sb".into(),
-        tenant_id: tenant.id.clone(),
-        name: "sb".into(),
-        placement: "local".into(),
-        engine: None,
-        engine_id: None,
-        status_reason: None,
-        host_id: None,
-        owner_instance: "i".into(),
-        url: None,
-        sealed_key: None,
-        working_dir: "/w".into(),
-        sealed_llm: None,
-        llm_model: None,
-        status: "ready".into(),
-        current_task_id: None,
-        task_busy: 0,
-        created_by: "u".into(),
-        created_at: now_ms(),
-        deleted_at: None,
-        runtime_session: None,
-        sealed_runtime: None,
-    };
-    store.insert_sandbox(&sandbox).await.unwrap();
-    let task = Task {
-        id: "task".into(),
-        sandbox_id: "sb".into(),
-        tenant_id: tenant.id,
-        owner_user_id: "u".into(),
-        session_id: "s".into(),
-        stream_id: "st".into(),
-        status: status::RUNNING.into(),
-        ended: 0,
-        exit_code: None,
-        exit_seq: None,
-        next_seq: 0,
-        output_bytes: 0,
-        kept_from_seq: 1,
-        pump_instance: None,
-        pump_heartbeat: None,
-        last_event_id: None,
-        lease_epoch: 0,
-        created_at: now_ms(),
-        updated_at: now_ms(),
-        ended_at: None,
-    };
-    store.start_task(&task).await.unwrap().unwrap();
-    (store, task.id)
+    let s = sandbox(&tenant.id);
+    store.insert_sandbox(&s).await.unwrap();
+    let t = task(&s);
+    store.start_task(&t).await.unwrap().unwrap();
+    Some((store, t.id))
 }
 
 async fn append(store: &Store, task: &str, n: usize) {
@@ -86,10 +45,11 @@ fn seqs(v: &View) -> Vec<i64> {
 
 const LONG: Duration = Duration::from_secs(3600);
 
-#[tokio::test]
-async fn readers_are_served_what_the_database_holds() {
+async fn readers_are_served_what_the_database_holds(postgres: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (store, task) = store_with_task(&dir).await;
+    let Some((store, task)) = store_with_task(postgres, &dir).await else {
+        return;
+    };
     let tail = Tail::new();
     append(&store, &task, 3).await;
     let first = tail.read(&store, &task, 0, 200, LONG).await.unwrap();
@@ -129,10 +89,11 @@ async fn readers_are_served_what_the_database_holds() {
     );
 }
 
-#[tokio::test]
-async fn a_short_page_means_there_is_nothing_more() {
+async fn a_short_page_means_there_is_nothing_more(postgres: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (store, task) = store_with_task(&dir).await;
+    let Some((store, task)) = store_with_task(postgres, &dir).await else {
+        return;
+    };
     let tail = Tail::new();
     append(&store, &task, 25).await;
     // Pages of 10: the first read fills the copy with a full page only.
@@ -169,10 +130,11 @@ async fn a_short_page_means_there_is_nothing_more() {
     );
 }
 
-#[tokio::test]
-async fn a_reader_behind_the_copy_reads_the_database() {
+async fn a_reader_behind_the_copy_reads_the_database(postgres: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (store, task) = store_with_task(&dir).await;
+    let Some((store, task)) = store_with_task(postgres, &dir).await else {
+        return;
+    };
     let tail = Tail::new();
     append(&store, &task, KEPT_CHUNKS + 50).await;
     // A live reader at the end, then one from the start: the copy starts
@@ -192,7 +154,37 @@ async fn a_reader_behind_the_copy_reads_the_database() {
     for _ in 0..10 {
         tail.read(&store, &task, end, 200, LONG).await.unwrap();
     }
-    let copy = tail.copy.lock().await;
-    assert!(copy.chunks.len() <= KEPT_CHUNKS, "{}", copy.chunks.len());
-    assert!(copy.from >= end);
+    let (from, held) = tail.held().await;
+    assert!(held <= KEPT_CHUNKS, "{held}");
+    assert!(from >= end, "{from}");
+}
+
+#[tokio::test]
+async fn readers_are_served_what_the_database_holds_sqlite() {
+    readers_are_served_what_the_database_holds(false).await;
+}
+
+#[tokio::test]
+async fn readers_are_served_what_the_database_holds_postgres() {
+    readers_are_served_what_the_database_holds(true).await;
+}
+
+#[tokio::test]
+async fn a_short_page_means_there_is_nothing_more_sqlite() {
+    a_short_page_means_there_is_nothing_more(false).await;
+}
+
+#[tokio::test]
+async fn a_short_page_means_there_is_nothing_more_postgres() {
+    a_short_page_means_there_is_nothing_more(true).await;
+}
+
+#[tokio::test]
+async fn a_reader_behind_the_copy_reads_the_database_sqlite() {
+    a_reader_behind_the_copy_reads_the_database(false).await;
+}
+
+#[tokio::test]
+async fn a_reader_behind_the_copy_reads_the_database_postgres() {
+    a_reader_behind_the_copy_reads_the_database(true).await;
 }
