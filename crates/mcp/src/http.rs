@@ -1,8 +1,8 @@
 //! Streamable HTTP servers: rmcp's client transport on our reqwest, with
 //! the configured headers (auth already folded in by the config).
 
-use crate::transport_error::TransportError;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use crate::transport_error::{TransportError, parse_header};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -23,15 +23,7 @@ fn parts(
     let mut bearer = None;
     let mut defaults = HeaderMap::new();
     for (k, v) in headers {
-        let name =
-            HeaderName::from_bytes(k.as_bytes()).map_err(|source| TransportError::HeaderName {
-                name: k.clone(),
-                source,
-            })?;
-        let value = HeaderValue::from_str(v).map_err(|source| TransportError::HeaderValue {
-            name: k.clone(),
-            source,
-        })?;
+        let (name, value) = parse_header(k, v)?;
         if name == AUTHORIZATION {
             match v.strip_prefix("Bearer ") {
                 Some(token) => bearer = Some(token.to_string()),

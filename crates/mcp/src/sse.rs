@@ -6,11 +6,11 @@
 //! the connection is dropped ([`SseTasks`]).
 
 use crate::oauth::connect::TokenSource;
-use crate::transport_error::TransportError;
+use crate::transport_error::{TransportError, parse_header};
 use eventsource_stream::Eventsource;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use std::collections::BTreeMap;
@@ -54,15 +54,7 @@ pub(crate) async fn connect(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut defaults = HeaderMap::new();
     for (k, v) in headers {
-        let name =
-            HeaderName::from_bytes(k.as_bytes()).map_err(|source| TransportError::HeaderName {
-                name: k.clone(),
-                source,
-            })?;
-        let value = HeaderValue::from_str(v).map_err(|source| TransportError::HeaderValue {
-            name: k.clone(),
-            source,
-        })?;
+        let (name, value) = parse_header(k, v)?;
         defaults.insert(name, value);
     }
     let client = openhands_client::http_client(

@@ -99,3 +99,24 @@ pub(crate) enum TransportError {
     #[error("OAuth token unavailable: {0}")]
     Token(#[source] Box<rmcp::transport::auth::AuthError>),
 }
+
+/// Header `name: value` as configured for a server, parsed for sending.
+pub(crate) fn parse_header(
+    name: &str,
+    value: &str,
+) -> Result<(reqwest::header::HeaderName, reqwest::header::HeaderValue), TransportError> {
+    let header_name =
+        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|source| {
+            TransportError::HeaderName {
+                name: name.to_string(),
+                source,
+            }
+        })?;
+    let header_value = reqwest::header::HeaderValue::from_str(value).map_err(|source| {
+        TransportError::HeaderValue {
+            name: name.to_string(),
+            source,
+        }
+    })?;
+    Ok((header_name, header_value))
+}
