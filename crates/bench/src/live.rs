@@ -14,7 +14,8 @@
 //!    (shells) and their RSS;
 //! 4. every conversation is deleted (four at a time) and the CPU time the
 //!    server and its shells spent from step 2 to here, divided by N, is the
-//!    **CPU per conversation** (create → run → delete).
+//!    **CPU per conversation** (create → run → delete); after `--settle-secs`
+//!    the RSS after deletion is read.
 //!
 //! A count at which a conversation fails is the last one measured on that
 //! server: that is where it stops coping.
@@ -240,6 +241,10 @@ async fn point(
         p.cpu_per_conversation_ms = Some(ms(spent.total()) / n.max(1) as f64);
         p.cpu_server_per_conversation_ms = Some(ms(spent.own) / n.max(1) as f64);
     }
+    // As in the main table: freed pages go back to the system after the
+    // allocator's decay time and idle pool threads end after their
+    // keep-alive, so the RSS after the work is read once those have passed.
+    tokio::time::sleep(cfg.settle).await;
     p.rss_after_delete_bytes = rss_bytes(pid).ok();
     server.stop().await?;
     let mb = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / 1e6);

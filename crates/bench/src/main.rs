@@ -400,6 +400,7 @@ async fn count_suite<S: stored::CountSuite>(
         ready_timeout: cfg.ready_timeout,
         request_timeout: cfg.request_timeout,
         run_timeout: cfg.run_timeout,
+        settle: cfg.settle,
     };
     let ours = S::run(
         server::Flavor::Ours {

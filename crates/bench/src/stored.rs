@@ -42,6 +42,8 @@ pub struct StoredConfig {
     pub request_timeout: Duration,
     /// Longest time of the seed conversation's run.
     pub run_timeout: Duration,
+    /// Pause before an RSS that should show memory given back is read.
+    pub settle: Duration,
 }
 
 /// The figures at one number of stored conversations.

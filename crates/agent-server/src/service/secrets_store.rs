@@ -20,12 +20,14 @@ use openhands_sdk::profiles::files::write_atomic;
 use openhands_sdk::secrets::{Cipher, looks_encrypted};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The lock file every writer of the directory holds (as the reference).
 pub const LOCK_FILE_NAME: &str = ".secrets.lock";
+
+/// The secrets file in its directory.
+const SECRETS_FILE: &str = "secrets.json";
 
 /// The map of credential generations in `secrets.json`.
 const VERSIONS_KEY: &str = "_credential_versions";
@@ -97,7 +99,7 @@ impl SecretsStore {
     pub fn new(persistence_dir: impl Into<PathBuf>, cipher: Option<Cipher>) -> Self {
         let dir = persistence_dir.into();
         Self {
-            lock: lock_for(&dir),
+            lock: openhands_sdk::profiles::files::process_lock(&dir, SECRETS_FILE),
             dir,
             cipher,
         }
@@ -128,7 +130,7 @@ impl SecretsStore {
 
     /// The file's path.
     pub fn path(&self) -> PathBuf {
-        self.dir.join("secrets.json")
+        self.dir.join(SECRETS_FILE)
     }
 
     fn read(path: &Path) -> Result<Option<Map<String, Value>>, SecretsError> {
@@ -342,21 +344,6 @@ impl SecretsStore {
         let bytes = serde_json::to_vec_pretty(doc).map_err(|e| SecretsError::Io(e.to_string()))?;
         write_atomic(&self.path(), &bytes).map_err(|e| SecretsError::Io(e.to_string()))
     }
-}
-
-/// One lock per secrets directory, shared by every [`SecretsStore`] of it
-/// in this process (`flock` does not exclude two handles of one process
-/// from each other in every case; the mutex does).
-fn lock_for(dir: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: std::sync::OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> =
-        std::sync::OnceLock::new();
-    let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    LOCKS
-        .get_or_init(Mutex::default)
-        .lock()
-        .entry(key)
-        .or_default()
-        .clone()
 }
 
 /// A fresh opaque credential generation.

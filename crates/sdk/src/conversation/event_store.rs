@@ -113,20 +113,63 @@ impl EventStore {
         files.sort_by_key(|(i, _)| *i);
         let mut events = Vec::with_capacity(files.len());
         let mut problems = Vec::new();
-        for (_, path) in files {
-            match fs::read(&path) {
-                Ok(bytes) => match serde_json::from_slice::<Event>(&bytes) {
-                    Ok(ev) => events.push(ev),
-                    Err(e) => problems.push(StoreError::Corrupt {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                },
-                Err(e) => problems.push(StoreError::io("read", &path, e)),
+        for loaded in read_in_parallel(&files) {
+            match loaded {
+                Ok(event) => events.push(event),
+                Err(problem) => problems.push(problem),
             }
         }
         Ok((events, problems))
     }
+}
+
+/// Logs shorter than this are read on the calling thread: starting threads
+/// costs more than reading a few hundred small files.
+const PARALLEL_READ_MIN: usize = 512;
+
+/// Reads and parses `files` (sorted by index), keeping their order. Long
+/// logs are split into one contiguous run per core, each read on its own
+/// scoped thread: resuming a conversation is bound by the `open`/`read`
+/// calls and the JSON parsing of every event file, which spread over the
+/// cores without sharing anything.
+fn read_in_parallel(files: &[(usize, PathBuf)]) -> Vec<Result<Event, StoreError>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || files.len() < PARALLEL_READ_MIN {
+        return files.iter().map(|(_, path)| read_event(path)).collect();
+    }
+    let run = files.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(run)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(_, path)| read_event(path))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(files.len());
+        for (worker, chunk) in workers.into_iter().zip(files.chunks(run)) {
+            match worker.join() {
+                Ok(results) => out.extend(results),
+                // A reader that panicked (it cannot, short of a bug in the
+                // parser) loses only its run: it is read again here.
+                Err(_) => out.extend(chunk.iter().map(|(_, path)| read_event(path))),
+            }
+        }
+        out
+    })
+}
+
+/// Reads and parses one event file.
+fn read_event(path: &Path) -> Result<Event, StoreError> {
+    let bytes = fs::read(path).map_err(|e| StoreError::io("read", path, e))?;
+    serde_json::from_slice::<Event>(&bytes).map_err(|e| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -159,6 +202,25 @@ mod tests {
         fs::write(store.dir().join("event-00003-zz.json.tmp-1"), b"x").unwrap();
         let (events, problems) = store.load_all().unwrap();
         assert_eq!(events, vec![a, b]);
+        assert_eq!(problems.len(), 1);
+    }
+
+    #[test]
+    fn a_long_log_read_on_several_threads_keeps_its_order_and_its_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::open(dir.path(), Durability::Batched).unwrap();
+        let n = PARALLEL_READ_MIN * 3 + 7;
+        let mut written = Vec::with_capacity(n);
+        for index in 0..n {
+            let event = Event::new(EventBody::Pause);
+            store.append(index, &event).unwrap();
+            written.push(event);
+        }
+        // One broken file in the middle of the log.
+        let broken = written.remove(n / 2);
+        fs::write(store.path_of(n / 2, &broken.id), b"{").unwrap();
+        let (events, problems) = store.load_all().unwrap();
+        assert_eq!(events, written);
         assert_eq!(problems.len(), 1);
     }
 }

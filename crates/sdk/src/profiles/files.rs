@@ -269,6 +269,23 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// The in-process lock of file `file` in directory `dir`, shared by every
+/// handle on it in this process: `flock` does not exclude two handles of
+/// one process from each other in every case, the mutex does. Each file
+/// of a directory has its own lock, so a caller holding one (settings)
+/// may take another (secrets) of the same directory.
+pub fn process_lock(dir: &Path, file: &'static str) -> Arc<Mutex<()>> {
+    type Locks = Mutex<std::collections::HashMap<(PathBuf, &'static str), Arc<Mutex<()>>>>;
+    static LOCKS: std::sync::OnceLock<Locks> = std::sync::OnceLock::new();
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .entry((dir, file))
+        .or_default()
+        .clone()
+}
+
 /// Writes `bytes` over `path` crash-safely (temporary sibling with mode
 /// 0600, fsync, rename, directory fsync): a crash leaves the old file or the
 /// new one, never a torn one.
@@ -284,6 +301,20 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn process_locks_are_shared_per_directory_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = process_lock(dir.path(), "settings.json");
+        let b = process_lock(&dir.path().join("."), "settings.json");
+        let other_file = process_lock(dir.path(), "secrets.json");
+        let _held = a.lock();
+        assert!(b.try_lock().is_none(), "one directory and file, one lock");
+        assert!(
+            other_file.try_lock().is_some(),
+            "another file, another lock"
+        );
     }
 
     #[test]

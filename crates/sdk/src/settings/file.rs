@@ -24,21 +24,6 @@ pub struct SettingsFile {
     lock: Arc<Mutex<()>>,
 }
 
-/// One lock per settings directory, shared by every [`SettingsFile`] of
-/// it in this process: `flock` does not exclude two handles of one
-/// process from each other in every case, the mutex does.
-fn lock_for(dir: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: std::sync::OnceLock<Mutex<std::collections::HashMap<PathBuf, Arc<Mutex<()>>>>> =
-        std::sync::OnceLock::new();
-    let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    LOCKS
-        .get_or_init(Mutex::default)
-        .lock()
-        .entry(key)
-        .or_default()
-        .clone()
-}
-
 fn corrupt(reason: impl Into<String>) -> StoreError {
     StoreError::Corrupt {
         name: "settings".into(),
@@ -51,7 +36,7 @@ impl SettingsFile {
     pub fn new(persistence_dir: impl Into<PathBuf>) -> Self {
         let dir = persistence_dir.into();
         Self {
-            lock: lock_for(&dir),
+            lock: crate::profiles::files::process_lock(&dir, FILE_NAME),
             dir,
         }
     }

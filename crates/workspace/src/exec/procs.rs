@@ -13,7 +13,7 @@
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// The fields of `/proc/<pid>/stat` we need.
@@ -88,13 +88,125 @@ fn environ_has(pid: i32, tag: &[u8]) -> bool {
 
 /// Live processes that belong to the session led by `leader`, descend from
 /// it, or carry the environment entry `tag`; leader included.
+///
+/// Where the kernel lists each process's children and orphans do not come
+/// to this process, only the places a member can be are read (see
+/// [`tree_members`]): closing one of N live sessions then costs the same
+/// whatever N is. Otherwise every process in `/proc` is read.
 pub fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
+    let me = std::process::id() as i32;
+    if !orphans_come_to_us(me)
+        && children_listed(me)
+        && let Some(members) = tree_members(leader, tag, me)
+    {
+        return members;
+    }
+    scanned_members(leader, tag, me)
+}
+
+/// Whether processes that lose their parent are re-parented to `me` (it is
+/// init, as the agent server is in a container, or a subreaper): an
+/// escaped member then sits beside every other session `me` started.
+fn orphans_come_to_us(me: i32) -> bool {
+    me == 1 || nix::sys::prctl::get_child_subreaper().unwrap_or(true)
+}
+
+/// Whether this kernel lists children in `/proc/<pid>/task/<tid>/children`
+/// (`CONFIG_PROC_CHILDREN`, on in the common distribution kernels).
+fn children_listed(me: i32) -> bool {
+    static LISTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LISTED.get_or_init(|| std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists())
+}
+
+/// The children of `pid` (those of each of its threads); `None` when they
+/// cannot be read.
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut out = Vec::new();
+    let mut listed = false;
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            listed = true;
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    }
+    listed.then_some(out)
+}
+
+/// `pid` and its ancestors up to the first process without a parent,
+/// nearest first.
+fn ancestry(pid: i32) -> Vec<i32> {
+    let mut line = vec![pid];
+    let mut at = pid;
+    while let Some(s) = stat(at) {
+        if s.ppid <= 0 || line.contains(&s.ppid) {
+            break;
+        }
+        line.push(s.ppid);
+        at = s.ppid;
+    }
+    line
+}
+
+/// The members of `leader`'s session found without reading all of `/proc`:
+/// the leader and its descendants, plus the processes that left its tree.
+/// A process whose parent dies is re-parented to the nearest ancestor that
+/// reaps orphans, or to init: always an ancestor of the leader. So the
+/// escaped ones are children of the leader's ancestors, in its session or
+/// carrying `tag`; `me` is skipped (orphans do not come to it, and its
+/// children are the other sessions). When the leader is gone, the
+/// ancestors are ours. `None` when a list of children cannot be read.
+fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Option<Vec<ProcStat>> {
+    let leader_stat = stat(leader);
+    let line = if leader_stat.is_some() {
+        ancestry(leader)
+    } else {
+        ancestry(me)
+    };
+    let mut stack: Vec<ProcStat> = leader_stat.into_iter().collect();
+    for &ancestor in line.iter().filter(|&&a| a != me && a != leader) {
+        for child in children_of(ancestor)? {
+            if line.contains(&child) {
+                continue;
+            }
+            let Some(s) = stat(child) else { continue };
+            let escaped = s.session == leader
+                || tag.is_some_and(|t| s.alive() && environ_has(child, t.as_bytes()));
+            if escaped {
+                stack.push(s);
+            }
+        }
+    }
+    let mut members: BTreeMap<i32, ProcStat> = BTreeMap::new();
+    while let Some(s) = stack.pop() {
+        if members.insert(s.pid, s).is_some() {
+            continue;
+        }
+        stack.extend(
+            children_of(s.pid)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(stat),
+        );
+    }
+    Some(
+        members
+            .into_values()
+            .filter(|p| p.alive() && p.pid != me)
+            .collect(),
+    )
+}
+
+/// [`session_members`] by reading every process in `/proc`.
+fn scanned_members(leader: i32, tag: Option<&str>, me: i32) -> Vec<ProcStat> {
     let procs = all_processes();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for p in &procs {
         children.entry(p.ppid).or_default().push(p.pid);
     }
-    let me = std::process::id() as i32;
     let others = other_subtrees(&procs, &children, leader, me);
     let mut wanted: BTreeSet<i32> = procs
         .iter()
@@ -139,10 +251,8 @@ fn other_subtrees(
     leader: i32,
     me: i32,
 ) -> HashSet<i32> {
-    // Where orphans come to `me` (it is init, as the agent server is in a
-    // container, or a subreaper), a process escaped from `leader`'s tree
-    // sits beside the other sessions: nothing may be skipped then.
-    if me == 1 || nix::sys::prctl::get_child_subreaper().unwrap_or(true) {
+    // Where orphans come to `me`, nothing may be skipped.
+    if orphans_come_to_us(me) {
         return HashSet::new();
     }
     let parent: HashMap<i32, i32> = procs.iter().map(|p| (p.pid, p.ppid)).collect();
@@ -319,6 +429,61 @@ mod tests {
         assert!(other_subtrees(&procs, &children, 99, 10).is_empty());
         // As init, escaped processes come to us: nothing is skipped.
         assert!(other_subtrees(&procs, &children, 31, 1).is_empty());
+    }
+
+    #[test]
+    fn members_found_from_the_tree_are_those_a_full_scan_finds() {
+        use std::io::BufRead;
+        let me = std::process::id() as i32;
+        if orphans_come_to_us(me) || !children_listed(me) {
+            return; // Only the full scan applies here.
+        }
+        let tag = format!("OH_PROCS_TEST={me}");
+        // A session leader with a background job, an orphan that stays in
+        // its session, and a daemon that left both (found by the tag).
+        // `setsid` forks (the spec leads its own group): the shell says
+        // which pid leads the new session.
+        let env = crate::exec::env::EnvPolicy::new()
+            .child_env_with([("OH_PROCS_TEST", me.to_string())])
+            .unwrap();
+        let spec = crate::exec::spawn::ProcessSpec::new("setsid", env).args([
+            "bash",
+            "-c",
+            "echo $$; sleep 1000 & echo $!; (sleep 1001 & echo $!); (setsid sleep 1002 & echo $!); exec sleep 1003",
+        ]);
+        let mut starter = spec
+            .std_command()
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = std::io::BufReader::new(starter.stdout.take().unwrap());
+        let started: Vec<i32> = out
+            .lines()
+            .take(4)
+            .map(|l| l.unwrap().trim().parse().unwrap())
+            .collect();
+        let _ = starter.wait();
+        let (pid, daemon) = (started[0], started[3]);
+        let expected: BTreeSet<i32> = started.into_iter().collect();
+        let pids = |m: Vec<ProcStat>| m.into_iter().map(|p| p.pid).collect::<BTreeSet<_>>();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // The leader execs `sleep` once its jobs started; the daemon is in
+        // its own session once `setsid` ran.
+        while stat(pid).is_none_or(|s| !s.alive())
+            || stat(daemon).is_none_or(|s| s.session != daemon)
+            || pids(tree_members(pid, Some(&tag), me).unwrap()) != expected
+        {
+            assert!(Instant::now() < deadline, "members never appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(pids(scanned_members(pid, Some(&tag), me)), expected);
+        // Without the tag the daemon is out of reach; the rest is found.
+        let untagged = pids(tree_members(pid, None, me).unwrap());
+        assert_eq!(untagged.len(), 3, "{untagged:?}");
+        terminate_session(pid, Some(&tag), Duration::from_secs(2));
+        for p in expected {
+            assert!(stat(p).is_none_or(|s| !s.alive()), "{p} survived");
+        }
     }
 
     #[test]
