@@ -95,11 +95,8 @@ fn environ_has(pid: i32, tag: &[u8]) -> bool {
 /// whatever N is. Otherwise every process in `/proc` is read.
 pub fn session_members(leader: i32, tag: Option<&str>) -> Vec<ProcStat> {
     let me = std::process::id() as i32;
-    if !orphans_come_to_us(me)
-        && children_listed(me)
-        && let Some(members) = tree_members(leader, tag, me)
-    {
-        return members;
+    if !orphans_come_to_us(me) && children_listed(me) {
+        return tree_members(leader, tag, me);
     }
     scanned_members(leader, tag, me)
 }
@@ -118,22 +115,22 @@ fn children_listed(me: i32) -> bool {
     *LISTED.get_or_init(|| std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists())
 }
 
-/// The children of `pid` (those of each of its threads); `None` when they
-/// cannot be read.
-fn children_of(pid: i32) -> Option<Vec<i32>> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+/// The children of `pid` (those of each of its threads); none when they
+/// cannot be read (it ended).
+fn children_of(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    let mut listed = false;
     for task in tasks.flatten() {
         if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            listed = true;
             out.extend(
                 text.split_whitespace()
                     .filter_map(|p| p.parse::<i32>().ok()),
             );
         }
     }
-    listed.then_some(out)
+    out
 }
 
 /// `pid` and its ancestors up to the first process without a parent,
@@ -158,8 +155,9 @@ fn ancestry(pid: i32) -> Vec<i32> {
 /// escaped ones are children of the leader's ancestors, in its session or
 /// carrying `tag`; `me` is skipped (orphans do not come to it, and its
 /// children are the other sessions). When the leader is gone, the
-/// ancestors are ours. `None` when a list of children cannot be read.
-fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Option<Vec<ProcStat>> {
+/// ancestors are ours. An ancestor that ended meanwhile has no children
+/// left (they went up to the next one, which is read too).
+fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Vec<ProcStat> {
     let leader_stat = stat(leader);
     let line = if leader_stat.is_some() {
         ancestry(leader)
@@ -168,7 +166,7 @@ fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Option<Vec<ProcStat>
     };
     let mut stack: Vec<ProcStat> = leader_stat.into_iter().collect();
     for &ancestor in line.iter().filter(|&&a| a != me && a != leader) {
-        for child in children_of(ancestor)? {
+        for child in children_of(ancestor) {
             if line.contains(&child) {
                 continue;
             }
@@ -185,19 +183,12 @@ fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Option<Vec<ProcStat>
         if members.insert(s.pid, s).is_some() {
             continue;
         }
-        stack.extend(
-            children_of(s.pid)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(stat),
-        );
+        stack.extend(children_of(s.pid).into_iter().filter_map(stat));
     }
-    Some(
-        members
-            .into_values()
-            .filter(|p| p.alive() && p.pid != me)
-            .collect(),
-    )
+    members
+        .into_values()
+        .filter(|p| p.alive() && p.pid != me)
+        .collect()
 }
 
 /// [`session_members`] by reading every process in `/proc`.
@@ -465,20 +456,28 @@ mod tests {
         let _ = starter.wait();
         let (pid, daemon) = (started[0], started[3]);
         let expected: BTreeSet<i32> = started.into_iter().collect();
+        // Whatever happens below, nothing is left running.
+        struct Reap(i32, String);
+        impl Drop for Reap {
+            fn drop(&mut self) {
+                kill_session(self.0, Some(&self.1));
+            }
+        }
+        let _reap = Reap(pid, tag.clone());
         let pids = |m: Vec<ProcStat>| m.into_iter().map(|p| p.pid).collect::<BTreeSet<_>>();
         let deadline = Instant::now() + Duration::from_secs(10);
         // The leader execs `sleep` once its jobs started; the daemon is in
         // its own session once `setsid` ran.
         while stat(pid).is_none_or(|s| !s.alive())
             || stat(daemon).is_none_or(|s| s.session != daemon)
-            || pids(tree_members(pid, Some(&tag), me).unwrap()) != expected
+            || pids(tree_members(pid, Some(&tag), me)) != expected
         {
             assert!(Instant::now() < deadline, "members never appeared");
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(pids(scanned_members(pid, Some(&tag), me)), expected);
         // Without the tag the daemon is out of reach; the rest is found.
-        let untagged = pids(tree_members(pid, None, me).unwrap());
+        let untagged = pids(tree_members(pid, None, me));
         assert_eq!(untagged.len(), 3, "{untagged:?}");
         terminate_session(pid, Some(&tag), Duration::from_secs(2));
         for p in expected {
