@@ -111,13 +111,12 @@ impl EventStore {
             }
         }
         files.sort_by_key(|(i, _)| *i);
-        let mut events = Vec::with_capacity(files.len());
-        let mut problems = Vec::new();
-        for loaded in read_in_parallel(&files) {
-            match loaded {
-                Ok(event) => events.push(event),
-                Err(problem) => problems.push(problem),
-            }
+        let mut runs = read_in_parallel(&files).into_iter();
+        let (mut events, mut problems) = runs.next().unwrap_or_default();
+        events.reserve(files.len().saturating_sub(events.len()));
+        for (mut more, mut more_problems) in runs {
+            events.append(&mut more);
+            problems.append(&mut more_problems);
         }
         Ok((events, problems))
     }
@@ -127,40 +126,47 @@ impl EventStore {
 /// costs more than reading a few hundred small files.
 const PARALLEL_READ_MIN: usize = 512;
 
-/// Reads and parses `files` (sorted by index), keeping their order. Long
-/// logs are split into one contiguous run per core, each read on its own
-/// scoped thread: resuming a conversation is bound by the `open`/`read`
-/// calls and the JSON parsing of every event file, which spread over the
-/// cores without sharing anything.
-fn read_in_parallel(files: &[(usize, PathBuf)]) -> Vec<Result<Event, StoreError>> {
+/// The events read from a run of files, and the problems met.
+type Run = (Vec<Event>, Vec<StoreError>);
+
+/// Reads and parses `files` (sorted by index) into one [`Run`] per
+/// contiguous part, in order. Long logs are split into one part per core,
+/// each read on its own scoped thread: resuming a conversation is bound by
+/// the `open`/`read` calls and the JSON parsing of every event file, which
+/// spread over the cores without sharing anything.
+fn read_in_parallel(files: &[(usize, PathBuf)]) -> Vec<Run> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 || files.len() < PARALLEL_READ_MIN {
-        return files.iter().map(|(_, path)| read_event(path)).collect();
+        return vec![read_run(files)];
     }
-    let run = files.len().div_ceil(cores);
+    let part = files.len().div_ceil(cores);
     std::thread::scope(|scope| {
         let workers: Vec<_> = files
-            .chunks(run)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|(_, path)| read_event(path))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .chunks(part)
+            .map(|chunk| scope.spawn(move || read_run(chunk)))
             .collect();
-        let mut out = Vec::with_capacity(files.len());
-        for (worker, chunk) in workers.into_iter().zip(files.chunks(run)) {
-            match worker.join() {
-                Ok(results) => out.extend(results),
-                // A reader that panicked (it cannot, short of a bug in the
-                // parser) loses only its run: it is read again here.
-                Err(_) => out.extend(chunk.iter().map(|(_, path)| read_event(path))),
-            }
-        }
-        out
+        workers
+            .into_iter()
+            .zip(files.chunks(part))
+            // A reader that panicked (it cannot, short of a bug in the
+            // parser) loses only its part: it is read again here.
+            .map(|(worker, chunk)| worker.join().unwrap_or_else(|_| read_run(chunk)))
+            .collect()
     })
+}
+
+/// Reads and parses a run of event files, skipping (and reporting) the
+/// unreadable ones.
+fn read_run(files: &[(usize, PathBuf)]) -> Run {
+    let mut events = Vec::with_capacity(files.len());
+    let mut problems = Vec::new();
+    for (_, path) in files {
+        match read_event(path) {
+            Ok(event) => events.push(event),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    (events, problems)
 }
 
 /// Reads and parses one event file.
