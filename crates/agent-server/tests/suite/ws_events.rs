@@ -203,18 +203,21 @@ async fn inbound_messages_start_a_run_and_bad_frames_get_server_errors() {
     assert_eq!(err["kind"], "ServerErrorEvent");
     assert_eq!(err["code"], "ValidationError");
 
-    ws.send_json(json!({"role": "user", "content": [{"type": "text", "text": "Please create x.txt, then finish."}]}))
+    // Far larger than the server's WebSocket read buffer: read whole.
+    let long = format!(
+        "Please create x.txt, then finish. {}",
+        "x".repeat(64 * 1024)
+    );
+    ws.send_json(json!({"role": "user", "content": [{"type": "text", "text": long}]}))
         .await;
     let frames = ws.until(is_settled_full_state).await;
     assert_eq!(
         frames.last().unwrap()["value"]["execution_status"],
         "finished"
     );
-    assert!(
-        frames
-            .iter()
-            .any(|f| f["kind"] == "MessageEvent" && f["source"] == "user")
-    );
+    assert!(frames.iter().any(|f| f["kind"] == "MessageEvent"
+        && f["source"] == "user"
+        && f["llm_message"]["content"][0]["text"] == long.as_str()));
     env.stop().await;
 }
 

@@ -587,9 +587,9 @@ async fn proxy_socket(
         url.push_str(&query);
     }
     match WebSocketUpgrade::from_request_parts(&mut parts, &state).await {
-        Ok(upgrade) => {
-            upgrade.on_upgrade(move |socket| bridge_socket(socket, url, grant.revoked, grant.ttl))
-        }
+        Ok(upgrade) => upgrade
+            .read_buffer_size(crate::http::sockets::READ_BUFFER_BYTES)
+            .on_upgrade(move |socket| bridge_socket(socket, url, grant.revoked, grant.ttl)),
         Err(rejection) => rejection.into_response(),
     }
 }

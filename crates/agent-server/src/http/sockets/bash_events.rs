@@ -52,9 +52,11 @@ pub async fn bash_events_socket(
         Ok(needs) => needs,
         Err(refused) => return refused.into_response(),
     };
-    upgrade.on_upgrade(move |socket| async move {
-        serve(socket, state, needs_first_frame, resend_all).await;
-    })
+    upgrade
+        .read_buffer_size(super::READ_BUFFER_BYTES)
+        .on_upgrade(move |socket| async move {
+            serve(socket, state, needs_first_frame, resend_all).await;
+        })
 }
 
 /// Longest wait for a client to take one frame before it is dropped.

@@ -132,9 +132,11 @@ async fn events_socket(
         Ok(needs) => needs,
         Err(refused) => return refused.into_response(),
     };
-    upgrade.on_upgrade(move |socket| async move {
-        serve(socket, state, id, needs_first_frame, resend).await;
-    })
+    upgrade
+        .read_buffer_size(super::READ_BUFFER_BYTES)
+        .on_upgrade(move |socket| async move {
+            serve(socket, state, id, needs_first_frame, resend).await;
+        })
 }
 
 fn close_frame(code: u16, reason: &str) -> Message {

@@ -93,9 +93,11 @@ async fn session_socket(
         Ok(needs) => needs,
         Err(refused) => return refused.into_response(),
     };
-    upgrade.on_upgrade(move |socket| async move {
-        serve(socket, state, id, needs_first_frame, after_seq).await;
-    })
+    upgrade
+        .read_buffer_size(super::READ_BUFFER_BYTES)
+        .on_upgrade(move |socket| async move {
+            serve(socket, state, id, needs_first_frame, after_seq).await;
+        })
 }
 
 async fn close_now(socket: &mut WebSocket, code: u16, reason: &str) {
