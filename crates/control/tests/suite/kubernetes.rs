@@ -144,27 +144,13 @@ fn request(id: &str) -> ProvisionRequest {
 fn row(id: &str, engine_id: &str) -> Sandbox {
     Sandbox {
         id: id.into(),
-        tenant_id: "t".into(),
-        name: "s".into(),
         placement: "kubernetes".into(),
         engine: Some("kubernetes".into()),
         engine_id: Some(engine_id.into()),
-        status_reason: None,
-        host_id: None,
         owner_instance: "i".into(),
-        url: None,
-        sealed_key: None,
         working_dir: "/workspace".into(),
-        sealed_llm: None,
-        llm_model: None,
-        status: "ready".into(),
-        current_task_id: None,
-        task_busy: 0,
-        created_by: "u".into(),
         created_at: 0,
-        deleted_at: None,
-        runtime_session: None,
-        sealed_runtime: None,
+        ..crate::common::rows::sandbox("t")
     }
 }
 
