@@ -13,25 +13,55 @@
 //! conversation that never navigated — the branch is the whole log (state
 //! updates aside), and readers use the log itself without copying.
 
-use openhands_wire::event::{Event, EventBody};
+use openhands_wire::event::Event;
 use openhands_wire::state::ConversationState;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The `parent_id` of a root created after other events exist (the first
 /// event appended after navigating to the empty tree), which must not be
 /// read as a legacy event chained to its predecessor.
 pub const ROOT_PARENT_ID: &str = "__root__";
 
+/// What the tree needs of an event: its id, its parent and its kind. Held
+/// by the events themselves and by the log's heads (see
+/// [`super::journal`]), so that the tree is walked without loading events.
+pub trait Node {
+    /// The event's id.
+    fn node_id(&self) -> &str;
+    /// The id of the event it hangs from, if set.
+    fn node_parent(&self) -> Option<&str>;
+    /// The `kind` discriminator.
+    fn node_kind(&self) -> &str;
+}
+
+impl Node for Event {
+    fn node_id(&self) -> &str {
+        &self.id
+    }
+    fn node_parent(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+    fn node_kind(&self) -> &str {
+        self.kind()
+    }
+}
+
+/// `kind` of the state updates, which hang off the HEAD without being nodes.
+const STATE_UPDATE_KIND: &str = "ConversationStateUpdateEvent";
+/// `kind` of conversation errors, which never become the HEAD of a log from
+/// before the tree.
+const CONVERSATION_ERROR_KIND: &str = "ConversationErrorEvent";
+
 /// Whether `event` can be a node of the tree (state updates cannot).
-pub(crate) fn is_node(event: &Event) -> bool {
-    !matches!(event.body, EventBody::StateUpdate(_))
+pub(crate) fn is_node(event: &impl Node) -> bool {
+    event.node_kind() != STATE_UPDATE_KIND
 }
 
 /// The effective HEAD: the set leaf; none for a deliberately empty HEAD;
 /// otherwise (a log from before the tree) the last event that is not a
 /// state update or a conversation error.
-pub(crate) fn resolve_leaf(events: &[Event], state: &ConversationState) -> Option<String> {
+pub(crate) fn resolve_leaf(events: &[impl Node], state: &ConversationState) -> Option<String> {
     if let Some(leaf) = &state.leaf_event_id {
         return Some(leaf.clone());
     }
@@ -41,13 +71,8 @@ pub(crate) fn resolve_leaf(events: &[Event], state: &ConversationState) -> Optio
     events
         .iter()
         .rev()
-        .find(|e| {
-            !matches!(
-                e.body,
-                EventBody::StateUpdate(_) | EventBody::ConversationError(_)
-            )
-        })
-        .map(|e| e.id.clone())
+        .find(|e| is_node(*e) && e.node_kind() != CONVERSATION_ERROR_KIND)
+        .map(|e| e.node_id().to_string())
 }
 
 /// The HEAD as it really is after a load. `base_state.json` is not
@@ -55,9 +80,9 @@ pub(crate) fn resolve_leaf(events: &[Event], state: &ConversationState) -> Optio
 /// `leaf_event_id` can lag behind the log; the HEAD is then the newest
 /// event that descends from the stored one. (Moving the HEAD always writes
 /// the state at once, so the stored HEAD is on the active branch.)
-pub(crate) fn catch_up_leaf(events: &[Event], state: &ConversationState) -> Option<String> {
+pub(crate) fn catch_up_leaf(events: &[impl Node], state: &ConversationState) -> Option<String> {
     let start = match &state.leaf_event_id {
-        Some(leaf) => events.iter().position(|e| &e.id == leaf)? + 1,
+        Some(leaf) => events.iter().position(|e| e.node_id() == leaf)? + 1,
         None if state.head_is_empty => 0,
         None => return None,
     };
@@ -70,26 +95,30 @@ pub(crate) fn catch_up_leaf(events: &[Event], state: &ConversationState) -> Opti
         if !is_node(event) {
             continue;
         }
-        let descends = match event.parent_id.as_deref() {
+        let descends = match event.node_parent() {
             Some(ROOT_PARENT_ID) => state.leaf_event_id.is_none(),
             Some(parent) => subtree.contains(parent),
             None => index
                 .checked_sub(1)
-                .is_some_and(|p| subtree.contains(events[p].id.as_str())),
+                .is_some_and(|p| subtree.contains(events[p].node_id())),
         };
         if descends {
-            subtree.insert(&event.id);
-            head = Some(event.id.clone());
+            subtree.insert(event.node_id());
+            head = Some(event.node_id().to_string());
         }
     }
     head
 }
 
 /// The parent `events[index]` hangs from, by log index.
-fn parent_index(events: &[Event], ids: &HashMap<String, usize>, index: usize) -> Option<usize> {
+fn parent_index(
+    events: &[Event],
+    index_of: &dyn Fn(&str) -> Option<usize>,
+    index: usize,
+) -> Option<usize> {
     match events[index].parent_id.as_deref() {
         Some(ROOT_PARENT_ID) => None,
-        Some(parent) => ids.get(parent).copied(),
+        Some(parent) => index_of(parent),
         None => index.checked_sub(1),
     }
 }
@@ -97,16 +126,16 @@ fn parent_index(events: &[Event], ids: &HashMap<String, usize>, index: usize) ->
 /// True when the log is one line ending at `leaf`: every node's parent is
 /// the node before it (or, for legacy events, unset), and `leaf` is the
 /// last node. The branch is then the whole log.
-pub(crate) fn is_linear(events: &[Event], leaf: Option<&str>) -> bool {
+pub(crate) fn is_linear(events: &[impl Node], leaf: Option<&str>) -> bool {
     let mut previous: Option<&str> = None;
-    for event in events.iter().filter(|e| is_node(e)) {
-        match event.parent_id.as_deref() {
+    for event in events.iter().filter(|e| is_node(*e)) {
+        match event.node_parent() {
             None => {}
             Some(ROOT_PARENT_ID) if previous.is_none() => {}
             Some(parent) if Some(parent) == previous => {}
             Some(_) => return false,
         }
-        previous = Some(&event.id);
+        previous = Some(event.node_id());
     }
     previous == leaf
 }
@@ -115,19 +144,19 @@ pub(crate) fn is_linear(events: &[Event], leaf: Option<&str>) -> bool {
 /// found or a cycle ends the walk there (the part found is kept).
 pub(crate) fn path_to_root(
     events: &[Event],
-    ids: &HashMap<String, usize>,
+    index_of: &dyn Fn(&str) -> Option<usize>,
     leaf: Option<&str>,
 ) -> Vec<Event> {
     let mut chain = Vec::new();
     let mut seen = HashSet::new();
-    let mut current = leaf.and_then(|id| ids.get(id).copied());
+    let mut current = leaf.and_then(index_of);
     while let Some(index) = current {
         if !seen.insert(index) {
             tracing::warn!(event = %events[index].id, "cycle in the event tree");
             break;
         }
         chain.push(events[index].clone());
-        current = parent_index(events, ids, index);
+        current = parent_index(events, index_of, index);
     }
     chain.reverse();
     chain
@@ -137,7 +166,7 @@ pub(crate) fn path_to_root(
 /// the HEAD.
 pub(crate) fn active_branch<'a>(
     events: &'a [Event],
-    ids: &HashMap<String, usize>,
+    index_of: &dyn Fn(&str) -> Option<usize>,
     state: &ConversationState,
     linear: bool,
 ) -> Cow<'a, [Event]> {
@@ -145,7 +174,7 @@ pub(crate) fn active_branch<'a>(
         return Cow::Borrowed(events);
     }
     let leaf = resolve_leaf(events, state);
-    Cow::Owned(path_to_root(events, ids, leaf.as_deref()))
+    Cow::Owned(path_to_root(events, index_of, leaf.as_deref()))
 }
 
 #[cfg(test)]

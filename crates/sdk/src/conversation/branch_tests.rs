@@ -1,5 +1,7 @@
 use super::*;
+use openhands_wire::event::EventBody;
 use openhands_wire::event::SourceType;
+use std::collections::HashMap;
 
 fn node(id: &str, parent: Option<&str>) -> Event {
     let mut e = Event::with_source(SourceType::User, EventBody::CondensationRequest);
@@ -23,12 +25,14 @@ fn blank_state() -> ConversationState {
     )
 }
 
-fn ids(events: &[Event]) -> HashMap<String, usize> {
-    events
+/// The position of an id in `events`, as the log's index answers it.
+fn ids(events: &[Event]) -> impl Fn(&str) -> Option<usize> + '_ {
+    let index: HashMap<String, usize> = events
         .iter()
         .enumerate()
         .map(|(i, e)| (e.id.clone(), i))
-        .collect()
+        .collect();
+    move |id| index.get(id).copied()
 }
 
 fn names(events: &[Event]) -> Vec<&str> {

@@ -18,6 +18,7 @@
 
 use super::branch;
 use super::event_store::{EventStore, StoreError};
+use super::journal::{EventHead, EventRead, Journal};
 use crate::fsutil::{Durability, write_atomic};
 use crate::secrets::{Cipher, SecretsRegistry, protect, unprotect};
 use openhands_wire::agent::AgentSpec;
@@ -26,7 +27,7 @@ use openhands_wire::metrics::ConversationStats;
 use openhands_wire::state::{ConversationState, ExecutionStatus};
 use serde_json::{Value, json};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 /// Why the HEAD could not move.
@@ -47,8 +48,7 @@ pub const BASE_STATE_FILE: &str = "base_state.json";
 pub(crate) struct Core {
     pub state: ConversationState,
     pub agent_spec: AgentSpec,
-    pub events: Vec<Event>,
-    ids: HashMap<String, usize>,
+    journal: Journal,
     store: Option<EventStore>,
     dir: Option<PathBuf>,
     durability: Durability,
@@ -64,7 +64,7 @@ impl Core {
     pub fn new(
         state: ConversationState,
         agent_spec: AgentSpec,
-        events: Vec<Event>,
+        journal: Journal,
         dir: Option<PathBuf>,
         durability: Durability,
         cipher: Option<Cipher>,
@@ -74,24 +74,18 @@ impl Core {
             Some(d) => Some(EventStore::open(d, durability)?),
             None => None,
         };
-        let ids = events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.clone(), i))
-            .collect();
         let stats_base = state.stats.clone();
         let mut state = state;
-        if let Some(head) = branch::catch_up_leaf(&events, &state) {
+        if let Some(head) = branch::catch_up_leaf(journal.heads(), &state) {
             state.leaf_event_id = Some(head);
             state.head_is_empty = false;
         }
-        let leaf = branch::resolve_leaf(&events, &state);
-        let linear = branch::is_linear(&events, leaf.as_deref());
+        let leaf = branch::resolve_leaf(journal.heads(), &state);
+        let linear = branch::is_linear(journal.heads(), leaf.as_deref());
         Ok(Self {
             state,
             agent_spec,
-            events,
-            ids,
+            journal,
             store,
             dir,
             durability,
@@ -102,17 +96,51 @@ impl Core {
         })
     }
 
-    /// The events of the active branch, root first (the log itself while
-    /// it is one line; see [`super::branch`]).
-    pub fn branch(&self) -> Cow<'_, [Event]> {
-        branch::active_branch(&self.events, &self.ids, &self.state, self.linear)
+    /// Number of events in the log.
+    pub fn len(&self) -> usize {
+        self.journal.len()
+    }
+
+    /// The heads of every event, in log order (see [`super::journal`]).
+    pub fn heads(&self) -> &[EventHead] {
+        self.journal.heads()
+    }
+
+    /// The events at `positions` of the log, in that order: at hand, or
+    /// their files to read once the lock is released (see [`EventRead`]).
+    pub fn events_at(&self, positions: &[usize]) -> EventRead {
+        self.journal.read(self.store.as_ref(), positions)
+    }
+
+    /// The core with every event loaded (read from disk the first time).
+    pub fn loaded(&mut self) -> Loaded<'_> {
+        self.load();
+        Loaded(self)
+    }
+
+    /// Loads every event of a resumed log. An event file that can no longer
+    /// be read leaves the log, as it would have on resume; the tree is
+    /// looked at again.
+    fn load(&mut self) {
+        let Some(store) = &self.store else { return };
+        if self.journal.is_loaded() {
+            return;
+        }
+        let problems = self.journal.load(store);
+        if !problems.is_empty() {
+            for p in &problems {
+                tracing::error!(problem = %p, "event file unreadable since resume, left out of the log");
+            }
+            let leaf = branch::resolve_leaf(self.journal.heads(), &self.state);
+            self.linear = branch::is_linear(self.journal.heads(), leaf.as_deref());
+        }
     }
 
     /// Moves the HEAD to `event_id` (`None`: the empty tree) and writes
     /// `base_state.json`. Unknown ids are refused.
     pub fn navigate_to(&mut self, event_id: Option<&str>) -> Result<(), NavigateError> {
         if let Some(id) = event_id
-            && !self.ids.contains_key(id)
+            && self.journal.index_of(id).is_none()
         {
             return Err(NavigateError::UnknownEvent(id.to_string()));
         }
@@ -123,7 +151,7 @@ impl Core {
             (self.state.leaf_event_id, self.state.head_is_empty) = previous;
             return Err(NavigateError::Store(e));
         }
-        self.linear = branch::is_linear(&self.events, event_id);
+        self.linear = branch::is_linear(self.journal.heads(), event_id);
         Ok(())
     }
 
@@ -132,7 +160,7 @@ impl Core {
     }
 
     pub fn event_index(&self, id: &str) -> Option<usize> {
-        self.ids.get(id).copied()
+        self.journal.index_of(id)
     }
 
     /// Prepares a change: runs `f` on a [`Change`] (which reads the log and
@@ -143,6 +171,7 @@ impl Core {
     where
         F: FnOnce(&mut Change<'_>) -> Vec<Event>,
     {
+        self.load();
         let mut change = Change {
             core: self,
             draft: None,
@@ -156,8 +185,8 @@ impl Core {
             stats_base,
             ..
         } = change;
-        let first_index = self.events.len();
-        let mut leaf = branch::resolve_leaf(&self.events, &self.state);
+        let first_index = self.journal.len();
+        let mut leaf = branch::resolve_leaf(self.journal.heads(), &self.state);
         let mut events = Vec::with_capacity(pending.len());
         for (offset, mut event) in pending.into_iter().enumerate() {
             if event.parent_id.is_none() {
@@ -222,9 +251,9 @@ impl Core {
         let mut out = Vec::with_capacity(written);
         let mut leaf = self.state.leaf_event_id.clone();
         let mut moved = false;
-        let mut head = branch::resolve_leaf(&self.events, &self.state);
+        let mut head = branch::resolve_leaf(self.journal.heads(), &self.state);
         for s in staged.events.into_iter().take(written) {
-            debug_assert_eq!(s.index, self.events.len());
+            debug_assert_eq!(s.index, self.journal.len());
             if branch::is_node(&s.event) {
                 // The log stays one line while each node hangs from the HEAD.
                 self.linear &= s.event.parent_id.is_none() || s.event.parent_id == head;
@@ -232,9 +261,8 @@ impl Core {
                 leaf = head.clone();
                 moved = true;
             }
-            self.ids.insert(s.event.id.clone(), s.index);
             out.push(s.event.clone());
-            self.events.push(s.event);
+            self.journal.push(s.event, s.index);
         }
         if complete {
             if let Some(state) = staged.draft {
@@ -306,6 +334,37 @@ impl Core {
     }
 }
 
+/// The conversation's state with every event loaded ([`Core::loaded`]):
+/// what readers of whole events see.
+pub(crate) struct Loaded<'a>(&'a Core);
+
+impl<'a> Loaded<'a> {
+    /// Every event, in log order.
+    pub fn events(&self) -> &'a [Event] {
+        self.0.journal.events()
+    }
+
+    /// The events of the active branch, root first (the log itself while
+    /// it is one line; see [`super::branch`]).
+    pub fn branch(&self) -> Cow<'a, [Event]> {
+        let core = self.0;
+        branch::active_branch(
+            core.journal.events(),
+            &|id: &str| core.journal.index_of(id),
+            &core.state,
+            core.linear,
+        )
+    }
+}
+
+impl Deref for Loaded<'_> {
+    type Target = Core;
+
+    fn deref(&self) -> &Core {
+        self.0
+    }
+}
+
 /// A change in preparation: reads see the conversation as it is; edits go
 /// to drafts that become visible only once the change is on disk.
 pub(crate) struct Change<'a> {
@@ -316,14 +375,14 @@ pub(crate) struct Change<'a> {
 }
 
 impl Change<'_> {
-    /// The event log before this change.
+    /// The event log before this change (loaded by [`Core::stage`]).
     pub fn events(&self) -> &[Event] {
-        &self.core.events
+        self.core.journal.events()
     }
 
-    /// The active branch before this change (see [`Core::branch`]).
+    /// The active branch before this change (see [`Loaded::branch`]).
     pub fn branch(&self) -> Cow<'_, [Event]> {
-        self.core.branch()
+        Loaded(self.core).branch()
     }
 
     /// The state as this change sees it (with its own edits).

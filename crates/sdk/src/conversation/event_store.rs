@@ -101,6 +101,17 @@ impl EventStore {
     /// Loads every event in index order. Unreadable or invalid files are
     /// reported in the second list and skipped; temporary files are ignored.
     pub fn load_all(&self) -> Result<(Vec<Event>, Vec<StoreError>), StoreError> {
+        self.load_with(|_, event| event)
+    }
+
+    /// Reads every event file in index order and keeps `keep(file index,
+    /// event)` of each, so that a caller needing a part of each event does
+    /// not hold them all at once. Unreadable or invalid files are reported
+    /// in the second list and skipped; temporary files are ignored.
+    pub fn load_with<T: Send>(
+        &self,
+        keep: impl Fn(usize, Event) -> T + Sync,
+    ) -> Result<(Vec<T>, Vec<StoreError>), StoreError> {
         let mut files: Vec<(usize, PathBuf)> = Vec::new();
         let rd = fs::read_dir(&self.dir).map_err(|e| StoreError::io("list", &self.dir, e))?;
         for entry in rd.flatten() {
@@ -111,14 +122,22 @@ impl EventStore {
             }
         }
         files.sort_by_key(|(i, _)| *i);
-        let mut runs = read_in_parallel(&files).into_iter();
-        let (mut events, mut problems) = runs.next().unwrap_or_default();
-        events.reserve(files.len().saturating_sub(events.len()));
-        for (mut more, mut more_problems) in runs {
-            events.append(&mut more);
-            problems.append(&mut more_problems);
-        }
-        Ok((events, problems))
+        Ok(read_files(&files, &keep))
+    }
+
+    /// Reads the events at `files` (file index and event id, in the order
+    /// wanted), keeping `keep(file index, event)` of each; unreadable or
+    /// invalid files are reported in the second list and skipped.
+    pub fn read_with<T: Send>(
+        &self,
+        files: &[(usize, &str)],
+        keep: impl Fn(usize, Event) -> T + Sync,
+    ) -> (Vec<T>, Vec<StoreError>) {
+        let files: Vec<(usize, PathBuf)> = files
+            .iter()
+            .map(|(index, id)| (*index, self.path_of(*index, id)))
+            .collect();
+        read_files(&files, &keep)
     }
 }
 
@@ -126,47 +145,58 @@ impl EventStore {
 /// costs more than reading a few hundred small files.
 const PARALLEL_READ_MIN: usize = 512;
 
-/// The events read from a run of files, and the problems met.
-type Run = (Vec<Event>, Vec<StoreError>);
-
-/// Reads and parses `files` (sorted by index) into one [`Run`] per
-/// contiguous part, in order. Long logs are split into one part per core,
-/// each read on its own scoped thread: resuming a conversation is bound by
-/// the `open`/`read` calls and the JSON parsing of every event file, which
-/// spread over the cores without sharing anything.
-fn read_in_parallel(files: &[(usize, PathBuf)]) -> Vec<Run> {
+/// Reads and parses `files` in order, keeping `keep(index, event)` of each.
+/// Long lists are split into one contiguous part per core, each read on its
+/// own scoped thread: resuming a conversation is bound by the `open`/`read`
+/// calls and the JSON parsing of every event file, which spread over the
+/// cores without sharing anything.
+fn read_files<T: Send>(
+    files: &[(usize, PathBuf)],
+    keep: &(impl Fn(usize, Event) -> T + Sync),
+) -> (Vec<T>, Vec<StoreError>) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 || files.len() < PARALLEL_READ_MIN {
-        return vec![read_run(files)];
+        return read_run(files, keep);
     }
     let part = files.len().div_ceil(cores);
-    std::thread::scope(|scope| {
+    let runs: Vec<(Vec<T>, Vec<StoreError>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = files
             .chunks(part)
-            .map(|chunk| scope.spawn(move || read_run(chunk)))
+            .map(|chunk| scope.spawn(move || read_run(chunk, keep)))
             .collect();
         workers
             .into_iter()
             .zip(files.chunks(part))
             // A reader that panicked (it cannot, short of a bug in the
             // parser) loses only its part: it is read again here.
-            .map(|(worker, chunk)| worker.join().unwrap_or_else(|_| read_run(chunk)))
+            .map(|(worker, chunk)| worker.join().unwrap_or_else(|_| read_run(chunk, keep)))
             .collect()
-    })
+    });
+    let mut runs = runs.into_iter();
+    let (mut kept, mut problems) = runs.next().unwrap_or_default();
+    kept.reserve(files.len().saturating_sub(kept.len()));
+    for (mut more, mut more_problems) in runs {
+        kept.append(&mut more);
+        problems.append(&mut more_problems);
+    }
+    (kept, problems)
 }
 
 /// Reads and parses a run of event files, skipping (and reporting) the
 /// unreadable ones.
-fn read_run(files: &[(usize, PathBuf)]) -> Run {
-    let mut events = Vec::with_capacity(files.len());
+fn read_run<T>(
+    files: &[(usize, PathBuf)],
+    keep: &impl Fn(usize, Event) -> T,
+) -> (Vec<T>, Vec<StoreError>) {
+    let mut kept = Vec::with_capacity(files.len());
     let mut problems = Vec::new();
-    for (_, path) in files {
+    for (index, path) in files {
         match read_event(path) {
-            Ok(event) => events.push(event),
+            Ok(event) => kept.push(keep(*index, event)),
             Err(problem) => problems.push(problem),
         }
     }
-    (events, problems)
+    (kept, problems)
 }
 
 /// Reads and parses one event file.

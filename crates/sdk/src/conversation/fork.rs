@@ -4,6 +4,7 @@
 use super::core::Core;
 use super::error::ConversationError;
 use super::event_store::{EventStore, StoreError};
+use super::journal::Journal;
 use super::local::LocalConversation;
 use super::options::ConversationOptions;
 use crate::secrets::{SecretSource, SecretsRegistry};
@@ -37,15 +38,15 @@ impl LocalConversation {
                 "conversation {id} already exists"
             )));
         }
-        let (mut state, spec, events, cipher, secrets) = self.inner.log.read(|c| {
+        let (mut state, spec, events, cipher, secrets) = self.inner.log.read_loaded(|c| {
             let events: Vec<Event> = match up_to_event {
                 Some(eid) => {
                     let idx = c.event_index(eid).ok_or_else(|| {
                         ConversationError::Invalid(format!("event {eid} not found"))
                     })?;
-                    c.events[..=idx].to_vec()
+                    c.events()[..=idx].to_vec()
                 }
-                None => c.events.clone(),
+                None => c.events().to_vec(),
             };
             Ok::<_, ConversationError>((
                 c.state.clone(),
@@ -99,7 +100,7 @@ impl LocalConversation {
         let core = Core::new(
             state,
             spec,
-            events,
+            Journal::loaded(events),
             dir,
             options.durability,
             options.cipher.clone().or(cipher),

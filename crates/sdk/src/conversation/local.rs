@@ -6,6 +6,7 @@ use super::agent_slot::AgentSlot;
 use super::core::{Change, Core, state_update};
 use super::error::ConversationError;
 use super::extensions::state::Extensions;
+use super::journal::EventHead;
 use super::listeners::{EventCallback, Listeners};
 use super::llms::{ConversationLlms, profiles_home};
 use super::log::EventLog;
@@ -226,7 +227,7 @@ impl LocalConversation {
 
     /// A copy of every event.
     pub fn events(&self) -> Vec<Event> {
-        self.inner.log.read(|c| c.events.clone())
+        self.inner.log.read_loaded(|c| c.events().to_vec())
     }
     /// The validated structured output (`response_schema` fields) of the
     /// last accepted call of `tool_name`, e.g. `finish`; `None` when it was
@@ -260,13 +261,13 @@ impl LocalConversation {
 
     /// Number of events.
     pub fn event_count(&self) -> usize {
-        self.inner.log.read(|c| c.events.len())
+        self.inner.log.read(Core::len)
     }
 
     /// Runs `f` over the events without copying them (`f` must not call
     /// the conversation).
     pub fn with_events<R>(&self, f: impl FnOnce(&[Event]) -> R) -> R {
-        self.inner.log.read(|c| f(&c.events))
+        self.inner.log.read_loaded(|c| f(c.events()))
     }
 
     /// Runs `f` over the whole event log with its index by event id (the
@@ -278,14 +279,36 @@ impl LocalConversation {
     ) -> R {
         self.inner
             .log
-            .read(|c| f(&c.events, &|id: &str| c.event_index(id)))
+            .read_loaded(|c| f(c.events(), &|id: &str| c.event_index(id)))
+    }
+
+    /// Runs `f` over the heads of every event (id, parent, kind, source,
+    /// time) with the index by event id, without loading the events of a
+    /// resumed log (`f` must not call the conversation). With
+    /// [`LocalConversation::events_at`], how a long log is paged.
+    pub fn with_heads<R>(
+        &self,
+        f: impl FnOnce(&[EventHead], &dyn Fn(&str) -> Option<usize>) -> R,
+    ) -> R {
+        self.inner
+            .log
+            .read(|c| f(c.heads(), &|id: &str| c.event_index(id)))
+    }
+
+    /// The events at `positions` of the log (positions past its end are
+    /// left out), in that order. A resumed log that is not loaded is read
+    /// from the events' files (blocking file I/O), without holding the
+    /// conversation.
+    pub fn events_at(&self, positions: &[usize]) -> Result<Vec<Event>, ConversationError> {
+        let read = self.inner.log.read(|c| c.events_at(positions));
+        Ok(read.run()?)
     }
 
     /// Runs `f` over the events of the active branch (the path from the
     /// HEAD to the root; the whole log until the HEAD is moved), which is
     /// what the agent works on (`f` must not call the conversation).
     pub fn with_branch<R>(&self, f: impl FnOnce(&[Event]) -> R) -> R {
-        self.inner.log.read(|c| f(&c.branch()))
+        self.inner.log.read_loaded(|c| f(&c.branch()))
     }
 
     /// The events of the active branch, root first.
@@ -310,9 +333,14 @@ impl LocalConversation {
 
     /// An event by id.
     pub fn event(&self, id: &str) -> Option<Event> {
-        self.inner
-            .log
-            .read(|c| c.event_index(id).map(|i| c.events[i].clone()))
+        let at = self.inner.log.read(|c| c.event_index(id))?;
+        match self.events_at(&[at]) {
+            Ok(mut events) => events.pop(),
+            Err(e) => {
+                tracing::warn!(problem = %e, "event file unreadable");
+                None
+            }
+        }
     }
 
     /// The secrets registry.

@@ -3,7 +3,7 @@
 //! which changes are committed. Its lock is the last one taken (see the
 //! lock rule in [`super`]).
 
-use super::core::{Change, Core, NavigateError};
+use super::core::{Change, Core, Loaded, NavigateError};
 use super::error::ConversationError;
 use openhands_wire::event::Event;
 use parking_lot::Mutex;
@@ -25,10 +25,17 @@ impl EventLog {
         }
     }
 
-    /// Runs `f` over the log and state under its lock. `f` takes no other
-    /// lock and calls nothing of the conversation.
+    /// Runs `f` over the log's heads and the state under its lock. `f`
+    /// takes no other lock and calls nothing of the conversation.
     pub fn read<R>(&self, f: impl FnOnce(&Core) -> R) -> R {
         f(&self.core.lock())
+    }
+
+    /// [`EventLog::read`] with every event loaded: a resumed log is read
+    /// from disk the first time (blocking file I/O).
+    pub fn read_loaded<R>(&self, f: impl FnOnce(&Loaded<'_>) -> R) -> R {
+        let mut core = self.core.lock();
+        f(&core.loaded())
     }
 
     /// Commits one change: `f` drafts it under the log's lock (reading the

@@ -75,6 +75,7 @@ pub mod event_store;
 mod execute_tool;
 mod extensions;
 mod fork;
+mod journal;
 mod listeners;
 mod llms;
 mod local;
@@ -96,6 +97,7 @@ pub use condense::NOTHING_TO_CONDENSE;
 pub use error::{ConversationError, error_code};
 pub use extensions::pins::{PINS_FILE, Pins};
 pub use extensions::plugins::LoadPluginError;
+pub use journal::EventHead;
 pub use listeners::EventCallback;
 pub use local::LocalConversation;
 pub use options::{

@@ -6,6 +6,7 @@
 use super::core::{Core, agent_from_json, load_state};
 use super::error::ConversationError;
 use super::event_store::{EventStore, StoreError};
+use super::journal::Journal;
 use super::local::LocalConversation;
 use super::options::ConversationOptions;
 use crate::agent::Agent;
@@ -64,7 +65,7 @@ impl LocalConversation {
         let core = Core::new(
             state,
             agent.spec().clone(),
-            Vec::new(),
+            Journal::loaded(Vec::new()),
             dir,
             options.durability,
             options.cipher.clone(),
@@ -113,7 +114,7 @@ impl LocalConversation {
             })
             .map_err(|_| ConversationError::Invalid(format!("bad conversation id in {dir:?}")))?;
         let store = EventStore::open(&dir, options.durability)?;
-        let (events, problems) = store.load_all()?;
+        let (journal, problems) = Journal::resumed(&store)?;
         for p in &problems {
             tracing::warn!(problem = %p, "skipping unreadable event file");
         }
@@ -150,7 +151,7 @@ impl LocalConversation {
         let core = Core::new(
             state,
             agent.spec().clone(),
-            events,
+            journal,
             Some(dir),
             options.durability,
             cipher,

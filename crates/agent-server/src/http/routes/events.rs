@@ -9,8 +9,8 @@ use crate::http::error::{
 };
 use crate::http::extract::{parse_query, parse_uuid_param, query_value};
 use crate::http::routes::conversations::body;
-use crate::service::conversations::search::{EventFilter, count, page_at};
-use crate::service::conversations::{ConversationService, Live};
+use crate::service::conversations::search::{EventFilter, count_matching, search_page};
+use crate::service::conversations::{ConversationService, Live, ServiceError};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
@@ -18,8 +18,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::NaiveDateTime;
 use openhands_protocol::Success;
-use openhands_protocol::conversation_info::EventPage;
 use openhands_protocol::conversations::{ConfirmationResponseRequest, SendMessageRequest};
+use openhands_sdk::conversation::LocalConversation;
 use openhands_wire::time::parse_event_timestamp;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -58,6 +58,17 @@ fn ok<T: serde::Serialize + ?Sized>(body: &T) -> Response {
 }
 
 /// The loaded conversation, or the events routes' 404.
+/// Runs `f` on the conversation off the async runtime: the events of a
+/// resumed log are read from their files.
+async fn blocking<R: Send + 'static>(
+    live: Arc<Live>,
+    f: impl FnOnce(&LocalConversation) -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    tokio::task::spawn_blocking(move || f(&live.conv))
+        .await
+        .map_err(ApiError::internal)
+}
+
 async fn conversation(svc: &ConversationService, raw: &str) -> Result<Arc<Live>, ApiError> {
     let id = parse_uuid_param("conversation_id", raw)?;
     svc.live(id)
@@ -207,14 +218,11 @@ async fn search(
     )?;
     let desc = matches!(p.sort_order, EventSortOrder::TimestampDesc);
     let limit = usize::try_from(p.limit).unwrap_or(100);
-    let body = live.conv.with_events_indexed(|events, index_of| {
-        let start = p.page_id.as_deref().and_then(index_of);
-        let (items, next) = page_at(events, start, limit, &f, desc);
-        EventPage {
-            items: items.into_iter().cloned().collect(),
-            next_page_id: next,
-        }
-    });
+    let body = blocking(live, move |conv| {
+        search_page(conv, p.page_id.as_deref(), limit, &f, desc)
+    })
+    .await?
+    .map_err(ServiceError::from)?;
     Ok(ok(&body))
 }
 
@@ -245,7 +253,7 @@ async fn count_events(
         p.timestamp__gte.as_deref(),
         p.timestamp__lt.as_deref(),
     )?;
-    let n = live.conv.with_events(|events| count(events, &f));
+    let n = blocking(live, move |conv| count_matching(conv, &f)).await?;
     Ok(ok(&n))
 }
 
@@ -263,7 +271,7 @@ async fn get_event(
 ) -> Result<Response, ApiError> {
     let Path((raw, event_id)) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let live = conversation(&svc, &raw).await?;
-    match live.conv.event(&event_id) {
+    match blocking(live, move |conv| conv.event(&event_id)).await? {
         Some(e) => Ok(ok(&serde_json::to_value(&e).map_err(ApiError::internal)?)),
         None => Err(ApiError::not_found()),
     }
@@ -285,15 +293,16 @@ async fn batch_get(
     let Path(raw) = path.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let live = conversation(&svc, &raw).await?;
     let ids: Vec<String> = body(&headers, &bytes)?;
-    let out: Vec<Value> = ids
-        .iter()
-        .map(|id| {
-            live.conv
-                .event(id)
-                .and_then(|e| serde_json::to_value(&e).ok())
-                .unwrap_or(Value::Null)
-        })
-        .collect();
+    let out: Vec<Value> = blocking(live, move |conv| {
+        ids.iter()
+            .map(|id| {
+                conv.event(id)
+                    .and_then(|e| serde_json::to_value(&e).ok())
+                    .unwrap_or(Value::Null)
+            })
+            .collect()
+    })
+    .await?;
     Ok(ok(&Value::Array(out)))
 }
 

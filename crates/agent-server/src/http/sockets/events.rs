@@ -231,20 +231,39 @@ impl Subscription {
                 if matches!(resend, Resend::Since(None)) {
                     tracing::warn!(conversation = %live.id(), "resend_mode=since without after_timestamp: nothing resent");
                 }
-                live.conv.with_events(|events| {
-                    let texts: Vec<String> = events
-                        .iter()
-                        .filter(|e| match (resend, since) {
-                            (Resend::All, _) => true,
-                            (_, Some(t)) => {
-                                parse_event_timestamp(&e.timestamp).is_some_and(|ts| ts >= t)
-                            }
-                            _ => false,
-                        })
-                        .filter_map(event_text)
-                        .collect();
-                    (texts, events.len() as u64)
+                let stored = Arc::clone(&live);
+                let read = tokio::task::spawn_blocking(move || {
+                    let (positions, length) = stored.conv.with_heads(|heads, _| {
+                        let positions: Vec<usize> = (0..heads.len())
+                            .filter(|i| match (resend, since) {
+                                (Resend::All, _) => true,
+                                (_, Some(t)) => parse_event_timestamp(heads[*i].timestamp())
+                                    .is_some_and(|ts| ts >= t),
+                                _ => false,
+                            })
+                            .collect();
+                        (positions, heads.len() as u64)
+                    });
+                    let texts = stored.conv.events_at(&positions).map(|events| {
+                        events
+                            .iter()
+                            .filter_map(event_text)
+                            .collect::<Vec<String>>()
+                    });
+                    (texts, length)
                 })
+                .await;
+                match read {
+                    Ok((Ok(texts), length)) => (texts, length),
+                    Ok((Err(e), _)) => {
+                        tracing::warn!(conversation = %live.id(), error = %e, "stored events unreadable; nothing resent");
+                        (Vec::new(), 0)
+                    }
+                    Err(e) => {
+                        tracing::warn!(conversation = %live.id(), error = %e, "resend failed");
+                        (Vec::new(), 0)
+                    }
+                }
             }
         };
         for text in replay {

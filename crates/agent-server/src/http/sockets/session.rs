@@ -37,7 +37,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
 use futures::stream::SplitStream;
-use openhands_wire::event::Event;
 use openhands_wire::message::Message as LlmMessage;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -146,7 +145,7 @@ async fn serve(
     // on is either above the mark or deduplicated against the replay.
     let rx = live.hub().subscribe();
     live.touch();
-    let length = live.conv.with_events(<[Event]>::len) as i64;
+    let length = live.conv.event_count() as i64;
     let through_seq = (length > 0).then_some(length - 1);
     let (sink, stream) = socket.split();
     let (writer, writer_task) = ConnectionWriter::start(sink);
@@ -284,16 +283,28 @@ impl Session {
     }
 
     /// Sends stored events `[start, stop)` as durable frames, a page at a
-    /// time (the conversation's lock is held only while a page serializes).
+    /// time (read off the async runtime: a resumed log reads their files).
     async fn replay(&self, start: usize, stop: usize) -> bool {
         let mut page_start = start;
         while page_start < stop {
             let page_stop = (page_start + REPLAY_PAGE_SIZE).min(stop);
-            let page: Vec<(usize, String)> = self.live.conv.with_events(|events| {
-                (page_start..page_stop.min(events.len()))
-                    .filter_map(|i| serde_json::to_string(&events[i]).ok().map(|j| (i, j)))
-                    .collect()
-            });
+            let live = Arc::clone(&self.live);
+            let positions: Vec<usize> = (page_start..page_stop).collect();
+            let read = tokio::task::spawn_blocking(move || live.conv.events_at(&positions)).await;
+            let events = match read {
+                Ok(Ok(events)) => events,
+                Ok(Err(e)) => {
+                    tracing::warn!(conversation = %self.live.id(), error = %e, "stored events unreadable; replay stopped");
+                    return false;
+                }
+                Err(e) => {
+                    tracing::warn!(conversation = %self.live.id(), error = %e, "replay failed");
+                    return false;
+                }
+            };
+            let page = (page_start..)
+                .zip(events.iter())
+                .filter_map(|(i, event)| serde_json::to_string(event).ok().map(|j| (i, j)));
             for (seq, json) in page {
                 if !self.writer.send(durable_frame(seq as u64, &json)) {
                     return false;

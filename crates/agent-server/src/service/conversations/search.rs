@@ -1,10 +1,60 @@
 //! Event search: the filters and paging of `GET …/events/search` and
 //! `…/events/count`.
+//!
+//! Filters on kind, source and time read only the log's heads
+//! ([`EventHead`]): a page of a resumed conversation reads the files of its
+//! own events and nothing else. Only a `body` filter loads the whole log.
 
 use chrono::NaiveDateTime;
+use openhands_protocol::conversation_info::EventPage;
+use openhands_sdk::ConversationError;
+use openhands_sdk::conversation::{EventHead, LocalConversation};
 use openhands_wire::content::Content;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::time::{format_naive, parse_event_timestamp};
+
+/// What the kind, source and time filters and the pager read of an event:
+/// held by the events and by the log's heads.
+pub trait Searchable {
+    /// The event id.
+    fn id(&self) -> &str;
+    /// The `kind` discriminator.
+    fn kind(&self) -> &str;
+    /// The source's wire name.
+    fn source(&self) -> &str;
+    /// The timestamp as written.
+    fn timestamp(&self) -> &str;
+}
+
+impl Searchable for Event {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn kind(&self) -> &str {
+        Event::kind(self)
+    }
+    fn source(&self) -> &str {
+        self.source.as_str()
+    }
+    fn timestamp(&self) -> &str {
+        &self.timestamp
+    }
+}
+
+impl Searchable for EventHead {
+    fn id(&self) -> &str {
+        EventHead::id(self)
+    }
+    fn kind(&self) -> &str {
+        EventHead::kind(self)
+    }
+    fn source(&self) -> &str {
+        EventHead::source(self).as_str()
+    }
+    fn timestamp(&self) -> &str {
+        EventHead::timestamp(self)
+    }
+}
 
 /// Event filters (all optional, combined with AND).
 #[derive(Debug, Clone, Default)]
@@ -33,6 +83,12 @@ impl EventFilter {
 
     /// Whether `event` passes every filter.
     pub fn matches(&self, event: &Event) -> bool {
+        self.matches_head(event) && self.body.as_deref().is_none_or(|b| body_matches(event, b))
+    }
+
+    /// Whether `event` passes the kind, source and time filters (all but
+    /// `body`).
+    pub fn matches_head(&self, event: &impl Searchable) -> bool {
         if let Some(k) = &self.kind
             && k != event.kind()
             && !k.ends_with(&format!(".{}", event.kind()))
@@ -40,26 +96,64 @@ impl EventFilter {
             return false;
         }
         if let Some(s) = &self.source
-            && s != event.source.as_str()
+            && s != event.source()
         {
             return false;
         }
         if let Some(gte) = &self.timestamp_gte
-            && compare_timestamp(&event.timestamp, gte) == std::cmp::Ordering::Less
+            && compare_timestamp(event.timestamp(), gte) == std::cmp::Ordering::Less
         {
             return false;
         }
         if let Some(lt) = &self.timestamp_lt
-            && compare_timestamp(&event.timestamp, lt) != std::cmp::Ordering::Less
-        {
-            return false;
-        }
-        if let Some(body) = &self.body
-            && !body_matches(event, body)
+            && compare_timestamp(event.timestamp(), lt) != std::cmp::Ordering::Less
         {
             return false;
         }
         true
+    }
+}
+
+/// One page of `conv`'s events matching `filter` from the event `page_id`
+/// (unknown ids start at the beginning), ascending or descending in log
+/// order. Without a `body` filter only the page's events are read (see the
+/// module). Blocking: file I/O for a resumed log.
+pub fn search_page(
+    conv: &LocalConversation,
+    page_id: Option<&str>,
+    limit: usize,
+    filter: &EventFilter,
+    descending: bool,
+) -> Result<EventPage, ConversationError> {
+    if filter.body.is_some() {
+        return Ok(conv.with_events_indexed(|events, index_of| {
+            let start = page_id.and_then(index_of);
+            let (items, next) = page_at(events, start, limit, |e| filter.matches(e), descending);
+            EventPage {
+                items: items.into_iter().map(|i| events[i].clone()).collect(),
+                next_page_id: next,
+            }
+        }));
+    }
+    let (positions, next) = conv.with_heads(|heads, index_of| {
+        let start = page_id.and_then(index_of);
+        page_at(heads, start, limit, |h| filter.matches_head(h), descending)
+    });
+    Ok(EventPage {
+        items: conv.events_at(&positions)?,
+        next_page_id: next,
+    })
+}
+
+/// Number of `conv`'s events passing `filter` (the heads suffice unless it
+/// filters on `body`).
+pub fn count_matching(conv: &LocalConversation, filter: &EventFilter) -> usize {
+    if filter.body.is_some() {
+        conv.with_events(|events| count(events, filter))
+    } else if filter.is_empty() {
+        conv.event_count()
+    } else {
+        conv.with_heads(|heads, _| heads.iter().filter(|h| filter.matches_head(*h)).count())
     }
 }
 
@@ -101,18 +195,20 @@ pub fn page<'a>(
     descending: bool,
 ) -> (Vec<&'a Event>, Option<String>) {
     let start = page_id.and_then(|p| events.iter().position(|e| e.id == p));
-    page_at(events, start, limit, filter, descending)
+    let (items, next) = page_at(events, start, limit, |e| filter.matches(e), descending);
+    (items.into_iter().map(|i| &events[i]).collect(), next)
 }
 
-/// [`page`] from the event at index `start` (`None`: from the first, or
-/// the last when `descending`), for callers that index events by id.
-pub fn page_at<'a>(
-    events: &'a [Event],
+/// The positions of one page of `events` passing `matches` from the event
+/// at index `start` (`None`: from the first, or the last when
+/// `descending`), and the id of the first event of the next page.
+pub fn page_at<E: Searchable>(
+    events: &[E],
     start: Option<usize>,
     limit: usize,
-    filter: &EventFilter,
+    matches: impl Fn(&E) -> bool,
     descending: bool,
-) -> (Vec<&'a Event>, Option<String>) {
+) -> (Vec<usize>, Option<String>) {
     let start = start.filter(|i| *i < events.len());
     let indices: Box<dyn Iterator<Item = usize>> = if descending {
         let from = start.unwrap_or(events.len().saturating_sub(1));
@@ -128,14 +224,14 @@ pub fn page_at<'a>(
     let mut next = None;
     for i in indices {
         let e = &events[i];
-        if !filter.matches(e) {
+        if !matches(e) {
             continue;
         }
         if items.len() >= limit {
-            next = Some(e.id.clone());
+            next = Some(e.id().to_string());
             break;
         }
-        items.push(e);
+        items.push(i);
     }
     (items, next)
 }

@@ -5,6 +5,7 @@
 //! happens on first use, as in the reference.
 
 use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
+use crate::conversation::branch::Node;
 use crate::conversation::error::ConversationError;
 use crate::conversation::local::LocalConversation;
 use crate::conversation::local::off_runtime;
@@ -17,11 +18,12 @@ use openhands_wire::event::{
 use serde_json::Value;
 
 /// Whether `events` hold the system prompt.
-fn has_system_prompt(events: &[Event]) -> bool {
-    events
-        .iter()
-        .any(|e| matches!(e.body, EventBody::SystemPrompt(_)))
+fn has_system_prompt<E: Node>(events: &[E]) -> bool {
+    events.iter().any(|e| e.node_kind() == SYSTEM_PROMPT_KIND)
 }
+
+/// `kind` of the system prompt event.
+const SYSTEM_PROMPT_KIND: &str = "SystemPromptEvent";
 
 impl LocalConversation {
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
@@ -37,7 +39,7 @@ impl LocalConversation {
         let ready = ext.context_resolved()
             && (ext.hook_runner().is_none() || ext.session_started())
             && self.inner.agent.is_built()
-            && self.inner.log.read(|c| has_system_prompt(&c.events));
+            && self.inner.log.read(|c| has_system_prompt(c.heads()));
         if ready {
             return Ok(());
         }
@@ -118,7 +120,7 @@ impl LocalConversation {
             return self.session_start_hooks();
         }
         let rt = self.runtime()?;
-        if self.inner.log.read(|c| has_system_prompt(&c.events)) {
+        if self.inner.log.read(|c| has_system_prompt(c.heads())) {
             self.report_start_problems()?;
             return self.session_start_hooks();
         }

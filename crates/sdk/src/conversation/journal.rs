@@ -1,0 +1,281 @@
+//! The event log in memory: a small [`EventHead`] of every event (id,
+//! parent, kind, source, time, file) always, the full events only once
+//! someone needs them.
+//!
+//! A resumed conversation starts with heads only: reading a page of a long
+//! log, counting or filtering it by kind, source or time, finding an event
+//! by id and walking the event tree need no more, and the events of a page
+//! are read from their files. The full events are loaded the first time a
+//! reader needs the whole log (the agent's view, a fork, a body search)
+//! and stay loaded from then on; new conversations and forks hold theirs
+//! from the start. Memory for a log that is only read is thus its heads
+//! (about 200 bytes an event) plus the page, not the log.
+
+use super::branch::Node;
+use super::event_store::{EventStore, StoreError};
+use openhands_wire::event::{Event, SourceType};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What the log keeps of every event without holding it: enough to find,
+/// filter, order and place it in the event tree, and to read it again.
+#[derive(Debug, Clone)]
+pub struct EventHead {
+    id: Arc<str>,
+    parent_id: Option<Arc<str>>,
+    kind: Cow<'static, str>,
+    source: SourceType,
+    timestamp: Box<str>,
+    file: usize,
+}
+
+impl EventHead {
+    /// The head of `event`, stored as event file number `file`.
+    fn of(event: &Event, file: usize) -> Self {
+        Self {
+            id: event.id.as_str().into(),
+            parent_id: event.parent_id.as_deref().map(Arc::from),
+            kind: kind_name(event.kind()),
+            source: event.source,
+            timestamp: event.timestamp.as_str().into(),
+            file,
+        }
+    }
+
+    /// The event's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The id of the event it hangs from, if set.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+
+    /// The `kind` discriminator (class name).
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The event's origin.
+    pub fn source(&self) -> SourceType {
+        self.source
+    }
+
+    /// The event's timestamp as written (naive local ISO 8601).
+    pub fn timestamp(&self) -> &str {
+        &self.timestamp
+    }
+}
+
+impl Node for EventHead {
+    fn node_id(&self) -> &str {
+        &self.id
+    }
+    fn node_parent(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+    fn node_kind(&self) -> &str {
+        &self.kind
+    }
+}
+
+/// Every kind name the wire knows, so that heads share them instead of
+/// holding a copy each.
+const KNOWN_KINDS: &[&str] = &[
+    "SystemPromptEvent",
+    "MessageEvent",
+    "ActionEvent",
+    "ObservationEvent",
+    "AgentErrorEvent",
+    "UserRejectObservation",
+    "ConversationStateUpdateEvent",
+    "ConversationErrorEvent",
+    "PauseEvent",
+    "InterruptEvent",
+    "CondensationRequest",
+    "Condensation",
+    "CondensationSummaryEvent",
+    "StreamingDeltaEvent",
+    "HookExecutionEvent",
+    "ServerErrorEvent",
+    "LLMCompletionLogEvent",
+];
+
+fn kind_name(kind: &str) -> Cow<'static, str> {
+    match KNOWN_KINDS.iter().find(|k| **k == kind) {
+        Some(k) => Cow::Borrowed(k),
+        None => Cow::Owned(kind.to_string()),
+    }
+}
+
+/// The events of a conversation in log order: their heads, and the events
+/// themselves while loaded.
+#[derive(Debug, Default)]
+pub(crate) struct Journal {
+    heads: Vec<EventHead>,
+    ids: HashMap<Arc<str>, usize>,
+    /// Every event in full while `loaded`, else empty.
+    events: Vec<Event>,
+    loaded: bool,
+}
+
+impl Journal {
+    /// A log holding `events` (event file `i` is event `i`).
+    pub fn loaded(events: Vec<Event>) -> Self {
+        let mut journal = Self {
+            loaded: true,
+            ..Self::default()
+        };
+        journal.heads.reserve(events.len());
+        journal.events.reserve(events.len());
+        for (file, event) in events.into_iter().enumerate() {
+            journal.push(event, file);
+        }
+        journal
+    }
+
+    /// The log of `store` with heads only: every event file is read and
+    /// checked (unreadable ones are reported and left out, as when loading
+    /// in full), only its head is kept.
+    pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
+        let (heads, problems) = store.load_with(|file, event| EventHead::of(&event, file))?;
+        let mut journal = Self::default();
+        journal.ids.reserve(heads.len());
+        journal.heads.reserve(heads.len());
+        for head in heads {
+            journal.push_head(head);
+        }
+        Ok((journal, problems))
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// The heads of every event, in log order.
+    pub fn heads(&self) -> &[EventHead] {
+        &self.heads
+    }
+
+    /// The position in the log of the event `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.ids.get(id).copied()
+    }
+
+    /// Whether every event is held in full.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
+    /// Every event in full (empty unless [`Journal::is_loaded`]).
+    pub fn events(&self) -> &[Event] {
+        debug_assert!(self.loaded || self.heads.is_empty());
+        &self.events
+    }
+
+    /// Appends `event`, stored as event file number `file`.
+    pub fn push(&mut self, event: Event, file: usize) {
+        self.push_head(EventHead::of(&event, file));
+        if self.loaded {
+            self.events.push(event);
+        }
+    }
+
+    /// Appends a head, sharing its id with the index and its parent's id
+    /// with the parent's head when the parent is in the log.
+    fn push_head(&mut self, mut head: EventHead) {
+        if let Some(parent) = head
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.ids.get_key_value(p))
+        {
+            head.parent_id = Some(Arc::clone(parent.0));
+        }
+        self.ids.insert(Arc::clone(&head.id), self.heads.len());
+        self.heads.push(head);
+    }
+
+    /// Loads every event in full from `store`; returns the files that could
+    /// no longer be read. Those events leave the log (as unreadable files
+    /// do on resume) and the positions after them move up, so the heads are
+    /// rebuilt from what was read.
+    pub fn load(&mut self, store: &EventStore) -> Vec<StoreError> {
+        if self.loaded {
+            return Vec::new();
+        }
+        let files: Vec<(usize, &str)> = self.heads.iter().map(|h| (h.file, h.id())).collect();
+        let (events, problems) = store.read_with(&files, |file, event| (file, event));
+        if problems.is_empty() && events.len() == self.heads.len() {
+            self.events = events.into_iter().map(|(_, event)| event).collect();
+        } else {
+            let mut rebuilt = Self {
+                loaded: true,
+                ..Self::default()
+            };
+            for (file, event) in events {
+                rebuilt.push(event, file);
+            }
+            *self = rebuilt;
+        }
+        self.loaded = true;
+        problems
+    }
+
+    /// How to get the events at `positions` (in that order): copies while
+    /// loaded, else their files in `store`, read by [`EventRead::run`]
+    /// without holding the log.
+    pub fn read(&self, store: Option<&EventStore>, positions: &[usize]) -> EventRead {
+        let positions = positions.iter().filter(|p| **p < self.heads.len());
+        match store {
+            Some(store) if !self.loaded => EventRead::Files {
+                store: store.clone(),
+                files: positions
+                    .map(|p| (self.heads[*p].file, Arc::clone(&self.heads[*p].id)))
+                    .collect(),
+            },
+            _ => EventRead::Ready(
+                positions
+                    .filter_map(|p| self.events.get(*p).cloned())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Events taken from the log: at hand, or still to be read from their
+/// files.
+pub(crate) enum EventRead {
+    /// Copies of loaded events.
+    Ready(Vec<Event>),
+    /// Event files (number and id) of a log that is not loaded.
+    Files {
+        store: EventStore,
+        files: Vec<(usize, Arc<str>)>,
+    },
+}
+
+impl EventRead {
+    /// The events (blocking file I/O for [`EventRead::Files`]). Fails when
+    /// a file can no longer be read.
+    pub fn run(self) -> Result<Vec<Event>, StoreError> {
+        match self {
+            EventRead::Ready(events) => Ok(events),
+            EventRead::Files { store, files } => {
+                let files: Vec<(usize, &str)> =
+                    files.iter().map(|(file, id)| (*file, &**id)).collect();
+                let (events, mut problems) = store.read_with(&files, |_, event| event);
+                match problems.pop() {
+                    Some(problem) => Err(problem),
+                    None => Ok(events),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "journal_tests.rs"]
+mod tests;
