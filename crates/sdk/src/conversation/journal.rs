@@ -13,7 +13,7 @@
 
 use super::branch::Node;
 use super::event_store::{EventStore, StoreError};
-use openhands_wire::event::{Event, SourceType};
+use openhands_wire::event::{Event, EventBody, SourceType};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +27,8 @@ pub struct EventHead {
     kind: Cow<'static, str>,
     source: SourceType,
     timestamp: Box<str>,
+    /// The key of a state update (`None` for other kinds).
+    state_key: Option<Box<str>>,
     file: usize,
 }
 
@@ -39,6 +41,10 @@ impl EventHead {
             kind: kind_name(event.kind()),
             source: event.source,
             timestamp: event.timestamp.as_str().into(),
+            state_key: match &event.body {
+                EventBody::StateUpdate(u) => Some(u.key.as_str().into()),
+                _ => None,
+            },
             file,
         }
     }
@@ -66,6 +72,12 @@ impl EventHead {
     /// The event's timestamp as written (naive local ISO 8601).
     pub fn timestamp(&self) -> &str {
         &self.timestamp
+    }
+
+    /// The key a `ConversationStateUpdateEvent` sets (`None` for other
+    /// kinds).
+    pub fn state_key(&self) -> Option<&str> {
+        self.state_key.as_deref()
     }
 }
 

@@ -123,7 +123,15 @@ fn a_loaded_log_holds_what_is_pushed_and_an_unknown_kind_keeps_its_name() {
     }))
     .unwrap();
     journal.push(unknown.clone(), 0);
+    let update = crate::conversation::core::state_update("goal", serde_json::json!({"a": 1}));
+    journal.push(update.clone(), 1);
     assert_eq!(journal.heads()[0].kind(), "SomeFutureEvent");
-    assert_eq!(journal.events(), [unknown].as_slice());
+    assert_eq!(journal.heads()[0].state_key(), None);
+    assert_eq!(
+        journal.heads()[1].state_key(),
+        Some("goal"),
+        "a state update keeps its key"
+    );
+    assert_eq!(journal.events(), [unknown, update].as_slice());
     assert_eq!(journal.index_of("u1"), Some(0));
 }

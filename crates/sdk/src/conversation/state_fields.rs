@@ -85,13 +85,21 @@ impl LocalConversation {
     }
 
     /// The value of the latest `ConversationStateUpdateEvent` for `key`.
+    /// Found from the log's heads: only that event is read.
     pub fn last_state_update(&self, key: &str) -> Option<Value> {
-        self.with_events(|events| {
-            events.iter().rev().find_map(|e| match &e.body {
-                EventBody::StateUpdate(u) if u.key == key => Some(u.value.clone()),
-                _ => None,
-            })
-        })
+        let at =
+            self.with_heads(|heads, _| heads.iter().rposition(|h| h.state_key() == Some(key)))?;
+        let event = match self.events_at(&[at]) {
+            Ok(mut events) => events.pop()?,
+            Err(e) => {
+                tracing::warn!(error = %e, key, "the last state update is unreadable");
+                return None;
+            }
+        };
+        match event.body {
+            EventBody::StateUpdate(u) => Some(u.value),
+            _ => None,
+        }
     }
 
     /// Sets the stored metrics under `key` (a sub-agent's cumulative
