@@ -9,11 +9,12 @@
 //!
 //! 1. **idle RSS** one second after `/ready`;
 //! 2. **resume**: the first `GET …/events/search?limit=100` (the server
-//!    loads the conversation to answer it; the reference may have loaded
+//!    opens the conversation to answer it; the reference may have loaded
 //!    it before `/ready`, so spawn → that answer is shown too);
 //! 3. **RSS loaded**, right after;
 //! 4. **page p50/p99**: `--stored-samples` pages of 100 events, each from
-//!    an event id spread over the log (`page_id`), ascending.
+//!    an event id spread over the log (`page_id`), ascending;
+//! 5. **RSS settled**: after the pages and `--settle-secs`.
 
 use crate::rss::rss_bytes;
 use crate::server::{Flavor, ServerProcess, run_dir};
@@ -37,7 +38,7 @@ pub struct LongPoint {
     pub ready_ms: Option<f64>,
     /// `VmRSS` one second after ready.
     pub idle_rss_bytes: Option<u64>,
-    /// The first events page (the conversation loaded to answer it).
+    /// The first events page (the conversation opened to answer it).
     pub resume_ms: Option<f64>,
     /// Spawn → the first events page answered.
     pub spawn_to_page_ms: Option<f64>,
@@ -45,6 +46,9 @@ pub struct LongPoint {
     pub loaded_rss_bytes: Option<u64>,
     /// `GET …/events/search?limit=100&page_id=…`.
     pub page: Option<Summary>,
+    /// `VmRSS` after the pages and `--settle-secs` (memory the allocator
+    /// gives back once the reading is over).
+    pub settled_rss_bytes: Option<u64>,
 }
 
 /// The suite's result on one server (one point per length).
@@ -214,13 +218,15 @@ async fn point(
         }
     }
     p.page = Summary::of(&pages);
+    tokio::time::sleep(cfg.settle).await;
+    p.settled_rss_bytes = rss_bytes(server.pid()).ok();
     server.stop().await?;
     let mb = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / 1e6);
     progress(
         label,
         "long",
         &format!(
-            "{} events: ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms",
+            "{} events: ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB",
             p.events,
             p.ready_ms.unwrap_or(f64::NAN),
             mb(p.idle_rss_bytes),
@@ -228,6 +234,7 @@ async fn point(
             p.spawn_to_page_ms.unwrap_or(f64::NAN),
             mb(p.loaded_rss_bytes),
             p.page.as_ref().map_or(f64::NAN, |s| s.p50_ms),
+            mb(p.settled_rss_bytes),
         ),
     );
     Ok(p)
@@ -240,7 +247,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| events | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) |\n|---|---|---|---|---|---|---|---|\n",
+        "| events | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
@@ -249,7 +256,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.events,
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
             pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
@@ -267,6 +274,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
                 f(p.page.as_ref().map(|s| s.p99_ms), 2),
                 r.map(|r| f(r.page.as_ref().map(|s| s.p99_ms), 2))
             ),
+            pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
         ));
     }
     if reference.is_some() {

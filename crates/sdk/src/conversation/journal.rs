@@ -152,13 +152,17 @@ impl Journal {
     /// checked (unreadable ones are reported and left out, as when loading
     /// in full), only its head is kept.
     pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
-        let (heads, problems) = store.load_with(|file, event| EventHead::of(&event, file))?;
-        let mut journal = Self::default();
-        journal.ids.reserve(heads.len());
-        journal.heads.reserve(heads.len());
-        for head in heads {
-            journal.push_head(head);
+        let (mut heads, problems) = store.load_with(|file, event| EventHead::of(&event, file))?;
+        let mut ids: HashMap<Arc<str>, usize> = HashMap::with_capacity(heads.len());
+        for (index, head) in heads.iter_mut().enumerate() {
+            share_parent(head, &ids);
+            ids.insert(Arc::clone(&head.id), index);
         }
+        let journal = Self {
+            heads,
+            ids,
+            ..Self::default()
+        };
         Ok((journal, problems))
     }
 
@@ -199,13 +203,7 @@ impl Journal {
     /// Appends a head, sharing its id with the index and its parent's id
     /// with the parent's head when the parent is in the log.
     fn push_head(&mut self, mut head: EventHead) {
-        if let Some(parent) = head
-            .parent_id
-            .as_deref()
-            .and_then(|p| self.ids.get_key_value(p))
-        {
-            head.parent_id = Some(Arc::clone(parent.0));
-        }
+        share_parent(&mut head, &self.ids);
         self.ids.insert(Arc::clone(&head.id), self.heads.len());
         self.heads.push(head);
     }
@@ -254,6 +252,14 @@ impl Journal {
                     .collect(),
             ),
         }
+    }
+}
+
+/// Makes `head` hold its parent's own id (from `ids`) instead of a copy,
+/// when the parent is in the log.
+fn share_parent(head: &mut EventHead, ids: &HashMap<Arc<str>, usize>) {
+    if let Some((parent, _)) = head.parent_id.as_deref().and_then(|p| ids.get_key_value(p)) {
+        head.parent_id = Some(Arc::clone(parent));
     }
 }
 
