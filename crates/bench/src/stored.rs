@@ -10,8 +10,11 @@
 //!    answer of the list (`GET /api/conversations/search?limit=20`), whose
 //!    `count` must be N;
 //! 2. the server is stopped (SIGTERM) and started again: spawn → `/ready`,
-//!    **idle RSS** one second later, then the list's and `GET
-//!    /api/conversations/{id}` latencies (ids drawn in turn from the copies).
+//!    **idle RSS** one second later; one list answered (our server has its
+//!    catalog by then) and `--settle-secs` later, **idle RSS settled** (what
+//!    the stored conversations cost once start-up garbage is given back);
+//!    then the list's and `GET /api/conversations/{id}` latencies (ids drawn
+//!    in turn from the copies).
 
 use crate::api::Api;
 use crate::measure::runs;
@@ -59,6 +62,8 @@ pub struct StoredPoint {
     pub ready_ms: Option<f64>,
     /// Second start: `VmRSS` one second after ready.
     pub idle_rss_bytes: Option<u64>,
+    /// Second start: `VmRSS` after one list answered and `settle`.
+    pub settled_rss_bytes: Option<u64>,
     /// `GET /api/conversations/search?limit=20`.
     pub list: Option<Summary>,
     /// `GET /api/conversations/{id}`.
@@ -322,6 +327,9 @@ async fn point(
     tokio::time::sleep(Duration::from_secs(1)).await;
     p.idle_rss_bytes = rss_bytes(server.pid()).ok();
     let api = client_of(&server, client, cfg);
+    api.get("/api/conversations/search?limit=20").await?;
+    tokio::time::sleep(cfg.settle).await;
+    p.settled_rss_bytes = rss_bytes(server.pid()).ok();
     let mut list = Vec::with_capacity(cfg.samples);
     for _ in 0..cfg.samples {
         let t = Instant::now();
@@ -350,12 +358,13 @@ async fn point(
         label,
         "stored",
         &format!(
-            "{} stored: first ready {:.1} ms, first list {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, list p50 {:.2} ms, GET p50 {:.2} ms",
+            "{} stored: first ready {:.1} ms, first list {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB (settled {:.1} MB), list p50 {:.2} ms, GET p50 {:.2} ms",
             p.stored,
             p.first_ready_ms.unwrap_or(f64::NAN),
             p.first_list_ms.unwrap_or(f64::NAN),
             p.ready_ms.unwrap_or(f64::NAN),
             p.idle_rss_bytes.map_or(f64::NAN, |b| b as f64 / 1e6),
+            p.settled_rss_bytes.map_or(f64::NAN, |b| b as f64 / 1e6),
             p.list.as_ref().map_or(f64::NAN, |s| s.p50_ms),
             p.get.as_ref().map_or(f64::NAN, |s| s.p50_ms),
         ),
@@ -370,7 +379,7 @@ fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| stored | first start → /ready (ms) | first start → list (ms) | start → /ready (ms) | idle RSS (MB) | list p50 (ms) | GET p50 (ms) |\n|---|---|---|---|---|---|---|\n",
+        "| stored | first start → /ready (ms) | first start → list (ms) | start → /ready (ms) | idle RSS (MB) | idle RSS settled (MB) | list p50 (ms) | GET p50 (ms) |\n|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.stored == p.stored));
@@ -379,12 +388,13 @@ fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.stored,
             pair(f(p.first_ready_ms, 1), r.map(|r| f(r.first_ready_ms, 1))),
             pair(f(p.first_list_ms, 1), r.map(|r| f(r.first_list_ms, 1))),
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
             pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
+            pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
             pair(
                 f(p.list.as_ref().map(|s| s.p50_ms), 2),
                 r.map(|r| f(r.list.as_ref().map(|s| s.p50_ms), 2))
@@ -406,4 +416,36 @@ fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
         out.push_str(&format!("\nerror: {e}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(stored: usize, idle: u64, settled: u64) -> StoredPoint {
+        StoredPoint {
+            stored,
+            ready_ms: Some(20.0),
+            idle_rss_bytes: Some(idle),
+            settled_rss_bytes: Some(settled),
+            ..StoredPoint::default()
+        }
+    }
+
+    #[test]
+    fn the_table_shows_both_idle_figures_beside_the_reference() {
+        let mut ours = StoredResult::new("ours");
+        ours.points.push(point(10_000, 43_200_000, 32_400_000));
+        let mut reference = StoredResult::new("reference");
+        reference.points.push(point(10_000, 405_400_000, 400_100_000));
+        let table = markdown(&ours, Some(&reference));
+        let lines: Vec<&str> = table.lines().collect();
+        let cells = |line: &str| line.matches('|').count();
+        assert_eq!(cells(lines[0]), cells(lines[2]), "{table}");
+        assert!(lines[0].contains("idle RSS settled (MB)"), "{table}");
+        assert!(
+            lines[2].contains("| 43.2 / 405.4 | 32.4 / 400.1 |"),
+            "{table}"
+        );
+    }
 }
