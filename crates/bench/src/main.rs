@@ -23,6 +23,7 @@
 )]
 
 mod api;
+mod floor;
 mod live;
 mod long;
 mod machine;
@@ -153,6 +154,7 @@ struct Report {
     machine: machine::Machine,
     command: String,
     settings: String,
+    floor: floor::Floors,
     ours: results::ServerResult,
     reference: Option<results::ServerResult>,
     rows: Vec<JsonRow>,
@@ -263,6 +265,10 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     };
     let machine = machine::Machine::current();
     eprintln!("machine: {}", machine.summary());
+    let mut floors = floor::Floors {
+        before: floor::measure_now("before").await,
+        after: None,
+    };
 
     // No whole-request timeout: the suites bound each request themselves.
     let client = openhands_client::http_client(
@@ -277,11 +283,12 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     if !args.stored.is_empty() || !args.long.is_empty() || !args.live.is_empty() {
         let python = with_reference.then_some(python);
         let result = if !args.long.is_empty() {
-            count_suite::<long::Long>(&args, &args.long, &cfg, python, &mock, &client).await
+            count_suite::<long::Long>(&args, &args.long, &cfg, python, &mock, &client, floors).await
         } else if !args.live.is_empty() {
-            count_suite::<live::Live>(&args, &args.live, &cfg, python, &mock, &client).await
+            count_suite::<live::Live>(&args, &args.live, &cfg, python, &mock, &client, floors).await
         } else {
-            count_suite::<stored::Stored>(&args, &args.stored, &cfg, python, &mock, &client).await
+            count_suite::<stored::Stored>(&args, &args.stored, &cfg, python, &mock, &client, floors)
+                .await
         };
         mock.shutdown().await;
         return result;
@@ -318,6 +325,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         None
     };
     mock.shutdown().await;
+    floors.after = floor::measure_now("after").await;
 
     let rows = report::rows(&ours, reference.as_ref());
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -350,6 +358,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         machine,
         command,
         settings: settings.clone(),
+        floor: floors,
         rows: rows
             .iter()
             .map(|r| JsonRow {
@@ -375,6 +384,8 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         println!();
         print!("{table}");
         println!();
+        print!("{}", doc.floor.lines());
+        println!();
         print!("{notes}");
     }
     Ok(ExitCode::SUCCESS)
@@ -389,6 +400,7 @@ async fn count_suite<S: stored::CountSuite>(
     python: Option<PathBuf>,
     mock: &openhands_testkit::MockLlmHandle,
     client: &reqwest::Client,
+    mut floors: floor::Floors,
 ) -> Result<ExitCode> {
     let mut counts = counts.to_vec();
     counts.sort_unstable();
@@ -424,9 +436,11 @@ async fn count_suite<S: stored::CountSuite>(
         }
         None => None,
     };
+    floors.after = floor::measure_now("after").await;
     let json = serde_json::to_string_pretty(&serde_json::json!({
         "machine": machine::Machine::current(),
         "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "floor": floors,
         "ours": ours,
         "reference": reference,
     }))?;
@@ -438,6 +452,7 @@ async fn count_suite<S: stored::CountSuite>(
         println!("{json}");
     } else {
         print!("{}", S::markdown(&ours, reference.as_ref()));
+        print!("\n{}", floors.lines());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -437,7 +437,9 @@ mod tests {
         let mut ours = StoredResult::new("ours");
         ours.points.push(point(10_000, 43_200_000, 32_400_000));
         let mut reference = StoredResult::new("reference");
-        reference.points.push(point(10_000, 405_400_000, 400_100_000));
+        reference
+            .points
+            .push(point(10_000, 405_400_000, 400_100_000));
         let table = markdown(&ours, Some(&reference));
         let lines: Vec<&str> = table.lines().collect();
         let cells = |line: &str| line.matches('|').count();
