@@ -14,8 +14,9 @@
 //! the server side by side with the reference; `suite` and `measure/` the main table's phases,
 //! `stored` the stored-conversations suite (`--stored`), `long` the long-conversation suite
 //! (`--long`), `live` the live-conversations suite (`--live`), `proc_stat` CPU time, threads
-//! and open files from `/proc`, `server` starting and stopping the
-//! servers, `report` the table
+//! and open files from `/proc`, `floor` the machine's floor (a bare shell
+//! start, one event file written with and without `fsync`) before and after
+//! the suites, `server` starting and stopping the servers, `report` the table
 
 #![allow(
     clippy::disallowed_methods,
