@@ -15,7 +15,8 @@ use tracing_subscriber::prelude::*;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Command line (the reference's flags; Python-specific ones are accepted and ignored).
+/// Command line (the reference's flags; the ones this server cannot honour
+/// are refused, naming the flag, rather than ignored).
 #[derive(Debug, Parser)]
 #[command(
     name = "openhands-agent-server",
@@ -29,16 +30,19 @@ struct Args {
     /// Port to bind to.
     #[arg(long, default_value_t = 8000)]
     port: u16,
-    /// Accepted for compatibility (auto-reload is not supported).
+    /// The reference's auto-reload on code changes: refused (a compiled
+    /// server has no source to watch).
     #[arg(long)]
     reload: bool,
-    /// Accepted for compatibility (no browser tool here): exits successfully.
+    /// Starts the browser the browser tools use, loads `about:blank` and
+    /// exits: 0 when that works.
     #[arg(long)]
     check_browser: bool,
-    /// Accepted for compatibility (Python modules cannot be imported).
+    /// The reference's Python modules to import (custom tools): refused
+    /// (this server loads no Python; tools come from MCP servers and plugins).
     #[arg(long)]
     import_modules: Option<String>,
-    /// Accepted for compatibility (Python path).
+    /// The reference's extra Python path for `--import-modules`: refused.
     #[arg(long)]
     extra_python_path: Option<String>,
     /// A helper instead of the server.
@@ -203,18 +207,36 @@ async fn check_browser() -> anyhow::Result<()> {
     }
 }
 
+/// Fails on the reference's flags that only make sense for a Python server,
+/// naming the flag: a flag that is accepted and then ignored would let a
+/// launcher believe it took effect.
+fn refuse_python_only_flags(args: &Args) -> anyhow::Result<()> {
+    if args.reload {
+        anyhow::bail!(
+            "--reload: this server does not reload code on changes; start it without --reload"
+        );
+    }
+    if args.import_modules.is_some() {
+        anyhow::bail!(
+            "--import-modules: this server cannot import Python modules; add tools through MCP \
+             servers or plugins and start it without --import-modules"
+        );
+    }
+    if args.extra_python_path.is_some() {
+        anyhow::bail!(
+            "--extra-python-path: this server loads no Python; start it without --extra-python-path"
+        );
+    }
+    Ok(())
+}
+
 async fn run(front: &server::FrontRuntime, args: Args) -> anyhow::Result<()> {
     install_tls_provider();
     let telemetry = init_logging();
     if args.check_browser {
         return check_browser().await;
     }
-    if args.reload {
-        tracing::warn!("--reload is not supported and was ignored");
-    }
-    if args.import_modules.is_some() || args.extra_python_path.is_some() {
-        tracing::warn!("--import-modules / --extra-python-path have no effect on this server");
-    }
+    refuse_python_only_flags(&args)?;
     raise_open_files_limit();
     let loaded = Config::load().context("loading the configuration")?;
     for warning in &loaded.warnings {

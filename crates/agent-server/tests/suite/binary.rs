@@ -53,6 +53,46 @@ fn malformed_or_mistyped_settings_stop_the_server() {
 }
 
 #[test]
+fn python_only_flags_stop_the_server_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["--reload"][..],
+        &["--import-modules", "my_tools"][..],
+        &["--extra-python-path", "/opt/py"][..],
+    ] {
+        let mut child = command(dir.path())
+            .args(["--port", "0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A server that accepted the flag would serve until stopped.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        let status = status.unwrap_or_else(|| panic!("{args:?} was accepted: {stderr}"));
+        assert!(!status.success(), "{args:?} was accepted: {stderr}");
+        assert!(
+            stderr.contains(args[0]),
+            "{} not named in: {stderr}",
+            args[0]
+        );
+    }
+}
+
+#[test]
 fn check_browser_and_help_exit_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = command(dir.path());
@@ -87,7 +127,7 @@ fn serves_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = command(dir.path())
         .env("OH_SESSION_API_KEYS_0", "k")
-        .args(["--host", "127.0.0.1", "--port", "0", "--reload"])
+        .args(["--host", "127.0.0.1", "--port", "0"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
