@@ -106,8 +106,11 @@ impl TerminalTool {
 
     /// A terminal configured from a tool spec's `params`, as the reference
     /// accepts them: `no_change_timeout_seconds` (number), `shell_path`
-    /// (string), `env` (object of strings). Other keys the reference knows
-    /// (`username`, `terminal_type`) are accepted and ignored.
+    /// (string), `env` (object of strings). `username` is accepted only as
+    /// null or the user the server runs as (the shell is never started as
+    /// another user), `terminal_type` only as null or `subprocess` (what
+    /// this terminal is: one interactive shell on a pseudo-terminal); any
+    /// other value, and any other key, is an error naming it.
     pub fn from_params(params: &Map<String, Value>, env: &ToolEnv) -> Result<Self, ToolError> {
         let mut options = TerminalOptions::default();
         for (key, value) in params {
@@ -158,7 +161,21 @@ impl TerminalTool {
                         options.env.push((k.clone(), v.to_string()));
                     }
                 }
-                _ => {}
+                "username" => check_username(value)?,
+                "terminal_type" => match value.as_str() {
+                    None if value.is_null() => {}
+                    Some("subprocess") => {}
+                    _ => {
+                        return Err(ToolError::InvalidArguments(format!(
+                            "terminal: terminal_type {value} is not available here; this terminal is one interactive shell on a pseudo-terminal (\"subprocess\"): leave terminal_type out or set it to \"subprocess\""
+                        )));
+                    }
+                },
+                other => {
+                    return Err(ToolError::InvalidArguments(format!(
+                        "terminal: unknown parameter {other:?} (known: no_change_timeout_seconds, shell_path, env, username, terminal_type)"
+                    )));
+                }
             }
         }
         Ok(Self::with_options(env, options))
@@ -392,6 +409,31 @@ pub fn description(no_change_timeout: Duration) -> String {
 ### Resetting
 * `reset` set to true kills the session with all its processes and starts a new shell. Use it only when the terminal is stuck; all session state is lost."#
     )
+}
+
+/// `username` of the terminal's params: null, or the user the server runs
+/// as. The shell is never started as another user, so any other name is
+/// refused rather than ignored.
+fn check_username(value: &Value) -> Result<(), ToolError> {
+    if value.is_null() {
+        return Ok(());
+    }
+    let Some(wanted) = value.as_str() else {
+        return Err(ToolError::InvalidArguments(format!(
+            "terminal: username must be a string, got {value}"
+        )));
+    };
+    let current = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name);
+    if current.as_deref() == Some(wanted) {
+        return Ok(());
+    }
+    Err(ToolError::InvalidArguments(format!(
+        "terminal: username {wanted:?} is not supported: the shell runs as the server's user ({}); leave username out",
+        current.as_deref().unwrap_or("unknown")
+    )))
 }
 
 #[cfg(test)]

@@ -644,6 +644,38 @@ async fn no_change_timeout_comes_from_params() {
 }
 
 #[tokio::test]
+async fn params_it_cannot_honour_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ToolEnv::new(dir.path());
+    let me = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name;
+    for ok in [
+        json!({"username": null, "terminal_type": null}),
+        json!({"username": me, "terminal_type": "subprocess"}),
+    ] {
+        let params: Map<String, Value> = serde_json::from_value(ok.clone()).unwrap();
+        assert!(TerminalTool::from_params(&params, &env).is_ok(), "{ok}");
+    }
+    for (bad, named) in [
+        (json!({"username": "someone-else-entirely"}), "username"),
+        (json!({"terminal_type": "tmux"}), "terminal_type"),
+        (json!({"terminal_type": "powershell"}), "terminal_type"),
+        (
+            json!({"no_change_timeout_secs": 5}),
+            "no_change_timeout_secs",
+        ),
+    ] {
+        let params: Map<String, Value> = serde_json::from_value(bad.clone()).unwrap();
+        let err = TerminalTool::from_params(&params, &env)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} was accepted"));
+        assert!(err.to_string().contains(named), "{bad}: {err}");
+    }
+}
+
+#[tokio::test]
 async fn missing_working_directory_is_an_error() {
     let t = tool(Path::new("/nonexistent/dir/for/terminal/test"));
     let o = cmd(&t, "echo hi").await;
