@@ -427,29 +427,76 @@ pub enum EventBody {
     },
 }
 
+/// The `kind` discriminators of the events the wire knows.
+pub mod kinds {
+    /// `SystemPromptEvent`.
+    pub const SYSTEM_PROMPT: &str = "SystemPromptEvent";
+    /// `MessageEvent`.
+    pub const MESSAGE: &str = "MessageEvent";
+    /// `ActionEvent`.
+    pub const ACTION: &str = "ActionEvent";
+    /// `ObservationEvent`.
+    pub const OBSERVATION: &str = "ObservationEvent";
+    /// `AgentErrorEvent`.
+    pub const AGENT_ERROR: &str = "AgentErrorEvent";
+    /// `UserRejectObservation`.
+    pub const USER_REJECT: &str = "UserRejectObservation";
+    /// `ConversationStateUpdateEvent`.
+    pub const STATE_UPDATE: &str = "ConversationStateUpdateEvent";
+    /// `ConversationErrorEvent`.
+    pub const CONVERSATION_ERROR: &str = "ConversationErrorEvent";
+    /// `PauseEvent`.
+    pub const PAUSE: &str = "PauseEvent";
+    /// `InterruptEvent`.
+    pub const INTERRUPT: &str = "InterruptEvent";
+    /// `CondensationRequest`.
+    pub const CONDENSATION_REQUEST: &str = "CondensationRequest";
+    /// `Condensation`.
+    pub const CONDENSATION: &str = "Condensation";
+    /// `CondensationSummaryEvent`.
+    pub const CONDENSATION_SUMMARY: &str = "CondensationSummaryEvent";
+    /// `StreamingDeltaEvent`.
+    pub const STREAMING_DELTA: &str = "StreamingDeltaEvent";
+    /// `HookExecutionEvent`.
+    pub const HOOK_EXECUTION: &str = "HookExecutionEvent";
+    /// `ServerErrorEvent`.
+    pub const SERVER_ERROR: &str = "ServerErrorEvent";
+    /// `LLMCompletionLogEvent`.
+    pub const LLM_COMPLETION_LOG: &str = "LLMCompletionLogEvent";
+}
+
 impl EventBody {
     /// The `kind` discriminator.
     pub fn kind(&self) -> &str {
         match self {
-            EventBody::SystemPrompt(_) => "SystemPromptEvent",
-            EventBody::Message(_) => "MessageEvent",
-            EventBody::Action(_) => "ActionEvent",
-            EventBody::Observation(_) => "ObservationEvent",
-            EventBody::AgentError(_) => "AgentErrorEvent",
-            EventBody::UserReject(_) => "UserRejectObservation",
-            EventBody::StateUpdate(_) => "ConversationStateUpdateEvent",
-            EventBody::ConversationError(_) => "ConversationErrorEvent",
-            EventBody::Pause => "PauseEvent",
-            EventBody::Interrupt => "InterruptEvent",
-            EventBody::CondensationRequest => "CondensationRequest",
-            EventBody::Condensation(_) => "Condensation",
-            EventBody::CondensationSummary(_) => "CondensationSummaryEvent",
-            EventBody::StreamingDelta(_) => "StreamingDeltaEvent",
-            EventBody::HookExecution(_) => "HookExecutionEvent",
-            EventBody::ServerError(_) => "ServerErrorEvent",
-            EventBody::LlmCompletionLog(_) => "LLMCompletionLogEvent",
             EventBody::Unknown { kind, .. } => kind,
+            known => known.known_kind().unwrap_or_default(),
         }
+    }
+
+    /// The `kind` of a body the wire knows, as a string that lives for the
+    /// program (`None` for [`EventBody::Unknown`]).
+    pub fn known_kind(&self) -> Option<&'static str> {
+        Some(match self {
+            EventBody::SystemPrompt(_) => kinds::SYSTEM_PROMPT,
+            EventBody::Message(_) => kinds::MESSAGE,
+            EventBody::Action(_) => kinds::ACTION,
+            EventBody::Observation(_) => kinds::OBSERVATION,
+            EventBody::AgentError(_) => kinds::AGENT_ERROR,
+            EventBody::UserReject(_) => kinds::USER_REJECT,
+            EventBody::StateUpdate(_) => kinds::STATE_UPDATE,
+            EventBody::ConversationError(_) => kinds::CONVERSATION_ERROR,
+            EventBody::Pause => kinds::PAUSE,
+            EventBody::Interrupt => kinds::INTERRUPT,
+            EventBody::CondensationRequest => kinds::CONDENSATION_REQUEST,
+            EventBody::Condensation(_) => kinds::CONDENSATION,
+            EventBody::CondensationSummary(_) => kinds::CONDENSATION_SUMMARY,
+            EventBody::StreamingDelta(_) => kinds::STREAMING_DELTA,
+            EventBody::HookExecution(_) => kinds::HOOK_EXECUTION,
+            EventBody::ServerError(_) => kinds::SERVER_ERROR,
+            EventBody::LlmCompletionLog(_) => kinds::LLM_COMPLETION_LOG,
+            EventBody::Unknown { .. } => return None,
+        })
     }
 
     /// The source the reference assigns by default to this kind.
@@ -499,23 +546,23 @@ impl EventBody {
             serde_json::from_value(Value::Object(m))
         }
         Ok(match kind {
-            "SystemPromptEvent" => EventBody::SystemPrompt(de(fields)?),
-            "MessageEvent" => EventBody::Message(de(fields)?),
-            "ActionEvent" => EventBody::Action(de(fields)?),
-            "ObservationEvent" => EventBody::Observation(de(fields)?),
-            "AgentErrorEvent" => EventBody::AgentError(de(fields)?),
-            "UserRejectObservation" => EventBody::UserReject(de(fields)?),
-            "ConversationStateUpdateEvent" => EventBody::StateUpdate(de(fields)?),
-            "ConversationErrorEvent" => EventBody::ConversationError(de(fields)?),
-            "PauseEvent" if fields.is_empty() => EventBody::Pause,
-            "InterruptEvent" if fields.is_empty() => EventBody::Interrupt,
-            "CondensationRequest" if fields.is_empty() => EventBody::CondensationRequest,
-            "Condensation" => EventBody::Condensation(de(fields)?),
-            "CondensationSummaryEvent" => EventBody::CondensationSummary(de(fields)?),
-            "StreamingDeltaEvent" => EventBody::StreamingDelta(de(fields)?),
-            "HookExecutionEvent" => EventBody::HookExecution(de(fields)?),
-            "ServerErrorEvent" => EventBody::ServerError(de(fields)?),
-            "LLMCompletionLogEvent" => EventBody::LlmCompletionLog(de(fields)?),
+            kinds::SYSTEM_PROMPT => EventBody::SystemPrompt(de(fields)?),
+            kinds::MESSAGE => EventBody::Message(de(fields)?),
+            kinds::ACTION => EventBody::Action(de(fields)?),
+            kinds::OBSERVATION => EventBody::Observation(de(fields)?),
+            kinds::AGENT_ERROR => EventBody::AgentError(de(fields)?),
+            kinds::USER_REJECT => EventBody::UserReject(de(fields)?),
+            kinds::STATE_UPDATE => EventBody::StateUpdate(de(fields)?),
+            kinds::CONVERSATION_ERROR => EventBody::ConversationError(de(fields)?),
+            kinds::PAUSE if fields.is_empty() => EventBody::Pause,
+            kinds::INTERRUPT if fields.is_empty() => EventBody::Interrupt,
+            kinds::CONDENSATION_REQUEST if fields.is_empty() => EventBody::CondensationRequest,
+            kinds::CONDENSATION => EventBody::Condensation(de(fields)?),
+            kinds::CONDENSATION_SUMMARY => EventBody::CondensationSummary(de(fields)?),
+            kinds::STREAMING_DELTA => EventBody::StreamingDelta(de(fields)?),
+            kinds::HOOK_EXECUTION => EventBody::HookExecution(de(fields)?),
+            kinds::SERVER_ERROR => EventBody::ServerError(de(fields)?),
+            kinds::LLM_COMPLETION_LOG => EventBody::LlmCompletionLog(de(fields)?),
             other => EventBody::Unknown {
                 kind: other.to_string(),
                 fields,

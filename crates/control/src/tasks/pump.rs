@@ -148,7 +148,9 @@ impl<H: PumpHost> Pump<H> {
         if appended.is_none() {
             return Ok(Flow::Ended);
         }
-        if event.get("kind").and_then(Value::as_str) == Some("ConversationErrorEvent") {
+        if event.get("kind").and_then(Value::as_str)
+            == Some(openhands_wire::event::kinds::CONVERSATION_ERROR)
+        {
             let detail = event
                 .get("detail")
                 .and_then(Value::as_str)

@@ -13,7 +13,7 @@
 //! conversation that never navigated — the branch is the whole log (state
 //! updates aside), and readers use the log itself without copying.
 
-use openhands_wire::event::Event;
+use openhands_wire::event::{Event, kinds};
 use openhands_wire::state::ConversationState;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -47,15 +47,9 @@ impl Node for Event {
     }
 }
 
-/// `kind` of the state updates, which hang off the HEAD without being nodes.
-const STATE_UPDATE_KIND: &str = "ConversationStateUpdateEvent";
-/// `kind` of conversation errors, which never become the HEAD of a log from
-/// before the tree.
-const CONVERSATION_ERROR_KIND: &str = "ConversationErrorEvent";
-
 /// Whether `event` can be a node of the tree (state updates cannot).
 pub(crate) fn is_node(event: &impl Node) -> bool {
-    event.node_kind() != STATE_UPDATE_KIND
+    event.node_kind() != kinds::STATE_UPDATE
 }
 
 /// The effective HEAD: the set leaf; none for a deliberately empty HEAD;
@@ -71,7 +65,7 @@ pub(crate) fn resolve_leaf(events: &[impl Node], state: &ConversationState) -> O
     events
         .iter()
         .rev()
-        .find(|e| is_node(*e) && e.node_kind() != CONVERSATION_ERROR_KIND)
+        .find(|e| is_node(*e) && e.node_kind() != kinds::CONVERSATION_ERROR)
         .map(|e| e.node_id().to_string())
 }
 

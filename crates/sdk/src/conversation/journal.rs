@@ -9,7 +9,7 @@
 //! reader needs the whole log (the agent's view, a fork, a body search)
 //! and stay loaded from then on; new conversations and forks hold theirs
 //! from the start. Memory for a log that is only read is thus its heads
-//! (about 200 bytes an event) plus the page, not the log.
+//! (about 300 bytes an event with the index by id) plus the page, not the log.
 
 use super::branch::Node;
 use super::event_store::{EventStore, StoreError};
@@ -38,7 +38,7 @@ impl EventHead {
         Self {
             id: event.id.as_str().into(),
             parent_id: event.parent_id.as_deref().map(Arc::from),
-            kind: kind_name(event.kind()),
+            kind: kind_name(event),
             source: event.source,
             timestamp: event.timestamp.as_str().into(),
             state_key: match &event.body {
@@ -93,32 +93,12 @@ impl Node for EventHead {
     }
 }
 
-/// Every kind name the wire knows, so that heads share them instead of
-/// holding a copy each.
-const KNOWN_KINDS: &[&str] = &[
-    "SystemPromptEvent",
-    "MessageEvent",
-    "ActionEvent",
-    "ObservationEvent",
-    "AgentErrorEvent",
-    "UserRejectObservation",
-    "ConversationStateUpdateEvent",
-    "ConversationErrorEvent",
-    "PauseEvent",
-    "InterruptEvent",
-    "CondensationRequest",
-    "Condensation",
-    "CondensationSummaryEvent",
-    "StreamingDeltaEvent",
-    "HookExecutionEvent",
-    "ServerErrorEvent",
-    "LLMCompletionLogEvent",
-];
-
-fn kind_name(kind: &str) -> Cow<'static, str> {
-    match KNOWN_KINDS.iter().find(|k| **k == kind) {
-        Some(k) => Cow::Borrowed(k),
-        None => Cow::Owned(kind.to_string()),
+/// The kind of `event`: the wire's own string for the kinds it knows, so
+/// that heads share them instead of holding a copy each.
+fn kind_name(event: &Event) -> Cow<'static, str> {
+    match event.body.known_kind() {
+        Some(kind) => Cow::Borrowed(kind),
+        None => Cow::Owned(event.kind().to_string()),
     }
 }
 

@@ -13,17 +13,14 @@ use crate::skills::context::SkillSources;
 use crate::skills::public_repo::{PublicRepo, PublicSkillsError};
 use openhands_wire::content::TextContent;
 use openhands_wire::event::{
-    ConversationErrorEvent, Event, EventBody, SourceType, SystemPromptEvent,
+    ConversationErrorEvent, Event, EventBody, SourceType, SystemPromptEvent, kinds,
 };
 use serde_json::Value;
 
 /// Whether `events` hold the system prompt.
 fn has_system_prompt<E: Node>(events: &[E]) -> bool {
-    events.iter().any(|e| e.node_kind() == SYSTEM_PROMPT_KIND)
+    events.iter().any(|e| e.node_kind() == kinds::SYSTEM_PROMPT)
 }
-
-/// `kind` of the system prompt event.
-const SYSTEM_PROMPT_KIND: &str = "SystemPromptEvent";
 
 impl LocalConversation {
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
