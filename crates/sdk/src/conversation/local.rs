@@ -334,10 +334,16 @@ impl LocalConversation {
     /// An event by id.
     pub fn event(&self, id: &str) -> Option<Event> {
         let at = self.inner.log.read(|c| c.event_index(id))?;
+        self.event_at(at)
+    }
+
+    /// The event at position `at` of the log; `None` past its end or when
+    /// its file can no longer be read (logged).
+    pub(super) fn event_at(&self, at: usize) -> Option<Event> {
         match self.events_at(&[at]) {
             Ok(mut events) => events.pop(),
             Err(e) => {
-                tracing::warn!(problem = %e, "event file unreadable");
+                tracing::warn!(problem = %e, position = at, "event file unreadable");
                 None
             }
         }

@@ -89,14 +89,7 @@ impl LocalConversation {
     pub fn last_state_update(&self, key: &str) -> Option<Value> {
         let at =
             self.with_heads(|heads, _| heads.iter().rposition(|h| h.state_key() == Some(key)))?;
-        let event = match self.events_at(&[at]) {
-            Ok(mut events) => events.pop()?,
-            Err(e) => {
-                tracing::warn!(error = %e, key, "the last state update is unreadable");
-                return None;
-            }
-        };
-        match event.body {
+        match self.event_at(at)?.body {
             EventBody::StateUpdate(u) => Some(u.value),
             _ => None,
         }

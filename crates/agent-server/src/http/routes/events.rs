@@ -57,7 +57,6 @@ fn ok<T: serde::Serialize + ?Sized>(body: &T) -> Response {
     json_response(StatusCode::OK, body)
 }
 
-/// The loaded conversation, or the events routes' 404.
 /// Runs `f` on the conversation off the async runtime: the events of a
 /// resumed log are read from their files.
 async fn blocking<R: Send + 'static>(
@@ -69,6 +68,7 @@ async fn blocking<R: Send + 'static>(
         .map_err(ApiError::internal)
 }
 
+/// The loaded conversation, or the events routes' 404.
 async fn conversation(svc: &ConversationService, raw: &str) -> Result<Arc<Live>, ApiError> {
     let id = parse_uuid_param("conversation_id", raw)?;
     svc.live(id)
