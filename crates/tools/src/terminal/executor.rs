@@ -770,14 +770,19 @@ pub(crate) fn fmt_secs(d: Duration) -> String {
     }
 }
 
-/// The user name and host name for the metadata (blocking: may consult
-/// the user database).
-fn user_and_host() -> (Option<String>, Option<String>) {
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+/// The name of the user this process runs as, from the user database
+/// (blocking).
+pub(super) fn process_user_name() -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
         .flatten()
         .map(|u| u.name)
-        .or_else(|| openhands_workspace::exec::env::host_var("USER"));
+}
+
+/// The user name and host name for the metadata (blocking: may consult
+/// the user database).
+fn user_and_host() -> (Option<String>, Option<String>) {
+    let user = process_user_name().or_else(|| openhands_workspace::exec::env::host_var("USER"));
     let host = nix::unistd::gethostname()
         .ok()
         .map(|h| h.to_string_lossy().into_owned());

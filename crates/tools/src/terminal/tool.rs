@@ -423,10 +423,7 @@ fn check_username(value: &Value) -> Result<(), ToolError> {
             "terminal: username must be a string, got {value}"
         )));
     };
-    let current = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.name);
+    let current = super::executor::process_user_name();
     if current.as_deref() == Some(wanted) {
         return Ok(());
     }
