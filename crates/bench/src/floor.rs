@@ -162,15 +162,14 @@ pub fn measure(parent: &Path) -> io::Result<Floor> {
 /// [`measure`] off the async runtime, in the system's temporary directory;
 /// `None` (with a message) when it fails.
 pub async fn measure_now(when: &str) -> Option<Floor> {
-    let outcome = tokio::task::spawn_blocking(|| measure(&std::env::temp_dir())).await;
+    let outcome = tokio::task::spawn_blocking(|| measure(&std::env::temp_dir()))
+        .await
+        .map_err(io::Error::other)
+        .and_then(|measured| measured);
     match outcome {
-        Ok(Ok(floor)) => {
+        Ok(floor) => {
             eprintln!("floor ({when}): {}", floor.summary());
             Some(floor)
-        }
-        Ok(Err(e)) => {
-            eprintln!("the floor could not be measured ({when}): {e}");
-            None
         }
         Err(e) => {
             eprintln!("the floor could not be measured ({when}): {e}");
