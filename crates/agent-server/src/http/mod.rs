@@ -10,6 +10,7 @@ pub mod front;
 pub mod gateway;
 pub mod middleware;
 pub mod observability_headers;
+pub mod route_docs;
 pub mod routes;
 pub mod session_keys;
 pub mod setup;

@@ -2,6 +2,7 @@
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::conversations::ConversationService;
 use crate::service::gateway::run::{RunFailure, RunRequest, run_detached};
@@ -22,7 +23,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 use uuid::Uuid;
 
 struct BearerScheme;
@@ -43,7 +43,7 @@ struct GatewayDoc;
 
 /// The `/v1` routes (without authentication), documented.
 pub fn router(json_body_bytes: usize) -> OpenApiRouter<SharedState> {
-    OpenApiRouter::with_openapi(GatewayDoc::openapi())
+    crate::http::route_docs::documented(GatewayDoc::openapi)
         .routes(routes!(list_models))
         .routes(routes!(chat_completions))
         .routes(routes!(responses))

@@ -11,6 +11,7 @@
 use crate::config::Config;
 use crate::http::error::{ApiError, HttpValidationError, json_response};
 use crate::http::middleware::errors::Passthrough;
+use crate::http::route_docs::routes;
 use crate::http::session_keys::SESSION_KEY_HEADER;
 use crate::http::state::SharedState;
 use crate::service::canvas::sessions::SESSION_TTL;
@@ -27,7 +28,6 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The session cookie's name.
 pub const COOKIE_NAME: &str = "oh_app_backend_session";

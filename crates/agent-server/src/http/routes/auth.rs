@@ -6,12 +6,12 @@
 //! [`crate::http::workspace_cookie`].
 
 use crate::http::auth::SESSION_KEY_HEADER;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::http::workspace_cookie;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The auth routes (relative to `/api`), documented.
 pub fn router() -> OpenApiRouter<SharedState> {

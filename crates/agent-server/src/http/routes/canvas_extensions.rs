@@ -5,6 +5,7 @@
 
 use crate::http::error::{ApiError, HttpValidationError};
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::canvas::backend::{BackendLogs, BackendStatus};
 use crate::service::canvas::{CanvasError, InstalledCanvasExtension};
@@ -19,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The reference's pattern of extension names in paths.
 pub const NAME_PATTERN: &str = "^[a-z0-9]+(?:-[a-z0-9]+)*$";

@@ -9,6 +9,7 @@ use crate::http::error::{
     ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response,
 };
 use crate::http::extract::{ApiQuery, parse_json_body, parse_uuid_param, parse_uuid_query};
+use crate::http::route_docs::routes;
 use crate::service::conversations::error::ServiceError;
 use crate::service::conversations::{ConversationService, ConversationSortOrder, Live};
 use axum::body::Bytes;
@@ -34,7 +35,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// Most ids accepted by the batch GET.

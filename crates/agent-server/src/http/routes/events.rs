@@ -8,6 +8,7 @@ use crate::http::error::{
     ApiError, ErrorDetail, HttpValidationError, ValidationIssue, json_response,
 };
 use crate::http::extract::{parse_query, parse_uuid_param, query_value};
+use crate::http::route_docs::routes;
 use crate::http::routes::conversations::body;
 use crate::service::conversations::search::{EventFilter, count_matching, search_page};
 use crate::service::conversations::{ConversationService, Live, ServiceError};
@@ -25,7 +26,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The event routes (paths relative to `/api`, documented), bound to
 /// `service`; merge them into the `/api` router, behind the session-key

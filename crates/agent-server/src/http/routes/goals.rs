@@ -4,6 +4,7 @@
 
 use super::conversations::{body, conversation_id, live, success};
 use crate::http::error::{ApiError, ErrorDetail, HttpValidationError, ValidationIssue};
+use crate::http::route_docs::routes;
 use crate::service::conversations::ConversationService;
 use crate::service::conversations::error::ServiceError;
 use crate::service::conversations::goal::GOAL_BUSY;
@@ -16,7 +17,6 @@ use openhands_protocol::Success;
 use openhands_protocol::conversations::StartGoalRequest;
 use serde_json::json;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The goal routes (relative to `/api`), bound to `service`.
 pub fn router<S>(service: ConversationService) -> OpenApiRouter<S>

@@ -4,13 +4,13 @@
 //! accounting and context windows use.
 
 use crate::http::extract::ApiQuery;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// `GET /api/llm/providers` answer.
 #[derive(Debug, Serialize, ToSchema)]

@@ -4,6 +4,7 @@
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::routes::profiles::name_issue;
 use crate::http::state::SharedState;
 use crate::service::meta_profiles::MetaProfile;
@@ -15,7 +16,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// `GET /api/meta-profiles` answer.
 #[derive(Debug, Serialize, ToSchema)]

@@ -48,6 +48,8 @@ pub mod workspaces;
 use crate::http::auth::require_session_key;
 use crate::http::error::{ErrorDetail, HttpValidationError, ValidationIssue};
 use crate::http::middleware::{cors, errors};
+use crate::http::route_docs;
+use crate::http::route_docs::routes;
 use crate::http::sockets;
 use crate::http::state::SharedState;
 use axum::Router;
@@ -60,7 +62,6 @@ use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 struct SecuritySchemes;
 
@@ -195,48 +196,38 @@ pub fn upload_routes() -> OpenApiRouter<SharedState> {
 
 /// The OpenAPI description of every documented route.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .merge(open_routes())
-        .nest(
-            "/api",
-            api_routes()
-                .merge(upload_routes())
-                .merge(crate::http::routes::profiles::router()),
-        )
-        .merge(crate::http::gateway::routes::router(0))
-        .merge(app_backends::router())
-        .into_openapi()
-        .nest(
-            "/api",
-            conversations::openapi()
-                .merge_from(events::openapi())
-                .merge_from(goals::openapi())
-                .merge_from(navigate::openapi())
-                .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
-        )
+    route_docs::describe(|| {
+        OpenApiRouter::with_openapi(ApiDoc::openapi())
+            .merge(open_routes())
+            .nest(
+                "/api",
+                api_routes()
+                    .merge(upload_routes())
+                    .merge(crate::http::routes::profiles::router()),
+            )
+            .merge(crate::http::gateway::routes::router(0))
+            .merge(app_backends::router())
+            .into_openapi()
+            .nest(
+                "/api",
+                conversations::openapi()
+                    .merge_from(events::openapi())
+                    .merge_from(goals::openapi())
+                    .merge_from(navigate::openapi())
+                    .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
+            )
+    })
 }
 
 /// The conversation and event routes (relative to `/api`), when the
 /// conversation service is plugged in.
 fn conversation_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
     match &state.conversations {
-        Some(svc) => {
-            // A deleted conversation's bash service goes with it.
-            let weak = Arc::downgrade(state);
-            svc.set_on_delete(Arc::new(move |id| {
-                let weak = weak.clone();
-                Box::pin(async move {
-                    if let Some(state) = weak.upgrade() {
-                        state.runtime_bash.remove(id).await;
-                    }
-                })
-            }));
-            conversations::router(svc.clone())
-                .merge(credential_bindings::router(svc.clone()))
-                .merge(events::router(svc.clone()))
-                .merge(goals::router(svc.clone()))
-                .merge(navigate::router(svc.clone()))
-        }
+        Some(svc) => conversations::router(svc.clone())
+            .merge(credential_bindings::router(svc.clone()))
+            .merge(events::router(svc.clone()))
+            .merge(goals::router(svc.clone()))
+            .merge(navigate::router(svc.clone())),
         None => OpenApiRouter::new(),
     }
 }
@@ -258,14 +249,32 @@ fn conversation_socket(state: &SharedState) -> Router<SharedState> {
     }
 }
 
-/// The whole application: routes, docs, sockets and cross-cutting layers.
-pub fn build_router(state: SharedState) -> Router {
+/// A deleted conversation's bash service goes with it.
+fn remove_bash_service_on_delete(state: &SharedState) {
+    if let Some(svc) = &state.conversations {
+        let weak = Arc::downgrade(state);
+        svc.set_on_delete(Arc::new(move |id| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                if let Some(state) = weak.upgrade() {
+                    state.runtime_bash.remove(id).await;
+                }
+            })
+        }));
+    }
+}
+
+/// Every documented route of the application with its own layers (body
+/// limits, authentication), and the few plain routes beside them: what
+/// the application serves, and, built inside [`route_docs::describe`],
+/// what `/openapi.json` describes.
+fn application_routes(state: &SharedState) -> OpenApiRouter<SharedState> {
     let limits = state.limits;
     let api = api_routes()
         .layer(DefaultBodyLimit::max(limits.json_body_bytes))
         .merge(upload_routes().layer(DefaultBodyLimit::max(limits.upload_bytes)))
         .route("/tools", get(tools::list_available_tools))
-        .merge(conversation_routes(&state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
+        .merge(conversation_routes(state).layer(DefaultBodyLimit::max(limits.json_body_bytes)))
         .merge(
             crate::http::routes::profiles::router()
                 .layer(DefaultBodyLimit::max(limits.json_body_bytes)),
@@ -274,21 +283,35 @@ pub fn build_router(state: SharedState) -> Router {
             state.clone(),
             require_session_key,
         ));
-    let (mut router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    route_docs::documented(ApiDoc::openapi)
         .merge(open_routes())
         .nest("/api", api)
-        .merge(crate::http::gateway::router(&state))
+        .merge(crate::http::gateway::router(state))
         .merge(app_backends::router())
-        .split_for_parts();
+}
+
+/// The description `/openapi.json` serves: the application's routes built
+/// once more with their operations and schemas.
+fn describe_application(state: &SharedState) -> utoipa::openapi::OpenApi {
+    route_docs::describe(|| {
+        application_routes(state)
+            .into_openapi()
+            .nest("/api", workspace_site::WorkspaceSiteDoc::openapi())
+    })
+}
+
+/// The whole application: routes, docs, sockets and cross-cutting layers.
+pub fn build_router(state: SharedState) -> Router {
+    remove_bash_service_on_delete(&state);
+    let (mut router, _undescribed) = application_routes(&state).split_for_parts();
+    let described = state.clone();
     router = router
         .route(
             "/sockets/bash-events",
             get(sockets::bash_events::bash_events_socket),
         )
         .merge(conversation_socket(&state))
-        .merge(docs::router(
-            doc.nest("/api", workspace_site::WorkspaceSiteDoc::openapi()),
-        ));
+        .merge(docs::router(move || describe_application(&described)));
     if let Some(dir) = server::static_files_dir(&state) {
         router = router.nest_service("/static", ServeDir::new(dir));
     }

@@ -4,6 +4,7 @@
 
 use super::conversations::{SkillsQuery, body, conversation_id, parse};
 use crate::http::error::{ApiError, ErrorDetail, HttpValidationError, json_response};
+use crate::http::route_docs::routes;
 use crate::service::conversations::ConversationService;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -12,7 +13,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use openhands_protocol::conversations::NavigateConversationRequest;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The route (relative to `/api`), bound to `service`.
 pub fn router<S>(service: ConversationService) -> OpenApiRouter<S>

@@ -2,6 +2,7 @@
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::profiles::{Expose, ProfileError, ProfileService};
 use axum::Json;
@@ -12,7 +13,6 @@ use openhands_wire::LlmConfig;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The pattern profile names must match.
 pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";

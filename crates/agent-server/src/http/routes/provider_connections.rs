@@ -4,6 +4,7 @@
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::provider_connections::{ConnectionUpdate, ConnectionView};
 use axum::Json;
@@ -15,7 +16,6 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// A provider connection (never its key).
 #[derive(Debug, Serialize, ToSchema)]

@@ -4,6 +4,7 @@
 
 use crate::http::error::{ApiError, ValidationIssue};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::routes::profiles::{NAME_PATTERN, expose_mode};
 use crate::http::state::SharedState;
 use crate::service::settings::{SettingsAnswer, SettingsPatch, schema};
@@ -14,7 +15,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// The UUID pattern of `active_agent_profile_id`.
 const UUID_PATTERN: &str =

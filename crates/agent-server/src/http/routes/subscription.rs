@@ -3,6 +3,7 @@
 
 use crate::http::error::{ApiError, HttpValidationError};
 use crate::http::extract::ApiJson;
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::subscription::{
     DeviceStart, OpenAiSubscription, SubscriptionError, SubscriptionStatus,
@@ -13,7 +14,6 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// `POST .../device/poll` body.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,6 +8,7 @@
 
 use crate::http::error::{ApiError, HttpValidationError};
 use crate::http::extract::ApiQuery;
+use crate::http::route_docs::routes;
 use crate::http::routes::runtime::RuntimeContext;
 use crate::http::state::SharedState;
 use axum::Json;
@@ -17,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// `GET .../vscode/url` answer.
 #[derive(Debug, Serialize, ToSchema)]

@@ -142,7 +142,7 @@ pub async fn serve_workspace_file(
 /// path, slashes included.
 pub fn router() -> utoipa_axum::router::OpenApiRouter<SharedState> {
     utoipa_axum::router::OpenApiRouter::new()
-        .routes(utoipa_axum::routes!(serve_workspace_root))
+        .routes(crate::http::route_docs::routes!(serve_workspace_root))
         .route(
             "/conversations/{conversation_id}/workspace/{*file_path}",
             axum::routing::get(serve_workspace_file),

@@ -5,6 +5,7 @@
 
 use crate::http::error::{ApiError, LocPart, ValidationIssue};
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::route_docs::routes;
 use crate::http::state::SharedState;
 use crate::service::workspaces::{
     MAX_NAME_LEN, MAX_PATH_LEN, WorkspaceItem, WorkspaceParentItem, Workspaces, WorkspacesError,
@@ -16,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// `GET|POST /api/workspaces` answer.
 #[derive(Debug, Serialize, ToSchema)]
