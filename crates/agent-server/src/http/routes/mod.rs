@@ -335,3 +335,59 @@ pub fn build_router(state: SharedState) -> Router {
         None => router,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Every documented route the server answers, built in the current
+    /// mode: the application's, then the conversation service's areas.
+    fn documented_routes() -> Vec<utoipa::openapi::OpenApi> {
+        let application = route_docs::documented(ApiDoc::openapi)
+            .merge(open_routes())
+            .nest(
+                "/api",
+                api_routes()
+                    .merge(upload_routes())
+                    .merge(profiles::router()),
+            )
+            .merge(crate::http::gateway::routes::router(0))
+            .merge(app_backends::router())
+            .into_openapi();
+        vec![
+            application,
+            conversations::openapi(),
+            events::openapi(),
+            goals::openapi(),
+            navigate::openapi(),
+        ]
+    }
+
+    /// (path, method) of every operation in `doc`, and how many carry
+    /// an operation id (only described ones do).
+    fn operations(docs: &[utoipa::openapi::OpenApi]) -> (BTreeSet<(String, String)>, usize) {
+        let mut keys = BTreeSet::new();
+        let mut with_ids = 0;
+        for doc in docs {
+            let value = serde_json::to_value(doc).unwrap_or_default();
+            for (path, item) in value["paths"].as_object().into_iter().flatten() {
+                for (method, operation) in item.as_object().into_iter().flatten() {
+                    keys.insert((path.clone(), method.clone()));
+                    with_ids += usize::from(operation.get("operationId").is_some());
+                }
+            }
+        }
+        (keys, with_ids)
+    }
+
+    #[test]
+    fn undescribed_routes_serve_the_paths_and_methods_the_description_lists() {
+        let (light, light_ids) = operations(&documented_routes());
+        let (described, described_ids) = operations(&route_docs::describe(documented_routes));
+        assert!(described.len() > 100, "{} operations", described.len());
+        assert_eq!(light, described);
+        assert_eq!(light_ids, 0, "operations were built outside describe");
+        assert_eq!(described_ids, described.len());
+    }
+}
