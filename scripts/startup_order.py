@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes the agent server's code order (for the linker).
 
-Builds the release agent server with symbols, then, round after round, links
-it with the current list and runs a short `openhands-bench` workload against
-it under `perf record -e page-faults` (start, a second idle, conversations
+Builds the release agent server as `cargo build --release` does (symbol
+names carry hashes of the build's configuration), then, round after round,
+links it from that build's objects, with symbols, laid out by the current
+list, and runs a short `openhands-bench` workload against it under `perf record -e page-faults` (start, a second idle, conversations
 created, run one at a time and five at once, a WebSocket fan-out, all
 deleted), and adds the functions whose code pages faulted, in the order
 first touched: start-up first, then idle, then what a conversation runs.
@@ -85,7 +86,13 @@ ORDER_FILE = os.path.join(os.path.dirname(__file__), "..", "crates", "agent-serv
 def link_command():
     """The release server's link command (argv, env) from a build that
     keeps its objects, and the path it writes."""
-    env = dict(os.environ, CARGO_PROFILE_RELEASE_STRIP="none")
+    # Symbol names carry hashes of the build's configuration: build exactly
+    # as `cargo build --release` does (no RUSTFLAGS, the profile as it is),
+    # and keep the symbols only in the relinked binaries, which are ours.
+    env = {
+        k: v for k, v in os.environ.items()
+        if k not in ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS") and not k.startswith("CARGO_PROFILE_")
+    }
     # rustc prints the link command only when it runs: make the binary stale.
     main_rs = os.path.join(os.path.dirname(ORDER_FILE), "src", "main.rs")
     os.utime(main_rs)
@@ -103,20 +110,21 @@ def link_command():
                 assignments[key] = value
             argv = [
                 w for w in words
-                if not w.startswith("-Wl,--symbol-ordering-file=") and not w.startswith("-fuse-ld=mold")
+                if not w.startswith("-Wl,--symbol-ordering-file=")
+                and w not in ("-s", "-Wl,-s", "-Wl,--strip-all", "-Wl,--strip-debug")
             ]
             if "-Wl,-z,pack-relative-relocs" not in argv:
                 argv.append("-Wl,-z,pack-relative-relocs")
             argv.append("-Wl,--no-warn-symbol-ordering")
-            return argv, dict(os.environ, **assignments)
+            return argv, dict(env, **assignments)
     sys.exit("no link command in the build's output:\n" + out.stderr[-2000:])
 
 
-def build_bench():
+def build_bench(env):
     """The release benchmark driver (built if needed): the workload."""
     out = subprocess.run(
         ["cargo", "build", "--release", "-p", "openhands-bench", "--message-format", "json"],
-        capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True,
     )
     for line in out.stdout.splitlines():
         if '"executable"' in line and "openhands-bench" in line:
@@ -145,7 +153,7 @@ def main():
     args = parser.parse_args()
 
     argv, env = link_command()
-    bench = build_bench()
+    bench = build_bench(env)
     order = []
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "openhands-agent-server")

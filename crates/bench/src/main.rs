@@ -4,7 +4,8 @@
 //! (or JSON with `--json`).
 //!
 //! ```text
-//! cargo build --release -p openhands-agent-server -p openhands-bench
+//! cargo build --release -p openhands-agent-server   # alone: see docs/src/benchmarks.md
+//! cargo build --release -p openhands-bench
 //! target/release/openhands-bench --ours target/release/openhands-agent-server --reference
 //! ```
 //!
