@@ -27,6 +27,8 @@ where
 }
 
 /// The OpenAPI description of the goal routes (relative to `/api`).
+/// Operations are filled in only inside `route_docs::describe` (as
+/// `routes::openapi` calls it); outside, paths and methods alone.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     routes().into_openapi()
 }

@@ -23,6 +23,8 @@ where
 }
 
 /// Its OpenAPI description (relative to `/api`).
+/// Operations are filled in only inside `route_docs::describe` (as
+/// `routes::openapi` calls it); outside, paths and methods alone.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     routes().into_openapi()
 }
