@@ -338,6 +338,9 @@ fn slash_condense_summarizes_the_history_and_slash_tools_lists_tools() {
     tui.wait_for("nothing to condense yet");
     tui.submit("think in five steps");
     tui.wait_for("Thought it through.");
+    // The finish message shows before the run has ended; the input's
+    // placeholder says when it has (condensing waits for that).
+    tui.wait_for("Type a message");
     tui.submit("/condense");
     let screen = tui.wait_for("history condensed");
     assert!(screen.contains("events summarized"), "{screen}");
