@@ -86,6 +86,8 @@ pub struct Tui {
     parser: Arc<Mutex<vt100::Parser>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn Child + Send + Sync>,
+    /// Set once the reader thread has read the terminal to its end.
+    drained: Arc<std::sync::atomic::AtomicBool>,
     _master: Box<dyn MasterPty + Send>,
 }
 
@@ -139,6 +141,8 @@ impl Tui {
         )));
         let mut reader = pty.master.try_clone_reader().unwrap();
         let sink = parser.clone();
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader_done = drained.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
@@ -147,12 +151,14 @@ impl Tui {
                     Ok(n) => sink.lock().unwrap().process(&buf[..n]),
                 }
             }
+            reader_done.store(true, std::sync::atomic::Ordering::Release);
         });
         let writer = pty.master.take_writer().unwrap();
         Self {
             parser,
             writer,
             child,
+            drained,
             _master: pty.master,
         }
     }
@@ -234,6 +240,15 @@ impl Tui {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                // The screen is parsed by the reader thread: let it reach the
+                // end of what the session wrote before it exited (bounded: a
+                // process the session left behind may hold the terminal).
+                let drain_deadline = Instant::now() + Duration::from_secs(2);
+                while !self.drained.load(std::sync::atomic::Ordering::Acquire)
+                    && Instant::now() < drain_deadline
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 return status.exit_code();
             }
             if Instant::now() > deadline {
