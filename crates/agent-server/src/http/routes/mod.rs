@@ -194,28 +194,45 @@ pub fn upload_routes() -> OpenApiRouter<SharedState> {
         .routes(routes!(files::runtime_upload_file))
 }
 
+/// The documented routes that need no state, without their layers: the
+/// application's but for the conversation service's areas (see
+/// [`conversation_area_docs`]).
+fn stateless_routes() -> OpenApiRouter<SharedState> {
+    route_docs::documented(ApiDoc::openapi)
+        .merge(open_routes())
+        .nest(
+            "/api",
+            api_routes()
+                .merge(upload_routes())
+                .merge(profiles::router()),
+        )
+        .merge(crate::http::gateway::routes::router(0))
+        .merge(app_backends::router())
+}
+
+/// The descriptions of the conversation service's areas (relative to
+/// `/api`), which need the service to be routed.
+fn conversation_area_docs() -> [utoipa::openapi::OpenApi; 4] {
+    [
+        conversations::openapi(),
+        events::openapi(),
+        goals::openapi(),
+        navigate::openapi(),
+    ]
+}
+
 /// The OpenAPI description of every documented route.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     route_docs::describe(|| {
-        OpenApiRouter::with_openapi(ApiDoc::openapi())
-            .merge(open_routes())
-            .nest(
-                "/api",
-                api_routes()
-                    .merge(upload_routes())
-                    .merge(crate::http::routes::profiles::router()),
-            )
-            .merge(crate::http::gateway::routes::router(0))
-            .merge(app_backends::router())
-            .into_openapi()
-            .nest(
-                "/api",
-                conversations::openapi()
-                    .merge_from(events::openapi())
-                    .merge_from(goals::openapi())
-                    .merge_from(navigate::openapi())
-                    .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
-            )
+        let [conversations, events, goals, navigate] = conversation_area_docs();
+        stateless_routes().into_openapi().nest(
+            "/api",
+            conversations
+                .merge_from(events)
+                .merge_from(goals)
+                .merge_from(navigate)
+                .merge_from(workspace_site::WorkspaceSiteDoc::openapi()),
+        )
     })
 }
 
@@ -344,24 +361,9 @@ mod tests {
     /// Every documented route the server answers, built in the current
     /// mode: the application's, then the conversation service's areas.
     fn documented_routes() -> Vec<utoipa::openapi::OpenApi> {
-        let application = route_docs::documented(ApiDoc::openapi)
-            .merge(open_routes())
-            .nest(
-                "/api",
-                api_routes()
-                    .merge(upload_routes())
-                    .merge(profiles::router()),
-            )
-            .merge(crate::http::gateway::routes::router(0))
-            .merge(app_backends::router())
-            .into_openapi();
-        vec![
-            application,
-            conversations::openapi(),
-            events::openapi(),
-            goals::openapi(),
-            navigate::openapi(),
-        ]
+        let mut docs = vec![stateless_routes().into_openapi()];
+        docs.extend(conversation_area_docs());
+        docs
     }
 
     /// (path, method) of every operation in `doc`, and how many carry
