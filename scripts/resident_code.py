@@ -61,15 +61,22 @@ def load_segments(exe):
     return segments
 
 
-def symbols(exe):
-    """Sorted (address, size, demangled name) of the binary's sized symbols."""
+def symbols(exe, demangle=True, types=None):
+    """Sorted (address, size, name) of the binary's sized symbols, names
+    demangled or not, of the `nm` types in `types` (all when None)."""
     out = subprocess.run(
-        ["nm", "-C", "-S", "--defined-only", exe], capture_output=True, text=True, check=True
+        ["nm", *(["-C"] if demangle else []), "-S", "--defined-only", exe],
+        capture_output=True, text=True, check=True,
     )
     syms = []
     for line in out.stdout.splitlines():
         parts = line.split(" ", 3)
-        if len(parts) == 4 and len(parts[1]) == len(parts[0]) and len(parts[2]) == 1:
+        if (
+            len(parts) == 4
+            and len(parts[1]) == len(parts[0])
+            and len(parts[2]) == 1
+            and (types is None or parts[2] in types)
+        ):
             syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
     syms.sort()
     return syms

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 
+from resident_code import symbols
+
 
 def record(binary, bench, data):
     """Runs a short benchmark of the server `binary` (start, a second idle,
@@ -67,17 +69,10 @@ def faulting_addresses(binary, data):
 
 def text_symbols(binary):
     """Sorted (start, end, mangled name) of the functions in `binary`."""
-    out = subprocess.run(
-        ["nm", "-S", "--defined-only", binary], capture_output=True, text=True, check=True
-    ).stdout
-    syms = []
-    for line in out.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) == 4 and parts[2] in "tTW" and len(parts[1]) == len(parts[0]):
-            start = int(parts[0], 16)
-            syms.append((start, start + int(parts[1], 16), parts[3]))
-    syms.sort()
-    return syms
+    return [
+        (address, address + size, name)
+        for address, size, name in symbols(binary, demangle=False, types="tTW")
+    ]
 
 
 ORDER_FILE = os.path.join(os.path.dirname(__file__), "..", "crates", "agent-server", "startup-order.txt")
