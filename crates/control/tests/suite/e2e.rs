@@ -428,6 +428,7 @@ async fn a_sandbox_may_name_its_own_llm() {
     );
     let sb = sb.json["id"].as_str().unwrap().to_string();
     let default = api.create_sandbox(&t, json!({})).await;
+    assert_eq!(default.status, 201, "{}\n{}", default.text, c.log_text());
     assert_eq!(default.json["llm"]["source"], "control_plane");
 
     let started = api.start_task(&t, &sb, "go").await;
