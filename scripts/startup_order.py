@@ -44,7 +44,8 @@ def record(binary, bench, data):
     subprocess.run(
         ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o", data, "--",
          bench, "--ours", binary, "--no-reference", "--clean-home", "--conversations", "20",
-         "--runs", "5", "--throughput-runs", "20", "--concurrency", "5", "--fanout-events", "10",
+         "--runs", "5", "--throughput-runs", "20", "--throughput-min-secs", "0", "--concurrency", "5",
+         "--fanout-events", "10",
          "--fanout-burst", "20", "--settle-secs", "0"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
     )

@@ -80,9 +80,15 @@ struct Args {
     /// Two-step runs one after the other (run latency), after one warm-up run.
     #[arg(long, default_value_t = 20)]
     runs: usize,
-    /// Two-step conversations per concurrency level (throughput).
+    /// Two-step conversations per concurrency level (throughput), at least.
     #[arg(long, default_value_t = 100)]
     throughput_runs: usize,
+    /// Shortest time of a concurrency level, in seconds: once its
+    /// `--throughput-runs` conversations ran, new ones start until it has
+    /// passed, so that the `/health` percentiles of a fast server rest on a
+    /// few hundred probes (one every 10 ms) rather than a few dozen.
+    #[arg(long, default_value_t = 3.0)]
+    throughput_min_secs: f64,
     /// Concurrency levels for the throughput, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,50")]
     concurrency: Vec<usize>,
@@ -254,6 +260,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         conversations: args.conversations,
         runs: args.runs,
         throughput_runs: args.throughput_runs,
+        throughput_min_wall: Duration::from_secs_f64(args.throughput_min_secs.max(0.0)),
         concurrency: args.concurrency.clone(),
         subscribers: args.subscribers,
         fanout_events: args.fanout_events,
@@ -334,11 +341,12 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let table = report::markdown(&rows);
     let spawn = cfg.spawn_options();
     let settings = format!(
-        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?} (GET /health polled meanwhile), {} subscribers × ({} + {} burst) messages; run ends observed {}; final RSS after {} s; both servers with OH_MAX_CONCURRENT_RUNS={} and {}",
+        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?} and more until the level lasted {} s (GET /health polled meanwhile, every 10 ms), {} subscribers × ({} + {} burst) messages; run ends observed {}; final RSS after {} s; both servers with OH_MAX_CONCURRENT_RUNS={} and {}",
         cfg.conversations,
         cfg.runs,
         cfg.throughput_runs,
         cfg.concurrency,
+        cfg.throughput_min_wall.as_secs_f64(),
         cfg.subscribers,
         cfg.fanout_events,
         cfg.fanout_burst,

@@ -3,7 +3,8 @@
 //! 1. spawn → `/ready`; idle RSS one second later;
 //! 2. N sequential creations (latency), then RSS;
 //! 3. one warm-up run, then R sequential two-step runs (latency);
-//! 4. for each concurrency level, M two-step conversations (throughput);
+//! 4. for each concurrency level, M two-step conversations, and more until
+//!    the level has lasted its minimum time (throughput);
 //! 5. WebSocket fan-out to S subscribers; after a pause to settle, the
 //!    final RSS; stop.
 //!
@@ -31,8 +32,11 @@ pub struct SuiteConfig {
     pub conversations: usize,
     /// Sequential two-step runs.
     pub runs: usize,
-    /// Conversations per concurrency level.
+    /// Conversations per concurrency level, at least.
     pub throughput_runs: usize,
+    /// Shortest time of a concurrency level: conversations go on starting
+    /// until it has passed.
+    pub throughput_min_wall: Duration,
     /// Concurrency levels.
     pub concurrency: Vec<usize>,
     /// WebSocket subscribers for the fan-out.
@@ -216,15 +220,24 @@ async fn phases(
             breakdown: false,
             poll: cfg.poll,
         };
-        let t = throughput::measure(&api, &body, c, cfg.throughput_runs, options).await;
+        let amount = throughput::Amount {
+            conversations: cfg.throughput_runs,
+            min_wall: cfg.throughput_min_wall,
+        };
+        let t = throughput::measure(&api, &body, c, amount, options).await;
         progress(
             label,
             &format!(
-                "concurrency {c}: {} of {} finished in {:.2} s = {:.2} conversations/s",
+                "concurrency {c}: {} of {} finished in {:.2} s = {:.2} conversations/s; {} /health probes",
                 t.figures.finished,
                 t.figures.attempted,
                 t.figures.wall_s,
-                t.figures.conversations_per_s
+                t.figures.conversations_per_s,
+                t.figures
+                    .health
+                    .as_ref()
+                    .and_then(|h| h.latency.as_ref())
+                    .map_or(0, |l| l.n),
             ),
         );
         for e in t.errors {

@@ -41,6 +41,8 @@ fn tiny_bench_against_our_server() {
             "2",
             "--throughput-runs",
             "4",
+            "--throughput-min-secs",
+            "0",
             "--concurrency",
             "1,2",
             "--subscribers",
