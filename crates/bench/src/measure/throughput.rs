@@ -144,8 +144,14 @@ mod tests {
         };
         let early = Duration::from_millis(100);
         let late = Duration::from_secs(3);
-        assert!(amount.starts(2, late), "the first three start whatever the time");
-        assert!(amount.starts(50, early), "more start while the minimum time lasts");
+        assert!(
+            amount.starts(2, late),
+            "the first three start whatever the time"
+        );
+        assert!(
+            amount.starts(50, early),
+            "more start while the minimum time lasts"
+        );
         assert!(!amount.starts(3, late), "none once both are reached");
     }
 }
