@@ -80,13 +80,14 @@ struct Args {
     /// Two-step runs one after the other (run latency), after one warm-up run.
     #[arg(long, default_value_t = 20)]
     runs: usize,
-    /// Two-step conversations per concurrency level (throughput), at least.
+    /// Two-step conversations per round of a concurrency level (throughput).
     #[arg(long, default_value_t = 100)]
     throughput_runs: usize,
-    /// Shortest time of a concurrency level, in seconds: once its
-    /// `--throughput-runs` conversations ran, new ones start until it has
-    /// passed, so that the `/health` percentiles of a fast server rest on a
-    /// few hundred probes (one every 10 ms) rather than a few dozen.
+    /// Shortest time of a concurrency level, in seconds: its rounds of
+    /// `--throughput-runs` conversations (deleted after each round) repeat
+    /// until their walls add up to it, so that the `/health` percentiles of
+    /// a fast server rest on a few hundred probes (one every 10 ms) rather
+    /// than a few dozen, with no more conversations alive at once.
     #[arg(long, default_value_t = 3.0)]
     throughput_min_secs: f64,
     /// Concurrency levels for the throughput, comma-separated.
@@ -341,7 +342,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
     let table = report::markdown(&rows);
     let spawn = cfg.spawn_options();
     let settings = format!(
-        "{} creations, {} runs (+1 warm-up), {} conversations per concurrency level {:?} and more until the level lasted {} s (GET /health polled meanwhile, every 10 ms), {} subscribers × ({} + {} burst) messages; run ends observed {}; final RSS after {} s; both servers with OH_MAX_CONCURRENT_RUNS={} and {}",
+        "{} creations, {} runs (+1 warm-up), rounds of {} conversations per concurrency level {:?} until the rounds lasted {} s (GET /health polled meanwhile, every 10 ms), {} subscribers × ({} + {} burst) messages; run ends observed {}; final RSS after {} s; both servers with OH_MAX_CONCURRENT_RUNS={} and {}",
         cfg.conversations,
         cfg.runs,
         cfg.throughput_runs,

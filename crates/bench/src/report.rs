@@ -393,6 +393,7 @@ mod tests {
                 concurrency: 5,
                 attempted: 10,
                 finished: 10,
+                rounds: 1,
                 wall_s: 1.0,
                 conversations_per_s: rate,
                 per_conversation: None,

@@ -56,7 +56,10 @@ pub struct Throughput {
     pub attempted: usize,
     /// Conversations that reached `finished`.
     pub finished: usize,
-    /// Wall time from the first creation to the last terminal status.
+    /// Rounds the conversations ran in (see `measure::throughput`).
+    pub rounds: usize,
+    /// Wall time from the first creation to the last terminal status,
+    /// summed over the rounds.
     pub wall_s: f64,
     /// `finished / wall_s`.
     pub conversations_per_s: f64,

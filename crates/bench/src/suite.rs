@@ -3,8 +3,9 @@
 //! 1. spawn → `/ready`; idle RSS one second later;
 //! 2. N sequential creations (latency), then RSS;
 //! 3. one warm-up run, then R sequential two-step runs (latency);
-//! 4. for each concurrency level, M two-step conversations, and more until
-//!    the level has lasted its minimum time (throughput);
+//! 4. for each concurrency level, rounds of M two-step conversations
+//!    (deleted after each round) until the rounds lasted a minimum time
+//!    (throughput);
 //! 5. WebSocket fan-out to S subscribers; after a pause to settle, the
 //!    final RSS; stop.
 //!
@@ -23,6 +24,7 @@ use crate::stats::Summary;
 use crate::workload::start_request;
 use anyhow::Result;
 use openhands_testkit::MockLlmHandle;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Sizes and timeouts of the phases.
@@ -32,10 +34,10 @@ pub struct SuiteConfig {
     pub conversations: usize,
     /// Sequential two-step runs.
     pub runs: usize,
-    /// Conversations per concurrency level, at least.
+    /// Conversations per round of a concurrency level.
     pub throughput_runs: usize,
-    /// Shortest time of a concurrency level: conversations go on starting
-    /// until it has passed.
+    /// Rounds of a concurrency level repeat until their walls add up to
+    /// this.
     pub throughput_min_wall: Duration,
     /// Concurrency levels.
     pub concurrency: Vec<usize>,
@@ -220,17 +222,28 @@ async fn phases(
             breakdown: false,
             poll: cfg.poll,
         };
-        let amount = throughput::Amount {
-            conversations: cfg.throughput_runs,
+        let level = throughput::Level {
+            concurrency: c,
+            per_round: cfg.throughput_runs,
             min_wall: cfg.throughput_min_wall,
         };
-        let t = throughput::measure(&api, &body, c, amount, options).await;
+        let (deleted, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let between_rounds = |ids: Vec<String>| {
+            let (api, mock, deleted, failed) = (&api, &mock, &deleted, &failed);
+            async move {
+                deleted.fetch_add(ids.len(), Ordering::Relaxed);
+                failed.fetch_add(runs::delete_all(api, ids).await, Ordering::Relaxed);
+                mock.clear_requests();
+            }
+        };
+        let t = throughput::measure(&api, &body, level, options, between_rounds).await;
         progress(
             label,
             &format!(
-                "concurrency {c}: {} of {} finished in {:.2} s = {:.2} conversations/s; {} /health probes",
+                "concurrency {c}: {} of {} finished in {} round(s), {:.2} s = {:.2} conversations/s; {} /health probes",
                 t.figures.finished,
                 t.figures.attempted,
+                t.figures.rounds,
                 t.figures.wall_s,
                 t.figures.conversations_per_s,
                 t.figures
@@ -243,9 +256,14 @@ async fn phases(
         for e in t.errors {
             out.errors.push(format!("throughput {c}: {e}"));
         }
+        let failed = failed.into_inner();
+        if failed > 0 {
+            out.errors.push(format!(
+                "clean-up: {failed} of {} deletions failed",
+                deleted.into_inner()
+            ));
+        }
         out.throughput.push(t.figures);
-        cleanup(&api, t.ids, out).await;
-        mock.clear_requests();
     }
 
     // Fan-out.

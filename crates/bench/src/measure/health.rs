@@ -53,11 +53,39 @@ impl HealthPoller {
 
     /// Stops the poller (after the probe in flight, if any) and summarises.
     pub async fn stop(self) -> HealthFigures {
+        self.stop_samples().await.figures()
+    }
+
+    /// Stops the poller (after the probe in flight, if any); its probes.
+    pub async fn stop_samples(self) -> HealthSamples {
         self.stop.store(true, Ordering::SeqCst);
         let (samples, failures) = self.done.await.unwrap_or_default();
+        HealthSamples { samples, failures }
+    }
+}
+
+/// What a poller saw: the latencies of the answered probes, the failed
+/// ones counted.
+#[derive(Debug, Default)]
+pub struct HealthSamples {
+    /// Latency of each answered probe.
+    pub samples: Vec<Duration>,
+    /// Probes that failed or timed out.
+    pub failures: usize,
+}
+
+impl HealthSamples {
+    /// Adds the probes of another poller.
+    pub fn extend(&mut self, other: HealthSamples) {
+        self.samples.extend(other.samples);
+        self.failures += other.failures;
+    }
+
+    /// The summary.
+    pub fn figures(&self) -> HealthFigures {
         HealthFigures {
-            latency: Summary::of(&samples),
-            failures,
+            latency: Summary::of(&self.samples),
+            failures: self.failures,
         }
     }
 }
