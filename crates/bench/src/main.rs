@@ -88,8 +88,8 @@ struct Args {
     /// until their walls add up to it, so that the `/health` percentiles of
     /// a fast server rest on a few hundred probes (one every 10 ms) rather
     /// than a few dozen, with no more conversations alive at once.
-    #[arg(long, default_value_t = 3.0)]
-    throughput_min_secs: f64,
+    #[arg(long, default_value = "3", value_parser = seconds)]
+    throughput_min_secs: Duration,
     /// Concurrency levels for the throughput, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,50")]
     concurrency: Vec<usize>,
@@ -121,8 +121,8 @@ struct Args {
     #[arg(long)]
     slow_rc: bool,
     /// Seconds to wait after the last phase before the final RSS is read.
-    #[arg(long, default_value_t = 2.0)]
-    settle_secs: f64,
+    #[arg(long, default_value = "2", value_parser = seconds)]
+    settle_secs: Duration,
     /// Observe the end of runs by polling `GET /api/conversations/{id}`
     /// every 5 ms instead of through the event WebSocket.
     #[arg(long)]
@@ -155,6 +155,15 @@ struct Args {
     /// Also write the JSON document to this file.
     #[arg(long)]
     json_out: Option<PathBuf>,
+}
+
+/// A duration given in seconds (`2`, `0.5`): non-negative and finite.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("{text:?} is not a non-negative, finite number of seconds"))
 }
 
 /// The `--json` document.
@@ -239,9 +248,6 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         );
         false
     };
-    if !(args.settle_secs.is_finite() && args.settle_secs >= 0.0) {
-        bail!("--settle-secs must be a non-negative number of seconds");
-    }
     let home = if args.slow_rc {
         let rc = slow_rc::calibrate()
             .await
@@ -261,7 +267,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         conversations: args.conversations,
         runs: args.runs,
         throughput_runs: args.throughput_runs,
-        throughput_min_wall: Duration::from_secs_f64(args.throughput_min_secs.max(0.0)),
+        throughput_min_wall: args.throughput_min_secs,
         concurrency: args.concurrency.clone(),
         subscribers: args.subscribers,
         fanout_events: args.fanout_events,
@@ -270,7 +276,7 @@ async fn run(mut args: Args) -> Result<ExitCode> {
         ready_timeout: Duration::from_secs(args.ready_timeout),
         request_timeout: Duration::from_secs(args.request_timeout),
         home,
-        settle: Duration::from_secs_f64(args.settle_secs),
+        settle: args.settle_secs,
         poll: args.poll,
     };
     let machine = machine::Machine::current();
@@ -507,6 +513,35 @@ async fn main() -> ExitCode {
         None => {
             eprintln!("openhands-bench: interrupted; the servers were stopped");
             ExitCode::from(130)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_non_negative_finite_numbers() {
+        assert_eq!(seconds("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "inf", "NaN", "1e30", "soon", ""] {
+            assert!(seconds(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn duration_flags_refuse_what_is_not_a_duration() {
+        let parse = |flag: &str, value: &str| {
+            Args::try_parse_from(["openhands-bench", "--ours", "x", &format!("{flag}={value}")])
+        };
+        let args = parse("--settle-secs", "0.25").unwrap();
+        assert_eq!(args.settle_secs, Duration::from_millis(250));
+        assert_eq!(args.throughput_min_secs, Duration::from_secs(3));
+        for flag in ["--settle-secs", "--throughput-min-secs"] {
+            let err = parse(flag, "-1").unwrap_err().to_string();
+            assert!(err.contains(flag), "{err}");
         }
     }
 }
