@@ -3,8 +3,9 @@
 //! A level is one or more rounds of the same number of conversations: a
 //! fast server's round of 100 lasts well under a second, and the `/health`
 //! p99 of so short a round is the slowest of a few dozen probes. Rounds
-//! repeat (their conversations deleted in between, untimed, so that at most
-//! one round's stay alive) until the timed rounds add up to a minimum time.
+//! repeat (the caller deletes each round's conversations before the next,
+//! untimed, so that at most one round's stay alive) until the timed rounds
+//! add up to a minimum time.
 
 use super::health::{HealthPoller, HealthSamples};
 use super::runs::{RunAttempt, RunOptions, two_step};
@@ -32,16 +33,24 @@ pub struct Level {
 }
 
 impl Level {
-    /// Whether another round runs after `done` rounds that took `wall`
-    /// together, the last of which finished `finished_last` conversations.
-    fn another_round(&self, done: usize, wall: Duration, finished_last: usize) -> bool {
-        done == 0 || (wall < self.min_wall && finished_last > 0 && done < MAX_ROUNDS)
+    /// Whether another round runs after `rounds`: the first always does;
+    /// more while the rounds' walls add up to less than the minimum time
+    /// and the last one finished conversations (bounded by [`MAX_ROUNDS`]).
+    pub fn another_round(&self, rounds: &[Round]) -> bool {
+        let wall: Duration = rounds.iter().map(|r| r.wall).sum();
+        match rounds.last() {
+            None => true,
+            Some(last) => {
+                wall < self.min_wall && !last.totals.is_empty() && rounds.len() < MAX_ROUNDS
+            }
+        }
     }
 }
 
-/// One round: what it measured and the conversations it created.
+/// One round of a level: what it measured and the conversations it
+/// created.
 #[derive(Debug, Default)]
-struct Round {
+pub struct Round {
     attempted: usize,
     wall: Duration,
     totals: Vec<Duration>,
@@ -49,6 +58,13 @@ struct Round {
     health: Option<HealthSamples>,
     ids: Vec<String>,
     errors: Vec<String>,
+}
+
+impl Round {
+    /// The conversations the round created, to delete before the next.
+    pub fn take_ids(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.ids)
+    }
 }
 
 /// The figures and the first few error texts.
@@ -60,34 +76,8 @@ pub struct ThroughputRun {
     pub errors: Vec<String>,
 }
 
-/// Runs `level` of two-step conversations; after each round
-/// `between_rounds` is given its conversations to delete (not timed).
-pub async fn measure<F, Fut>(
-    api: &Api,
-    body: &Value,
-    level: Level,
-    options: RunOptions,
-    mut between_rounds: F,
-) -> ThroughputRun
-where
-    F: FnMut(Vec<String>) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let mut rounds: Vec<Round> = Vec::new();
-    let mut wall = Duration::ZERO;
-    let mut finished_last = 0;
-    while level.another_round(rounds.len(), wall, finished_last) {
-        let mut round = run_round(api, body, level.concurrency, level.per_round, options).await;
-        between_rounds(std::mem::take(&mut round.ids)).await;
-        wall += round.wall;
-        finished_last = round.totals.len();
-        rounds.push(round);
-    }
-    combine(level.concurrency, rounds)
-}
-
 /// The level's figures from its rounds.
-fn combine(concurrency: usize, rounds: Vec<Round>) -> ThroughputRun {
+pub fn combine(concurrency: usize, rounds: Vec<Round>) -> ThroughputRun {
     let mut errors: Vec<String> = Vec::new();
     let (mut attempted, mut wall, mut polled) = (0, Duration::ZERO, 0);
     let mut totals = Vec::new();
@@ -126,17 +116,13 @@ fn combine(concurrency: usize, rounds: Vec<Round>) -> ThroughputRun {
     ThroughputRun { figures, errors }
 }
 
-/// Runs `total` two-step conversations with `concurrency` workers, each
-/// taking the next conversation as soon as its previous one ended. Each
-/// conversation counts from its creation to its `finished` status.
-/// Meanwhile a separate poller measures `GET /health` on `api`'s server.
-async fn run_round(
-    api: &Api,
-    body: &Value,
-    concurrency: usize,
-    total: usize,
-    options: RunOptions,
-) -> Round {
+/// Runs one round of `level`: its two-step conversations with its
+/// concurrency's workers, each taking the next conversation as soon as its
+/// previous one ended. Each conversation counts from its creation to its
+/// `finished` status. Meanwhile a separate poller measures `GET /health` on
+/// `api`'s server.
+pub async fn round(api: &Api, body: &Value, level: &Level, options: RunOptions) -> Round {
+    let (concurrency, total) = (level.concurrency, level.per_round);
     let mut errors = Vec::new();
     let poller = match HealthPoller::start(api.base()) {
         Ok(p) => Some(p),
@@ -210,24 +196,33 @@ mod tests {
     #[test]
     fn rounds_repeat_until_the_minimum_time_while_they_finish_conversations() {
         let l = level();
-        let (short, long) = (Duration::from_millis(700), Duration::from_secs(40));
+        let finished = |wall: Duration, n: usize| Round {
+            wall,
+            totals: vec![Duration::from_millis(5); n],
+            ..Round::default()
+        };
+        let short = |n| finished(Duration::from_millis(700), n);
+        assert!(l.another_round(&[]), "one round always runs");
         assert!(
-            l.another_round(0, Duration::ZERO, 0),
-            "one round always runs"
+            l.another_round(&[short(100), short(100)]),
+            "short rounds repeat"
         );
-        assert!(l.another_round(2, short * 2, 100), "short rounds repeat");
         assert!(
-            !l.another_round(1, long, 100),
+            !l.another_round(&[finished(Duration::from_secs(40), 100)]),
             "a slow server's one round is enough"
         );
         assert!(
-            !l.another_round(3, short, 0),
-            "a round that finished nothing ends the level"
+            !l.another_round(&[short(100), short(100), short(100), short(100), short(100)]),
+            "the rounds stop once they lasted the minimum time"
         );
         assert!(
-            !l.another_round(MAX_ROUNDS, short, 100),
-            "the rounds are bounded"
+            !l.another_round(&[short(100), short(0)]),
+            "a round that finished nothing ends the level"
         );
+        let many: Vec<Round> = (0..MAX_ROUNDS)
+            .map(|_| finished(Duration::ZERO, 1))
+            .collect();
+        assert!(!l.another_round(&many), "the rounds are bounded");
     }
 
     #[test]
