@@ -28,6 +28,7 @@ memory, never correctness): the benchmark's idle RSS row shows when.
 
 import argparse
 import bisect
+import json
 import os
 import shlex
 import subprocess
@@ -124,8 +125,6 @@ def build_bench(env):
     )
     for line in out.stdout.splitlines():
         if '"executable"' in line and "openhands-bench" in line:
-            import json
-
             executable = json.loads(line).get("executable")
             if executable:
                 return executable
@@ -182,8 +181,8 @@ def main():
             relink(argv, env, args.keep, listed)
     with open(args.out, "w") as f:
         f.write(
-            "# Functions the agent server runs from start to idle, in the order first\n"
-            "# touched; written by scripts/startup_order.py, read by build.rs.\n"
+            "# Functions the agent server runs from start through a short benchmark, in\n"
+            "# the order first touched; written by scripts/startup_order.py, read by build.rs.\n"
         )
         f.write("".join(name + "\n" for name in order))
     print(f"{len(order)} functions listed in {args.out}")

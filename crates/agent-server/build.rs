@@ -4,7 +4,8 @@
 //! what it does:
 //!
 //! - `--symbol-ordering-file=startup-order.txt`: the functions the server
-//!   runs from start to idle (listed by `scripts/startup_order.py`) are
+//!   runs from start through a short benchmark (listed by
+//!   `scripts/startup_order.py`) are
 //!   laid out together at the front of the code, instead of spread over
 //!   50 MB of it, where each touched function brings its 64 kB
 //!   neighbourhood into memory (the kernel maps file pages around a fault).
