@@ -157,13 +157,17 @@ struct Args {
     json_out: Option<PathBuf>,
 }
 
+/// A value of a seconds flag that is not a duration.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a non-negative, finite number of seconds")]
+struct NotSeconds(String);
+
 /// A duration given in seconds (`2`, `0.5`): non-negative and finite.
-fn seconds(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    Duration::try_from_secs_f64(secs)
-        .map_err(|_| format!("{text:?} is not a non-negative, finite number of seconds"))
+fn seconds(text: &str) -> Result<Duration, NotSeconds> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| NotSeconds(text.to_string()))
 }
 
 /// The `--json` document.
@@ -523,9 +527,9 @@ mod tests {
 
     #[test]
     fn seconds_are_non_negative_finite_numbers() {
-        assert_eq!(seconds("2"), Ok(Duration::from_secs(2)));
-        assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
-        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(seconds("2").ok(), Some(Duration::from_secs(2)));
+        assert_eq!(seconds("0.5").ok(), Some(Duration::from_millis(500)));
+        assert_eq!(seconds("0").ok(), Some(Duration::ZERO));
         for bad in ["-1", "inf", "NaN", "1e30", "soon", ""] {
             assert!(seconds(bad).is_err(), "{bad} was accepted");
         }
