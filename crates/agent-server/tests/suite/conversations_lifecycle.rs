@@ -276,7 +276,8 @@ async fn idle_conversations_leave_memory_and_come_back_on_access() {
     let id = info["id"].as_str().unwrap();
     env.send(id, "Please create x.txt, then finish.", true)
         .await;
-    env.wait_status(id, &["finished"]).await;
+    // The run's last event (its stats) comes after the finished status.
+    env.wait_finished_and_settled(id).await;
     let before = env.events(id).await;
     let svc = env.service();
     let deadline = Instant::now() + Duration::from_secs(10);
