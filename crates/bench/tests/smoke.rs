@@ -86,11 +86,11 @@ fn tiny_bench_against_our_server() {
         assert!(rounds >= 1, "{t}");
         assert_eq!(t["attempted"].as_u64(), Some(4 * rounds), "{t}");
         assert_eq!(t["finished"], t["attempted"], "{t}");
+        // Every round finished its conversations, so the rounds stopped
+        // because they had lasted the minimum time (or hit the bound of 100).
         assert!(
-            rounds == 1
-                || t["wall_s"].as_f64().unwrap()
-                    < 0.5 + t["wall_s"].as_f64().unwrap() / rounds as f64,
-            "a round starts only while the minimum time is not reached: {t}"
+            t["wall_s"].as_f64().unwrap() >= 0.5 || rounds == 100,
+            "the rounds stop once they lasted the minimum time: {t}"
         );
         assert!(t["conversations_per_s"].as_f64().unwrap() > 0.0);
         assert!(t["health"]["latency"]["n"].as_u64().unwrap() >= 1, "{t}");
