@@ -114,18 +114,16 @@ fn provider_of(model: &str) -> &str {
 fn is_bedrock(model: &str) -> bool {
     model.starts_with("bedrock")
         || table()
-            .get(model)
-            .filter(|e| e.key == model)
-            .is_some_and(|e| e.provider.starts_with("bedrock"))
+            .provider_of_key(model)
+            .is_some_and(|p| p.starts_with("bedrock"))
 }
 
 /// Every listed model, or the ones of `provider`, sorted and deduplicated.
 pub fn model_names(provider: Option<&str>) -> Vec<String> {
     let openrouter = verified_of("openrouter").unwrap_or_default();
     let all = table()
-        .entries
-        .iter()
-        .map(|e| e.key.clone())
+        .keys()
+        .map(str::to_string)
         .chain(PROVIDERS_FILE.extra_models.iter().cloned())
         .chain(openrouter.iter().map(|m| format!("openrouter/{m}")))
         .filter(|m| !is_bedrock(m));

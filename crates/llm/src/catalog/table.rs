@@ -1,13 +1,11 @@
-//! LiteLLM's model table, shipped as data and parsed once into typed
-//! entries (prices, limits, capability flags) with LiteLLM's key indexes:
-//! the exact key and its lowercase form.
+//! LiteLLM's model table as typed entries (prices, limits, capability
+//! flags) with LiteLLM's key indexes: the exact key and its lowercase form.
+//! The shipped table is indexed at build time (`build.rs`) and an entry is
+//! parsed the first time it is looked up; a table can also be parsed from
+//! JSON whole.
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::LazyLock;
-
-/// The shipped copy of LiteLLM's `model_prices_and_context_window.json`.
-pub const TABLE_JSON: &str = include_str!("../../data/model_prices_and_context_window.json");
 
 /// What a model can do besides text chat (the table's `supports_*` flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,13 +119,20 @@ fn tier(v: &Value) -> Option<PriceTier> {
     })
 }
 
-/// The parsed table with LiteLLM's two key indexes.
+/// A table parsed from JSON at run time, with LiteLLM's two key indexes.
 #[derive(Debug)]
-pub struct Table {
-    /// Entries in the file's order.
-    pub entries: Vec<ModelEntry>,
+struct Parsed {
+    entries: Vec<ModelEntry>,
     exact: HashMap<String, usize>,
     lower: HashMap<String, usize>,
+}
+
+/// A model table: the shipped one (indexed at build time, entries parsed
+/// when first looked up) or one parsed from JSON.
+#[derive(Debug)]
+pub struct Table {
+    /// `None` for the shipped table.
+    parsed: Option<Parsed>,
 }
 
 impl Table {
@@ -148,68 +153,212 @@ impl Table {
             entries.push(ModelEntry::from_json(key, obj));
         }
         Ok(Table {
-            entries,
-            exact,
-            lower,
+            parsed: Some(Parsed {
+                entries,
+                exact,
+                lower,
+            }),
         })
     }
 
     /// The entry under `key`: exact, else case-insensitive (LiteLLM's
     /// `_get_model_cost_key`).
     pub fn get(&self, key: &str) -> Option<&ModelEntry> {
-        self.exact
-            .get(key)
-            .or_else(|| self.lower.get(&key.to_lowercase()))
-            .and_then(|i| self.entries.get(*i))
+        match &self.parsed {
+            Some(p) => p
+                .exact
+                .get(key)
+                .or_else(|| p.lower.get(&key.to_lowercase()))
+                .and_then(|i| p.entries.get(*i)),
+            None => shipped::position(key).and_then(shipped::entry),
+        }
+    }
+
+    /// The `litellm_provider` of the entry whose key is exactly `key`
+    /// (empty when it names none), without building the entry.
+    pub fn provider_of_key(&self, key: &str) -> Option<&str> {
+        match &self.parsed {
+            Some(p) => p
+                .exact
+                .get(key)
+                .and_then(|i| p.entries.get(*i))
+                .map(|e| e.provider.as_str()),
+            None => shipped::exact_position(key).map(shipped::provider),
+        }
+    }
+
+    /// Every entry's key, in the file's order.
+    pub fn keys<'a>(&'a self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+        match &self.parsed {
+            Some(p) => Box::new(p.entries.iter().map(|e| e.key.as_str())),
+            None => Box::new((0..shipped::len()).map(|i| -> &'a str { shipped::key(i) })),
+        }
+    }
+
+    /// Every entry, in the file's order (the shipped table builds each one
+    /// it has not built yet).
+    pub fn entries<'a>(&'a self) -> Box<dyn Iterator<Item = &'a ModelEntry> + 'a> {
+        match &self.parsed {
+            Some(p) => Box::new(p.entries.iter()),
+            None => Box::new(
+                (0..shipped::len()).filter_map(|i| -> Option<&'a ModelEntry> { shipped::entry(i) }),
+            ),
+        }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.parsed {
+            Some(p) => p.entries.len(),
+            None => shipped::len(),
+        }
     }
 
     /// Whether the table has no entries.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }
 
-static TABLE: LazyLock<Table> = LazyLock::new(|| match Table::parse(TABLE_JSON) {
-    Ok(t) => t,
-    Err(e) => {
-        // The shipped copy is checked by a test; a broken build still runs,
-        // with every model unknown (cost 0, limits unset).
-        tracing::error!(error = %e, "the shipped model price table does not parse");
-        Table {
-            entries: Vec::new(),
-            exact: HashMap::new(),
-            lower: HashMap::new(),
-        }
-    }
-});
+/// The shipped table as `build.rs` indexed it: the keys, lowercase keys,
+/// providers and bodies (compact JSON) of the entries laid end to end, a
+/// row of offsets per entry in the file's order, and the entries sorted by
+/// key and by lowercase key. Entries are built from their bodies when first
+/// asked for and kept.
+mod shipped {
+    use crate::catalog::table::ModelEntry;
+    use serde_json::{Map, Value};
+    use std::sync::OnceLock;
 
-/// The shipped table, parsed on first use.
+    /// Byte ranges of one entry's texts.
+    struct Row {
+        key: (u32, u32),
+        provider: (u32, u32),
+        body: (u32, u32),
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/model_table.rs"));
+
+    /// Entries built so far, by row.
+    static BUILT: [OnceLock<Option<ModelEntry>>; ROWS.len()] =
+        [const { OnceLock::new() }; ROWS.len()];
+
+    fn text(all: &'static str, (start, end): (u32, u32)) -> &'static str {
+        all.get(start as usize..end as usize).unwrap_or_default()
+    }
+
+    /// Number of entries.
+    pub(super) fn len() -> usize {
+        ROWS.len()
+    }
+
+    /// The key of row `i`.
+    pub(super) fn key(i: usize) -> &'static str {
+        ROWS.get(i).map(|r| text(KEYS, r.key)).unwrap_or_default()
+    }
+
+    /// The provider of row `i`.
+    pub(super) fn provider(i: usize) -> &'static str {
+        ROWS.get(i)
+            .map(|r| text(PROVIDERS, r.provider))
+            .unwrap_or_default()
+    }
+
+    fn lower_key(i: usize) -> &'static str {
+        LOWER_RANGES
+            .get(i)
+            .map(|r| text(LOWER_KEYS, *r))
+            .unwrap_or_default()
+    }
+
+    /// The row whose key is exactly `key`.
+    pub(super) fn exact_position(key: &str) -> Option<usize> {
+        let found = BY_KEY.binary_search_by(|i| self::key(usize::from(*i)).cmp(key));
+        found
+            .ok()
+            .and_then(|at| BY_KEY.get(at))
+            .map(|i| usize::from(*i))
+    }
+
+    /// The row of `key`: exact, else the last whose lowercase key is
+    /// `key`'s lowercase.
+    pub(super) fn position(key: &str) -> Option<usize> {
+        exact_position(key).or_else(|| {
+            let lower = key.to_lowercase();
+            let after = BY_LOWER.partition_point(|i| lower_key(usize::from(*i)) <= lower.as_str());
+            let last = usize::from(*BY_LOWER.get(after.checked_sub(1)?)?);
+            (lower_key(last) == lower).then_some(last)
+        })
+    }
+
+    /// The entry of row `i`, built on first use (`None` if its body does
+    /// not parse, which `build.rs` rules out).
+    pub(super) fn entry(i: usize) -> Option<&'static ModelEntry> {
+        let row = ROWS.get(i)?;
+        BUILT
+            .get(i)?
+            .get_or_init(|| {
+                match serde_json::from_str::<Map<String, Value>>(text(BODIES, row.body)) {
+                    Ok(body) => Some(ModelEntry::from_json(text(KEYS, row.key), &body)),
+                    Err(e) => {
+                        tracing::error!(key = text(KEYS, row.key), error = %e, "model table entry does not parse");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}
+
+/// The shipped table (LiteLLM's, indexed at build time).
 pub fn table() -> &'static Table {
-    &TABLE
+    static SHIPPED: Table = Table { parsed: None };
+    &SHIPPED
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The table `build.rs` indexed, as JSON.
+    const TABLE_JSON: &str = include_str!("../../data/model_prices_and_context_window.json");
+
     #[test]
-    fn the_shipped_table_loads() {
-        let t = Table::parse(TABLE_JSON).unwrap();
+    fn the_shipped_table_answers_lookups() {
+        let t = table();
         assert!(t.len() > 1000, "{} entries", t.len());
         let e = t.get("gpt-4o").unwrap();
+        assert_eq!(e.key, "gpt-4o");
         assert_eq!(e.provider, "openai");
         assert_eq!(e.mode, "chat");
         assert!(e.max_input_tokens.unwrap() >= 128_000);
         assert!(e.rate("input_cost_per_token").unwrap() > 0.0);
         assert!(e.capabilities.function_calling && e.capabilities.vision);
+        assert!(std::ptr::eq(e, t.get("gpt-4o").unwrap()), "built once");
         assert!(t.get("sample_spec").is_none());
+        assert!(t.get("no-such-model").is_none() && t.get("").is_none());
         assert_eq!(t.get("GPT-4O").map(|e| e.key.as_str()), Some("gpt-4o"));
-        assert!(t.entries.iter().any(|e| !e.tiers.is_empty()));
+        assert_eq!(t.provider_of_key("gpt-4o"), Some("openai"));
+        assert_eq!(t.provider_of_key("GPT-4O"), None, "exact keys only");
+        assert!(t.entries().any(|e| !e.tiers.is_empty()));
+    }
+
+    #[test]
+    fn the_shipped_index_gives_what_a_full_parse_gives() {
+        let shipped = table();
+        let parsed = Table::parse(TABLE_JSON).unwrap();
+        assert_eq!(shipped.len(), parsed.len());
+        assert!(shipped.keys().eq(parsed.keys()), "same keys, file order");
+        for key in parsed.keys() {
+            assert_eq!(shipped.get(key), parsed.get(key), "{key}");
+            let upper = key.to_uppercase();
+            assert_eq!(
+                shipped.get(&upper).map(|e| &e.key),
+                parsed.get(&upper).map(|e| &e.key),
+                "{upper}"
+            );
+            assert_eq!(shipped.provider_of_key(key), parsed.provider_of_key(key));
+        }
     }
 
     #[test]
