@@ -131,8 +131,16 @@ struct Parsed {
 /// when first looked up) or one parsed from JSON.
 #[derive(Debug)]
 pub struct Table {
-    /// `None` for the shipped table.
-    parsed: Option<Parsed>,
+    source: Source,
+}
+
+/// Where a table's entries come from.
+#[derive(Debug)]
+enum Source {
+    /// The shipped table's build-time index.
+    Shipped,
+    /// A table parsed whole.
+    Parsed(Parsed),
 }
 
 impl Table {
@@ -153,7 +161,7 @@ impl Table {
             entries.push(ModelEntry::from_json(key, obj));
         }
         Ok(Table {
-            parsed: Some(Parsed {
+            source: Source::Parsed(Parsed {
                 entries,
                 exact,
                 lower,
@@ -164,43 +172,45 @@ impl Table {
     /// The entry under `key`: exact, else case-insensitive (LiteLLM's
     /// `_get_model_cost_key`).
     pub fn get(&self, key: &str) -> Option<&ModelEntry> {
-        match &self.parsed {
-            Some(p) => p
+        match &self.source {
+            Source::Parsed(p) => p
                 .exact
                 .get(key)
                 .or_else(|| p.lower.get(&key.to_lowercase()))
                 .and_then(|i| p.entries.get(*i)),
-            None => shipped::position(key).and_then(shipped::entry),
+            Source::Shipped => shipped::position(key).and_then(shipped::entry),
         }
     }
 
     /// The `litellm_provider` of the entry whose key is exactly `key`
     /// (empty when it names none), without building the entry.
     pub fn provider_of_key(&self, key: &str) -> Option<&str> {
-        match &self.parsed {
-            Some(p) => p
+        match &self.source {
+            Source::Parsed(p) => p
                 .exact
                 .get(key)
                 .and_then(|i| p.entries.get(*i))
                 .map(|e| e.provider.as_str()),
-            None => shipped::exact_position(key).map(shipped::provider),
+            Source::Shipped => shipped::exact_position(key).map(shipped::provider),
         }
     }
 
     /// Every entry's key, in the file's order.
     pub fn keys<'a>(&'a self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
-        match &self.parsed {
-            Some(p) => Box::new(p.entries.iter().map(|e| e.key.as_str())),
-            None => Box::new((0..shipped::len()).map(|i| -> &'a str { shipped::key(i) })),
+        match &self.source {
+            Source::Parsed(p) => Box::new(p.entries.iter().map(|e| e.key.as_str())),
+            Source::Shipped => {
+                Box::new((0..shipped::len()).map(|i| -> &'a str { shipped::key(i) }))
+            }
         }
     }
 
     /// Every entry, in the file's order (the shipped table builds each one
     /// it has not built yet).
     pub fn entries<'a>(&'a self) -> Box<dyn Iterator<Item = &'a ModelEntry> + 'a> {
-        match &self.parsed {
-            Some(p) => Box::new(p.entries.iter()),
-            None => Box::new(
+        match &self.source {
+            Source::Parsed(p) => Box::new(p.entries.iter()),
+            Source::Shipped => Box::new(
                 (0..shipped::len()).filter_map(|i| -> Option<&'a ModelEntry> { shipped::entry(i) }),
             ),
         }
@@ -208,9 +218,9 @@ impl Table {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        match &self.parsed {
-            Some(p) => p.entries.len(),
-            None => shipped::len(),
+        match &self.source {
+            Source::Parsed(p) => p.entries.len(),
+            Source::Shipped => shipped::len(),
         }
     }
 
@@ -312,7 +322,9 @@ mod shipped {
 
 /// The shipped table (LiteLLM's, indexed at build time).
 pub fn table() -> &'static Table {
-    static SHIPPED: Table = Table { parsed: None };
+    static SHIPPED: Table = Table {
+        source: Source::Shipped,
+    };
     &SHIPPED
 }
 
