@@ -5,9 +5,12 @@
 //! milliseconds, ~10 MB of short-lived allocations and ~2 MB kept for the
 //! life of the process, to price and size the one or two models a server
 //! uses. This script checks the table and writes `model_table.rs` into
-//! `OUT_DIR`: every entry's key, provider and body (compact JSON) laid end
-//! to end in three strings, offsets to them in file order, and two orders
-//! of the entries (by key, by lowercase key) for binary search. The offsets
+//! `OUT_DIR`: every entry's key, provider and body laid end to end in three
+//! strings, offsets to them in file order, and two orders of the entries
+//! (by key, by lowercase key) for binary search. A body is the entry's text
+//! as the file has it, less the whitespace between tokens: never parsed and
+//! written again, so a number reads the same as from the file whatever
+//! float parsing the build script's `serde_json` was built with. The offsets
 //! are plain integers, so the index needs no relocations at start and its
 //! pages are read only when a lookup reaches them; an entry is parsed when
 //! first looked up (`src/catalog/table.rs`).
@@ -17,7 +20,10 @@
     reason = "a build script learns its output directory from cargo through its environment"
 )]
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -30,15 +36,25 @@ fn main() {
         Ok(json) => json,
         Err(e) => fail(&format!("cannot read {TABLE}: {e}")),
     };
-    let table: Map<String, Value> = match serde_json::from_str(&json) {
+    let table: Entries = match serde_json::from_str(&json) {
         Ok(table) => table,
         Err(e) => fail(&format!("{TABLE} is not a JSON object: {e}")),
     };
-    let entries: Vec<(&str, &Map<String, Value>)> = table
-        .iter()
-        .filter(|(key, _)| key.as_str() != "sample_spec")
-        .filter_map(|(key, value)| Some((key.as_str(), value.as_object()?)))
-        .collect();
+    let mut seen = HashSet::new();
+    let mut entries = Vec::with_capacity(table.0.len());
+    for (key, raw) in &table.0 {
+        if !seen.insert(key.as_str()) {
+            fail(&format!("{TABLE} names {key} twice"));
+        }
+        // LiteLLM's own table has a `sample_spec` and no other non-object
+        // values; both are left out, as a whole parse leaves them out.
+        let Ok(body) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+            continue;
+        };
+        if key != "sample_spec" {
+            entries.push((key.as_str(), raw.get(), body));
+        }
+    }
     if entries.len() > usize::from(u16::MAX) {
         fail(&format!(
             "{TABLE} has more entries than the index can number"
@@ -59,6 +75,51 @@ fn fail(message: &str) -> ! {
     std::process::exit(1);
 }
 
+/// The top-level entries of the table in the file's order, each value as
+/// its text.
+struct Entries(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Box<RawValue>>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
+
+/// `json` without the whitespace between its tokens (strings untouched).
+fn without_whitespace(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if !c.is_ascii_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Appends `text` to `all` and returns its byte range there.
 fn append(all: &mut String, text: &str) -> (u32, u32) {
     let start = all.len();
@@ -68,13 +129,14 @@ fn append(all: &mut String, text: &str) -> (u32, u32) {
     (offset(start), offset(all.len()))
 }
 
-/// The Rust source of the index of `entries` (in file order).
-fn index_source(entries: &[(&str, &Map<String, Value>)]) -> String {
+/// The Rust source of the index of `entries` (key, text, parsed body; in
+/// file order).
+fn index_source(entries: &[(&str, &str, Map<String, Value>)]) -> String {
     let (mut keys, mut lower_keys, mut providers, mut bodies) =
         (String::new(), String::new(), String::new(), String::new());
     let mut rows = String::new();
     let mut lower_ranges = Vec::with_capacity(entries.len());
-    for (key, body) in entries {
+    for (key, text, body) in entries {
         let key_range = append(&mut keys, key);
         lower_ranges.push(append(&mut lower_keys, &key.to_lowercase()));
         let provider = body
@@ -82,8 +144,7 @@ fn index_source(entries: &[(&str, &Map<String, Value>)]) -> String {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let provider_range = append(&mut providers, provider);
-        let compact = serde_json::to_string(body).unwrap_or_else(|e| fail(&e.to_string()));
-        let body_range = append(&mut bodies, &compact);
+        let body_range = append(&mut bodies, &without_whitespace(text));
         let _ = writeln!(
             rows,
             "    Row {{ key: {key_range:?}, provider: {provider_range:?}, body: {body_range:?} }},"

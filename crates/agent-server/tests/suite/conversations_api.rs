@@ -287,7 +287,9 @@ async fn conversations_survive_a_restart() {
     let id = info["id"].as_str().unwrap().to_string();
     env.send(&id, "Please create x.txt, then finish.", true)
         .await;
-    env.wait_status(&id, &["finished"]).await;
+    // The run's stats event follows its finished status: read the log
+    // once it is there, so that it is the whole log the restart keeps.
+    env.wait_finished_and_settled(&id).await;
     let before = env.events(&id).await;
     env.call(
         "PATCH",
