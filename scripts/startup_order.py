@@ -43,7 +43,7 @@ def record(binary, bench, data):
     conversations created, run one at a time and five at once, a WebSocket
     fan-out, all deleted) under perf, recording every page fault."""
     subprocess.run(
-        ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o", data, "--",
+        ["perf", "record", "-q", "--no-buildid-cache", "-e", "page-faults", "-c", "1", "-d", "-o", data, "--",
          bench, "--ours", binary, "--no-reference", "--clean-home", "--conversations", "20",
          "--runs", "5", "--throughput-runs", "20", "--throughput-min-secs", "0", "--concurrency", "5",
          "--fanout-events", "10",
