@@ -25,7 +25,8 @@ import argparse
 import bisect
 import collections
 import re
-import subprocess
+
+from resident_code import symbols
 
 # Frames that say how memory was allocated rather than who wanted it.
 ALLOCATOR_FRAME = re.compile(
@@ -50,18 +51,10 @@ def load_base(profile_text, binary_name):
 
 def load_symbols(binary):
     """(addresses, names) of the binary's functions, sorted by address."""
-    out = subprocess.run(
-        ["nm", "-C", "--defined-only", binary], capture_output=True, text=True, check=True
-    ).stdout
-    symbols = []
-    for line in out.splitlines():
-        parts = line.split(" ", 2)
-        if len(parts) == 3 and parts[1] in "tTwW":
-            symbols.append((int(parts[0], 16), parts[2]))
-    if not symbols:
+    functions = symbols(binary, types="tTwW")
+    if not functions:
         raise SystemExit(f"{binary} has no symbols: build it with CARGO_PROFILE_RELEASE_STRIP=none")
-    symbols.sort()
-    return [a for a, _ in symbols], [n for _, n in symbols]
+    return [a for a, _, _ in functions], [n for _, _, n in functions]
 
 
 def stacks(profile_text):
