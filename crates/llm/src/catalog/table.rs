@@ -243,6 +243,7 @@ mod shipped {
     /// Byte ranges of one entry's texts.
     struct Row {
         key: (u32, u32),
+        lower: (u32, u32),
         provider: (u32, u32),
         body: (u32, u32),
     }
@@ -275,9 +276,8 @@ mod shipped {
     }
 
     fn lower_key(i: usize) -> &'static str {
-        LOWER_RANGES
-            .get(i)
-            .map(|r| text(LOWER_KEYS, *r))
+        ROWS.get(i)
+            .map(|r| text(LOWER_KEYS, r.lower))
             .unwrap_or_default()
     }
 
