@@ -8,7 +8,7 @@ use crate::engines::{self, Engine, Located, ProvisionRequest, RuntimeSpec};
 use crate::error::ApiError;
 use crate::secrets::new_credential;
 use crate::store::sandboxes::{Placed, Sandbox, status};
-use crate::store::tasks::{self, Task, Writer};
+use crate::store::tasks::{self, Line, Task, Writer};
 use crate::store::{StoreResult, now_ms};
 use crate::tasks::lines;
 use crate::views;
@@ -594,12 +594,9 @@ pub(crate) async fn end_task_as(
             status,
             exit_code,
             &[
-                (tasks::STDERR, lines::diagnostic(reason)),
-                (tasks::STDOUT, lines::task_error(&t.id, code, reason)),
-                (
-                    tasks::STDOUT,
-                    lines::task_status(&t.id, status, Some(exit_code)),
-                ),
+                Line::stderr(lines::diagnostic(reason)),
+                Line::stdout(lines::task_error(&t.id, code, reason)),
+                Line::stdout(lines::task_status(&t.id, status, Some(exit_code))),
             ],
             inner.retention(),
             writer,

@@ -8,7 +8,7 @@ use crate::auth::Caller;
 use crate::config::{MAX_EVENT_BYTES, MAX_PROMPT_BYTES, OUTPUT_RETENTION_BYTES};
 use crate::error::{ApiError, codes};
 use crate::store::sandboxes::{Sandbox, status as sandbox_status};
-use crate::store::tasks::{StartRefusal, Task, Writer, status};
+use crate::store::tasks::{Line, StartRefusal, Task, Writer, status};
 use crate::store::{StoreResult, now_ms};
 use crate::tasks::lines;
 use crate::views;
@@ -213,7 +213,11 @@ impl ControlPlane {
             .set_task_status(
                 &task.id,
                 status::RUNNING,
-                &lines::task_status(&task.id, status::RUNNING, None),
+                &[Line::stdout(lines::task_status(
+                    &task.id,
+                    status::RUNNING,
+                    None,
+                ))],
                 inner.retention(),
                 Writer::Control,
             )

@@ -113,6 +113,47 @@ pub const STDOUT: &str = "stdout";
 /// Stream names.
 pub const STDERR: &str = "stderr";
 
+/// One line to append to a task's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// [`STDOUT`] or [`STDERR`].
+    pub stream: &'a str,
+    /// The text (one NDJSON line, newline included).
+    pub text: String,
+    /// The agent event this line forwards, recorded as the task's last
+    /// forwarded event in the same transaction.
+    pub event_id: Option<&'a str>,
+}
+
+impl<'a> Line<'a> {
+    /// A control-plane line on stdout.
+    pub fn stdout(text: String) -> Self {
+        Line {
+            stream: STDOUT,
+            text,
+            event_id: None,
+        }
+    }
+
+    /// A diagnostic line on stderr.
+    pub fn stderr(text: String) -> Self {
+        Line {
+            stream: STDERR,
+            text,
+            event_id: None,
+        }
+    }
+
+    /// A forwarded agent event (`event_id` empty: an event without id).
+    pub fn event(text: String, event_id: &'a str) -> Self {
+        Line {
+            stream: STDOUT,
+            text,
+            event_id: (!event_id.is_empty()).then_some(event_id),
+        }
+    }
+}
+
 /// Who appends to a task's output: its forwarder, holding the lease of
 /// an epoch (refused once another claim moved the epoch on), or the
 /// control plane itself (task controls, ending a task), never refused
@@ -175,6 +216,33 @@ async fn append_in(
         trim_in(tx, task_id, bytes, retention).await?;
     }
     Ok(Some(seq))
+}
+
+/// Appends every line of `lines` in `tx`; false (the caller rolls back)
+/// when the task has ended or `writer`'s lease was taken over.
+async fn append_all_in(
+    tx: &mut Transaction<'static, Any>,
+    task_id: &str,
+    lines: &[Line<'_>],
+    retention: i64,
+    writer: Writer,
+) -> StoreResult<bool> {
+    for line in lines {
+        let appended = append_in(
+            tx,
+            task_id,
+            line.stream,
+            &line.text,
+            line.event_id,
+            retention,
+            writer,
+        )
+        .await?;
+        if appended.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Drops the oldest chunks until at most `retention` bytes are kept.
@@ -288,6 +356,25 @@ impl Store {
             .await?)
     }
 
+    /// Appends `lines` for `writer` in one transaction: all of them, or
+    /// none (false) when the task has ended or `writer`'s lease was taken
+    /// over.
+    pub async fn append_lines(
+        &self,
+        task_id: &str,
+        lines: &[Line<'_>],
+        retention: i64,
+        writer: Writer,
+    ) -> StoreResult<bool> {
+        let mut tx = self.pool().begin().await?;
+        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Appends one chunk for `writer`; its `seq`, or `None` when the task
     /// has ended or `writer`'s lease was taken over.
     pub async fn append_output(
@@ -318,23 +405,24 @@ impl Store {
         Ok(seq)
     }
 
-    /// Sets a running task's status, appending `line` to its stdout in the
-    /// same transaction; false when the task has ended or `writer`'s lease
-    /// was taken over.
+    /// Sets a running task's status, appending `lines` in the same
+    /// transaction (the event announcing the change and the `task_status`
+    /// line, so a forwarder that dies between them cannot record one
+    /// without the other); false when the task has ended or `writer`'s
+    /// lease was taken over (nothing changes then).
     pub async fn set_task_status(
         &self,
         task_id: &str,
         status: &str,
-        line: &str,
+        lines: &[Line<'_>],
         retention: i64,
         writer: Writer,
     ) -> StoreResult<bool> {
         let mut tx = self.pool().begin().await?;
-        let Some(_) = append_in(&mut tx, task_id, STDOUT, line, None, retention, writer).await?
-        else {
+        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
             tx.rollback().await?;
             return Ok(false);
-        };
+        }
         sqlx::query("UPDATE tasks SET status = $2 WHERE id = $1")
             .bind(task_id)
             .bind(status)
@@ -344,28 +432,23 @@ impl Store {
         Ok(true)
     }
 
-    /// Ends a task: appends `lines` (stream, text), then the exit with
-    /// `exit_code`, sets `status`, frees the tenant's slot and the sandbox.
-    /// False when it had already ended or `writer`'s lease was taken over
-    /// (nothing changes then).
+    /// Ends a task: appends `lines`, then the exit with `exit_code`, sets
+    /// `status`, frees the tenant's slot and the sandbox, all in one
+    /// transaction. False when it had already ended or `writer`'s lease
+    /// was taken over (nothing changes then).
     pub async fn end_task(
         &self,
         task_id: &str,
         status: &str,
         exit_code: i64,
-        lines: &[(&str, String)],
+        lines: &[Line<'_>],
         retention: i64,
         writer: Writer,
     ) -> StoreResult<bool> {
         let mut tx = self.pool().begin().await?;
-        for (stream, text) in lines {
-            if append_in(&mut tx, task_id, stream, text, None, retention, writer)
-                .await?
-                .is_none()
-            {
-                tx.rollback().await?;
-                return Ok(false);
-            }
+        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
+            tx.rollback().await?;
+            return Ok(false);
         }
         let now = now_ms();
         let row = sqlx::query(

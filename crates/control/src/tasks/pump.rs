@@ -14,7 +14,7 @@
 //! stale forwarder stops.
 
 use crate::agent_client::{AgentClient, AgentError, Endpoint, SocketRead};
-use crate::store::tasks::{self, Task, Writer, status};
+use crate::store::tasks::{self, Line, Task, Writer, status};
 use crate::store::{Store, StoreResult};
 use crate::tasks::lines;
 use serde_json::Value;
@@ -132,22 +132,11 @@ impl<H: PumpHost> Pump<H> {
         if !id.is_empty() && !self.seen.insert(id.clone()) {
             return Ok(Flow::Continue);
         }
-        let inner = &self.inner;
-        let appended = inner
-            .store()
-            .append_output(
-                &self.task.id,
-                tasks::STDOUT,
-                &lines::task_event(event),
-                (!id.is_empty()).then_some(id.as_str()),
-                inner.retention(),
-                self.writer(),
-            )
-            .await?;
-        inner.wake(&self.task.id);
-        if appended.is_none() {
-            return Ok(Flow::Ended);
-        }
+        // The event, what it says went wrong and the status change it
+        // announces are written in one transaction: a forwarder that dies
+        // after recording the event must not leave the change unrecorded,
+        // since its successor resumes after the last recorded event.
+        let mut out = vec![Line::event(lines::task_event(event), &id)];
         if event.get("kind").and_then(Value::as_str)
             == Some(openhands_wire::event::kinds::CONVERSATION_ERROR)
         {
@@ -159,56 +148,47 @@ impl<H: PumpHost> Pump<H> {
                 .get("code")
                 .and_then(Value::as_str)
                 .unwrap_or("conversation_error");
-            inner
-                .store()
-                .append_output(
+            out.push(Line::stdout(lines::task_error(&self.task.id, code, detail)));
+        }
+        let (store, retention, writer) =
+            (self.inner.store(), self.inner.retention(), self.writer());
+        let flow = match execution_status(event).and_then(transition) {
+            Some(Transition::End(s, code)) => {
+                out.push(Line::stdout(lines::task_status(
                     &self.task.id,
-                    tasks::STDOUT,
-                    &lines::task_error(&self.task.id, code, detail),
-                    None,
-                    inner.retention(),
-                    self.writer(),
-                )
-                .await?;
-        }
-        let Some(t) = execution_status(event).and_then(transition) else {
-            return Ok(Flow::Continue);
-        };
-        match t {
-            Transition::Status(s) => {
-                if s != self.status {
-                    let line = lines::task_status(&self.task.id, s, None);
-                    if !inner
-                        .store()
-                        .set_task_status(&self.task.id, s, &line, inner.retention(), self.writer())
-                        .await?
-                    {
-                        return Ok(Flow::Ended);
-                    }
-                    self.status = s.to_string();
-                    inner.wake(&self.task.id);
-                }
-                Ok(Flow::Continue)
-            }
-            Transition::End(s, code) => {
-                inner
-                    .store()
-                    .end_task(
-                        &self.task.id,
-                        s,
-                        code,
-                        &[(
-                            tasks::STDOUT,
-                            lines::task_status(&self.task.id, s, Some(code)),
-                        )],
-                        inner.retention(),
-                        self.writer(),
-                    )
+                    s,
+                    Some(code),
+                )));
+                store
+                    .end_task(&self.task.id, s, code, &out, retention, writer)
                     .await?;
-                inner.wake(&self.task.id);
-                Ok(Flow::Ended)
+                Flow::Ended
             }
-        }
+            Some(Transition::Status(s)) if s != self.status => {
+                out.push(Line::stdout(lines::task_status(&self.task.id, s, None)));
+                if store
+                    .set_task_status(&self.task.id, s, &out, retention, writer)
+                    .await?
+                {
+                    self.status = s.to_string();
+                    Flow::Continue
+                } else {
+                    Flow::Ended
+                }
+            }
+            _ => {
+                if store
+                    .append_lines(&self.task.id, &out, retention, writer)
+                    .await?
+                {
+                    Flow::Continue
+                } else {
+                    Flow::Ended
+                }
+            }
+        };
+        self.inner.wake(&self.task.id);
+        Ok(flow)
     }
 
     async fn is_ended(&self) -> bool {

@@ -9,7 +9,7 @@ use crate::common;
 
 use common::rows::{sandbox, store, task};
 use openhands_control::store::now_ms;
-use openhands_control::store::tasks::{STDOUT, Writer};
+use openhands_control::store::tasks::{Line, STDOUT, Writer};
 
 const RETENTION: i64 = 512 * 1024;
 
@@ -59,7 +59,16 @@ async fn stale_forwarders_are_refused(postgres: bool) {
     );
     assert!(
         !store
-            .set_task_status(&t.id, "paused", "stale status\n", RETENTION, a)
+            .set_task_status(
+                &t.id,
+                "paused",
+                &[
+                    Line::event("stale event\n".into(), "e-paused"),
+                    Line::stdout("stale status\n".into())
+                ],
+                RETENTION,
+                a
+            )
             .await
             .unwrap()
     );
@@ -69,7 +78,7 @@ async fn stale_forwarders_are_refused(postgres: bool) {
                 &t.id,
                 "failed",
                 1,
-                &[(STDOUT, "stale end\n".into())],
+                &[Line::stdout("stale end\n".into())],
                 RETENTION,
                 a
             )
@@ -113,27 +122,81 @@ async fn stale_forwarders_are_refused(postgres: bool) {
         None
     );
     assert!(
+        !store
+            .append_lines(
+                &t.id,
+                &[Line::event("old b\n".into(), "e-old")],
+                RETENTION,
+                b
+            )
+            .await
+            .unwrap()
+    );
+    // An event and the status change it announces land together, and the
+    // event becomes the last forwarded one: a successor resuming after it
+    // finds the change recorded.
+    let now = Writer::Lease(resumed);
+    assert!(
+        store
+            .set_task_status(
+                &t.id,
+                "paused",
+                &[
+                    Line::event("paused event\n".into(), "e4"),
+                    Line::stdout("paused\n".into())
+                ],
+                RETENTION,
+                now
+            )
+            .await
+            .unwrap()
+    );
+    let row = store.task(&t.id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status.as_str(), row.last_event_id.as_deref()),
+        ("paused", Some("e4"))
+    );
+    assert!(
         store
             .end_task(
                 &t.id,
                 "finished",
                 0,
-                &[(STDOUT, "done\n".into())],
+                &[
+                    Line::event("finished event\n".into(), "e6"),
+                    Line::stdout("done\n".into())
+                ],
                 RETENTION,
-                Writer::Lease(resumed)
+                now
             )
             .await
             .unwrap()
     );
     let chunks = store.output_after(&t.id, 0, 100).await.unwrap();
     let data: Vec<&str> = chunks.iter().map(|c| c.data.as_str()).collect();
-    assert_eq!(data, ["a1\n", "b2\n", "control\n", "done\n"]);
+    assert_eq!(
+        data,
+        [
+            "a1\n",
+            "b2\n",
+            "control\n",
+            "paused event\n",
+            "paused\n",
+            "finished event\n",
+            "done\n"
+        ]
+    );
     let seqs: Vec<i64> = chunks.iter().map(|c| c.seq).collect();
-    assert_eq!(seqs, [1, 2, 3, 4]);
+    assert_eq!(seqs, [1, 2, 3, 4, 5, 6, 7]);
     let row = store.task(&t.id).await.unwrap().unwrap();
     assert_eq!(
-        (row.ended, row.exit_seq, row.exit_code),
-        (1, Some(5), Some(0))
+        (
+            row.ended,
+            row.exit_seq,
+            row.exit_code,
+            row.last_event_id.as_deref()
+        ),
+        (1, Some(8), Some(0), Some("e6"))
     );
     store.close().await;
 }
