@@ -5,7 +5,11 @@
 //! two-step script, as the stored suite's seed), the server stopped, and
 //! user `MessageEvent`s appended to its event log (copies of its first
 //! user message with new ids, one file each, in the layout both servers
-//! read) until it holds N events. Then, for each N, a fresh start:
+//! read) until it holds N events. Each server is then started once on
+//! the log and its first events page read (**first resume**: of a log
+//! written outside the server, which ours parses in full and indexes, as
+//! its own commits would have), and stopped. Then, for each N, a fresh
+//! start:
 //!
 //! 1. **idle RSS** one second after `/ready`;
 //! 2. **resume**: the first `GET …/events/search?limit=100` (the server
@@ -38,6 +42,9 @@ pub struct LongPoint {
     pub ready_ms: Option<f64>,
     /// `VmRSS` one second after ready.
     pub idle_rss_bytes: Option<u64>,
+    /// The first events page on the start before, the first one after
+    /// the events were appended outside the server.
+    pub first_resume_ms: Option<f64>,
     /// The first events page (the conversation opened to answer it).
     pub resume_ms: Option<f64>,
     /// Spawn → the first events page answered.
@@ -181,13 +188,14 @@ async fn point(
         events: ids.len(),
         ..LongPoint::default()
     };
+    let first = format!("/api/conversations/{id}/events/search?limit=100");
+    p.first_resume_ms = Some(first_resume(flavor, cfg, client, dir.clone(), &first).await?);
     let mut server = ServerProcess::spawn_in(flavor.clone(), cfg.spawn, dir)?;
     let ready = server.wait_ready(client, cfg.ready_timeout).await?;
     p.ready_ms = Some(ms(ready));
     tokio::time::sleep(Duration::from_secs(1)).await;
     p.idle_rss_bytes = rss_bytes(server.pid()).ok();
     let api = stored::client_of(&server, client, cfg);
-    let first = format!("/api/conversations/{id}/events/search?limit=100");
     let t = Instant::now();
     let page = api.get(&first).await.context("the first events page")?;
     p.resume_ms = Some(ms(t.elapsed()));
@@ -226,8 +234,9 @@ async fn point(
         label,
         "long",
         &format!(
-            "{} events: ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB",
+            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB",
             p.events,
+            p.first_resume_ms.unwrap_or(f64::NAN),
             p.ready_ms.unwrap_or(f64::NAN),
             mb(p.idle_rss_bytes),
             p.resume_ms.unwrap_or(f64::NAN),
@@ -240,6 +249,27 @@ async fn point(
     Ok(p)
 }
 
+/// Starts a server on the log, reads the events page at `first` (which
+/// opens the conversation) and stops it; returns how long that page took.
+async fn first_resume(
+    flavor: &Flavor,
+    cfg: &StoredConfig,
+    client: &reqwest::Client,
+    dir: Arc<TempDir>,
+    first: &str,
+) -> Result<f64> {
+    let mut server = ServerProcess::spawn_in(flavor.clone(), cfg.spawn, dir)?;
+    server.wait_ready(client, cfg.ready_timeout).await?;
+    let api = stored::client_of(&server, client, cfg);
+    let t = Instant::now();
+    api.get(first)
+        .await
+        .context("the first events page after the appends")?;
+    let took = ms(t.elapsed());
+    server.stop().await?;
+    Ok(took)
+}
+
 /// The markdown table: one row per length, ours and the reference side by
 /// side.
 fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
@@ -247,7 +277,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| events | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
@@ -256,8 +286,9 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.events,
+            pair(f(p.first_resume_ms, 1), r.map(|r| f(r.first_resume_ms, 1))),
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
             pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
             pair(f(p.resume_ms, 1), r.map(|r| f(r.resume_ms, 1))),

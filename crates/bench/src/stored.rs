@@ -240,13 +240,14 @@ fn copies(seed: &Path, root: &Path, count: usize) -> Result<Vec<String>> {
     let old_uuid = uuid::Uuid::try_parse(&old)?;
     let old_hyphen = old_uuid.hyphenated().to_string();
     let files = files_under(seed)?;
-    let contents: Vec<(PathBuf, String)> = files
+    // Text files name the conversation; others (our head index) do not
+    // and are copied as they are.
+    let contents: Vec<(PathBuf, Result<String, Vec<u8>>)> = files
         .iter()
         .map(|f| {
-            let text =
-                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
             let rel = f.strip_prefix(seed)?.to_path_buf();
-            Ok((rel, text))
+            Ok((rel, String::from_utf8(bytes).map_err(|e| e.into_bytes())))
         })
         .collect::<Result<_>>()?;
     let mut ids = Vec::with_capacity(count);
@@ -259,8 +260,14 @@ fn copies(seed: &Path, root: &Path, count: usize) -> Result<Vec<String>> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            let text = text.replace(&old, &simple).replace(&old_hyphen, &hyphen);
-            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            let written = match text {
+                Ok(text) => std::fs::write(
+                    &path,
+                    text.replace(&old, &simple).replace(&old_hyphen, &hyphen),
+                ),
+                Err(bytes) => std::fs::write(&path, bytes),
+            };
+            written.with_context(|| format!("writing {}", path.display()))?;
         }
         ids.push(simple);
     }

@@ -463,6 +463,27 @@ pub mod kinds {
     pub const SERVER_ERROR: &str = "ServerErrorEvent";
     /// `LLMCompletionLogEvent`.
     pub const LLM_COMPLETION_LOG: &str = "LLMCompletionLogEvent";
+
+    /// Every kind above.
+    pub const ALL: &[&str] = &[
+        SYSTEM_PROMPT,
+        MESSAGE,
+        ACTION,
+        OBSERVATION,
+        AGENT_ERROR,
+        USER_REJECT,
+        STATE_UPDATE,
+        CONVERSATION_ERROR,
+        PAUSE,
+        INTERRUPT,
+        CONDENSATION_REQUEST,
+        CONDENSATION,
+        CONDENSATION_SUMMARY,
+        STREAMING_DELTA,
+        HOOK_EXECUTION,
+        SERVER_ERROR,
+        LLM_COMPLETION_LOG,
+    ];
 }
 
 impl EventBody {

@@ -632,7 +632,12 @@ fn copy_conversation(
             continue;
         }
         std::fs::create_dir_all(to).unwrap();
-        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        let Ok(text) = String::from_utf8(bytes.clone()) else {
+            // The head index: binary, naming no conversation.
+            std::fs::write(target, bytes).unwrap();
+            continue;
+        };
         let text = text
             .replace(&old.simple().to_string(), &new.simple().to_string())
             .replace(&old.hyphenated().to_string(), &new.hyphenated().to_string());

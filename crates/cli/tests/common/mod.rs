@@ -70,7 +70,11 @@ impl Sandbox {
         let mut out = Vec::new();
         for dir in self.conversation_dirs() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("events"))
-                .map(|rd| rd.map(|e| e.unwrap().path()).collect())
+                .map(|rd| {
+                    rd.map(|e| e.unwrap().path())
+                        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                        .collect()
+                })
                 .unwrap_or_default();
             files.sort();
             for f in files {

@@ -9,7 +9,8 @@
 //!    parent ids and log indices and are serialized, as is `base_state.json`
 //!    when asked.
 //! 2. [`Staged::write`] (no lock): each event file, then `base_state.json`,
-//!    is written to a temporary sibling and renamed into place.
+//!    is written to a temporary sibling and renamed into place; the heads
+//!    of the written events are appended to the head index.
 //! 3. [`Core::publish`] (under the lock): the written events join the log and
 //!    the draft becomes the state, so readers never see a change before it
 //!    is on disk; the caller then hands the events to the listeners.
@@ -17,8 +18,10 @@
 //! Changes are serialized by the caller (one at a time per conversation).
 
 use super::branch;
+use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
-use super::journal::{EventHead, EventRead, Journal};
+use super::head_index;
+use super::journal::{EventRead, Journal};
 use crate::fsutil::{Durability, write_atomic};
 use crate::secrets::{Cipher, SecretsRegistry, protect, unprotect};
 use openhands_wire::agent::AgentSpec;
@@ -455,11 +458,15 @@ impl Staged {
     /// Returns how many events were written, and the first error.
     pub fn write(&self) -> (usize, Result<(), StoreError>) {
         if let Some(store) = &self.store {
+            let mut heads = Vec::with_capacity(self.events.len());
             for (done, s) in self.events.iter().enumerate() {
                 if let Err(e) = store.write(s.index, &s.event.id, &s.bytes) {
+                    head_index::append(store, &heads);
                     return (done, Err(e));
                 }
+                heads.push(EventHead::of(&s.event, s.index));
             }
+            head_index::append(store, &heads);
         }
         let n = self.events.len();
         match &self.state {

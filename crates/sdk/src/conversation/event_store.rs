@@ -42,6 +42,11 @@ impl StoreError {
     }
 }
 
+/// The log's head index in the events directory (a cache of what the
+/// event files say; see `head_index`). Exports of a conversation leave it
+/// out.
+pub const HEAD_INDEX_FILE: &str = "heads.idx";
+
 /// Name of an event file.
 pub fn event_file_name(index: usize, event_id: &str) -> String {
     format!("event-{index:05}-{event_id}.json")
@@ -55,6 +60,17 @@ pub fn parse_event_file_name(name: &str) -> Option<(usize, &str)> {
         return None;
     }
     Some((idx.parse().ok()?, id))
+}
+
+/// One event file found in the log's directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventFile {
+    /// Its number in the log.
+    pub index: usize,
+    /// The id of the event it holds, from its name.
+    pub id: String,
+    /// Where it is.
+    pub path: PathBuf,
 }
 
 /// Append-only event files of one conversation.
@@ -112,17 +128,43 @@ impl EventStore {
         &self,
         keep: impl Fn(usize, Event) -> T + Sync,
     ) -> Result<(Vec<T>, Vec<StoreError>), StoreError> {
-        let mut files: Vec<(usize, PathBuf)> = Vec::new();
+        let files: Vec<(usize, PathBuf)> = self
+            .list()?
+            .into_iter()
+            .map(|f| (f.index, f.path))
+            .collect();
+        Ok(read_files(&files, &keep))
+    }
+
+    /// The event files in index order (temporary files left out).
+    pub fn list(&self) -> Result<Vec<EventFile>, StoreError> {
+        let mut files = Vec::new();
         let rd = fs::read_dir(&self.dir).map_err(|e| StoreError::io("list", &self.dir, e))?;
         for entry in rd.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if let Some((idx, _)) = parse_event_file_name(name) {
-                files.push((idx, entry.path()));
+            if let Some((index, id)) = parse_event_file_name(name) {
+                files.push(EventFile {
+                    index,
+                    id: id.to_string(),
+                    path: entry.path(),
+                });
             }
         }
-        files.sort_by_key(|(i, _)| *i);
-        Ok(read_files(&files, &keep))
+        files.sort_by_key(|f| f.index);
+        Ok(files)
+    }
+
+    /// Reads the event files at `files` (number and path, in the order
+    /// wanted), keeping `keep(file number, event)` of each, on every core
+    /// for a long list; unreadable or invalid files are reported in the
+    /// second list and skipped.
+    pub fn read_paths_with<T: Send>(
+        &self,
+        files: &[(usize, PathBuf)],
+        keep: impl Fn(usize, Event) -> T + Sync,
+    ) -> (Vec<T>, Vec<StoreError>) {
+        read_files(files, &keep)
     }
 
     /// Reads the events at `files` (file index and event id, in the order

@@ -3,7 +3,9 @@
 
 use super::core::Core;
 use super::error::ConversationError;
+use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
+use super::head_index;
 use super::journal::Journal;
 use super::local::LocalConversation;
 use super::options::ConversationOptions;
@@ -72,9 +74,12 @@ impl LocalConversation {
         if let Some(d) = &dir {
             std::fs::create_dir_all(d).map_err(|e| StoreError::io("create", d, e))?;
             let store = EventStore::open(d, options.durability)?;
+            let mut heads = Vec::with_capacity(events.len());
             for (i, e) in events.iter().enumerate() {
                 store.append(i, e)?;
+                heads.push(EventHead::of(e, i));
             }
+            head_index::append(&store, &heads);
         }
         let fork_secrets = SecretsRegistry::new();
         fork_secrets.update(secrets.names().into_iter().filter_map(|n| {

@@ -10,97 +10,15 @@
 //! and stay loaded from then on; new conversations and forks hold theirs
 //! from the start. Memory for a log that is only read is thus its heads
 //! (about 300 bytes an event with the index by id) plus the page, not the log.
+//! A resume reads the heads from the log's head index
+//! ([`super::head_index`]), not from the event files.
 
-use super::branch::Node;
+use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
-use openhands_wire::event::{Event, EventBody, SourceType};
-use std::borrow::Cow;
+use super::head_index;
+use openhands_wire::event::Event;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// What the log keeps of every event without holding it: enough to find,
-/// filter, order and place it in the event tree, and to read it again.
-#[derive(Debug, Clone)]
-pub struct EventHead {
-    id: Arc<str>,
-    parent_id: Option<Arc<str>>,
-    kind: Cow<'static, str>,
-    source: SourceType,
-    timestamp: Box<str>,
-    /// The key of a state update (`None` for other kinds).
-    state_key: Option<Box<str>>,
-    file: usize,
-}
-
-impl EventHead {
-    /// The head of `event`, stored as event file number `file`.
-    fn of(event: &Event, file: usize) -> Self {
-        Self {
-            id: event.id.as_str().into(),
-            parent_id: event.parent_id.as_deref().map(Arc::from),
-            kind: kind_name(event),
-            source: event.source,
-            timestamp: event.timestamp.as_str().into(),
-            state_key: match &event.body {
-                EventBody::StateUpdate(u) => Some(u.key.as_str().into()),
-                _ => None,
-            },
-            file,
-        }
-    }
-
-    /// The event's id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The id of the event it hangs from, if set.
-    pub fn parent_id(&self) -> Option<&str> {
-        self.parent_id.as_deref()
-    }
-
-    /// The `kind` discriminator (class name).
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
-    /// The event's origin.
-    pub fn source(&self) -> SourceType {
-        self.source
-    }
-
-    /// The event's timestamp as written (naive local ISO 8601).
-    pub fn timestamp(&self) -> &str {
-        &self.timestamp
-    }
-
-    /// The key a `ConversationStateUpdateEvent` sets (`None` for other
-    /// kinds).
-    pub fn state_key(&self) -> Option<&str> {
-        self.state_key.as_deref()
-    }
-}
-
-impl Node for EventHead {
-    fn node_id(&self) -> &str {
-        &self.id
-    }
-    fn node_parent(&self) -> Option<&str> {
-        self.parent_id.as_deref()
-    }
-    fn node_kind(&self) -> &str {
-        &self.kind
-    }
-}
-
-/// The kind of `event`: the wire's own string for the kinds it knows, so
-/// that heads share them instead of holding a copy each.
-fn kind_name(event: &Event) -> Cow<'static, str> {
-    match event.body.known_kind() {
-        Some(kind) => Cow::Borrowed(kind),
-        None => Cow::Owned(event.kind().to_string()),
-    }
-}
 
 /// The events of a conversation in log order: their heads, and the events
 /// themselves while loaded.
@@ -128,11 +46,12 @@ impl Journal {
         journal
     }
 
-    /// The log of `store` with heads only: every event file is read and
-    /// checked (unreadable ones are reported and left out, as when loading
-    /// in full), only its head is kept.
+    /// The log of `store` with heads only, taken from its head index
+    /// ([`head_index::resume`]: event files the index lacks are read and
+    /// checked, unreadable ones reported and left out as when loading in
+    /// full).
     pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
-        let (mut heads, problems) = store.load_with(|file, event| EventHead::of(&event, file))?;
+        let (mut heads, problems) = head_index::resume(store)?;
         let mut ids: HashMap<Arc<str>, usize> = HashMap::with_capacity(heads.len());
         for (index, head) in heads.iter_mut().enumerate() {
             share_parent(head, &ids);

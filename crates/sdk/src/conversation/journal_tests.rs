@@ -1,7 +1,8 @@
 use super::*;
 use crate::fsutil::Durability;
-use openhands_wire::event::{EventBody, MessageEvent};
+use openhands_wire::event::{EventBody, MessageEvent, SourceType};
 use openhands_wire::message::Message;
+use std::borrow::Cow;
 use std::fs;
 
 /// A log of `n` chained user messages written to a store in a temp dir.

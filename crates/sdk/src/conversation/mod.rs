@@ -71,10 +71,12 @@ mod condense;
 mod core;
 mod critique;
 mod error;
+mod event_head;
 pub mod event_store;
 mod execute_tool;
 mod extensions;
 mod fork;
+mod head_index;
 mod journal;
 mod listeners;
 mod llms;
@@ -95,9 +97,9 @@ mod writer;
 
 pub use condense::NOTHING_TO_CONDENSE;
 pub use error::{ConversationError, error_code};
+pub use event_head::EventHead;
 pub use extensions::pins::{PINS_FILE, Pins};
 pub use extensions::plugins::LoadPluginError;
-pub use journal::EventHead;
 pub use listeners::EventCallback;
 pub use local::LocalConversation;
 pub use options::{

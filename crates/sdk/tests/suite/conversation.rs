@@ -42,9 +42,11 @@ async fn two_step_run_finishes_and_leaves_reference_layout() {
     let mut names: Vec<String> = std::fs::read_dir(dir.join("events"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "heads.idx")
         .collect();
     names.sort();
     assert_eq!(names.len(), 11);
+    assert!(dir.join("events/heads.idx").is_file(), "and the head index");
     let events = c.events();
     for (i, (name, ev)) in names.iter().zip(events.iter()).enumerate() {
         assert_eq!(name, &format!("event-{i:05}-{}.json", ev.id));
@@ -406,8 +408,9 @@ async fn fork_copies_events_under_a_new_id() {
         f.root
             .path()
             .join(fork.id().simple().to_string())
-            .join("events")
-            .is_dir()
+            .join("events/heads.idx")
+            .is_file(),
+        "the fork's events and their head index are written"
     );
     assert_eq!(
         fork.stats()
@@ -484,7 +487,9 @@ async fn secrets_in_agent_json_are_never_written_in_clear() {
         let dir = c.persistence_dir().unwrap();
         let mut all = std::fs::read_to_string(dir.join("base_state.json")).unwrap();
         for e in std::fs::read_dir(dir.join("events")).unwrap() {
-            all.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(e.unwrap().path()).unwrap(),
+            ));
         }
         for secret in ["sk-agent-secret", "sk-condenser-secret", "tok-secret-value"] {
             assert!(!all.contains(secret), "{secret} written in clear");

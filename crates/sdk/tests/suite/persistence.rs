@@ -142,3 +142,38 @@ async fn a_change_that_cannot_be_written_is_not_seen() {
     assert_eq!(resumed.events(), c.events());
     assert_eq!(resumed.state().tags, c.state().tags);
 }
+
+#[tokio::test]
+async fn a_resume_reads_the_heads_its_commits_indexed() {
+    let f = fixture(vec![echo("hi"), finish("done")], |_| {});
+    let c = &f.conversation;
+    c.send_message("go").unwrap();
+    assert_eq!(c.run().await.unwrap(), ExecutionStatus::Finished);
+    let ids: Vec<String> = c.events().into_iter().map(|e| e.id).collect();
+    let events_dir = f
+        .root
+        .path()
+        .join(c.id().simple().to_string())
+        .join("events");
+    assert!(events_dir.join("heads.idx").is_file());
+    // Every event file broken: a resume that still knows each event took
+    // its head from the index the commits kept.
+    for entry in std::fs::read_dir(&events_dir).unwrap().flatten() {
+        if entry
+            .file_name()
+            .to_str()
+            .and_then(parse_event_file_name)
+            .is_some()
+        {
+            std::fs::write(entry.path(), b"{").unwrap();
+        }
+    }
+    let (agent, _) = agent_turns(vec![]);
+    let resumed =
+        LocalConversation::resume(f.root.path(), c.id(), Some(agent), persisted(f.root.path()))
+            .unwrap();
+    assert_eq!(resumed.event_count(), ids.len());
+    let resumed_ids =
+        resumed.with_heads(|heads, _| heads.iter().map(|h| h.id().to_string()).collect::<Vec<_>>());
+    assert_eq!(resumed_ids, ids);
+}

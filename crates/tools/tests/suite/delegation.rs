@@ -66,9 +66,10 @@ fn child_spans(root: &Path, parent: &LocalConversation) -> Vec<(String, String)>
         let events = child.unwrap().path().join("events");
         let mut stamps: Vec<String> = std::fs::read_dir(events)
             .unwrap()
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
             .map(|f| {
-                let v: Value =
-                    serde_json::from_slice(&std::fs::read(f.unwrap().path()).unwrap()).unwrap();
+                let v: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
                 v["timestamp"].as_str().unwrap().to_string()
             })
             .collect();

@@ -365,6 +365,7 @@ fn child_events_of(s: &Setup) -> Vec<Value> {
     let mut files: Vec<_> = std::fs::read_dir(child.path().join("events"))
         .unwrap()
         .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
     files

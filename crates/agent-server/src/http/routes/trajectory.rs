@@ -16,6 +16,7 @@ use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use openhands_sdk::conversation::event_store::HEAD_INDEX_FILE;
 use serde_json::Value;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -211,7 +212,9 @@ pub fn write_trajectory_zip<W: Write + Seek>(dir: &Path, out: W) -> std::io::Res
         {
             continue;
         }
-        if path.extension().is_some_and(|e| e == "tmp") {
+        if path.extension().is_some_and(|e| e == "tmp")
+            || relative == Path::new("events").join(HEAD_INDEX_FILE)
+        {
             continue;
         }
         let arcname = format!("{name}/{}", relative.to_string_lossy());
@@ -391,6 +394,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(conv.join("meta.json.tmp"), "partial").unwrap();
+        std::fs::write(conv.join("events").join(HEAD_INDEX_FILE), "cache").unwrap();
         std::fs::write(conv.join("log.jsonl"), "{\"api_key\":\"k\"}\nnot json\n").unwrap();
         let out = write_trajectory_zip(&conv, std::io::Cursor::new(Vec::new())).unwrap();
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(out.into_inner())).unwrap();
