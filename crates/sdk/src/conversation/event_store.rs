@@ -139,20 +139,29 @@ impl EventStore {
     /// The event files in index order (temporary files left out).
     pub fn list(&self) -> Result<Vec<EventFile>, StoreError> {
         let mut files = Vec::new();
+        self.scan(|index, id, entry| {
+            files.push(EventFile {
+                index,
+                id: id.to_string(),
+                path: entry.path(),
+            });
+        })?;
+        files.sort_by_key(|f| f.index);
+        Ok(files)
+    }
+
+    /// Calls `each(number, event id, entry)` for every event file, in the
+    /// directory's order (temporary files left out), keeping nothing.
+    pub fn scan(&self, mut each: impl FnMut(usize, &str, &fs::DirEntry)) -> Result<(), StoreError> {
         let rd = fs::read_dir(&self.dir).map_err(|e| StoreError::io("list", &self.dir, e))?;
         for entry in rd.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some((index, id)) = parse_event_file_name(name) {
-                files.push(EventFile {
-                    index,
-                    id: id.to_string(),
-                    path: entry.path(),
-                });
+                each(index, id, &entry);
             }
         }
-        files.sort_by_key(|f| f.index);
-        Ok(files)
+        Ok(())
     }
 
     /// Reads the event files at `files` (number and path, in the order

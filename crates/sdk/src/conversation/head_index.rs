@@ -20,7 +20,7 @@ use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use crate::fsutil::{Durability, write_atomic};
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -63,38 +63,42 @@ pub(crate) fn append<'a>(store: &EventStore, heads: impl IntoIterator<Item = &'a
 /// where it has them, else parsed from the files (on every core for many),
 /// then the index written again if it was not whole. Unreadable files are
 /// reported in the second list and left out.
+///
+/// Nothing per file is kept beyond its head: the directory is walked once,
+/// each name checked against the record of its number, and only the files
+/// without one are remembered.
 pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreError>), StoreError> {
-    let files = store.list()?;
     let path = path(store);
-    let indexed = read(&path);
-    let recorded_count = indexed.heads.len();
-    let mut recorded = indexed.heads.into_iter().peekable();
-    let mut slots: Vec<Option<EventHead>> = Vec::with_capacity(files.len());
+    let Indexed {
+        mut heads,
+        mut whole,
+    } = read(&path);
+    // Records come in file order; anything else is not an index we wrote.
+    if !heads.windows(2).all(|w| w[0].file < w[1].file) {
+        heads.clear();
+        whole = false;
+    }
+    let mut named = vec![false; heads.len()];
     let mut to_read: Vec<(usize, PathBuf)> = Vec::new();
-    let mut used = 0;
-    for file in files {
-        while recorded.next_if(|h| h.file < file.index).is_some() {}
-        match recorded.next_if(|h| h.file == file.index) {
-            Some(head) if *head.id == *file.id => {
-                used += 1;
-                slots.push(Some(head));
-            }
-            _ => {
-                to_read.push((file.index, file.path));
-                slots.push(None);
-            }
-        }
+    store.scan(
+        |index, id, file| match heads.binary_search_by_key(&index, |h| h.file) {
+            Ok(pos) if *heads[pos].id == *id && !named[pos] => named[pos] = true,
+            _ => to_read.push((index, file.path())),
+        },
+    )?;
+    to_read.sort_by_key(|(index, _)| *index);
+    let dropped = named.iter().filter(|n| !**n).count();
+    if dropped > 0 {
+        let mut kept = named.iter();
+        heads.retain(|_| kept.next().copied().unwrap_or(false));
     }
     let (parsed, problems) =
         store.read_paths_with(&to_read, |file, event| EventHead::of(&event, file));
-    let rewrite = !indexed.whole || used != recorded_count || !parsed.is_empty();
-    let mut parsed = parsed.into_iter().peekable();
-    let mut missing = to_read.iter().map(|(file, _)| *file);
-    for slot in slots.iter_mut().filter(|s| s.is_none()) {
-        let Some(file) = missing.next() else { break };
-        *slot = parsed.next_if(|h| h.file == file);
+    let rewrite = !whole || dropped > 0 || !parsed.is_empty();
+    if !parsed.is_empty() {
+        heads = merge_by_file(heads, parsed);
     }
-    let heads: Vec<EventHead> = slots.into_iter().flatten().collect();
+    heads.shrink_to_fit();
     if rewrite {
         let mut bytes = MAGIC.to_vec();
         push_records(&mut bytes, &heads);
@@ -105,6 +109,21 @@ pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreErr
     Ok((heads, problems))
 }
 
+/// `a` and `b` (each in file order) as one list in file order.
+fn merge_by_file(a: Vec<EventHead>, b: Vec<EventHead>) -> Vec<EventHead> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.file <= y.file,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return out,
+        };
+        out.extend(if take_a { a.next() } else { b.next() });
+    }
+}
+
 /// What an index file held.
 struct Indexed {
     /// The heads of its whole records, in order.
@@ -113,54 +132,62 @@ struct Indexed {
     whole: bool,
 }
 
-/// Reads the index at `path` up to its first bad record.
+/// Reads the index at `path` up to its first bad record, a buffer at a
+/// time (the file is not held whole).
 fn read(path: &Path) -> Indexed {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
+    let mut heads = Vec::new();
+    let whole = match read_into(path, &mut heads) {
+        Ok(whole) => whole,
         Err(e) => {
             if e.kind() != io::ErrorKind::NotFound {
                 tracing::debug!(path = %path.display(), error = %e, "the head index cannot be read");
             }
-            return Indexed {
-                heads: Vec::new(),
-                whole: false,
-            };
+            false
         }
     };
-    let Some(mut rest) = bytes.strip_prefix(MAGIC.as_slice()) else {
-        return Indexed {
-            heads: Vec::new(),
-            whole: false,
-        };
-    };
-    let mut heads = Vec::new();
-    while !rest.is_empty() {
-        match next_record(rest) {
-            Some((head, after)) => {
-                heads.push(head);
-                rest = after;
-            }
-            None => break,
-        }
-    }
-    Indexed {
-        heads,
-        whole: rest.is_empty(),
-    }
+    Indexed { heads, whole }
 }
 
-/// The head in the record at the start of `bytes` and the bytes after it.
-fn next_record(bytes: &[u8]) -> Option<(EventHead, &[u8])> {
-    let len = usize::try_from(u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?)).ok()?;
-    if len > MAX_RECORD {
-        return None;
+/// Pushes the heads of the index at `path` onto `heads`; whether every
+/// byte after the magic belonged to a whole record.
+fn read_into(path: &Path, heads: &mut Vec<EventHead>) -> io::Result<bool> {
+    let file = fs::File::open(path)?;
+    // About 100 bytes a record: room for them all, without a regrowth.
+    let size = file.metadata()?.len();
+    heads.reserve(usize::try_from(size / 96).unwrap_or(0));
+    let mut reader = io::BufReader::with_capacity(64 * 1024, file);
+    let mut magic = [0; MAGIC.len()];
+    if reader.read_exact(&mut magic).is_err() || magic != *MAGIC {
+        return Ok(false);
     }
-    let payload = bytes.get(4..4 + len)?;
-    let check = u32::from_le_bytes(bytes.get(4 + len..8 + len)?.try_into().ok()?);
-    if check != fnv1a(payload) {
-        return None;
+    let mut payload = Vec::new();
+    loop {
+        let mut len = [0; 4];
+        if reader.read(&mut len[..1])? == 0 {
+            return Ok(true);
+        }
+        if reader.read_exact(&mut len[1..]).is_err() {
+            return Ok(false);
+        }
+        let Ok(len) = usize::try_from(u32::from_le_bytes(len)) else {
+            return Ok(false);
+        };
+        if len > MAX_RECORD {
+            return Ok(false);
+        }
+        payload.resize(len + 4, 0);
+        if reader.read_exact(&mut payload).is_err() {
+            return Ok(false);
+        }
+        let (body, check) = payload.split_at(len);
+        if <[u8; 4]>::try_from(check).ok().map(u32::from_le_bytes) != Some(fnv1a(body)) {
+            return Ok(false);
+        }
+        let Some(head) = EventHead::decode(body) else {
+            return Ok(false);
+        };
+        heads.push(head);
     }
-    Some((EventHead::decode(payload)?, &bytes[8 + len..]))
 }
 
 /// Appends the records of `heads` to `out` (a head no record can hold is

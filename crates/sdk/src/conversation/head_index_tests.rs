@@ -137,3 +137,15 @@ fn the_index_is_private_and_not_an_event_file() {
     );
     assert_eq!(store.load_all().unwrap().0.len(), 1);
 }
+
+#[test]
+fn records_out_of_file_order_are_not_trusted() {
+    let (_dir, store, heads) = log(6, false);
+    let mut swapped = heads.clone();
+    swapped.swap(1, 4);
+    fs::write(path(&store), fresh_index(&swapped)).unwrap();
+    let (resumed, problems) = resume(&store).unwrap();
+    assert!(problems.is_empty());
+    assert_eq!(resumed, heads);
+    assert_eq!(index_bytes(&store), fresh_index(&heads));
+}
