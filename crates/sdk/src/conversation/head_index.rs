@@ -37,9 +37,13 @@ fn path(store: &EventStore) -> PathBuf {
     store.dir().join(FILE_NAME)
 }
 
-/// Appends the records of `heads`, whose event files were just written.
-/// A failure only costs the next resume a parse of those files.
-pub(crate) fn append<'a>(store: &EventStore, heads: impl IntoIterator<Item = &'a EventHead>) {
+/// Appends the records of `heads`, whose event files were just written
+/// (nothing for none). A failure only costs the next resume a parse of
+/// those files.
+pub(crate) fn append(store: &EventStore, heads: &[EventHead]) {
+    if heads.is_empty() {
+        return;
+    }
     let path = path(store);
     let result = (|| -> io::Result<()> {
         let mut file = OpenOptions::new()
