@@ -218,6 +218,7 @@ impl Core {
             };
             events.push(StagedEvent {
                 index,
+                head: EventHead::of(&event, index),
                 event,
                 bytes,
             });
@@ -265,7 +266,7 @@ impl Core {
                 moved = true;
             }
             out.push(s.event.clone());
-            self.journal.push(s.event, s.index);
+            self.journal.push_with_head(s.event, s.head);
         }
         if complete {
             if let Some(state) = staged.draft {
@@ -437,6 +438,8 @@ impl Change<'_> {
 struct StagedEvent {
     index: usize,
     event: Event,
+    /// Its head, for the head index once written and for the log.
+    head: EventHead,
     bytes: Vec<u8>,
 }
 
@@ -458,15 +461,13 @@ impl Staged {
     /// Returns how many events were written, and the first error.
     pub fn write(&self) -> (usize, Result<(), StoreError>) {
         if let Some(store) = &self.store {
-            let mut heads = Vec::with_capacity(self.events.len());
             for (done, s) in self.events.iter().enumerate() {
                 if let Err(e) = store.write(s.index, &s.event.id, &s.bytes) {
-                    head_index::append(store, &heads);
+                    head_index::append(store, self.events[..done].iter().map(|s| &s.head));
                     return (done, Err(e));
                 }
-                heads.push(EventHead::of(&s.event, s.index));
             }
-            head_index::append(store, &heads);
+            head_index::append(store, self.events.iter().map(|s| &s.head));
         }
         let n = self.events.len();
         match &self.state {

@@ -62,17 +62,6 @@ pub fn parse_event_file_name(name: &str) -> Option<(usize, &str)> {
     Some((idx.parse().ok()?, id))
 }
 
-/// One event file found in the log's directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventFile {
-    /// Its number in the log.
-    pub index: usize,
-    /// The id of the event it holds, from its name.
-    pub id: String,
-    /// Where it is.
-    pub path: PathBuf,
-}
-
 /// Append-only event files of one conversation.
 #[derive(Debug, Clone)]
 pub struct EventStore {
@@ -128,26 +117,10 @@ impl EventStore {
         &self,
         keep: impl Fn(usize, Event) -> T + Sync,
     ) -> Result<(Vec<T>, Vec<StoreError>), StoreError> {
-        let files: Vec<(usize, PathBuf)> = self
-            .list()?
-            .into_iter()
-            .map(|f| (f.index, f.path))
-            .collect();
+        let mut files: Vec<(usize, PathBuf)> = Vec::new();
+        self.scan(|index, _, entry| files.push((index, entry.path())))?;
+        files.sort_by_key(|(index, _)| *index);
         Ok(read_files(&files, &keep))
-    }
-
-    /// The event files in index order (temporary files left out).
-    pub fn list(&self) -> Result<Vec<EventFile>, StoreError> {
-        let mut files = Vec::new();
-        self.scan(|index, id, entry| {
-            files.push(EventFile {
-                index,
-                id: id.to_string(),
-                path: entry.path(),
-            });
-        })?;
-        files.sort_by_key(|f| f.index);
-        Ok(files)
     }
 
     /// Calls `each(number, event id, entry)` for every event file, in the

@@ -3,7 +3,6 @@
 
 use super::core::Core;
 use super::error::ConversationError;
-use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index;
 use super::journal::Journal;
@@ -71,15 +70,14 @@ impl LocalConversation {
         }
         let dir = root.as_ref().map(|r| r.join(hex_id(&id)));
         state.persistence_dir = dir.as_ref().map(|d| d.to_string_lossy().into_owned());
+        let journal = Journal::loaded(events);
         if let Some(d) = &dir {
             std::fs::create_dir_all(d).map_err(|e| StoreError::io("create", d, e))?;
             let store = EventStore::open(d, options.durability)?;
-            let mut heads = Vec::with_capacity(events.len());
-            for (i, e) in events.iter().enumerate() {
+            for (i, e) in journal.events().iter().enumerate() {
                 store.append(i, e)?;
-                heads.push(EventHead::of(e, i));
             }
-            head_index::append(&store, &heads);
+            head_index::append(&store, journal.heads());
         }
         let fork_secrets = SecretsRegistry::new();
         fork_secrets.update(secrets.names().into_iter().filter_map(|n| {
@@ -105,7 +103,7 @@ impl LocalConversation {
         let core = Core::new(
             state,
             spec,
-            Journal::loaded(events),
+            journal,
             dir,
             options.durability,
             options.cipher.clone().or(cipher),

@@ -17,15 +17,12 @@
 //! index where it starts.
 
 use super::event_head::EventHead;
-use super::event_store::{EventStore, StoreError};
+use super::event_store::{EventStore, HEAD_INDEX_FILE, StoreError};
 use crate::fsutil::{Durability, write_atomic};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-
-/// The index's file name, in the events directory.
-pub(crate) use super::event_store::HEAD_INDEX_FILE as FILE_NAME;
 
 /// The first bytes of the file (format version 1).
 const MAGIC: &[u8; 8] = b"OHHEADS1";
@@ -34,14 +31,16 @@ const MAGIC: &[u8; 8] = b"OHHEADS1";
 const MAX_RECORD: usize = 1 << 20;
 
 fn path(store: &EventStore) -> PathBuf {
-    store.dir().join(FILE_NAME)
+    store.dir().join(HEAD_INDEX_FILE)
 }
 
 /// Appends the records of `heads`, whose event files were just written
 /// (nothing for none). A failure only costs the next resume a parse of
 /// those files.
-pub(crate) fn append(store: &EventStore, heads: &[EventHead]) {
-    if heads.is_empty() {
+pub(crate) fn append<'a>(store: &EventStore, heads: impl IntoIterator<Item = &'a EventHead>) {
+    let mut bytes = Vec::new();
+    push_records(&mut bytes, heads);
+    if bytes.is_empty() {
         return;
     }
     let path = path(store);
@@ -51,11 +50,9 @@ pub(crate) fn append(store: &EventStore, heads: &[EventHead]) {
             .append(true)
             .mode(0o600)
             .open(&path)?;
-        let mut bytes = Vec::new();
         if file.metadata()?.len() == 0 {
-            bytes.extend_from_slice(MAGIC);
+            bytes.splice(0..0, MAGIC.iter().copied());
         }
-        push_records(&mut bytes, heads);
         file.write_all(&bytes)
     })();
     if let Err(e) = result {

@@ -132,7 +132,7 @@ fn the_index_is_private_and_not_an_event_file() {
     let mode = fs::metadata(path(&store)).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     assert_eq!(
-        crate::conversation::event_store::parse_event_file_name(FILE_NAME),
+        crate::conversation::event_store::parse_event_file_name(HEAD_INDEX_FILE),
         None
     );
     assert_eq!(store.load_all().unwrap().0.len(), 1);

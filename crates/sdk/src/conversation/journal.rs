@@ -93,7 +93,13 @@ impl Journal {
 
     /// Appends `event`, stored as event file number `file`.
     pub fn push(&mut self, event: Event, file: usize) {
-        self.push_head(EventHead::of(&event, file));
+        let head = EventHead::of(&event, file);
+        self.push_with_head(event, head);
+    }
+
+    /// Appends `event` whose head (`EventHead::of` it) is already made.
+    pub fn push_with_head(&mut self, event: Event, head: EventHead) {
+        self.push_head(head);
         if self.loaded {
             self.events.push(event);
         }
