@@ -356,6 +356,24 @@ impl Store {
             .await?)
     }
 
+    /// A transaction that has appended `lines` for `writer`; `None` (and
+    /// nothing written) when the task has ended or `writer`'s lease was
+    /// taken over.
+    async fn begin_with(
+        &self,
+        task_id: &str,
+        lines: &[Line<'_>],
+        retention: i64,
+        writer: Writer,
+    ) -> StoreResult<Option<Transaction<'static, Any>>> {
+        let mut tx = self.pool().begin().await?;
+        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        Ok(Some(tx))
+    }
+
     /// Appends `lines` for `writer` in one transaction: all of them, or
     /// none (false) when the task has ended or `writer`'s lease was taken
     /// over.
@@ -366,11 +384,9 @@ impl Store {
         retention: i64,
         writer: Writer,
     ) -> StoreResult<bool> {
-        let mut tx = self.pool().begin().await?;
-        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
-            tx.rollback().await?;
+        let Some(tx) = self.begin_with(task_id, lines, retention, writer).await? else {
             return Ok(false);
-        }
+        };
         tx.commit().await?;
         Ok(true)
     }
@@ -418,11 +434,9 @@ impl Store {
         retention: i64,
         writer: Writer,
     ) -> StoreResult<bool> {
-        let mut tx = self.pool().begin().await?;
-        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
-            tx.rollback().await?;
+        let Some(mut tx) = self.begin_with(task_id, lines, retention, writer).await? else {
             return Ok(false);
-        }
+        };
         sqlx::query("UPDATE tasks SET status = $2 WHERE id = $1")
             .bind(task_id)
             .bind(status)
@@ -445,11 +459,9 @@ impl Store {
         retention: i64,
         writer: Writer,
     ) -> StoreResult<bool> {
-        let mut tx = self.pool().begin().await?;
-        if !append_all_in(&mut tx, task_id, lines, retention, writer).await? {
-            tx.rollback().await?;
+        let Some(mut tx) = self.begin_with(task_id, lines, retention, writer).await? else {
             return Ok(false);
-        }
+        };
         let now = now_ms();
         let row = sqlx::query(
             "UPDATE tasks SET ended = 1, status = $2, exit_code = $3, next_seq = next_seq + 1, \
