@@ -29,8 +29,11 @@ pub const ROOT_PARENT_ID: &str = "__root__";
 pub trait Node {
     /// The event's id.
     fn node_id(&self) -> &str;
-    /// The id of the event it hangs from, if set.
-    fn node_parent(&self) -> Option<&str>;
+    /// The id of the event it hangs from, if set; `log` is the log the
+    /// node is in (a head may keep its parent as a position there).
+    fn node_parent<'a>(&'a self, log: &'a [Self]) -> Option<&'a str>
+    where
+        Self: Sized;
     /// The `kind` discriminator.
     fn node_kind(&self) -> &str;
 }
@@ -39,7 +42,7 @@ impl Node for Event {
     fn node_id(&self) -> &str {
         &self.id
     }
-    fn node_parent(&self) -> Option<&str> {
+    fn node_parent<'a>(&'a self, _log: &'a [Self]) -> Option<&'a str> {
         self.parent_id.as_deref()
     }
     fn node_kind(&self) -> &str {
@@ -89,7 +92,7 @@ pub(crate) fn catch_up_leaf(events: &[impl Node], state: &ConversationState) -> 
         if !is_node(event) {
             continue;
         }
-        let descends = match event.node_parent() {
+        let descends = match event.node_parent(events) {
             Some(ROOT_PARENT_ID) => state.leaf_event_id.is_none(),
             Some(parent) => subtree.contains(parent),
             None => index
@@ -123,7 +126,7 @@ fn parent_index(
 pub(crate) fn is_linear(events: &[impl Node], leaf: Option<&str>) -> bool {
     let mut previous: Option<&str> = None;
     for event in events.iter().filter(|e| is_node(*e)) {
-        match event.node_parent() {
+        match event.node_parent(events) {
             None => {}
             Some(ROOT_PARENT_ID) if previous.is_none() => {}
             Some(parent) if Some(parent) == previous => {}

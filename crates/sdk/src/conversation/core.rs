@@ -460,14 +460,16 @@ impl Staged {
     /// I/O: called without the conversation's lock, off the async runtime).
     /// Returns how many events were written, and the first error.
     pub fn write(&self) -> (usize, Result<(), StoreError>) {
+        // Staged heads are not placed in the log yet: each names its
+        // parent, so no log is needed to write their records.
         if let Some(store) = &self.store {
             for (done, s) in self.events.iter().enumerate() {
                 if let Err(e) = store.write(s.index, &s.event.id, &s.bytes) {
-                    head_index::append(store, self.events[..done].iter().map(|s| &s.head));
+                    head_index::append(store, &[], self.events[..done].iter().map(|s| &s.head));
                     return (done, Err(e));
                 }
             }
-            head_index::append(store, self.events.iter().map(|s| &s.head));
+            head_index::append(store, &[], self.events.iter().map(|s| &s.head));
         }
         let n = self.events.len();
         match &self.state {

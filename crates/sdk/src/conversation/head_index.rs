@@ -35,11 +35,16 @@ fn path(store: &EventStore) -> PathBuf {
 }
 
 /// Appends the records of `heads`, whose event files were just written
-/// (nothing for none). A failure only costs the next resume a parse of
-/// those files.
-pub(crate) fn append<'a>(store: &EventStore, heads: impl IntoIterator<Item = &'a EventHead>) {
+/// (nothing for none); `log` is the log they are in, if they are placed in
+/// one (see [`EventHead::parent_id`]). A failure only costs the next resume
+/// a parse of those files.
+pub(crate) fn append<'a>(
+    store: &EventStore,
+    log: &[EventHead],
+    heads: impl IntoIterator<Item = &'a EventHead>,
+) {
     let mut bytes = Vec::new();
-    push_records(&mut bytes, heads);
+    push_records(&mut bytes, log, heads);
     if bytes.is_empty() {
         return;
     }
@@ -60,7 +65,8 @@ pub(crate) fn append<'a>(store: &EventStore, heads: impl IntoIterator<Item = &'a
     }
 }
 
-/// The heads of every event file of `store`, in log order: from the index
+/// The heads of every event file of `store`, in log order (not placed in a
+/// log: each names its parent): from the index
 /// where it has them, else parsed from the files (on every core for many),
 /// then the index written again if it was not whole. Unreadable files are
 /// reported in the second list and left out.
@@ -83,7 +89,7 @@ pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreErr
     let mut to_read: Vec<(usize, PathBuf)> = Vec::new();
     store.scan(
         |index, id, file| match heads.binary_search_by_key(&index, |h| h.file) {
-            Ok(pos) if *heads[pos].id == *id && !named[pos] => named[pos] = true,
+            Ok(pos) if heads[pos].id() == id && !named[pos] => named[pos] = true,
             _ => to_read.push((index, file.path())),
         },
     )?;
@@ -102,7 +108,7 @@ pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreErr
     heads.shrink_to_fit();
     if rewrite {
         let mut bytes = MAGIC.to_vec();
-        push_records(&mut bytes, &heads);
+        push_records(&mut bytes, &[], &heads);
         if let Err(e) = write_atomic(&path, &bytes, Durability::Batched) {
             tracing::debug!(path = %path.display(), error = %e, "the head index was not written");
         }
@@ -191,13 +197,17 @@ fn read_into(path: &Path, heads: &mut Vec<EventHead>) -> io::Result<bool> {
     }
 }
 
-/// Appends the records of `heads` to `out` (a head no record can hold is
-/// left out: its file is parsed on resume).
-fn push_records<'a>(out: &mut Vec<u8>, heads: impl IntoIterator<Item = &'a EventHead>) {
+/// Appends the records of `heads` (of `log`, if placed in one) to `out` (a
+/// head no record can hold is left out: its file is parsed on resume).
+fn push_records<'a>(
+    out: &mut Vec<u8>,
+    log: &[EventHead],
+    heads: impl IntoIterator<Item = &'a EventHead>,
+) {
     for head in heads {
         let start = out.len();
         out.extend_from_slice(&[0; 4]);
-        if !head.encode_into(out) {
+        if !head.encode_into(log, out) {
             out.truncate(start);
             continue;
         }

@@ -18,7 +18,7 @@ fn log(n: usize, indexed: bool) -> (tempfile::TempDir, EventStore, Vec<EventHead
         heads.push(EventHead::of(&event, index));
     }
     if indexed {
-        append(&store, &heads);
+        append(&store, &[], &heads);
     }
     (dir, store, heads)
 }
@@ -37,7 +37,7 @@ fn index_bytes(store: &EventStore) -> Vec<u8> {
 
 fn fresh_index(heads: &[EventHead]) -> Vec<u8> {
     let mut bytes = MAGIC.to_vec();
-    push_records(&mut bytes, heads);
+    push_records(&mut bytes, &[], heads);
     bytes
 }
 
@@ -119,7 +119,7 @@ fn an_unreadable_file_is_reported_and_left_out_of_log_and_index() {
     let next = Event::new(EventBody::Pause);
     store.append(5, &next).unwrap();
     heads.push(EventHead::of(&next, 5));
-    append(&store, &heads[4..]);
+    append(&store, &[], &heads[4..]);
     break_files(&store, &heads);
     fs::write(store.dir().join("event-00004-broken.json"), b"{").unwrap();
     assert_eq!(resume(&store).unwrap().0, heads);

@@ -9,23 +9,28 @@
 //! reader needs the whole log (the agent's view, a fork, a body search)
 //! and stay loaded from then on; new conversations and forks hold theirs
 //! from the start. Memory for a log that is only read is thus its heads
-//! (about 300 bytes an event with the index by id) plus the page, not the log.
+//! (about 100 bytes an event with the index by id) plus the page, not the
+//! log.
 //! A resume reads the heads from the log's head index
 //! ([`super::head_index`]), not from the event files.
 
 use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use openhands_wire::event::Event;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::hash::{BuildHasher, RandomState};
 
 /// The events of a conversation in log order: their heads, and the events
 /// themselves while loaded.
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
     heads: Vec<EventHead>,
-    ids: HashMap<Arc<str>, usize>,
+    /// The position of every id, hashed by `hasher` (the id itself is read
+    /// from the head, not held twice).
+    ids: HashTable<usize>,
+    hasher: RandomState,
     /// Every event in full while `loaded`, else empty.
     events: Vec<Event>,
     loaded: bool,
@@ -51,17 +56,13 @@ impl Journal {
     /// checked, unreadable ones reported and left out as when loading in
     /// full).
     pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
-        let (mut heads, problems) = head_index::resume(store)?;
-        let mut ids: HashMap<Arc<str>, usize> = HashMap::with_capacity(heads.len());
-        for (index, head) in heads.iter_mut().enumerate() {
-            share_parent(head, &ids);
-            ids.insert(Arc::clone(&head.id), index);
+        let (heads, problems) = head_index::resume(store)?;
+        let mut journal = Self::default();
+        journal.heads.reserve_exact(heads.len());
+        journal.ids.reserve(heads.len(), |_| 0);
+        for head in heads {
+            journal.push_head(head);
         }
-        let journal = Self {
-            heads,
-            ids,
-            ..Self::default()
-        };
         Ok((journal, problems))
     }
 
@@ -77,7 +78,10 @@ impl Journal {
 
     /// The position in the log of the event `id`.
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.ids.get(id).copied()
+        let heads = &self.heads;
+        self.ids
+            .find(self.hasher.hash_one(id), |p| heads[*p].id() == id)
+            .copied()
     }
 
     /// Whether every event is held in full.
@@ -105,11 +109,23 @@ impl Journal {
         }
     }
 
-    /// Appends a head, sharing its id with the index and its parent's id
-    /// with the parent's head when the parent is in the log.
+    /// Appends a head, placing its parent in the log when it is there. An
+    /// id seen before now finds the newer event.
     fn push_head(&mut self, mut head: EventHead) {
-        share_parent(&mut head, &self.ids);
-        self.ids.insert(Arc::clone(&head.id), self.heads.len());
+        head.place_parent(|id| self.index_of(id));
+        let position = self.heads.len();
+        let hash = self.hasher.hash_one(head.id());
+        let (heads, hasher) = (&self.heads, &self.hasher);
+        match self.ids.entry(
+            hash,
+            |p| heads[*p].id() == head.id(),
+            |p| hasher.hash_one(heads[*p].id()),
+        ) {
+            Entry::Occupied(mut seen) => *seen.get_mut() = position,
+            Entry::Vacant(slot) => {
+                slot.insert(position);
+            }
+        }
         self.heads.push(head);
     }
 
@@ -148,7 +164,7 @@ impl Journal {
             Some(store) if !self.loaded => EventRead::Files {
                 store: store.clone(),
                 files: positions
-                    .map(|p| (self.heads[*p].file, Arc::clone(&self.heads[*p].id)))
+                    .map(|p| (self.heads[*p].file, Box::from(self.heads[*p].id())))
                     .collect(),
             },
             _ => EventRead::Ready(
@@ -160,14 +176,6 @@ impl Journal {
     }
 }
 
-/// Makes `head` hold its parent's own id (from `ids`) instead of a copy,
-/// when the parent is in the log.
-fn share_parent(head: &mut EventHead, ids: &HashMap<Arc<str>, usize>) {
-    if let Some((parent, _)) = head.parent_id.as_deref().and_then(|p| ids.get_key_value(p)) {
-        head.parent_id = Some(Arc::clone(parent));
-    }
-}
-
 /// Events taken from the log: at hand, or still to be read from their
 /// files.
 pub(crate) enum EventRead {
@@ -176,7 +184,7 @@ pub(crate) enum EventRead {
     /// Event files (number and id) of a log that is not loaded.
     Files {
         store: EventStore,
-        files: Vec<(usize, Arc<str>)>,
+        files: Vec<(usize, Box<str>)>,
     },
 }
 

@@ -2,7 +2,6 @@ use super::*;
 use crate::fsutil::Durability;
 use openhands_wire::event::{EventBody, MessageEvent, SourceType};
 use openhands_wire::message::Message;
-use std::borrow::Cow;
 use std::fs;
 
 /// A log of `n` chained user messages written to a store in a temp dir.
@@ -39,7 +38,7 @@ fn a_resumed_log_keeps_heads_and_reads_a_page_from_the_files() {
     assert!(journal.events.is_empty(), "no event is held in full");
     let head = &journal.heads()[5];
     assert_eq!(head.id(), events[5].id);
-    assert_eq!(head.parent_id(), Some(events[4].id.as_str()));
+    assert_eq!(head.parent_id(journal.heads()), Some(events[4].id.as_str()));
     assert_eq!(head.kind(), "MessageEvent");
     assert_eq!(head.source(), SourceType::User);
     assert_eq!(head.timestamp(), events[5].timestamp);
@@ -101,18 +100,31 @@ fn an_event_file_lost_after_resume_fails_its_read_and_leaves_the_log_on_load() {
 }
 
 #[test]
-fn heads_share_their_parents_ids_and_the_kind_names() {
+fn a_resumed_head_finds_its_parent_by_position_in_the_log() {
     let (_dir, store, _) = written(3);
     let (journal, _) = Journal::resumed(&store).unwrap();
     let [a, b, _] = journal.heads() else {
         panic!("three heads")
     };
-    let parent = b.parent_id.as_ref().unwrap();
+    assert_eq!(b.parent_id(journal.heads()), Some(a.id()));
     assert!(
-        Arc::ptr_eq(parent, &a.id),
-        "the parent id is the parent's own"
+        !b.spills(),
+        "the parent is not named again: the head keeps its position"
     );
-    assert!(matches!(b.kind, Cow::Borrowed(_)));
+}
+
+#[test]
+fn an_id_seen_twice_finds_the_newer_event() {
+    let mut journal = Journal::loaded(Vec::new());
+    let first = Event::new(EventBody::Pause);
+    let mut again = Event::new(EventBody::Interrupt);
+    again.id = first.id.clone();
+    journal.push(first.clone(), 0);
+    journal.push(Event::new(EventBody::Pause), 1);
+    assert_eq!(journal.index_of(&first.id), Some(0));
+    journal.push(again, 2);
+    assert_eq!(journal.index_of(&first.id), Some(2));
+    assert_eq!(journal.index_of("nowhere"), None);
 }
 
 #[test]
