@@ -27,10 +27,7 @@ use std::hash::{BuildHasher, RandomState};
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
     heads: Vec<EventHead>,
-    /// The position of every id, hashed by `hasher` (the id itself is read
-    /// from the head, not held twice).
-    ids: HashTable<usize>,
-    hasher: RandomState,
+    ids: IdIndex,
     /// Every event in full while `loaded`, else empty.
     events: Vec<Event>,
     loaded: bool,
@@ -56,13 +53,21 @@ impl Journal {
     /// checked, unreadable ones reported and left out as when loading in
     /// full).
     pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
-        let (heads, problems) = head_index::resume(store)?;
-        let mut journal = Self::default();
-        journal.heads.reserve_exact(heads.len());
-        journal.ids.reserve(heads.len(), |_| 0);
-        for head in heads {
-            journal.push_head(head);
+        let (mut heads, problems) = head_index::resume(store)?;
+        let mut ids = IdIndex::with_capacity(heads.len());
+        // In place: each head finds its parent among those before it.
+        for position in 0..heads.len() {
+            let (placed, rest) = heads.split_at_mut(position);
+            if let Some(head) = rest.first_mut() {
+                head.place_parent(|id| ids.find(placed, id));
+            }
+            ids.record(&heads, position);
         }
+        let journal = Self {
+            heads,
+            ids,
+            ..Self::default()
+        };
         Ok((journal, problems))
     }
 
@@ -78,10 +83,7 @@ impl Journal {
 
     /// The position in the log of the event `id`.
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        let heads = &self.heads;
-        self.ids
-            .find(self.hasher.hash_one(id), |p| heads[*p].id() == id)
-            .copied()
+        self.ids.find(&self.heads, id)
     }
 
     /// Whether every event is held in full.
@@ -113,20 +115,8 @@ impl Journal {
     /// id seen before now finds the newer event.
     fn push_head(&mut self, mut head: EventHead) {
         head.place_parent(|id| self.index_of(id));
-        let position = self.heads.len();
-        let hash = self.hasher.hash_one(head.id());
-        let (heads, hasher) = (&self.heads, &self.hasher);
-        match self.ids.entry(
-            hash,
-            |p| heads[*p].id() == head.id(),
-            |p| hasher.hash_one(heads[*p].id()),
-        ) {
-            Entry::Occupied(mut seen) => *seen.get_mut() = position,
-            Entry::Vacant(slot) => {
-                slot.insert(position);
-            }
-        }
         self.heads.push(head);
+        self.ids.record(&self.heads, self.heads.len() - 1);
     }
 
     /// Loads every event in full from `store`; returns the files that could
@@ -172,6 +162,49 @@ impl Journal {
                     .filter_map(|p| self.events.get(*p).cloned())
                     .collect(),
             ),
+        }
+    }
+}
+
+/// The position of every id in the log. The table holds positions only:
+/// the ids are read from the heads, not held twice.
+#[derive(Debug, Default)]
+struct IdIndex {
+    table: HashTable<usize>,
+    hasher: RandomState,
+}
+
+impl IdIndex {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            table: HashTable::with_capacity(capacity),
+            hasher: RandomState::new(),
+        }
+    }
+
+    /// The position of `id` among `heads`, the heads this index records.
+    fn find(&self, heads: &[EventHead], id: &str) -> Option<usize> {
+        self.table
+            .find(self.hasher.hash_one(id), |p| heads[*p].id() == id)
+            .copied()
+    }
+
+    /// Records `heads[position]`; an id seen before now finds the newer
+    /// event.
+    fn record(&mut self, heads: &[EventHead], position: usize) {
+        let Some(head) = heads.get(position) else {
+            return;
+        };
+        let hasher = &self.hasher;
+        match self.table.entry(
+            hasher.hash_one(head.id()),
+            |p| heads[*p].id() == head.id(),
+            |p| hasher.hash_one(heads[*p].id()),
+        ) {
+            Entry::Occupied(mut seen) => *seen.get_mut() = position,
+            Entry::Vacant(slot) => {
+                slot.insert(position);
+            }
         }
     }
 }
