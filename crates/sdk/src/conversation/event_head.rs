@@ -99,25 +99,29 @@ impl Spill {
 }
 
 impl EventHead {
-    /// The head of `event`, stored as event file number `file`.
+    /// The head of `event`, stored as event file number `file` (naming its
+    /// parent: see [`EventHead::place_parent`]).
     pub(super) fn of(event: &Event, file: usize) -> Self {
         let state_key = match &event.body {
             EventBody::StateUpdate(u) => Some(u.key.as_str()),
             _ => None,
         };
-        Self::from_parts(Parts {
-            file,
-            source: event.source,
-            id: &event.id,
-            parent_id: event.parent_id.as_deref(),
-            kind: event.kind(),
-            timestamp: &event.timestamp,
-            state_key,
-        })
+        Self::from_parts(
+            Parts {
+                file,
+                source: event.source,
+                id: &event.id,
+                parent_id: event.parent_id.as_deref(),
+                kind: event.kind(),
+                timestamp: &event.timestamp,
+                state_key,
+            },
+            |_| None,
+        )
     }
 
-    /// A head of `parts`.
-    fn from_parts(parts: Parts<'_>) -> Self {
+    /// A head of `parts`, its parent placed where `position_of` finds it.
+    fn from_parts(parts: Parts<'_>, position_of: impl Fn(&str) -> Option<usize>) -> Self {
         let mut spill = Spill::default();
         let id = Short::new(parts.id);
         if !id.fits() {
@@ -138,10 +142,10 @@ impl EventHead {
             });
         let parent = match parts.parent_id {
             None => NO_PARENT,
-            Some(parent) => {
+            Some(parent) => placed(position_of(parent)).unwrap_or_else(|| {
                 spill.parent_id = Some(parent.into());
                 NAMED_PARENT
-            }
+            }),
         };
         spill.state_key = parts.state_key.map(Box::from);
         Self {
@@ -186,18 +190,33 @@ impl EventHead {
         let Some(spill) = self.spill.as_mut() else {
             return;
         };
-        let place = spill
-            .parent_id
-            .as_deref()
-            .and_then(position_of)
-            .and_then(|p| u32::try_from(p).ok())
-            .filter(|p| *p < NAMED_PARENT);
-        if let Some(place) = place {
+        if let Some(place) = placed(spill.parent_id.as_deref().and_then(position_of)) {
             self.parent = place;
             spill.parent_id = None;
             if spill.is_empty() {
                 self.spill = None;
             }
+        }
+    }
+
+    /// Makes the head name its parent again instead of placing it;
+    /// `before` is the log before the head (where its parent is).
+    pub(super) fn name_parent(&mut self, before: &[EventHead]) {
+        if matches!(self.parent, NO_PARENT | NAMED_PARENT) {
+            return;
+        }
+        let parent = usize::try_from(self.parent)
+            .ok()
+            .and_then(|p| before.get(p));
+        let spill = self.spill.get_or_insert_with(Box::default);
+        spill.parent_id = parent.map(|p| p.id().into());
+        self.parent = if parent.is_some() {
+            NAMED_PARENT
+        } else {
+            NO_PARENT
+        };
+        if spill.is_empty() {
+            self.spill = None;
         }
     }
 
@@ -267,9 +286,13 @@ impl EventHead {
         true
     }
 
-    /// The head a record holds; `None` when it is not a whole record of
+    /// The head a record holds, its parent placed where `position_of`
+    /// finds it; `None` when it is not a whole record of
     /// [`EventHead::encode_into`].
-    pub(super) fn decode(mut record: &[u8]) -> Option<Self> {
+    pub(super) fn decode(
+        mut record: &[u8],
+        position_of: impl Fn(&str) -> Option<usize>,
+    ) -> Option<Self> {
         let file = u32::from_le_bytes(take(&mut record, 4)?.try_into().ok()?);
         let source = source_of(*take(&mut record, 1)?.first()?)?;
         let id = take_str(&mut record)??;
@@ -289,7 +312,7 @@ impl EventHead {
             timestamp,
             state_key,
         };
-        Some(Self::from_parts(parts))
+        Some(Self::from_parts(parts, position_of))
     }
 }
 
@@ -305,6 +328,13 @@ impl fmt::Debug for EventHead {
             .field("spill", &self.spill)
             .finish()
     }
+}
+
+/// A parent position a head can keep (`None` for none, or one too large).
+fn placed(position: Option<usize>) -> Option<u32> {
+    position
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|p| *p < NAMED_PARENT)
 }
 
 /// What a head is made of, borrowed from an event or a record.
@@ -399,7 +429,7 @@ mod tests {
     fn round_trip(head: &EventHead) -> Option<EventHead> {
         let mut out = Vec::new();
         assert!(head.encode_into(&[], &mut out));
-        EventHead::decode(&out)
+        EventHead::decode(&out, |_| None)
     }
 
     #[test]
@@ -465,7 +495,7 @@ mod tests {
 
         let mut out = Vec::new();
         assert!(child.encode_into(&log, &mut out));
-        let back = EventHead::decode(&out).unwrap();
+        let back = EventHead::decode(&out, |_| None).unwrap();
         assert_eq!(back.parent_id(&[]), Some(root.id()));
     }
 
@@ -475,10 +505,14 @@ mod tests {
         let mut out = Vec::new();
         assert!(head.encode_into(&[], &mut out));
         for cut in 0..out.len() {
-            assert_eq!(EventHead::decode(&out[..cut]), None, "cut at {cut}");
+            assert_eq!(
+                EventHead::decode(&out[..cut], |_| None),
+                None,
+                "cut at {cut}"
+            );
         }
         out.push(0);
-        assert_eq!(EventHead::decode(&out), None);
+        assert_eq!(EventHead::decode(&out, |_| None), None);
 
         let mut event = Event::new(EventBody::Interrupt);
         event.timestamp = "x".repeat(70_000);

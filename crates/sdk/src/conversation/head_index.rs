@@ -18,6 +18,7 @@
 
 use super::event_head::EventHead;
 use super::event_store::{EventStore, HEAD_INDEX_FILE, StoreError};
+use super::id_index::{IdIndex, name_parents, place_parents};
 use crate::fsutil::{Durability, write_atomic};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
@@ -65,24 +66,38 @@ pub(crate) fn append<'a>(
     }
 }
 
-/// The heads of every event file of `store`, in log order (not placed in a
-/// log: each names its parent): from the index
+/// What a resume found: the log's heads and their ids.
+pub(crate) struct Resumed {
+    /// The heads of every readable event file, in log order, each parent
+    /// placed in this list.
+    pub heads: Vec<EventHead>,
+    /// The position of every id in `heads`.
+    pub ids: IdIndex,
+    /// The files that could not be read, left out of `heads`.
+    pub problems: Vec<StoreError>,
+}
+
+/// The heads of every event file of `store`, in log order: from the index
 /// where it has them, else parsed from the files (on every core for many),
 /// then the index written again if it was not whole. Unreadable files are
-/// reported in the second list and left out.
+/// reported and left out.
 ///
 /// Nothing per file is kept beyond its head: the directory is walked once,
 /// each name checked against the record of its number, and only the files
-/// without one are remembered.
-pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreError>), StoreError> {
+/// without one are remembered. Heads read from a whole index are placed as
+/// they are read; only when files were missing or parsed are the positions
+/// worked out again.
+pub(crate) fn resume(store: &EventStore) -> Result<Resumed, StoreError> {
     let path = path(store);
     let Indexed {
         mut heads,
+        mut ids,
         mut whole,
     } = read(&path);
     // Records come in file order; anything else is not an index we wrote.
     if !heads.windows(2).all(|w| w[0].file < w[1].file) {
         heads.clear();
+        ids = IdIndex::default();
         whole = false;
     }
     let mut named = vec![false; heads.len()];
@@ -95,25 +110,36 @@ pub(crate) fn resume(store: &EventStore) -> Result<(Vec<EventHead>, Vec<StoreErr
     )?;
     to_read.sort_by_key(|(index, _)| *index);
     let dropped = named.iter().filter(|n| !**n).count();
+    let (parsed, problems) =
+        store.read_paths_with(&to_read, |file, event| EventHead::of(&event, file));
+    let moved = dropped > 0 || !parsed.is_empty();
+    if moved {
+        // Positions change: parents are named while the list is mended.
+        name_parents(&mut heads);
+    }
     if dropped > 0 {
         let mut kept = named.iter();
         heads.retain(|_| kept.next().copied().unwrap_or(false));
     }
-    let (parsed, problems) =
-        store.read_paths_with(&to_read, |file, event| EventHead::of(&event, file));
-    let rewrite = !whole || dropped > 0 || !parsed.is_empty();
     if !parsed.is_empty() {
         heads = merge_by_file(heads, parsed);
     }
     heads.shrink_to_fit();
-    if rewrite {
+    if moved {
+        ids = place_parents(&mut heads);
+    }
+    if !whole || moved {
         let mut bytes = MAGIC.to_vec();
-        push_records(&mut bytes, &[], &heads);
+        push_records(&mut bytes, &heads, &heads);
         if let Err(e) = write_atomic(&path, &bytes, Durability::Batched) {
             tracing::debug!(path = %path.display(), error = %e, "the head index was not written");
         }
     }
-    Ok((heads, problems))
+    Ok(Resumed {
+        heads,
+        ids,
+        problems,
+    })
 }
 
 /// `a` and `b` (each in file order) as one list in file order.
@@ -133,8 +159,11 @@ fn merge_by_file(a: Vec<EventHead>, b: Vec<EventHead>) -> Vec<EventHead> {
 
 /// What an index file held.
 struct Indexed {
-    /// The heads of its whole records, in order.
+    /// The heads of its whole records, in order, each parent placed in
+    /// this list.
     heads: Vec<EventHead>,
+    /// The position of every id in `heads`.
+    ids: IdIndex,
     /// Whether the file was there and held nothing but whole records.
     whole: bool,
 }
@@ -143,7 +172,8 @@ struct Indexed {
 /// time (the file is not held whole).
 fn read(path: &Path) -> Indexed {
     let mut heads = Vec::new();
-    let whole = match read_into(path, &mut heads) {
+    let mut ids = IdIndex::default();
+    let whole = match read_into(path, &mut heads, &mut ids) {
         Ok(whole) => whole,
         Err(e) => {
             if e.kind() != io::ErrorKind::NotFound {
@@ -152,16 +182,19 @@ fn read(path: &Path) -> Indexed {
             false
         }
     };
-    Indexed { heads, whole }
+    Indexed { heads, ids, whole }
 }
 
-/// Pushes the heads of the index at `path` onto `heads`; whether every
-/// byte after the magic belonged to a whole record.
-fn read_into(path: &Path, heads: &mut Vec<EventHead>) -> io::Result<bool> {
+/// Pushes the heads of the index at `path` onto `heads` (indexed in
+/// `ids`); whether every byte after the magic belonged to a whole record.
+fn read_into(path: &Path, heads: &mut Vec<EventHead>, ids: &mut IdIndex) -> io::Result<bool> {
     let file = fs::File::open(path)?;
-    // About 100 bytes a record: room for them all, without a regrowth.
+    // A record of UUIDs and a time takes about 140 bytes: room for them
+    // all, without a regrowth.
     let size = file.metadata()?.len();
-    heads.reserve(usize::try_from(size / 96).unwrap_or(0));
+    let records = usize::try_from(size / 128).unwrap_or(0);
+    heads.reserve(records);
+    *ids = IdIndex::with_capacity(records);
     let mut reader = io::BufReader::with_capacity(64 * 1024, file);
     let mut magic = [0; MAGIC.len()];
     if reader.read_exact(&mut magic).is_err() || magic != *MAGIC {
@@ -190,10 +223,11 @@ fn read_into(path: &Path, heads: &mut Vec<EventHead>) -> io::Result<bool> {
         if <[u8; 4]>::try_from(check).ok().map(u32::from_le_bytes) != Some(fnv1a(body)) {
             return Ok(false);
         }
-        let Some(head) = EventHead::decode(body) else {
+        let Some(head) = EventHead::decode(body, |id| ids.find(heads, id)) else {
             return Ok(false);
         };
         heads.push(head);
+        ids.record(heads, heads.len() - 1);
     }
 }
 

@@ -31,6 +31,24 @@ fn break_files(store: &EventStore, heads: &[EventHead]) {
     }
 }
 
+/// What `resume` gives, each head naming its parent again (as the heads
+/// of `EventHead::of` do), after checking the id index against the heads.
+fn resume_named(store: &EventStore) -> (Vec<EventHead>, Vec<StoreError>) {
+    let Resumed {
+        mut heads,
+        ids,
+        problems,
+    } = resume(store).unwrap();
+    for (position, head) in heads.iter().enumerate() {
+        assert_eq!(ids.find(&heads, head.id()), Some(position));
+        if position > 0 && head.parent_id(&heads) == Some(heads[position - 1].id()) {
+            assert!(!head.spills(), "a parent in the log is placed: {head:?}");
+        }
+    }
+    name_parents(&mut heads);
+    (heads, problems)
+}
+
 fn index_bytes(store: &EventStore) -> Vec<u8> {
     fs::read(path(store)).unwrap()
 }
@@ -45,7 +63,7 @@ fn fresh_index(heads: &[EventHead]) -> Vec<u8> {
 fn a_resume_takes_the_heads_from_the_index_without_reading_the_files() {
     let (_dir, store, heads) = log(20, true);
     break_files(&store, &heads);
-    let (resumed, problems) = resume(&store).unwrap();
+    let (resumed, problems) = resume_named(&store);
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(resumed, heads);
 }
@@ -53,12 +71,12 @@ fn a_resume_takes_the_heads_from_the_index_without_reading_the_files() {
 #[test]
 fn without_an_index_the_files_are_parsed_and_the_index_written() {
     let (_dir, store, heads) = log(600, false);
-    let (resumed, problems) = resume(&store).unwrap();
+    let (resumed, problems) = resume_named(&store);
     assert!(problems.is_empty());
     assert_eq!(resumed, heads);
     assert_eq!(index_bytes(&store), fresh_index(&heads));
     break_files(&store, &heads);
-    assert_eq!(resume(&store).unwrap().0, heads, "the next resume uses it");
+    assert_eq!(resume_named(&store).0, heads, "the next resume uses it");
 }
 
 #[test]
@@ -75,7 +93,7 @@ fn a_cut_or_zeroed_tail_is_read_again_from_the_files_and_the_index_mended() {
             }
         }
         fs::write(path(&store), &bytes).unwrap();
-        let (resumed, problems) = resume(&store).unwrap();
+        let (resumed, problems) = resume_named(&store);
         assert!(problems.is_empty(), "{damage}: {problems:?}");
         assert_eq!(resumed, heads, "{damage}");
         assert_eq!(index_bytes(&store), fresh_index(&heads), "{damage}");
@@ -100,7 +118,7 @@ fn files_the_index_lacks_are_parsed_and_records_without_a_file_dropped() {
     heads[5] = EventHead::of(&other, 5);
     heads.remove(2);
 
-    let (resumed, problems) = resume(&store).unwrap();
+    let (resumed, problems) = resume_named(&store);
     assert!(problems.is_empty());
     assert_eq!(resumed, heads);
     assert_eq!(index_bytes(&store), fresh_index(&heads));
@@ -111,7 +129,7 @@ fn an_unreadable_file_is_reported_and_left_out_of_log_and_index() {
     let (_dir, store, mut heads) = log(4, true);
     fs::write(store.dir().join("event-00004-broken.json"), b"{").unwrap();
     let before = index_bytes(&store);
-    let (resumed, problems) = resume(&store).unwrap();
+    let (resumed, problems) = resume_named(&store);
     assert_eq!(problems.len(), 1);
     assert_eq!(resumed, heads);
     assert_eq!(index_bytes(&store), before, "nothing to mend");
@@ -122,7 +140,7 @@ fn an_unreadable_file_is_reported_and_left_out_of_log_and_index() {
     append(&store, &[], &heads[4..]);
     break_files(&store, &heads);
     fs::write(store.dir().join("event-00004-broken.json"), b"{").unwrap();
-    assert_eq!(resume(&store).unwrap().0, heads);
+    assert_eq!(resume_named(&store).0, heads);
 }
 
 #[test]
@@ -144,7 +162,7 @@ fn records_out_of_file_order_are_not_trusted() {
     let mut swapped = heads.clone();
     swapped.swap(1, 4);
     fs::write(path(&store), fresh_index(&swapped)).unwrap();
-    let (resumed, problems) = resume(&store).unwrap();
+    let (resumed, problems) = resume_named(&store);
     assert!(problems.is_empty());
     assert_eq!(resumed, heads);
     assert_eq!(index_bytes(&store), fresh_index(&heads));

@@ -17,10 +17,8 @@
 use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index;
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
+use super::id_index::IdIndex;
 use openhands_wire::event::Event;
-use std::hash::{BuildHasher, RandomState};
 
 /// The events of a conversation in log order: their heads, and the events
 /// themselves while loaded.
@@ -53,16 +51,11 @@ impl Journal {
     /// checked, unreadable ones reported and left out as when loading in
     /// full).
     pub fn resumed(store: &EventStore) -> Result<(Self, Vec<StoreError>), StoreError> {
-        let (mut heads, problems) = head_index::resume(store)?;
-        let mut ids = IdIndex::with_capacity(heads.len());
-        // In place: each head finds its parent among those before it.
-        for position in 0..heads.len() {
-            let (placed, rest) = heads.split_at_mut(position);
-            if let Some(head) = rest.first_mut() {
-                head.place_parent(|id| ids.find(placed, id));
-            }
-            ids.record(&heads, position);
-        }
+        let head_index::Resumed {
+            heads,
+            ids,
+            problems,
+        } = head_index::resume(store)?;
         let journal = Self {
             heads,
             ids,
@@ -162,49 +155,6 @@ impl Journal {
                     .filter_map(|p| self.events.get(*p).cloned())
                     .collect(),
             ),
-        }
-    }
-}
-
-/// The position of every id in the log. The table holds positions only:
-/// the ids are read from the heads, not held twice.
-#[derive(Debug, Default)]
-struct IdIndex {
-    table: HashTable<usize>,
-    hasher: RandomState,
-}
-
-impl IdIndex {
-    fn with_capacity(capacity: usize) -> Self {
-        Self {
-            table: HashTable::with_capacity(capacity),
-            hasher: RandomState::new(),
-        }
-    }
-
-    /// The position of `id` among `heads`, the heads this index records.
-    fn find(&self, heads: &[EventHead], id: &str) -> Option<usize> {
-        self.table
-            .find(self.hasher.hash_one(id), |p| heads[*p].id() == id)
-            .copied()
-    }
-
-    /// Records `heads[position]`; an id seen before now finds the newer
-    /// event.
-    fn record(&mut self, heads: &[EventHead], position: usize) {
-        let Some(head) = heads.get(position) else {
-            return;
-        };
-        let hasher = &self.hasher;
-        match self.table.entry(
-            hasher.hash_one(head.id()),
-            |p| heads[*p].id() == head.id(),
-            |p| hasher.hash_one(heads[*p].id()),
-        ) {
-            Entry::Occupied(mut seen) => *seen.get_mut() = position,
-            Entry::Vacant(slot) => {
-                slot.insert(position);
-            }
         }
     }
 }

@@ -77,6 +77,7 @@ mod execute_tool;
 mod extensions;
 mod fork;
 mod head_index;
+mod id_index;
 mod journal;
 mod listeners;
 mod llms;
