@@ -272,6 +272,12 @@ impl LocalSandboxes {
             _ = tokio::time::sleep(start_timeout) => None,
             status = child.wait() => {
                 let code = status.map(exit_code).unwrap_or(-1);
+                let output = start_output(&log_path, from).await;
+                tracing::warn!(
+                    code,
+                    log = %output,
+                    "a local sandbox's agent server exited while starting"
+                );
                 return Err(ProvisionError::Start(format!(
                     "it exited with code {code}; see {}", log_path.display()
                 )));
@@ -463,9 +469,42 @@ async fn wait_for_address(log: &Path, from: u64) -> Option<String> {
     }
 }
 
+/// The last lines (at most [`START_OUTPUT_LINES`]) a start wrote to its
+/// log from byte `from`, for the control plane's own log when it fails.
+async fn start_output(log: &Path, from: u64) -> String {
+    let bytes = match tokio::fs::read(log).await {
+        Ok(bytes) => bytes,
+        Err(e) => return format!("(its log cannot be read: {e})"),
+    };
+    let start = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(START_OUTPUT_LINES)..].join("\n")
+}
+
+/// How many lines of a failed start's output the control plane logs.
+const START_OUTPUT_LINES: usize = 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_failed_start_shows_the_last_lines_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        let earlier = "an earlier start\n".repeat(3);
+        let output: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&log, format!("{earlier}{output}")).unwrap();
+        let shown = start_output(&log, earlier.len() as u64).await;
+        let expected: Vec<String> = (10..30).map(|i| format!("line {i}")).collect();
+        assert_eq!(shown, expected.join("\n"));
+        assert!(
+            start_output(&dir.path().join("gone"), 0)
+                .await
+                .contains("cannot be read")
+        );
+    }
 
     #[test]
     fn the_start_up_line_gives_the_address() {

@@ -513,10 +513,10 @@ async fn a_local_sandbox_sees_nothing_of_other_tenants_or_the_control_plane() {
     let a = tenant(&c, "acme", full, full);
     let b = tenant(&c, "globex", full, full);
     let create = |t: common::Tenant| {
-        let api = api.clone();
+        let (api, c) = (api.clone(), &c);
         async move {
             let s = api.create_sandbox(&t, json!({})).await;
-            assert_eq!(s.status, 201, "{}", s.text);
+            assert_eq!(s.status, 201, "{}\ncontrol log:\n{}", s.text, c.log_text());
             s.json["id"].as_str().unwrap().to_string()
         }
     };
