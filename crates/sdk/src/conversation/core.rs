@@ -463,13 +463,15 @@ impl Staged {
         // Staged heads are not placed in the log yet: each names its
         // parent, so no log is needed to write their records.
         if let Some(store) = &self.store {
-            for (done, s) in self.events.iter().enumerate() {
-                if let Err(e) = store.write(s.index, &s.event.id, &s.bytes) {
-                    head_index::append(store, &[], self.events[..done].iter().map(|s| &s.head));
-                    return (done, Err(e));
-                }
+            let failed = self.events.iter().enumerate().find_map(|(done, s)| {
+                let written = store.write(s.index, &s.event.id, &s.bytes);
+                written.err().map(|e| (done, e))
+            });
+            let done = failed.as_ref().map_or(self.events.len(), |(done, _)| *done);
+            head_index::append(store, &[], self.events[..done].iter().map(|s| &s.head));
+            if let Some((done, e)) = failed {
+                return (done, Err(e));
             }
-            head_index::append(store, &[], self.events.iter().map(|s| &s.head));
         }
         let n = self.events.len();
         match &self.state {

@@ -5,6 +5,7 @@
 use crate::common;
 
 use common::*;
+use openhands_sdk::conversation::event_store::HEAD_INDEX_FILE;
 use openhands_sdk::{ConversationOptions, LocalConversation};
 use openhands_testkit::{Script, Turn, TurnError};
 use openhands_wire::event::{EventBody, SourceType};
@@ -42,11 +43,14 @@ async fn two_step_run_finishes_and_leaves_reference_layout() {
     let mut names: Vec<String> = std::fs::read_dir(dir.join("events"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n != "heads.idx")
+        .filter(|n| n != HEAD_INDEX_FILE)
         .collect();
     names.sort();
     assert_eq!(names.len(), 11);
-    assert!(dir.join("events/heads.idx").is_file(), "and the head index");
+    assert!(
+        dir.join("events").join(HEAD_INDEX_FILE).is_file(),
+        "and the head index"
+    );
     let events = c.events();
     for (i, (name, ev)) in names.iter().zip(events.iter()).enumerate() {
         assert_eq!(name, &format!("event-{i:05}-{}.json", ev.id));
@@ -408,7 +412,8 @@ async fn fork_copies_events_under_a_new_id() {
         f.root
             .path()
             .join(fork.id().simple().to_string())
-            .join("events/heads.idx")
+            .join("events")
+            .join(HEAD_INDEX_FILE)
             .is_file(),
         "the fork's events and their head index are written"
     );

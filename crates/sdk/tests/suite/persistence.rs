@@ -8,7 +8,7 @@ use crate::common;
 
 use common::*;
 use openhands_sdk::conversation::EventCallback;
-use openhands_sdk::conversation::event_store::parse_event_file_name;
+use openhands_sdk::conversation::event_store::{HEAD_INDEX_FILE, parse_event_file_name};
 use openhands_sdk::{ConversationError, LocalConversation};
 use openhands_wire::event::Event;
 use openhands_wire::state::ExecutionStatus;
@@ -155,7 +155,7 @@ async fn a_resume_reads_the_heads_its_commits_indexed() {
         .path()
         .join(c.id().simple().to_string())
         .join("events");
-    assert!(events_dir.join("heads.idx").is_file());
+    assert!(events_dir.join(HEAD_INDEX_FILE).is_file());
     // Every event file broken: a resume that still knows each event took
     // its head from the index the commits kept.
     for entry in std::fs::read_dir(&events_dir).unwrap().flatten() {
