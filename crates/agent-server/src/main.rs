@@ -4,6 +4,7 @@ use anyhow::Context;
 use clap::Parser;
 use openhands_agent_server::telemetry::Telemetry;
 use openhands_agent_server::{AppState, Config, install_tls_provider, serve_with_front, server};
+use openhands_workspace::exec::priority;
 use std::net::SocketAddr;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::prelude::*;
@@ -161,14 +162,34 @@ fn main() -> anyhow::Result<()> {
     if let Some(h) = args.command {
         return helper(h);
     }
-    let work = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
-        .build()
-        .context("starting the async runtime")?;
+    let mut work = tokio::runtime::Builder::new_multi_thread();
+    work.enable_all()
+        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE);
+    if priority::lowered_by_process_env() {
+        // Everything but the connection front (and this thread) runs below
+        // the process's priority: see `lower_work_thread`.
+        work.on_thread_start(lower_work_thread);
+    }
+    let work = work.build().context("starting the async runtime")?;
     // Connections and probes (see `openhands_agent_server::http::front`).
     let front = server::FrontRuntime::start().context("starting the connection runtime")?;
     work.block_on(run(&front, args))
+}
+
+/// The first failure to lower a work thread's priority, reported once
+/// logging is set up.
+static LOWERING_FAILED: std::sync::OnceLock<priority::PriorityError> = std::sync::OnceLock::new();
+
+/// Runs a thread of the work runtime (and the terminals, commands and
+/// servers it starts for the agent) at the agent's priority, below the
+/// connection front's: under load the kernel then gives a core to the
+/// front, which answers probes, before the conversations' work. The
+/// reference lowers its terminals the same way; `OH_TERMINAL_PROCESS_PRIORITY=none`
+/// in the server's environment turns both off.
+fn lower_work_thread() {
+    if let Err(e) = priority::lower_this_thread() {
+        let _ = LOWERING_FAILED.set(e);
+    }
 }
 
 /// Raises the soft limit of open files to the hard one. Each live
@@ -238,6 +259,9 @@ async fn run(front: &server::FrontRuntime, args: Args) -> anyhow::Result<()> {
     }
     refuse_python_only_flags(&args)?;
     raise_open_files_limit();
+    if let Some(e) = LOWERING_FAILED.get() {
+        tracing::warn!("agent work runs at the server's own priority: {e}");
+    }
     let loaded = Config::load().context("loading the configuration")?;
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");

@@ -38,6 +38,9 @@ pub(crate) enum SessionError {
     /// The shell's environment cannot be built (a bad extra variable).
     #[error("cannot start the shell: {0}")]
     Env(#[from] openhands_workspace::exec::EnvError),
+    /// The shell cannot run at the CPU priority its environment asks for.
+    #[error("cannot start the shell: {0}")]
+    Priority(#[from] openhands_workspace::exec::priority::PriorityError),
     /// Writing to the terminal failed.
     #[error("cannot write to the terminal: {0}")]
     Write(String),
@@ -192,6 +195,9 @@ impl Session {
             |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn(format!("{what}: {e}"));
         let nonce = id[..16].to_string();
         let mut env = spec.shell.env()?;
+        // Below the server, as the reference's terminals (unless the
+        // environment opts out).
+        let nice = openhands_workspace::exec::priority::terminal_increment(&env)?;
         let snapshot = spec.shell.snapshot(&env);
         let startup = match (&snapshot, spec.shell.load_bashrc) {
             (Some(snap), _) => Startup::Snapshot(snap.path()),
@@ -211,6 +217,7 @@ impl Session {
             .arg(&init)
             .arg("-i")
             .cwd(&spec.working_dir)
+            .lower_priority(nice)
             .sandbox(spec.shell.exec.sandbox.as_ref())
             // In a sandbox: the session's start-up and command files, and
             // the snapshot it sources.

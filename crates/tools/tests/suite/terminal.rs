@@ -826,3 +826,72 @@ async fn missing_shell_is_an_error() {
     assert!(o.text().contains("cannot start the shell"), "{}", o.text());
     assert!(t.start().await.is_err());
 }
+
+/// The nice value of this (test) process.
+fn own_nice() -> i32 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    // Field 19 of stat(5); `after` starts at field 3.
+    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+fn opting_out() -> TerminalOptions {
+    TerminalOptions {
+        env: vec![("OH_TERMINAL_PROCESS_PRIORITY".into(), "none".into())],
+        ..options()
+    }
+}
+
+#[tokio::test]
+async fn the_shell_runs_below_this_process_unless_its_environment_opts_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = own_nice();
+    let lowered = (base + 10).min(19);
+    let t = tool(dir.path());
+    // The shell and what it starts.
+    let o = cmd(&t, "nice; sh -c nice").await;
+    assert_eq!(o.text(), format!("{lowered}\n{lowered}"));
+    t.close().await;
+
+    let t = TerminalTool::with_options(&ToolEnv::new(dir.path()), opting_out());
+    let o = cmd(&t, "nice").await;
+    assert_eq!(o.text(), base.to_string());
+    t.close().await;
+}
+
+#[test]
+fn a_shell_cannot_opt_out_from_a_thread_already_lowered() {
+    use openhands_workspace::exec::priority;
+    let dir = tempfile::tempdir().unwrap();
+    // A runtime whose threads run at the agent's priority, as the server's.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .on_thread_start(|| priority::lower_this_thread().unwrap())
+        .build()
+        .unwrap();
+    let base = own_nice();
+    let (default, opted_out) = runtime.block_on(async {
+        tokio::spawn(async move {
+            let t = tool(dir.path());
+            let default = cmd(&t, "nice").await;
+            t.close().await;
+            let t = TerminalTool::with_options(&ToolEnv::new(dir.path()), opting_out());
+            let opted_out = cmd(&t, "nice").await;
+            t.close().await;
+            (default, opted_out)
+        })
+        .await
+        .unwrap()
+    });
+    // Already at the agent's priority: started as it is, no lower.
+    assert_eq!(default.text(), (base + 10).min(19).to_string());
+    assert!(opted_out.is_error, "{}", opted_out.text());
+    assert!(
+        opted_out
+            .text()
+            .contains("OH_TERMINAL_PROCESS_PRIORITY=none"),
+        "{}",
+        opted_out.text()
+    );
+}

@@ -19,6 +19,8 @@
 //!   with shared resource limits.
 //! * [`policy`] — [`ExecPolicy`], the settings an SDK user or the server
 //!   gives the tools.
+//! * [`priority`] — the agent's work below the server's CPU priority
+//!   (`nice`), as the reference lowers its terminals.
 //!
 //! # Environment policy, sandbox, shell snapshots
 //!
@@ -78,6 +80,7 @@
 
 pub mod env;
 pub mod policy;
+pub mod priority;
 pub mod procs;
 pub mod pty;
 pub mod run;

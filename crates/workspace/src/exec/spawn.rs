@@ -29,6 +29,7 @@ pub struct ProcessSpec {
     input: Option<std::sync::Arc<[u8]>>,
     sandbox: Option<Sandbox>,
     binds: Vec<Bind>,
+    nice: i32,
 }
 
 impl ProcessSpec {
@@ -43,7 +44,16 @@ impl ProcessSpec {
             input: None,
             sandbox: None,
             binds: Vec::new(),
+            nice: 0,
         }
+    }
+
+    /// Starts the child `increment` nice steps below the thread that
+    /// starts it (through `nice -n`; 0, the default: at the same priority).
+    /// See [`super::priority::terminal_increment`].
+    pub fn lower_priority(mut self, increment: i32) -> Self {
+        self.nice = increment;
+        self
     }
 
     /// Runs inside `sandbox` when given (see [`super::sandbox`]).
@@ -71,7 +81,7 @@ impl ProcessSpec {
     /// in the sandbox's command line when there is one.
     pub(crate) fn launch(&self, attach: Attach) -> (OsString, Vec<OsString>) {
         let program = self.resolved_program();
-        match &self.sandbox {
+        let (program, args) = match &self.sandbox {
             Some(sb) => sb.command_line(
                 &program,
                 &self.args,
@@ -80,7 +90,14 @@ impl ProcessSpec {
                 attach,
             ),
             None => (program, self.args.clone()),
+        };
+        if self.nice <= 0 {
+            return (program, args);
         }
+        let nice = super::priority::nice_program(&self.env).unwrap_or_else(|| "nice".into());
+        let mut wrapped = vec!["-n".into(), self.nice.to_string().into(), program];
+        wrapped.extend(args);
+        (nice, wrapped)
     }
 
     /// `bash -c <command>`.
