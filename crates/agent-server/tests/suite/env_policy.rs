@@ -3,6 +3,10 @@
 //! telemetry headers) are in the server's own environment but never in the
 //! environment of what it runs for the agent, neither through `/api/bash`
 //! nor through the agent's `terminal` tool; `AI_AGENT=openhands` is set.
+//! The same processes, and the server's work threads, run at the agent's
+//! CPU priority (nice +10) while the connection front keeps the server's,
+//! unless `OH_TERMINAL_PROCESS_PRIORITY=none` is in the server's
+//! environment.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -45,6 +49,11 @@ impl Drop for Server {
 /// Starts the binary with the credentials in its environment and an empty
 /// temporary HOME.
 fn start_server() -> Server {
+    start_server_with(&[])
+}
+
+/// [`start_server`] with `extra` variables in the server's environment.
+fn start_server_with(extra: &[(&str, &str)]) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -59,6 +68,7 @@ fn start_server() -> Server {
         .env("SESSION_API_KEY", KEY)
         .env("OH_SECRET_KEY", SECRET_KEY)
         .env("OTEL_EXPORTER_OTLP_HEADERS", OTEL)
+        .envs(extra.iter().copied())
         .args(["--host", "127.0.0.1", "--port", "0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -145,9 +155,19 @@ async fn bash_api_commands_do_not_see_the_server_credentials() {
 
 #[tokio::test]
 async fn the_agents_terminal_does_not_see_the_server_credentials() {
+    let server = start_server();
+    let (text, exit_code) = terminal_output(&server, "env").await;
+    assert!(text.contains("PATH="), "{text}");
+    assert_eq!(exit_code, 0, "{text}");
+    assert_clean(&text);
+}
+
+/// Runs `command` through the agent's `terminal` tool in a new
+/// conversation (scripted LLM): its output and exit code.
+async fn terminal_output(server: &Server, command: &str) -> (String, Value) {
     let mock = MockLlmServer::start(
         Script::from_turns([
-            Turn::tool_call("terminal", json!({"command": "env"})),
+            Turn::tool_call("terminal", json!({"command": command})),
             Turn::tool_call("finish", json!({"message": "done"})),
         ])
         .with_toolless_reply(Turn::text("A title")),
@@ -155,7 +175,6 @@ async fn the_agents_terminal_does_not_see_the_server_credentials() {
     )
     .await
     .unwrap();
-    let server = start_server();
     let workspace = server._dir.path().join("project");
     let body = json!({
         "agent": {
@@ -164,16 +183,16 @@ async fn the_agents_terminal_does_not_see_the_server_credentials() {
             "tools": [{"name": "terminal"}],
         },
         "workspace": {"kind": "LocalWorkspace", "working_dir": workspace.to_string_lossy()},
-        "initial_message": {"role": "user", "content": [{"type": "text", "text": "print the environment"}], "run": true},
+        "initial_message": {"role": "user", "content": [{"type": "text", "text": "run a command"}], "run": true},
     });
-    let (status, info) = call(&server, "POST", "/api/conversations", Some(body)).await;
+    let (status, info) = call(server, "POST", "/api/conversations", Some(body)).await;
     assert_eq!(status, 201, "{info}");
     let id = info["id"].as_str().unwrap().to_string();
 
     let deadline = Instant::now() + Duration::from_secs(60);
     let observation = loop {
         let (s, page) = call(
-            &server,
+            server,
             "GET",
             &format!("/api/conversations/{id}/events/search?limit=100"),
             None,
@@ -198,7 +217,73 @@ async fn the_agents_terminal_does_not_see_the_server_credentials() {
         .iter()
         .filter_map(|c| c["text"].as_str())
         .collect();
-    assert!(text.contains("PATH="), "{observation}");
-    assert_eq!(observation["observation"]["exit_code"], 0, "{observation}");
-    assert_clean(&text);
+    (text, observation["observation"]["exit_code"].clone())
+}
+
+/// The nice value of each thread of process `pid`, by thread name.
+fn thread_nices(pid: u32) -> Vec<(String, i32)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(task.path().join("comm")),
+            std::fs::read_to_string(task.path().join("stat")),
+        ) else {
+            continue; // ended meanwhile
+        };
+        out.push((comm.trim().to_string(), nice_of(&stat)));
+    }
+    out
+}
+
+/// Field 19 (nice) of a `stat` file's text.
+fn nice_of(stat: &str) -> i32 {
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+/// What `nice` prints through `/api/bash`.
+async fn bash_api_nice(server: &Server) -> String {
+    let (status, out) = call(
+        server,
+        "POST",
+        "/api/bash/execute_bash_command",
+        Some(json!({"command": "nice"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{out}");
+    out["stdout"].as_str().unwrap().trim().to_string()
+}
+
+#[tokio::test]
+async fn agent_work_runs_below_the_connection_front() {
+    let base = nice_of(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    let lowered = (base + 10).min(19);
+    let server = start_server();
+    let (text, _) = terminal_output(&server, "nice").await;
+    assert_eq!(text.trim(), lowered.to_string());
+    assert_eq!(bash_api_nice(&server).await, lowered.to_string());
+    let threads = thread_nices(server.child.id());
+    let front: Vec<_> = threads.iter().filter(|(n, _)| n == "http-front").collect();
+    assert!(!front.is_empty(), "{threads:?}");
+    assert!(front.iter().all(|(_, nice)| *nice == base), "{threads:?}");
+    let work: Vec<_> = threads
+        .iter()
+        .filter(|(n, _)| n.starts_with("tokio-r"))
+        .collect();
+    assert!(!work.is_empty(), "{threads:?}");
+    assert!(work.iter().all(|(_, nice)| *nice == lowered), "{threads:?}");
+}
+
+#[tokio::test]
+async fn none_in_the_servers_environment_keeps_its_priority_everywhere() {
+    let base = nice_of(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    let server = start_server_with(&[("OH_TERMINAL_PROCESS_PRIORITY", "none")]);
+    let (text, _) = terminal_output(&server, "nice").await;
+    assert_eq!(text.trim(), base.to_string());
+    assert_eq!(bash_api_nice(&server).await, base.to_string());
+    let threads = thread_nices(server.child.id());
+    assert!(threads.iter().all(|(_, nice)| *nice == base), "{threads:?}");
 }
