@@ -8,7 +8,10 @@
 //! probes ([`PROBE_PATHS`]) right there, and runs every other request on
 //! the work runtime ([`OffloadService`]). Probes never wait behind
 //! conversations, and everything a handler starts (tasks, sockets, runs)
-//! still belongs to the work runtime.
+//! still belongs to the work runtime. The binary also runs the work
+//! runtime's threads below the front's CPU priority (see
+//! `openhands_workspace::exec::priority`), so that on a busy machine the
+//! kernel gives the front a core first.
 
 use crate::http::error::ApiError;
 use axum::body::Body;
