@@ -197,7 +197,7 @@ impl Session {
         let mut env = spec.shell.env()?;
         // Below the server, as the reference's terminals (unless the
         // environment opts out).
-        let nice = openhands_workspace::exec::priority::terminal_increment(&env)?;
+        let lowering = openhands_workspace::exec::priority::terminal_lowering(&env)?;
         let snapshot = spec.shell.snapshot(&env);
         let startup = match (&snapshot, spec.shell.load_bashrc) {
             (Some(snap), _) => Startup::Snapshot(snap.path()),
@@ -217,7 +217,7 @@ impl Session {
             .arg(&init)
             .arg("-i")
             .cwd(&spec.working_dir)
-            .lower_priority(nice)
+            .lower_priority(lowering)
             .sandbox(spec.shell.exec.sandbox.as_ref())
             // In a sandbox: the session's start-up and command files, and
             // the snapshot it sources.

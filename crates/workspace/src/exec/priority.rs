@@ -10,7 +10,7 @@
 //!
 //! On Linux a nice value belongs to a thread, and a child starts with the
 //! value of the thread that started it; raising it back needs a privilege.
-//! [`terminal_increment`] therefore works out how far below the spawning
+//! [`terminal_lowering`] therefore works out how far below the spawning
 //! thread the shell must go (`nice -n <increment>`), and refuses a terminal
 //! that asks for more priority than that thread has.
 
@@ -49,9 +49,19 @@ pub enum PriorityError {
         "the terminal runs at a lower CPU priority through `nice`, which is not on its PATH; install coreutils or set {TERMINAL_PROCESS_PRIORITY}=none"
     )]
     NoNice,
-    /// The nice values could not be read.
-    #[error("reading CPU priorities: {0}")]
-    Read(String),
+    /// A nice value could not be read or set.
+    #[error("{0}")]
+    System(String),
+}
+
+/// How far below the thread that starts it a child runs, and the `nice`
+/// that takes it there ([`super::ProcessSpec::lower_priority`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lowering {
+    /// `nice`, as an absolute path on the child's `PATH`.
+    pub(crate) program: OsString,
+    /// Nice steps below the starting thread (at least 1).
+    pub(crate) increment: i32,
 }
 
 /// Whether a value of [`TERMINAL_PROCESS_PRIORITY`] asks for the lowered
@@ -68,12 +78,13 @@ pub fn lowered_by_process_env() -> bool {
 /// The nice value of the process itself (its main thread's).
 fn process_nice() -> Result<i32, PriorityError> {
     rustix::process::getpriority_process(Some(rustix::process::getpid()))
-        .map_err(|e| PriorityError::Read(e.to_string()))
+        .map_err(|e| PriorityError::System(format!("reading the process's nice value: {e}")))
 }
 
 /// The nice value of the calling thread.
 fn thread_nice() -> Result<i32, PriorityError> {
-    rustix::process::getpriority_process(None).map_err(|e| PriorityError::Read(e.to_string()))
+    rustix::process::getpriority_process(None)
+        .map_err(|e| PriorityError::System(format!("reading a thread's nice value: {e}")))
 }
 
 /// The nice value of lowered agent work: the process's plus
@@ -91,14 +102,14 @@ pub fn lower_this_thread() -> Result<(), PriorityError> {
         return Ok(());
     }
     rustix::process::setpriority_process(None, wanted)
-        .map_err(|e| PriorityError::Read(format!("lowering a thread to nice {wanted}: {e}")))
+        .map_err(|e| PriorityError::System(format!("lowering a thread to nice {wanted}: {e}")))
 }
 
-/// How much below the calling thread a terminal with environment `env`
-/// must start (`nice -n <increment>`; 0: as the thread). Fails when `env`
-/// asks for more priority than the thread has, or when a lowered terminal
-/// cannot find `nice`.
-pub fn terminal_increment(env: &ChildEnv) -> Result<i32, PriorityError> {
+/// How far below the calling thread a terminal with environment `env`
+/// must start (`None`: as the thread). Fails when `env` asks for more
+/// priority than the thread has, or when a lowered terminal cannot find
+/// `nice`.
+pub fn terminal_lowering(env: &ChildEnv) -> Result<Option<Lowering>, PriorityError> {
     let process = process_nice()?;
     let wanted = if lowers(env.get(TERMINAL_PROCESS_PRIORITY)) {
         lowered_nice(process)
@@ -106,10 +117,11 @@ pub fn terminal_increment(env: &ChildEnv) -> Result<i32, PriorityError> {
         process
     };
     let increment = increment_from(thread_nice()?, wanted)?;
-    if increment > 0 && nice_program(env).is_none() {
-        return Err(PriorityError::NoNice);
+    if increment == 0 {
+        return Ok(None);
     }
-    Ok(increment)
+    let program = nice_program(env).ok_or(PriorityError::NoNice)?;
+    Ok(Some(Lowering { program, increment }))
 }
 
 /// The step from the nice value `current` down to `wanted`.
@@ -121,7 +133,7 @@ fn increment_from(current: i32, wanted: i32) -> Result<i32, PriorityError> {
 }
 
 /// `nice` on the child's `PATH`, as an absolute path.
-pub(crate) fn nice_program(env: &ChildEnv) -> Option<OsString> {
+fn nice_program(env: &ChildEnv) -> Option<OsString> {
     let found = resolve_program("nice".as_ref(), env.get("PATH"));
     std::path::Path::new(&found).is_absolute().then_some(found)
 }

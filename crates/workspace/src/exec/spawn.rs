@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
 
 use super::env::ChildEnv;
+use super::priority::Lowering;
 use super::procs::signal_group;
 use super::sandbox::bwrap::{Attach, Bind};
 use super::sandbox::instance::Sandbox;
@@ -29,7 +30,7 @@ pub struct ProcessSpec {
     input: Option<std::sync::Arc<[u8]>>,
     sandbox: Option<Sandbox>,
     binds: Vec<Bind>,
-    nice: i32,
+    lowering: Option<Lowering>,
 }
 
 impl ProcessSpec {
@@ -44,15 +45,15 @@ impl ProcessSpec {
             input: None,
             sandbox: None,
             binds: Vec::new(),
-            nice: 0,
+            lowering: None,
         }
     }
 
-    /// Starts the child `increment` nice steps below the thread that
-    /// starts it (through `nice -n`; 0, the default: at the same priority).
-    /// See [`super::priority::terminal_increment`].
-    pub fn lower_priority(mut self, increment: i32) -> Self {
-        self.nice = increment;
+    /// Starts the child below the thread that starts it, through `nice -n`
+    /// (`None`, the default: at the same priority). See
+    /// [`super::priority::terminal_lowering`].
+    pub fn lower_priority(mut self, lowering: Option<Lowering>) -> Self {
+        self.lowering = lowering;
         self
     }
 
@@ -91,13 +92,12 @@ impl ProcessSpec {
             ),
             None => (program, self.args.clone()),
         };
-        if self.nice <= 0 {
+        let Some(lowering) = &self.lowering else {
             return (program, args);
-        }
-        let nice = super::priority::nice_program(&self.env).unwrap_or_else(|| "nice".into());
-        let mut wrapped = vec!["-n".into(), self.nice.to_string().into(), program];
+        };
+        let mut wrapped = vec!["-n".into(), lowering.increment.to_string().into(), program];
         wrapped.extend(args);
-        (nice, wrapped)
+        (lowering.program.clone(), wrapped)
     }
 
     /// `bash -c <command>`.
