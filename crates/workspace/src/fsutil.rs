@@ -179,6 +179,31 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Syncs every file of `batch` (those removed since are skipped), then
+/// each directory holding one; returns the files and directories synced.
+/// A file written again since it was queued (a conversation's state is
+/// rewritten by every step) is synced once, as it is now.
+fn sync_batch(mut batch: Vec<PathBuf>) -> (usize, usize) {
+    batch.sort_unstable();
+    batch.dedup();
+    let mut files = 0;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for p in &batch {
+        if let Ok(f) = File::open(p)
+            && f.sync_all().is_ok()
+        {
+            files += 1;
+        }
+        if let Some(d) = p.parent()
+            && !dirs.iter().any(|x| x == d)
+        {
+            dirs.push(d.to_path_buf());
+        }
+    }
+    let synced_dirs = dirs.iter().filter(|d| sync_dir(d).is_ok()).count();
+    (files, synced_dirs)
+}
+
 /// Background fsync of recently written files, coalesced per batch.
 pub struct SyncQueue {
     tx: Mutex<mpsc::Sender<PathBuf>>,
@@ -204,22 +229,10 @@ impl SyncQueue {
                     while let Ok(more) = rx.try_recv() {
                         batch.push(more);
                     }
-                    let mut dirs: Vec<PathBuf> = Vec::new();
-                    for p in &batch {
-                        if let Ok(f) = File::open(p) {
-                            let _ = f.sync_all();
-                        }
-                        if let Some(d) = p.parent()
-                            && !dirs.iter().any(|x| x == d)
-                        {
-                            dirs.push(d.to_path_buf());
-                        }
-                    }
-                    for d in dirs {
-                        let _ = sync_dir(&d);
-                    }
+                    let queued = batch.len();
+                    sync_batch(batch);
                     if let Ok(mut n) = p2.lock() {
-                        *n = n.saturating_sub(batch.len());
+                        *n = n.saturating_sub(queued);
                     }
                 }
             });
@@ -255,6 +268,17 @@ mod tests {
 
     fn mode(p: &Path) -> u32 {
         fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_batch_syncs_each_file_and_directory_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, b"1").unwrap();
+        fs::write(&b, b"2").unwrap();
+        let gone = dir.path().join("gone");
+        let batch = vec![a.clone(), b.clone(), a.clone(), gone, a];
+        assert_eq!(sync_batch(batch), (2, 1));
     }
 
     #[test]

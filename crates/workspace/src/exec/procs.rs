@@ -57,10 +57,34 @@ pub(crate) fn parse_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
+/// The whole text of a `/proc` file (see [`read_proc_bytes`]).
+fn read_proc(path: &str) -> std::io::Result<String> {
+    String::from_utf8(read_proc_bytes(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The whole content of a `/proc` file. Unlike [`std::fs::read`], which
+/// asks the file's size first (`/proc` files say 0), this only opens and
+/// reads: closing a session reads dozens of them.
+fn read_proc_bytes(path: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(512);
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(bytes)
+}
+
 /// The stat of one process, `None` when it does not exist.
 pub(crate) fn stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&text)
+    parse_stat(&read_proc(&format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// All processes currently listed in `/proc`.
@@ -80,7 +104,7 @@ pub(crate) fn all_processes() -> Vec<ProcStat> {
 /// Whether the environment of `pid` contains the exact entry `tag`
 /// (`NAME=value`). Unreadable environments (other users) do not match.
 fn environ_has(pid: i32, tag: &[u8]) -> bool {
-    match std::fs::read(format!("/proc/{pid}/environ")) {
+    match read_proc_bytes(&format!("/proc/{pid}/environ")) {
         Ok(env) => env.split(|&b| b == 0).any(|entry| entry == tag),
         Err(_) => false,
     }
@@ -123,27 +147,46 @@ fn children_of(pid: i32) -> Vec<i32> {
     };
     let mut out = Vec::new();
     for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
+        if let Some(tid) = task.file_name().to_str() {
+            push_children(&mut out, pid, tid);
         }
     }
     out
 }
 
-/// `pid` and its ancestors up to the first process without a parent,
-/// nearest first.
-fn ancestry(pid: i32) -> Vec<i32> {
-    let mut line = vec![pid];
-    let mut at = pid;
-    while let Some(s) = stat(at) {
-        if s.ppid <= 0 || line.contains(&s.ppid) {
-            break;
-        }
-        line.push(s.ppid);
-        at = s.ppid;
+/// The children an orphan can have been given to in `reaper`: the kernel
+/// hands orphans to the first of a process's threads that is not exiting,
+/// which is its main thread while that runs. So a live main thread's list
+/// is the only one to read (an agent server's parent may run dozens of
+/// threads); when the main thread has ended, every thread's is read.
+fn orphans_given_to(reaper: &ProcStat) -> Vec<i32> {
+    if !reaper.alive() {
+        return children_of(reaper.pid);
+    }
+    let mut out = Vec::new();
+    push_children(&mut out, reaper.pid, &reaper.pid.to_string());
+    out
+}
+
+/// Adds the children of thread `tid` of `pid` to `out`.
+fn push_children(out: &mut Vec<i32>, pid: i32, tid: &str) {
+    if let Ok(text) = read_proc(&format!("/proc/{pid}/task/{tid}/children")) {
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+}
+
+/// The stats of `first` and its ancestors up to the first process without
+/// a parent, nearest first (those that ended meanwhile are left out).
+fn ancestry(first: ProcStat) -> Vec<ProcStat> {
+    let mut line = vec![first];
+    let mut at = first;
+    while at.ppid > 0 && !line.iter().any(|s| s.pid == at.ppid) {
+        let Some(parent) = stat(at.ppid) else { break };
+        line.push(parent);
+        at = parent;
     }
     line
 }
@@ -153,21 +196,21 @@ fn ancestry(pid: i32) -> Vec<i32> {
 /// A process whose parent dies is re-parented to the nearest ancestor that
 /// reaps orphans, or to init: always an ancestor of the leader. So the
 /// escaped ones are children of the leader's ancestors, in its session or
-/// carrying `tag`; `me` is skipped (orphans do not come to it, and its
-/// children are the other sessions). When the leader is gone, the
+/// carrying `tag`, listed by the thread orphans are given to
+/// ([`orphans_given_to`]); `me` is skipped (orphans do not come to it, and
+/// its children are the other sessions). When the leader is gone, the
 /// ancestors are ours. An ancestor that ended meanwhile has no children
 /// left (they went up to the next one, which is read too).
 fn tree_members(leader: i32, tag: Option<&str>, me: i32) -> Vec<ProcStat> {
     let leader_stat = stat(leader);
-    let line = if leader_stat.is_some() {
-        ancestry(leader)
-    } else {
-        ancestry(me)
+    let Some(start) = leader_stat.or_else(|| stat(me)) else {
+        return Vec::new();
     };
+    let line = ancestry(start);
     let mut stack: Vec<ProcStat> = leader_stat.into_iter().collect();
-    for &ancestor in line.iter().filter(|&&a| a != me && a != leader) {
-        for child in children_of(ancestor) {
-            if line.contains(&child) {
+    for ancestor in line.iter().filter(|a| a.pid != me && a.pid != leader) {
+        for child in orphans_given_to(ancestor) {
+            if line.iter().any(|a| a.pid == child) {
                 continue;
             }
             let Some(s) = stat(child) else { continue };
