@@ -15,7 +15,7 @@ use super::shell_env::{SESSION_TAG, ShellEnvSpec};
 use nix::sys::signal::Signal;
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
 use openhands_sdk::tool::SecretAccess;
-use openhands_workspace::exec::{ProcessSpec, Pty, ShellSnapshot, procs};
+use openhands_workspace::exec::{ProcessSpec, Pty, ShellSnapshot, exit_watch, procs};
 use parking_lot::Mutex;
 use portable_pty::MasterPty;
 use std::io::{Read, Write};
@@ -428,19 +428,12 @@ fn spawn_reader(shared: Arc<Shared>, mut reader: Box<dyn Read + Send>) -> std::i
 
 fn spawn_waiter(
     shared: Arc<Shared>,
-    mut child: Box<dyn portable_pty::Child + Send + Sync>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
 ) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("terminal-waiter".into())
-        .spawn(move || {
-            let code = match child.wait() {
-                Ok(status) => i64::from(status.exit_code()),
-                Err(_) => -1,
-            };
-            shared.stream.lock().exit_code = Some(code);
-            shared.bump();
-        })
-        .map(|_| ())
+    exit_watch::watch_exit("terminal-waiter", child, move |code| {
+        shared.stream.lock().exit_code = Some(code);
+        shared.bump();
+    })
 }
 
 /// Creates `dir` with mode 0700 if missing.

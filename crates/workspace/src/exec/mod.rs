@@ -11,6 +11,8 @@
 //! * [`run`] — run to completion ([`run_to_completion`]) or streaming
 //!   ([`run_streaming`]) with timeout, cancellation and bounded drain.
 //! * [`pty`] — a child on a pseudo-terminal (the terminal's shell).
+//! * [`exit_watch`] — a child's end awaited through a pidfd on the tokio
+//!   runtime, not by a thread per child blocked in `wait`.
 //! * [`procs`] — finding and stopping every process of a shell session.
 //! * [`snapshot`] — shell snapshots: the rc files' environment captured
 //!   once, restored by every new terminal session.
@@ -79,6 +81,7 @@
 //! captures in the background when the server starts.
 
 pub mod env;
+pub mod exit_watch;
 pub mod policy;
 pub mod priority;
 pub mod procs;
