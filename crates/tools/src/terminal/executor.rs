@@ -453,8 +453,8 @@ impl Executor {
         shown_command: &str,
     ) -> TerminalObservation {
         // Let the reader drain the terminal (end of file, or a quiet moment
-        // when a leftover background job keeps it open) and the waiter
-        // report the exit status.
+        // when a leftover background job keeps it open) and the exit
+        // watcher report the exit status.
         let end = Instant::now() + Duration::from_millis(1000);
         loop {
             let st = session.status();

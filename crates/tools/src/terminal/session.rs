@@ -1,9 +1,10 @@
 //! One bash process on a pseudo-terminal, with a reader thread that turns
-//! the raw stream into cleaned, masked, bounded output and prompt events,
-//! and a waiter thread that reaps the shell.
+//! the raw stream into cleaned, masked, bounded output and prompt events;
+//! the shell's exit is reported and reaped by the process's one exit
+//! watcher ([`exit_watch`]).
 //!
-//! All blocking work happens off the async runtime: the reader and waiter
-//! are dedicated threads; [`Session::start`], [`Session::write`],
+//! All blocking work happens off the async runtime: the reader is a
+//! dedicated thread; [`Session::start`], [`Session::write`],
 //! [`Session::take_output`] and [`Session::terminate`] block and are called
 //! through `spawn_blocking`. Async callers wait for changes on the
 //! [`watch`] channel from [`Session::subscribe`].
@@ -384,7 +385,7 @@ impl Session {
             return;
         }
         procs::terminate_session(self.pid, Some(&self.tag), grace);
-        // The waiter thread reaps the shell; give it a moment.
+        // The exit watcher reaps the shell; give it a moment.
         let end = Instant::now() + Duration::from_millis(500);
         while self.shared.stream.lock().exit_code.is_none() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(5));
