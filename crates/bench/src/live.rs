@@ -233,7 +233,11 @@ async fn point(
     if p.delete_failures > 0 {
         note(
             &mut p.errors,
-            format!("{} of {total} deletions failed", p.delete_failures),
+            format!(
+                "{} of {total} deletions failed or were not sent (the suite stops deleting after {} failures in a row)",
+                p.delete_failures,
+                runs::DELETE_GIVE_UP_AFTER
+            ),
         );
     }
     if let (Some(before), Ok(after)) = (cpu_before, proc_stat::cpu_time(pid)) {

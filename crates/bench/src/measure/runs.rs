@@ -144,21 +144,67 @@ async fn run_created(
     })
 }
 
+/// Consecutive failed deletions after which [`delete_all`] stops: a server
+/// whose deletions hang (each one then takes the client's whole timeout)
+/// would otherwise hold a run for hours at 1,000 conversations.
+pub const DELETE_GIVE_UP_AFTER: usize = 8;
+
 /// Deletes conversations, four at a time, each bounded by the client's
-/// timeout. Returns how many deletions failed.
+/// timeout. Returns how many deletions failed; after
+/// [`DELETE_GIVE_UP_AFTER`] failures in a row the rest are not sent and
+/// count as failed.
 pub async fn delete_all(api: &Api, ids: Vec<String>) -> usize {
-    futures::stream::iter(ids)
-        .map(|id| async move { api.delete(&id).await.is_err() })
-        .buffer_unordered(4)
-        .filter(|failed| futures::future::ready(*failed))
-        .count()
-        .await
+    let total = ids.len();
+    let mut outcomes = futures::stream::iter(ids)
+        .map(|id| async move { api.delete(&id).await.is_ok() })
+        .buffer_unordered(4);
+    let mut tally = DeleteTally::default();
+    while let Some(deleted) = outcomes.next().await {
+        if !tally.record(deleted) {
+            break;
+        }
+    }
+    total - tally.deleted
+}
+
+/// Counts deletions and tells when to give up.
+#[derive(Debug, Default)]
+struct DeleteTally {
+    deleted: usize,
+    failed_in_a_row: usize,
+}
+
+impl DeleteTally {
+    /// Records one outcome; false once [`DELETE_GIVE_UP_AFTER`] failed in a row.
+    fn record(&mut self, deleted: bool) -> bool {
+        if deleted {
+            self.deleted += 1;
+            self.failed_in_a_row = 0;
+        } else {
+            self.failed_in_a_row += 1;
+        }
+        self.failed_in_a_row < DELETE_GIVE_UP_AFTER
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn deleting_gives_up_after_a_streak_of_failures_only() {
+        let mut tally = DeleteTally::default();
+        for _ in 0..DELETE_GIVE_UP_AFTER - 1 {
+            assert!(tally.record(false));
+        }
+        assert!(tally.record(true), "a success ends the streak");
+        for _ in 0..DELETE_GIVE_UP_AFTER - 1 {
+            assert!(tally.record(false));
+        }
+        assert!(!tally.record(false));
+        assert_eq!(tally.deleted, 1);
+    }
 
     #[test]
     fn timestamps_with_and_without_offset() {
