@@ -186,20 +186,14 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 fn sync_batch(mut batch: Vec<PathBuf>) -> (usize, usize) {
     batch.sort_unstable();
     batch.dedup();
-    let mut files = 0;
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for p in &batch {
-        if let Ok(f) = File::open(p)
-            && f.sync_all().is_ok()
-        {
-            files += 1;
-        }
-        if let Some(d) = p.parent()
-            && !dirs.iter().any(|x| x == d)
-        {
-            dirs.push(d.to_path_buf());
-        }
-    }
+    let files = batch
+        .iter()
+        .filter(|p| File::open(p).and_then(|f| f.sync_all()).is_ok())
+        .count();
+    // A batch spans many conversations' directories: sorted, not searched.
+    let mut dirs: Vec<&Path> = batch.iter().filter_map(|p| p.parent()).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
     let synced_dirs = dirs.iter().filter(|d| sync_dir(d).is_ok()).count();
     (files, synced_dirs)
 }

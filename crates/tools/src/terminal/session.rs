@@ -263,7 +263,7 @@ impl Session {
             changes: watch::channel(0).0,
         });
         spawn_reader(shared.clone(), reader)
-            .and_then(|()| spawn_waiter(shared.clone(), child))
+            .and_then(|()| watch_shell_exit(shared.clone(), child))
             .map_err(|e| {
                 procs::kill_session(pid, Some(&tag));
                 spawn_err("threads", &e)
@@ -427,7 +427,9 @@ fn spawn_reader(shared: Arc<Shared>, mut reader: Box<dyn Read + Send>) -> std::i
         .map(|_| ())
 }
 
-fn spawn_waiter(
+/// Records the shell's exit code in `shared` and wakes its subscribers once
+/// the shell ends.
+fn watch_shell_exit(
     shared: Arc<Shared>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
 ) -> std::io::Result<()> {

@@ -145,16 +145,11 @@ impl Watcher {
                 let ended = {
                     let mut watched = self.watched.lock();
                     let status = match watched.get_mut(&key) {
-                        Some(w) => w.child.try_wait(),
+                        Some(w) => w.child.try_wait().transpose(),
                         None => continue,
                     };
-                    match status {
-                        Ok(Some(status)) => watched
-                            .remove(&key)
-                            .map(|w| (w, i64::from(status.exit_code()))),
-                        Ok(None) => None,
-                        Err(_) => watched.remove(&key).map(|w| (w, -1)),
-                    }
+                    // `None`: not ended after all (the event was stale).
+                    status.and_then(|status| watched.remove(&key).map(|w| (w, exit_code(status))))
                 };
                 // Outside the lock: the callback may start another child.
                 if let Some((w, code)) = ended {
@@ -176,6 +171,7 @@ fn wait_on_thread(
         .map(|_| ())
 }
 
+/// A wait's outcome as the exit code `on_exit` gets (`-1`: not waited for).
 fn exit_code(status: io::Result<portable_pty::ExitStatus>) -> i64 {
     status.map_or(-1, |s| i64::from(s.exit_code()))
 }

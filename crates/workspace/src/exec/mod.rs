@@ -11,8 +11,8 @@
 //! * [`run`] — run to completion ([`run_to_completion`]) or streaming
 //!   ([`run_streaming`]) with timeout, cancellation and bounded drain.
 //! * [`pty`] — a child on a pseudo-terminal (the terminal's shell).
-//! * [`exit_watch`] — a child's end awaited through a pidfd on the tokio
-//!   runtime, not by a thread per child blocked in `wait`.
+//! * [`exit_watch`] — children's ends awaited by one thread over their
+//!   pidfds (an epoll set), not by a thread per child blocked in `wait`.
 //! * [`procs`] — finding and stopping every process of a shell session.
 //! * [`snapshot`] — shell snapshots: the rc files' environment captured
 //!   once, restored by every new terminal session.
