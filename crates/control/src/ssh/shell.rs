@@ -283,7 +283,7 @@ fn run_pty(
         .map_err(|e| RelayError::local("reading the terminal")(e.into()))?;
     let mut writer = child
         .master
-        .take_writer()
+        .try_clone_writer()
         .map_err(|e| RelayError::local("writing the terminal")(e.into()))?;
     let master = child.master;
     let mut proc = child.child;
@@ -318,18 +318,14 @@ fn run_pty(
                     let _ = writer.write_all(&[4]);
                 }
                 Input::Resize(cols, rows) => {
-                    let _ = master.resize(portable_pty::PtySize {
-                        rows,
-                        cols,
-                        pixel_width: 0,
-                        pixel_height: 0,
-                    });
+                    let _ = master.resize(rows, cols);
                 }
             }
         }
     });
     let waited = tokio::task::spawn_blocking(move || {
-        proc.wait().map(|s| i64::from(s.exit_code())).unwrap_or(-1)
+        // Ended by a signal (no exit code of its own): 1.
+        proc.wait().map_or(-1, |s| s.code().map_or(1, i64::from))
     });
     let h = handle.clone();
     let out = tokio::spawn(async move {

@@ -3,7 +3,7 @@
 //! * [`TerminalTool`] implements [`openhands_sdk::tool::Tool`] (`terminal`,
 //!   kind `TerminalTool`, actions `TerminalAction`, observations
 //!   `TerminalObservation`).
-//! * One bash per tool instance runs on a PTY (`portable-pty`), so the
+//! * One bash per tool instance runs on a PTY (`exec::pty`), so the
 //!   working directory, environment, functions and virtualenvs persist.
 //!   Commands are handed over through a private command file and `eval`,
 //!   so long or multi-line commands are never mangled by the terminal's

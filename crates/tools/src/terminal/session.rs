@@ -1,10 +1,10 @@
-//! One bash process on a pseudo-terminal, with a reader thread that turns
-//! the raw stream into cleaned, masked, bounded output and prompt events;
-//! the shell's exit is reported and reaped by the process's one exit
-//! watcher ([`exit_watch`]).
+//! One bash process on a pseudo-terminal, whose raw output is turned into
+//! cleaned, masked, bounded output and prompt events as the process's
+//! terminal readers ([`pty_output`]) read it; the shell's exit is reported
+//! and reaped by the process's one exit watcher ([`exit_watch`]).
 //!
-//! All blocking work happens off the async runtime: the reader is a
-//! dedicated thread; [`Session::start`], [`Session::write`],
+//! All blocking work happens off the async runtime: the output is read on
+//! the terminal readers' threads; [`Session::start`], [`Session::write`],
 //! [`Session::take_output`] and [`Session::terminate`] block and are called
 //! through `spawn_blocking`. Async callers wait for changes on the
 //! [`watch`] channel from [`Session::subscribe`].
@@ -16,10 +16,11 @@ use super::shell_env::{SESSION_TAG, ShellEnvSpec};
 use nix::sys::signal::Signal;
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
 use openhands_sdk::tool::SecretAccess;
-use openhands_workspace::exec::{ProcessSpec, Pty, ShellSnapshot, exit_watch, procs};
+use openhands_workspace::exec::{
+    OutputWatch, ProcessSpec, Pty, PtyMaster, ShellSnapshot, exit_watch, procs, pty_output,
+};
 use parking_lot::Mutex;
-use portable_pty::MasterPty;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,7 +65,7 @@ pub(crate) struct SessionSpec {
     pub secrets: Arc<dyn SecretAccess>,
 }
 
-/// What the reader thread has seen so far.
+/// What the terminal's output has said so far.
 struct Stream {
     scanner: MarkerScanner,
     cleaner: TextCleaner,
@@ -149,11 +150,16 @@ impl Status {
     }
 }
 
+/// How long [`Session::write`] waits for a terminal whose program reads no
+/// input to take what is typed.
+pub(crate) const INPUT_WAIT: Duration = Duration::from_secs(30);
+
 /// A running bash on a PTY.
 pub(crate) struct Session {
     shared: Arc<Shared>,
-    writer: Mutex<Box<dyn Write + Send>>,
-    master: Mutex<Box<dyn MasterPty + Send>>,
+    master: PtyMaster,
+    /// Reads the terminal while the session lives.
+    _output: OutputWatch,
     pid: i32,
     tty: Option<PathBuf>,
     dir: PathBuf,
@@ -235,18 +241,7 @@ impl Session {
         let child = pty.spawn(&cmd).map_err(|e| spawn_err("shell", &e))?;
         let pid = child.pid;
         let master = child.master;
-        let mut child = child.child;
-        let handles = master
-            .try_clone_reader()
-            .and_then(|r| master.take_writer().map(|w| (r, w)));
-        let (reader, writer) = match handles {
-            Ok(rw) => rw,
-            Err(e) => {
-                procs::kill_session(pid, Some(&tag));
-                let _ = child.wait();
-                return Err(spawn_err("terminal handles", &e));
-            }
-        };
+        let child = child.child;
 
         let shared = Arc::new(Shared {
             stream: Mutex::new(Stream {
@@ -262,16 +257,19 @@ impl Session {
             }),
             changes: watch::channel(0).0,
         });
-        spawn_reader(shared.clone(), reader)
-            .and_then(|()| watch_shell_exit(shared.clone(), child))
-            .map_err(|e| {
-                procs::kill_session(pid, Some(&tag));
-                spawn_err("threads", &e)
-            })?;
+        // The exit watcher reaps the shell even when reading fails.
+        watch_shell_exit(shared.clone(), child).map_err(|e| {
+            procs::kill_session(pid, Some(&tag));
+            spawn_err("threads", &e)
+        })?;
+        let output = watch_terminal(shared.clone(), &master).map_err(|e| {
+            procs::kill_session(pid, Some(&tag));
+            spawn_err("terminal output", &e)
+        })?;
         Ok(Arc::new(Session {
             shared,
-            writer: Mutex::new(writer),
-            master: Mutex::new(master),
+            master,
+            _output: output,
             pid,
             tty,
             dir,
@@ -352,18 +350,18 @@ impl Session {
     }
 
     /// Writes bytes to the terminal (blocking: the terminal's input queue
-    /// may be full when the program does not read).
+    /// may be full when the program does not read; after
+    /// [`INPUT_WAIT`] without room, an error).
     pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), SessionError> {
-        let mut w = self.writer.lock();
-        w.write_all(bytes)
-            .and_then(|()| w.flush())
+        self.master
+            .write_input(bytes, INPUT_WAIT)
             .map_err(|e| SessionError::Write(e.to_string()))
     }
 
     /// The foreground process group of the terminal when it is not the
     /// shell itself (a command is running in the foreground).
     pub(crate) fn foreground_job(&self) -> Option<i32> {
-        let fg = self.master.lock().process_group_leader()?;
+        let fg = self.master.foreground_group()?;
         (fg > 0 && fg != self.pid).then_some(fg)
     }
 
@@ -403,36 +401,26 @@ impl Drop for Session {
     }
 }
 
-fn spawn_reader(shared: Arc<Shared>, mut reader: Box<dyn Read + Send>) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("terminal-reader".into())
-        .spawn(move || {
-            // A PTY read returns at most a few kB (the line discipline's
-            // buffer): a larger buffer only costs every live shell memory.
-            let mut buf = vec![0u8; 16 * 1024];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        shared.stream.lock().feed(&buf[..n]);
-                        shared.bump();
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            shared.stream.lock().eof = true;
+/// Feeds the terminal's output into `shared` as it is read, and marks its
+/// end.
+fn watch_terminal(shared: Arc<Shared>, master: &PtyMaster) -> std::io::Result<OutputWatch> {
+    let at_end = shared.clone();
+    pty_output::watch_output(
+        master,
+        move |chunk| {
+            shared.stream.lock().feed(chunk);
             shared.bump();
-        })
-        .map(|_| ())
+        },
+        move || {
+            at_end.stream.lock().eof = true;
+            at_end.bump();
+        },
+    )
 }
 
 /// Records the shell's exit code in `shared` and wakes its subscribers once
 /// the shell ends.
-fn watch_shell_exit(
-    shared: Arc<Shared>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-) -> std::io::Result<()> {
+fn watch_shell_exit(shared: Arc<Shared>, child: std::process::Child) -> std::io::Result<()> {
     exit_watch::watch_exit("terminal-waiter", child, move |code| {
         shared.stream.lock().exit_code = Some(code);
         shared.bump();

@@ -309,15 +309,6 @@ impl EnvTarget for std::process::Command {
     }
 }
 
-impl EnvTarget for portable_pty::CommandBuilder {
-    fn clear_env(&mut self) {
-        self.env_clear();
-    }
-    fn set_env(&mut self, name: &OsStr, value: &OsStr) {
-        self.env(name, value);
-    }
-}
-
 #[cfg(test)]
 #[path = "env_tests.rs"]
 mod tests;

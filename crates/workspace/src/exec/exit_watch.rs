@@ -8,13 +8,13 @@
 //! the child as before.
 
 use parking_lot::Mutex;
-use portable_pty::Child;
 use rustix::buffer::spare_capacity;
 use rustix::event::epoll;
 use rustix::fd::OwnedFd;
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 use std::collections::HashMap;
 use std::io;
+use std::process::Child;
 use std::sync::OnceLock;
 
 /// What to call with a child's exit code.
@@ -27,11 +27,11 @@ type OnExit = Box<dyn FnOnce(i64) + Send>;
 /// must be quick (record the code, wake someone).
 pub fn watch_exit(
     name: &str,
-    child: Box<dyn Child + Send + Sync>,
+    child: Child,
     on_exit: impl FnOnce(i64) + Send + 'static,
 ) -> io::Result<()> {
     let on_exit: OnExit = Box::new(on_exit);
-    let (Some(watcher), Some(pidfd)) = (Watcher::global(), pidfd_of(child.as_ref())) else {
+    let (Some(watcher), Some(pidfd)) = (Watcher::global(), pidfd_of(&child)) else {
         return wait_on_thread(name, child, on_exit);
     };
     match watcher.add(pidfd, child, on_exit) {
@@ -41,8 +41,8 @@ pub fn watch_exit(
 }
 
 /// A pidfd of `child`, `None` where the kernel has none.
-fn pidfd_of(child: &(dyn Child + Send + Sync)) -> Option<OwnedFd> {
-    let pid = Pid::from_raw(i32::try_from(child.process_id()?).ok()?)?;
+fn pidfd_of(child: &Child) -> Option<OwnedFd> {
+    let pid = Pid::from_raw(i32::try_from(child.id()).ok()?)?;
     pidfd_open(pid, PidfdFlags::empty()).ok()
 }
 
@@ -51,7 +51,7 @@ struct Watched {
     /// Registered in the epoll set under the entry's key; closing it
     /// leaves the set.
     _pidfd: OwnedFd,
-    child: Box<dyn Child + Send + Sync>,
+    child: Child,
     on_exit: OnExit,
 }
 
@@ -97,12 +97,7 @@ impl Watcher {
         clippy::type_complexity,
         reason = "the caller's own values, given back"
     )]
-    fn add(
-        &self,
-        pidfd: OwnedFd,
-        child: Box<dyn Child + Send + Sync>,
-        on_exit: OnExit,
-    ) -> Result<(), (Box<dyn Child + Send + Sync>, OnExit)> {
+    fn add(&self, pidfd: OwnedFd, child: Child, on_exit: OnExit) -> Result<(), (Child, OnExit)> {
         let key = self
             .next_key
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -160,20 +155,17 @@ impl Watcher {
     }
 }
 
-fn wait_on_thread(
-    name: &str,
-    mut child: Box<dyn Child + Send + Sync>,
-    on_exit: OnExit,
-) -> io::Result<()> {
+fn wait_on_thread(name: &str, mut child: Child, on_exit: OnExit) -> io::Result<()> {
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || on_exit(exit_code(child.wait())))
         .map(|_| ())
 }
 
-/// A wait's outcome as the exit code `on_exit` gets (`-1`: not waited for).
-fn exit_code(status: io::Result<portable_pty::ExitStatus>) -> i64 {
-    status.map_or(-1, |s| i64::from(s.exit_code()))
+/// A wait's outcome as the exit code `on_exit` gets: the code the child
+/// gave, `1` when a signal ended it, `-1` when it could not be waited for.
+fn exit_code(status: io::Result<std::process::ExitStatus>) -> i64 {
+    status.map_or(-1, |s| s.code().map_or(1, i64::from))
 }
 
 #[cfg(test)]
@@ -182,13 +174,12 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    fn sh(script: &str) -> Box<dyn Child + Send + Sync> {
+    fn sh(script: &str) -> Child {
         #[allow(clippy::disallowed_methods, reason = "a bare child for the test")]
-        let child = std::process::Command::new("sh")
+        std::process::Command::new("sh")
             .args(["-c", script])
             .spawn()
-            .unwrap();
-        Box::new(child)
+            .unwrap()
     }
 
     fn threads_named(name: &str) -> usize {
@@ -230,7 +221,7 @@ mod tests {
     fn a_child_that_ended_before_it_was_watched_is_reported() {
         let child = sh("exit 4");
         // Ended, not yet reaped.
-        while !std::fs::read_to_string(format!("/proc/{}/stat", child.process_id().unwrap()))
+        while !std::fs::read_to_string(format!("/proc/{}/stat", child.id()))
             .is_ok_and(|s| s.contains(") Z "))
         {
             std::thread::sleep(Duration::from_millis(5));
@@ -246,7 +237,7 @@ mod tests {
     #[test]
     fn a_child_killed_by_a_signal_is_reported_and_reaped() {
         let child = sh("sleep 30");
-        let pid = child.process_id().unwrap();
+        let pid = child.id();
         let (tx, rx) = mpsc::channel();
         watch_exit("exit-watch-sig", child, move |code| {
             let _ = tx.send(code);

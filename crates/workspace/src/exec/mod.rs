@@ -11,6 +11,8 @@
 //! * [`run`] — run to completion ([`run_to_completion`]) or streaming
 //!   ([`run_streaming`]) with timeout, cancellation and bounded drain.
 //! * [`pty`] — a child on a pseudo-terminal (the terminal's shell).
+//! * [`pty_output`] — terminals' output read by a few threads over epoll
+//!   sets, not by a thread per terminal blocked in `read`.
 //! * [`exit_watch`] — children's ends awaited by one thread over their
 //!   pidfds (an epoll set), not by a thread per child blocked in `wait`.
 //! * [`procs`] — finding and stopping every process of a shell session.
@@ -29,8 +31,7 @@
 //! Every process the product starts on the agent's behalf (terminal sessions, `/api/bash` commands,
 //! `LocalWorkspace` commands and git, stdio MCP servers, hook commands, the browser tools'
 //! Chromium) gets its environment from `openhands_workspace::exec::EnvPolicy`: the inherited
-//! environment is cleared and replaced by the policy's result, for tokio/std `Command` and for
-//! portable-pty's `CommandBuilder` alike. The rules are the reference's `sanitized_env`:
+//! environment is cleared and replaced by the policy's result, for tokio and std `Command` alike. The rules are the reference's `sanitized_env`:
 //! `SESSION_API_KEY`, `OH_SECRET_KEY`, `LMNR_PROJECT_API_KEY`, `OTEL_HEADERS`,
 //! `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` and every
 //! `OH_SESSION_API_KEYS_*` are withheld; `AI_AGENT=openhands` is set when unset or blank;
@@ -86,6 +87,7 @@ pub mod policy;
 pub mod priority;
 pub mod procs;
 pub mod pty;
+pub mod pty_output;
 pub mod run;
 pub mod sandbox;
 pub mod snapshot;
@@ -94,7 +96,8 @@ pub mod which;
 
 pub use env::{ChildEnv, EnvError, EnvPolicy, EnvTarget};
 pub use policy::ExecPolicy;
-pub use pty::{Pty, PtyChild};
+pub use pty::{Pty, PtyChild, PtyMaster};
+pub use pty_output::{OutputWatch, watch_output};
 pub use run::{OutputStream, RunEnd, RunLimits, RunOutput, run_streaming, run_to_completion};
 pub use sandbox::{Sandbox, SandboxConfig, SandboxError, SandboxLimits};
 pub use snapshot::{ShellSnapshot, ShellSnapshots, SnapshotRequest};

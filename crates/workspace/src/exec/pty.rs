@@ -1,70 +1,88 @@
 //! Starting a child on a pseudo-terminal (the terminal tool's shell, the
-//! shell-snapshot capture): the child leads a new session with the
-//! terminal as its controlling terminal and gets exactly the environment
-//! of its [`ProcessSpec`]. Stopping it is [`super::procs`]' job.
+//! shell-snapshot capture, the control plane's SSH shells): the child leads
+//! a new session with the terminal as its controlling terminal and gets
+//! exactly the environment of its [`ProcessSpec`]. Stopping it is
+//! [`super::procs`]' job; reading its output without a thread of its own
+//! is [`super::pty_output`]'s.
+//!
+//! The terminal is opened here (`posix_openpt`, through rustix's safe
+//! calls) so that its master side is a file descriptor this process owns:
+//! one that can join an epoll set, be resized and asked for its foreground
+//! process group.
 
 #![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
 
 use super::sandbox::bwrap::Attach;
 use super::spawn::{ProcessSpec, resolve_program};
-use portable_pty::{Child, CommandBuilder, MasterPty, PtyPair, PtySize, native_pty_system};
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcgetpgrp, tcsetwinsize};
 use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 /// util-linux's `setsid`, which makes its program a session leader with the
 /// terminal on its standard input as controlling terminal, then `exec`s it.
 const SETSID: &str = "setsid";
 
+/// Where `setsid` is looked for when the child's `PATH` lacks it.
+const SETSID_FALLBACKS: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
+
 /// An opened pseudo-terminal, before its child starts.
+#[derive(Debug)]
 pub struct Pty {
-    pair: PtyPair,
+    master: PtyMaster,
 }
 
-impl std::fmt::Debug for Pty {
+/// The master side of a pseudo-terminal: the child's input is written to
+/// it and its output read from it.
+pub struct PtyMaster {
+    fd: OwnedFd,
+    tty: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for PtyMaster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pty")
-            .field("tty", &self.pair.master.tty_name())
-            .finish()
+        f.debug_struct("PtyMaster").field("tty", &self.tty).finish()
     }
 }
 
 /// A child running on a pseudo-terminal.
+#[derive(Debug)]
 pub struct PtyChild {
     /// The terminal's master side (read output, write input, foreground
     /// process group).
-    pub master: Box<dyn MasterPty + Send>,
-    /// The child, for waiting.
-    pub child: Box<dyn Child + Send + Sync>,
+    pub master: PtyMaster,
+    /// The child, for waiting (it is `setsid`, which `exec`s the program).
+    pub child: std::process::Child,
     /// The child's process id (it leads its own session), -1 if unknown.
     pub pid: i32,
 }
 
-impl std::fmt::Debug for PtyChild {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PtyChild").field("pid", &self.pid).finish()
-    }
-}
-
 impl Pty {
     /// Opens a terminal of `rows` × `cols`.
-    pub fn open(rows: u16, cols: u16) -> std::io::Result<Self> {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(std::io::Error::other)?;
-        Ok(Self { pair })
+    pub fn open(rows: u16, cols: u16) -> io::Result<Self> {
+        let fd = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+        grantpt(&fd)?;
+        unlockpt(&fd)?;
+        let tty = ptsname(&fd, Vec::new())
+            .ok()
+            .map(|name| PathBuf::from(OsString::from_vec(name.into_bytes())));
+        let master = PtyMaster { fd, tty };
+        master.resize(rows, cols)?;
+        Ok(Self { master })
     }
 
     /// The path of the terminal's slave side (to set line modes before the
     /// child reads anything).
     pub fn tty_path(&self) -> Option<PathBuf> {
-        self.pair.master.tty_name()
+        self.master.tty.clone()
     }
 
     /// Starts `spec` on the terminal (standard input, output and error are
@@ -74,66 +92,164 @@ impl Pty {
     /// It is started through `setsid --ctty` with `posix_spawn`, so this
     /// (large, multi-threaded) process is never `fork`ed: a fork copies the
     /// page tables and stalls every thread of the server while it runs.
-    /// Without `setsid` on the `PATH`, portable-pty's `fork` path is used.
-    pub fn spawn(self, spec: &ProcessSpec) -> std::io::Result<PtyChild> {
-        let setsid = resolve_program(SETSID.as_ref(), spec.env().get("PATH"));
-        let child: Box<dyn Child + Send + Sync> = match (setsid.to_str(), self.tty_path()) {
-            (Some(s), Some(tty)) if s.starts_with('/') => {
-                Box::new(spawn_with_setsid(&setsid, &tty, spec)?)
-            }
-            _ => {
-                let (program, args) = spec.launch(Attach::Terminal);
-                let mut cmd = CommandBuilder::new(program);
-                cmd.args(args);
-                if let Some(dir) = spec.working_dir() {
-                    cmd.cwd(dir);
-                }
-                spec.env().apply(&mut cmd);
-                self.pair
-                    .slave
-                    .spawn_command(cmd)
-                    .map_err(std::io::Error::other)?
-            }
-        };
-        // The child has its copy; ours would keep the terminal open.
-        drop(self.pair.slave);
-        let pid = child
-            .process_id()
-            .and_then(|p| i32::try_from(p).ok())
-            .unwrap_or(-1);
+    /// Without `setsid` (util-linux, on every Linux distribution) the child
+    /// cannot be started and the error says so.
+    pub fn spawn(self, spec: &ProcessSpec) -> io::Result<PtyChild> {
+        let setsid = find_setsid(spec.env().get("PATH")).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "setsid (util-linux) is needed to start a program on a terminal and was not \
+                 found on PATH, /usr/bin or /bin",
+            )
+        })?;
+        let terminal = self.master.open_slave()?;
+        let child = spawn_with_setsid(&setsid, terminal, spec)?;
+        let pid = i32::try_from(child.id()).unwrap_or(-1);
         Ok(PtyChild {
-            master: self.pair.master,
+            master: self.master,
             child,
             pid,
         })
     }
 }
 
-/// `setsid --ctty <program> <args>` on the terminal `tty`, with the spec's
+impl PtyMaster {
+    /// The path of the terminal's slave side.
+    pub fn tty_path(&self) -> Option<&Path> {
+        self.tty.as_deref()
+    }
+
+    /// A second handle on the master side for reading the child's output
+    /// (blocking, unless the terminal's output is watched by
+    /// [`super::pty_output`], which makes every handle non-blocking).
+    pub fn try_clone_reader(&self) -> io::Result<File> {
+        self.try_clone_file()
+    }
+
+    /// A second handle on the master side for writing the child's input
+    /// (blocking, with the same exception as [`PtyMaster::try_clone_reader`];
+    /// [`PtyMaster::write_input`] works either way).
+    pub fn try_clone_writer(&self) -> io::Result<File> {
+        self.try_clone_file()
+    }
+
+    fn try_clone_file(&self) -> io::Result<File> {
+        Ok(File::from(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?))
+    }
+
+    /// Writes all of `bytes` to the child's input, waiting at most `wait`
+    /// in all for the terminal to take them (its input queue is full while
+    /// the program does not read).
+    pub fn write_input(&self, mut bytes: &[u8], wait: Duration) -> io::Result<()> {
+        let end = Instant::now() + wait;
+        while !bytes.is_empty() {
+            match rustix::io::write(&self.fd, bytes) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::AGAIN) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("the terminal took no input for {} s", wait.as_secs()),
+                        ));
+                    }
+                    wait_writable(self.fd.as_fd(), left)?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the terminal's size (the child gets `SIGWINCH`).
+    pub fn resize(&self, rows: u16, cols: u16) -> io::Result<()> {
+        let size = Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        Ok(tcsetwinsize(&self.fd, size)?)
+    }
+
+    /// The terminal's foreground process group, if it has one.
+    pub fn foreground_group(&self) -> Option<i32> {
+        tcgetpgrp(&self.fd)
+            .ok()
+            .map(|pid| pid.as_raw_nonzero().get())
+    }
+
+    /// The slave side, opened for a child's standard streams (from the
+    /// master itself where the kernel can, else by its path).
+    fn open_slave(&self) -> io::Result<File> {
+        let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+        match ioctl_tiocgptpeer(&self.fd, flags) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(_) => {
+                let tty = self.tty.as_deref().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, "the terminal has no name")
+                })?;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+                    .open(tty)
+            }
+        }
+    }
+}
+
+impl AsFd for PtyMaster {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// Waits up to `wait` for `fd` to take writes.
+fn wait_writable(fd: BorrowedFd<'_>, wait: Duration) -> io::Result<()> {
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::OUT)];
+    let timeout = Timespec::try_from(wait).ok();
+    match poll(&mut fds, timeout.as_ref()) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `setsid` on the child's `PATH`, else where distributions put it.
+fn find_setsid(path: Option<&str>) -> Option<OsString> {
+    let found = resolve_program(SETSID.as_ref(), path);
+    if Path::new(&found).is_absolute() {
+        return Some(found);
+    }
+    SETSID_FALLBACKS
+        .iter()
+        .map(Path::new)
+        .find(|p| is_executable(p))
+        .map(|p| p.as_os_str().to_os_string())
+}
+
+/// `setsid --ctty <program> <args>` on `terminal`, with the spec's
 /// environment and working directory, spawned without `fork`.
 fn spawn_with_setsid(
     setsid: &OsString,
-    tty: &std::path::Path,
+    terminal: File,
     spec: &ProcessSpec,
-) -> std::io::Result<std::process::Child> {
+) -> io::Result<std::process::Child> {
     // `setsid` would start and then fail to run a missing program: report
     // it here, as a direct spawn would.
     let program = spec.resolved_program();
-    let on_disk = match (std::path::Path::new(&program), spec.working_dir()) {
+    let on_disk = match (Path::new(&program), spec.working_dir()) {
         (p, Some(dir)) if p.is_relative() => dir.join(p),
         (p, _) => p.to_path_buf(),
     };
     if !is_executable(&on_disk) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
             format!("{} not found or not executable", program.to_string_lossy()),
         ));
     }
-    let terminal = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
-        .open(tty)?;
     let (launched, args) = spec.launch(Attach::Terminal);
     let mut cmd = std::process::Command::new(setsid);
     cmd.arg("--ctty")
@@ -149,7 +265,85 @@ fn spawn_with_setsid(
     cmd.spawn()
 }
 
-fn is_executable(path: &std::path::Path) -> bool {
+fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::EnvPolicy;
+    use std::io::Read;
+
+    fn shell(script: &str) -> PtyChild {
+        let spec = ProcessSpec::new("sh", EnvPolicy::default().child_env()).args(["-c", script]);
+        Pty::open(24, 80).unwrap().spawn(&spec).unwrap()
+    }
+
+    fn output_of(child: &PtyChild) -> String {
+        let mut reader = child.master.try_clone_reader().unwrap();
+        let mut all = Vec::new();
+        let mut buf = [0u8; 1024];
+        // EIO once the child closed the terminal.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    }
+
+    #[test]
+    fn the_child_leads_a_session_on_the_terminal_at_its_size() {
+        let mut child = shell("stty size; [ -t 0 ] && echo tty; ps -o sid= -p $$; echo $$");
+        let out = output_of(&child);
+        assert!(out.contains("24 80"), "{out}");
+        assert!(out.contains("tty"), "{out}");
+        let numbers: Vec<&str> = out.split_whitespace().rev().take(2).collect();
+        assert_eq!(
+            numbers[0], numbers[1],
+            "session id is the shell's pid: {out}"
+        );
+        assert_eq!(numbers[0], child.pid.to_string());
+        assert!(child.child.wait().unwrap().success());
+    }
+
+    #[test]
+    fn input_is_written_and_a_resize_is_seen() {
+        let mut child = shell("read line; stty size; echo got-$line");
+        child.master.resize(30, 100).unwrap();
+        child
+            .master
+            .write_input(b"hello\n", Duration::from_secs(5))
+            .unwrap();
+        let out = output_of(&child);
+        assert!(out.contains("30 100"), "{out}");
+        assert!(out.contains("got-hello"), "{out}");
+        let _ = child.child.wait();
+    }
+
+    #[test]
+    fn the_foreground_group_is_the_running_job() {
+        let mut child = shell("sleep 2");
+        // Once `setsid` made the terminal its controlling one, the shell
+        // leads the session and is its foreground group.
+        let end = Instant::now() + Duration::from_secs(10);
+        let mut fg = None;
+        while fg.is_none() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+            fg = child.master.foreground_group();
+        }
+        assert_eq!(fg, Some(child.pid));
+        let _ = child.child.wait();
+    }
+
+    #[test]
+    fn a_missing_program_is_reported_before_anything_starts() {
+        let spec = ProcessSpec::new("/nonexistent/shell", EnvPolicy::default().child_env());
+        let err = Pty::open(24, 80).unwrap().spawn(&spec).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains("/nonexistent/shell"), "{err}");
+    }
 }

@@ -152,7 +152,7 @@ fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf,
             .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_default();
         let status = match status {
-            Ok(s) => s.exit_code().to_string(),
+            Ok(s) => s.to_string(),
             Err(e) => e.to_string(),
         };
         return Err(CaptureError::Incomplete { status, output });
