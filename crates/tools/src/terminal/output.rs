@@ -83,7 +83,7 @@ impl Capture {
     }
 
     /// Appends cleaned, masked output. Performs file I/O once the output
-    /// needs a spill file: call from the reader thread or a blocking task.
+    /// needs a spill file: call from a terminal reader or a blocking task.
     pub(crate) fn push(&mut self, data: &[u8]) {
         if data.is_empty() {
             return;
