@@ -110,6 +110,8 @@ struct Watched {
 struct Reader {
     epoll: OwnedFd,
     watched: Mutex<HashMap<u64, Arc<Mutex<Watched>>>>,
+    /// Whether its thread started (set on first use).
+    started: OnceLock<bool>,
 }
 
 impl Reader {
@@ -126,6 +128,7 @@ impl Reader {
                     Some(Reader {
                         epoll: epoll::create(epoll::CreateFlags::CLOEXEC).ok()?,
                         watched: Mutex::new(HashMap::new()),
+                        started: OnceLock::new(),
                     })
                 })
                 .collect()
@@ -134,16 +137,7 @@ impl Reader {
 
     /// Starts this reader's thread once; whether it runs.
     fn started(&'static self) -> bool {
-        static STARTED: OnceLock<Vec<OnceLock<bool>>> = OnceLock::new();
-        let readers = Reader::all();
-        let flags = STARTED.get_or_init(|| readers.iter().map(|_| OnceLock::new()).collect());
-        let Some(place) = readers.iter().position(|r| std::ptr::eq(r, self)) else {
-            return false;
-        };
-        let Some(flag) = flags.get(place) else {
-            return false;
-        };
-        *flag.get_or_init(|| {
+        *self.started.get_or_init(|| {
             std::thread::Builder::new()
                 .name("terminal-output".into())
                 .spawn(move || self.run())
