@@ -137,9 +137,12 @@ impl PtyMaster {
         Ok(File::from(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?))
     }
 
-    /// Writes all of `bytes` to the child's input, waiting at most `wait`
-    /// in all for the terminal to take them (its input queue is full while
-    /// the program does not read).
+    /// Writes all of `bytes` to the child's input. The terminal's input
+    /// queue is full while the program does not read: on a terminal whose
+    /// output is watched ([`super::pty_output`], which makes it
+    /// non-blocking) this waits at most `wait` in all for room, then fails
+    /// with [`io::ErrorKind::TimedOut`]; on any other it blocks until the
+    /// program has taken the bytes.
     pub fn write_input(&self, mut bytes: &[u8], wait: Duration) -> io::Result<()> {
         let end = Instant::now() + wait;
         while !bytes.is_empty() {

@@ -318,6 +318,26 @@ mod tests {
     }
 
     #[test]
+    fn input_a_program_does_not_read_fails_after_the_wait() {
+        // Whole lines: a line longer than the kernel's line buffer is cut,
+        // not held.
+        let mut child = shell("sleep 5");
+        let (_watch, _rx) = watch(&child);
+        // Blocked until the program ended, the write would fail otherwise
+        // (no reader left on the terminal).
+        let err = child
+            .master
+            .write_input(
+                format!("{}\n", "x".repeat(99)).repeat(10_000).as_bytes(),
+                Duration::from_millis(300),
+            )
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err}");
+        let _ = child.child.kill();
+        let _ = child.child.wait();
+    }
+
+    #[test]
     fn a_dropped_watch_stops_reading_and_never_ends() {
         let mut child = shell("read a; echo late");
         let (watch, rx) = watch(&child);
