@@ -7,8 +7,8 @@
 //! Where the kernel has no pidfd (Linux before 5.3), a thread waits for
 //! the child as before.
 
+use super::epoll_loop;
 use parking_lot::Mutex;
-use rustix::buffer::spare_capacity;
 use rustix::event::epoll;
 use rustix::fd::OwnedFd;
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
@@ -124,34 +124,21 @@ impl Watcher {
     }
 
     fn run(&self) {
-        let mut events = Vec::with_capacity(64);
-        loop {
-            events.clear();
-            match epoll::wait(&self.epoll, spare_capacity(&mut events), None) {
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "waiting for children's exits failed");
-                    return;
-                }
-            }
-            for event in events.drain(..) {
-                let key = event.data.u64();
-                let ended = {
-                    let mut watched = self.watched.lock();
-                    let status = match watched.get_mut(&key) {
-                        Some(w) => w.child.try_wait().transpose(),
-                        None => continue,
-                    };
-                    // `None`: not ended after all (the event was stale).
-                    status.and_then(|status| watched.remove(&key).map(|w| (w, exit_code(status))))
+        epoll_loop::serve(&self.epoll, "waiting for children's exits", |key| {
+            let ended = {
+                let mut watched = self.watched.lock();
+                let status = match watched.get_mut(&key) {
+                    Some(w) => w.child.try_wait().transpose(),
+                    None => return,
                 };
-                // Outside the lock: the callback may start another child.
-                if let Some((w, code)) = ended {
-                    (w.on_exit)(code);
-                }
+                // `None`: not ended after all (the event was stale).
+                status.and_then(|status| watched.remove(&key).map(|w| (w, exit_code(status))))
+            };
+            // Outside the lock: the callback may start another child.
+            if let Some((w, code)) = ended {
+                (w.on_exit)(code);
             }
-        }
+        });
     }
 }
 

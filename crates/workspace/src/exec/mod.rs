@@ -82,6 +82,7 @@
 //! captures in the background when the server starts.
 
 pub mod env;
+mod epoll_loop;
 pub mod exit_watch;
 pub mod policy;
 pub mod priority;

@@ -11,9 +11,9 @@
 //! belongs to the terminal, so every handle on it): write to it with
 //! [`PtyMaster::write_input`], which waits for room.
 
+use super::epoll_loop;
 use super::pty::PtyMaster;
 use parking_lot::Mutex;
-use rustix::buffer::spare_capacity;
 use rustix::event::epoll;
 use rustix::fd::OwnedFd;
 use std::collections::HashMap;
@@ -177,37 +177,24 @@ impl Reader {
     }
 
     fn run(&self) {
-        let mut events = Vec::with_capacity(64);
         let mut buf = vec![0u8; BUFFER_BYTES];
-        loop {
-            events.clear();
-            match epoll::wait(&self.epoll, spare_capacity(&mut events), None) {
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading terminals' output failed");
-                    return;
-                }
+        epoll_loop::serve(&self.epoll, "reading terminals' output", |key| {
+            let Some(entry) = self.watched.lock().get(&key).cloned() else {
+                return;
+            };
+            let mut watched = entry.lock();
+            if watched.ended || !read_some(&mut watched, &mut buf) {
+                return;
             }
-            for event in events.drain(..) {
-                let key = event.data.u64();
-                let Some(entry) = self.watched.lock().get(&key).cloned() else {
-                    continue;
-                };
-                let mut watched = entry.lock();
-                if watched.ended || !read_some(&mut watched, &mut buf) {
-                    continue;
-                }
-                watched.ended = true;
-                let _ = epoll::delete(&self.epoll, &watched.fd);
-                let on_end = watched.on_end.take();
-                drop(watched);
-                self.watched.lock().remove(&key);
-                if let Some(on_end) = on_end {
-                    on_end();
-                }
+            watched.ended = true;
+            let _ = epoll::delete(&self.epoll, &watched.fd);
+            let on_end = watched.on_end.take();
+            drop(watched);
+            self.watched.lock().remove(&key);
+            if let Some(on_end) = on_end {
+                on_end();
             }
-        }
+        });
     }
 }
 
