@@ -25,3 +25,19 @@ pub(super) fn serve(epoll: &OwnedFd, what: &str, mut on_ready: impl FnMut(u64)) 
         }
     }
 }
+
+/// How many threads of this process are named `name` (the tests of the
+/// sets' threads count them).
+#[cfg(test)]
+pub(super) fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}

@@ -158,6 +158,7 @@ fn exit_code(status: io::Result<std::process::ExitStatus>) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::epoll_loop::threads_named;
     use std::sync::mpsc;
     use std::time::Duration;
 
@@ -167,16 +168,6 @@ mod tests {
             .args(["-c", script])
             .spawn()
             .unwrap()
-    }
-
-    fn threads_named(name: &str) -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .flatten()
-            .filter(|t| {
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
-            })
-            .count()
     }
 
     #[test]

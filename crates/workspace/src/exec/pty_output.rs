@@ -221,6 +221,7 @@ fn read_some(watched: &mut Watched, buf: &mut [u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::epoll_loop::threads_named;
     use crate::exec::{EnvPolicy, ProcessSpec, Pty, PtyChild};
     use std::sync::mpsc;
     use std::time::Duration;
@@ -255,16 +256,6 @@ mod tests {
             all.extend(chunk);
         }
         String::from_utf8_lossy(&all).into_owned()
-    }
-
-    fn threads_named(name: &str) -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .flatten()
-            .filter(|t| {
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
-            })
-            .count()
     }
 
     #[test]
