@@ -24,6 +24,13 @@ const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Time allowed to establish a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Idle connections kept per provider host for the next call. A burst of
+/// concurrent conversations opens as many connections as calls in flight;
+/// without a bound each stayed pooled afterwards (about 40 kB of buffers
+/// and channels apiece: 40 MB after 1,000 live conversations, and as many
+/// sockets held open at the provider).
+const MAX_IDLE_PER_HOST: usize = 32;
+
 static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
 
 /// Installs the ring crypto provider for rustls (once; later calls and a
@@ -38,9 +45,11 @@ pub fn shared_client() -> Result<reqwest::Client, LlmError> {
         return Ok(c.clone());
     }
     // Requests carry their own timeouts (the LLM's `timeout`, streams).
-    let client =
-        openhands_client::http_client(&openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT))
-            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+    let client = openhands_client::http_client(
+        &openhands_client::HttpOptions::per_request(CONNECT_TIMEOUT)
+            .max_idle_per_host(MAX_IDLE_PER_HOST),
+    )
+    .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
@@ -577,5 +586,63 @@ mod tests {
     fn client_builds_and_is_shared() {
         assert!(shared_client().is_ok());
         assert!(shared_client().is_ok());
+    }
+
+    /// A peer that answers `ok` to every request, holding each
+    /// connection's first answer until `burst` connections are open at
+    /// once; the count of connections still open.
+    async fn burst_peer(burst: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let open = Arc::new(AtomicUsize::new(0));
+        let all_here = Arc::new(tokio::sync::Barrier::new(burst));
+        let counted = open.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (open, all_here) = (counted.clone(), all_here.clone());
+                open.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let mut first = true;
+                    // A small GET arrives in one read.
+                    while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {
+                        if std::mem::take(&mut first) {
+                            all_here.wait().await;
+                        }
+                        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if socket.write_all(answer).await.is_err() {
+                            break;
+                        }
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        (url, open)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn after_a_burst_the_pool_keeps_a_bounded_number_of_connections() {
+        use std::sync::atomic::Ordering;
+        let burst = MAX_IDLE_PER_HOST + 8;
+        let (url, open) = burst_peer(burst).await;
+        let client = shared_client().unwrap();
+        let calls = (0..burst).map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            async move { client.get(url).send().await?.text().await }
+        });
+        let answers = futures::future::join_all(calls).await;
+        assert!(
+            answers
+                .iter()
+                .all(|a| a.as_deref().is_ok_and(|t| t == "ok"))
+        );
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        while open.load(Ordering::SeqCst) > MAX_IDLE_PER_HOST && std::time::Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(open.load(Ordering::SeqCst), MAX_IDLE_PER_HOST);
     }
 }
