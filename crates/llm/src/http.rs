@@ -27,8 +27,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Idle connections kept per provider host for the next call. A burst of
 /// concurrent conversations opens as many connections as calls in flight;
 /// without a bound each stayed pooled afterwards (about 40 kB of buffers
-/// and channels apiece: 40 MB after 1,000 live conversations, and as many
-/// sockets held open at the provider).
+/// and channels apiece in a heap profile, so 40 MB after a burst of 1,000
+/// calls, and as many sockets held open at the provider).
 const MAX_IDLE_PER_HOST: usize = 32;
 
 static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
