@@ -9,7 +9,8 @@ use crate::hosts::local::Confinement;
 use crate::hosts::{SandboxLayout, sandbox_env_policy, sandbox_server_env};
 use bytes::Bytes;
 use openhands_workspace::exec::{
-    GroupChild, ProcessSpec, Pty, Sandbox, SandboxConfig, SandboxLimits, exit_code,
+    GroupChild, ProcessSpec, Pty, Sandbox, SandboxConfig, SandboxLimits, exit_code, exit_watch,
+    procs,
 };
 use russh::ChannelId;
 use russh::server::Handle;
@@ -279,14 +280,14 @@ fn run_pty(
     let pid = child.pid;
     let mut reader = child
         .master
-        .try_clone_reader()
+        .try_clone()
         .map_err(|e| RelayError::local("reading the terminal")(e.into()))?;
     let mut writer = child
         .master
-        .try_clone_writer()
+        .try_clone()
         .map_err(|e| RelayError::local("writing the terminal")(e.into()))?;
     let master = child.master;
-    let mut proc = child.child;
+    let proc = child.child;
     let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(16);
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 32 * 1024];
@@ -323,10 +324,16 @@ fn run_pty(
             }
         }
     });
-    let waited = tokio::task::spawn_blocking(move || {
-        // Ended by a signal (no exit code of its own): 1.
-        proc.wait().map_or(-1, |s| s.code().map_or(1, i64::from))
-    });
+    // The process's one exit watcher reaps the shell and gives its code.
+    let (code_tx, waited) = tokio::sync::oneshot::channel();
+    if let Err(e) = exit_watch::watch_exit("ssh-shell-waiter", proc, move |code| {
+        let _ = code_tx.send(code);
+    }) {
+        if pid > 0 {
+            procs::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        return Err(RelayError::local("waiting for the shell")(e.into()));
+    }
     let h = handle.clone();
     let out = tokio::spawn(async move {
         while let Some(d) = out_rx.recv().await {
@@ -345,7 +352,7 @@ fn run_pty(
                     Some(m) => { let _ = in_tx.send(m); }
                     None => {
                         if pid > 0 {
-                            openhands_workspace::exec::procs::signal_group(
+                            procs::signal_group(
                                 pid,
                                 nix::sys::signal::Signal::SIGKILL,
                             );

@@ -161,7 +161,6 @@ pub(crate) struct Session {
     /// Reads the terminal while the session lives.
     _output: OutputWatch,
     pid: i32,
-    tty: Option<PathBuf>,
     dir: PathBuf,
     /// `NAME=value` environment entry that marks the session's processes.
     tag: String,
@@ -175,7 +174,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("pid", &self.pid)
-            .field("tty", &self.tty)
+            .field("tty", &self.master.tty_path())
             .field("dir", &self.dir)
             .finish_non_exhaustive()
     }
@@ -233,8 +232,7 @@ impl Session {
             cmd = cmd.sandbox_bind(snap.path(), false);
         }
         let pty = Pty::open(spec.rows, spec.cols).map_err(|e| spawn_err("pseudo-terminal", &e))?;
-        let tty = pty.tty_path();
-        if let Some(t) = &tty {
+        if let Some(t) = pty.tty_path() {
             // Before the shell reads anything: no echo of what we type.
             let _ = sanitize_tty(t);
         }
@@ -271,7 +269,6 @@ impl Session {
             master,
             _output: output,
             pid,
-            tty,
             dir,
             tag,
             seq: AtomicU64::new(0),
@@ -344,7 +341,7 @@ impl Session {
     /// signals from C-c/C-z) before a new shell command is typed, in case a
     /// previous program left the terminal in raw mode (blocking, cheap).
     pub(crate) fn prepare_for_command(&self) {
-        if let Some(t) = &self.tty {
+        if let Some(t) = self.master.tty_path() {
             let _ = sanitize_tty(t);
         }
     }

@@ -14,6 +14,7 @@
 
 use super::sandbox::bwrap::Attach;
 use super::spawn::{ProcessSpec, resolve_program};
+use super::which::is_executable;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, ptsname, unlockpt};
@@ -81,8 +82,8 @@ impl Pty {
 
     /// The path of the terminal's slave side (to set line modes before the
     /// child reads anything).
-    pub fn tty_path(&self) -> Option<PathBuf> {
-        self.master.tty.clone()
+    pub fn tty_path(&self) -> Option<&Path> {
+        self.master.tty_path()
     }
 
     /// Starts `spec` on the terminal (standard input, output and error are
@@ -119,21 +120,11 @@ impl PtyMaster {
         self.tty.as_deref()
     }
 
-    /// A second handle on the master side for reading the child's output
-    /// (blocking, unless the terminal's output is watched by
-    /// [`super::pty_output`], which makes every handle non-blocking).
-    pub fn try_clone_reader(&self) -> io::Result<File> {
-        self.try_clone_file()
-    }
-
-    /// A second handle on the master side for writing the child's input
-    /// (blocking, with the same exception as [`PtyMaster::try_clone_reader`];
+    /// A second handle on the master side, to read the child's output or
+    /// write its input (blocking, unless the terminal's output is watched
+    /// by [`super::pty_output`], which makes every handle non-blocking;
     /// [`PtyMaster::write_input`] works either way).
-    pub fn try_clone_writer(&self) -> io::Result<File> {
-        self.try_clone_file()
-    }
-
-    fn try_clone_file(&self) -> io::Result<File> {
+    pub fn try_clone(&self) -> io::Result<File> {
         Ok(File::from(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?))
     }
 
@@ -268,11 +259,6 @@ fn spawn_with_setsid(
     cmd.spawn()
 }
 
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,7 +271,7 @@ mod tests {
     }
 
     fn output_of(child: &PtyChild) -> String {
-        let mut reader = child.master.try_clone_reader().unwrap();
+        let mut reader = child.master.try_clone().unwrap();
         let mut all = Vec::new();
         let mut buf = [0u8; 1024];
         // EIO once the child closed the terminal.

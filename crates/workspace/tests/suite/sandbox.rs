@@ -316,8 +316,8 @@ fn terminal_shell_has_job_control_inside() {
         .sandbox(Some(&sb));
     let pty = Pty::open(24, 120).unwrap();
     let mut child = pty.spawn(&spec).unwrap();
-    let mut reader = child.master.try_clone_reader().unwrap();
-    let mut writer = child.master.try_clone_writer().unwrap();
+    let mut reader = child.master.try_clone().unwrap();
+    let mut writer = child.master.try_clone().unwrap();
     writer
         .write_all(b"mkdir sub && cd sub && pwd; [ -t 0 ] && echo TTY-$((40+2)); set -o | grep -c 'monitor.*on'; exit\n")
         .unwrap();

@@ -97,7 +97,7 @@ fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf,
     // Keep the terminal drained (a blocked writer would stall the rc
     // files) and remember the end of what they printed.
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>();
-    let reader = child.master.try_clone_reader();
+    let reader = child.master.try_clone();
     if let Ok(mut reader) = reader {
         let _ = std::thread::Builder::new()
             .name("snapshot-output".into())
