@@ -197,6 +197,14 @@ def test_pause_then_resume(make_conversation, workdir: Path):
     conv.pause()
     wait_until(lambda: log.of(PauseEvent), timeout=10, what="PauseEvent on the socket")
     wait_until(lambda: refreshed_status(conv) == Status.PAUSED, timeout=30, what="status paused")
+    # The pause publishes a paused snapshot. The client takes any snapshot it
+    # reads after arming `run()` as that run's end, so one still in flight on
+    # its socket thread would end the resumed run at once: wait for it first.
+    wait_until(
+        lambda: any(is_full_state(e) and e.value.get("execution_status") == "paused" for e in log.events),
+        timeout=10,
+        what="the pause's full_state snapshot on the socket",
+    )
     # The in-flight step completes, but the agent does not take another one.
     assert not [a for a in log.of(ActionEvent) if isinstance(a.action, FinishAction)]
 

@@ -280,10 +280,10 @@ impl Subscription {
                 }
                 frame = rx.recv() => match frame {
                     Ok(f) => {
-                        if f.seq.is_some_and(|s| s < replayed_upto) {
-                            continue;
-                        }
-                        if !send_text(&mut sink, f.json.to_string()).await {
+                        let replayed = f.seq.is_some_and(|s| s < replayed_upto);
+                        let sent = replayed || send_text(&mut sink, f.json.to_string()).await;
+                        f.handed_over();
+                        if !sent {
                             tracing::info!(conversation = %live.id(), "event socket send failed; closing");
                             return;
                         }

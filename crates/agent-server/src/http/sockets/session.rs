@@ -238,19 +238,16 @@ impl Session {
                 }
                 frame = rx.recv() => match frame {
                     Ok(f) => {
-                        if f.streaming {
-                            continue;
-                        }
                         let text = match f.seq {
-                            Some(seq) => {
-                                if dedupe_through.is_some_and(|t| seq as i64 <= t) {
-                                    continue;
-                                }
-                                durable_frame(seq, &f.json)
-                            }
-                            None => transient_frame(&f.json),
+                            _ if f.streaming => None,
+                            Some(seq) if dedupe_through.is_some_and(|t| seq as i64 <= t) => None,
+                            Some(seq) => Some(durable_frame(seq, &f.json)),
+                            None => Some(transient_frame(&f.json)),
                         };
-                        if !self.writer.send(text) {
+                        // Queued on the connection's writer counts as handed over.
+                        let queued = text.is_none_or(|text| self.writer.send(text));
+                        f.handed_over();
+                        if !queued {
                             return;
                         }
                     }

@@ -27,6 +27,9 @@ use uuid::Uuid;
 
 /// How long `interrupt` waits for the run to stop before answering.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(5);
+/// How long `pause` and `interrupt` wait for their snapshot to reach every
+/// subscriber's connection (a socket that stopped reading holds them no longer).
+const SNAPSHOT_HANDOVER_WAIT: Duration = Duration::from_secs(2);
 /// How long closing waits for a run to stop.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
 /// Longest title generated automatically.
@@ -331,8 +334,25 @@ impl Live {
     pub fn publish_full_state(&self) {
         let event = info::full_state_event(self.state_json());
         self.shared.hub.publish(&event);
+        self.send_to_webhooks(&event);
+    }
+
+    /// Publishes a `full_state` snapshot and waits, at most
+    /// [`SNAPSHOT_HANDOVER_WAIT`], until every subscriber has it on its
+    /// connection: a request answered after this has its snapshot ahead
+    /// of the answer, so a client re-arming a run cannot read it late.
+    async fn publish_full_state_handed_over(&self) {
+        let event = info::full_state_event(self.state_json());
+        self.shared
+            .hub
+            .publish_handed_over(&event, SNAPSHOT_HANDOVER_WAIT)
+            .await;
+        self.send_to_webhooks(&event);
+    }
+
+    fn send_to_webhooks(&self, event: &Event) {
         if let Some(w) = &self.shared.ctx.webhooks
-            && let Ok(json) = serde_json::to_string(&event)
+            && let Ok(json) = serde_json::to_string(event)
         {
             w.event(self.shared.id, Arc::from(json));
         }
@@ -559,13 +579,14 @@ impl Live {
     }
 
     /// Pauses: a `PauseEvent` and status `paused` now; the run stops after
-    /// its current step. Publishes a state snapshot.
+    /// its current step. Answers once the state snapshot is on the
+    /// subscribers' connections.
     pub async fn pause(&self) -> Result<(), ServiceError> {
         self.touch();
         self.cancel_rerun();
         let conv = self.conv.clone();
         blocking(move || conv.pause().map_err(ServiceError::from)).await?;
-        self.publish_full_state();
+        self.publish_full_state_handed_over().await;
         Ok(())
     }
 
@@ -577,7 +598,7 @@ impl Live {
         let conv = self.conv.clone();
         blocking(move || conv.interrupt().map_err(ServiceError::from)).await?;
         self.wait_idle(INTERRUPT_WAIT).await;
-        self.publish_full_state();
+        self.publish_full_state_handed_over().await;
         Ok(())
     }
 
