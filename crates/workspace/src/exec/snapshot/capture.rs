@@ -4,13 +4,16 @@
 
 use super::request::SnapshotRequest;
 use super::script::{Dump, capture_script, compose};
+use crate::exec::exit_watch::watch_exit;
 use crate::exec::procs;
 use crate::exec::pty::Pty;
+use crate::exec::pty_output::watch_output;
 use crate::exec::spawn::{ProcessSpec, run_blocking};
-use std::io::{Read, Write};
+use parking_lot::Mutex;
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 /// The environment entry that marks the capture shell's processes.
@@ -30,11 +33,10 @@ pub(crate) enum CaptureError {
     Timeout(Duration),
     /// The shell ended before the dump was complete (an rc file exited,
     /// or `exec`ed another program).
-    #[error(
-        "the shell ended during its start-up files (exit status {status}); its output: {output}"
-    )]
+    #[error("the shell ended during its start-up files (exit code {status}); its output: {output}")]
     Incomplete {
-        /// The shell's exit status.
+        /// The shell's exit code (1 when a signal ended it, -1 when it
+        /// could not be waited for).
         status: String,
         /// The end of what it printed.
         output: String,
@@ -94,69 +96,60 @@ fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf,
     let child = pty.spawn(&spec).map_err(|e| setup("shell", e))?;
     let pid = child.pid;
 
+    // The shared exit watcher reaps the shell and gives its code.
+    let (code_tx, code_rx) = mpsc::channel::<i64>();
+    watch_exit("snapshot-waiter", child.child, move |code| {
+        let _ = code_tx.send(code);
+    })
+    .map_err(|e| {
+        procs::kill_session(pid, Some(&tag));
+        setup("waiting for the shell", e)
+    })?;
     // Keep the terminal drained (a blocked writer would stall the rc
-    // files) and remember the end of what they printed.
-    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>();
-    let reader = child.master.try_clone();
-    if let Ok(mut reader) = reader {
-        let _ = std::thread::Builder::new()
-            .name("snapshot-output".into())
-            .spawn(move || {
-                let mut kept = Vec::new();
-                let mut buf = [0u8; 4096];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(k) => {
-                            kept.extend_from_slice(&buf[..k]);
-                            if kept.len() > KEPT_OUTPUT {
-                                kept.drain(..kept.len() - KEPT_OUTPUT);
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                let _ = out_tx.send(kept);
-            });
-    }
-    let (status_tx, status_rx) = mpsc::channel();
-    let mut waited = child.child;
-    std::thread::Builder::new()
-        .name("snapshot-waiter".into())
-        .spawn(move || {
-            let _ = status_tx.send(waited.wait());
-        })
-        .map_err(|e| {
-            procs::kill_session(pid, Some(&tag));
-            setup("thread", e)
-        })?;
+    // files) and remember the end of what they printed, on the shared
+    // terminal readers.
+    let kept = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let (end_tx, end_rx) = mpsc::channel::<()>();
+    let output = watch_output(
+        &child.master,
+        {
+            let kept = kept.clone();
+            move |chunk| keep_tail(&mut kept.lock(), chunk)
+        },
+        move || {
+            let _ = end_tx.send(());
+        },
+    )
+    .map_err(|e| {
+        procs::kill_session(pid, Some(&tag));
+        setup("terminal output", e)
+    })?;
 
-    let status = match status_rx.recv_timeout(req.timeout) {
-        Ok(status) => status,
+    let code = match code_rx.recv_timeout(req.timeout) {
+        Ok(code) => code,
         Err(_) => {
             // SIGHUP/SIGTERM first: lets a tool that holds a lock (pyenv's
             // rehash) clean up before SIGKILL.
             procs::terminate_session(pid, Some(&tag), Duration::from_secs(1));
-            let _ = status_rx.recv_timeout(Duration::from_secs(2));
+            let _ = code_rx.recv_timeout(Duration::from_secs(2));
             return Err(CaptureError::Timeout(req.timeout));
         }
     };
     // Whatever the rc files left running belongs to no session.
     procs::terminate_session(pid, Some(&tag), Duration::from_millis(200));
-    drop(child.master);
 
     if !work.join("done").exists() {
-        let output = out_rx
-            .recv_timeout(Duration::from_millis(200))
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-            .unwrap_or_default();
-        let status = match status {
-            Ok(s) => s.to_string(),
-            Err(e) => e.to_string(),
-        };
-        return Err(CaptureError::Incomplete { status, output });
+        // What the shell printed last may still be on its way to the reader.
+        let _ = end_rx.recv_timeout(Duration::from_millis(200));
+        drop(output);
+        let output = String::from_utf8_lossy(&kept.lock()).trim().to_string();
+        return Err(CaptureError::Incomplete {
+            status: code.to_string(),
+            output,
+        });
     }
+    drop(output);
+    drop(child.master);
     let read = |name: &str| std::fs::read(work.join(name)).map_err(|e| setup(name, e));
     let dump = Dump::parse(
         &read("exported")?,
@@ -179,6 +172,14 @@ fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf,
             let _ = std::fs::remove_file(out);
             Err(CaptureError::Invalid)
         }
+    }
+}
+
+/// Appends `chunk` to `kept`, keeping its last [`KEPT_OUTPUT`] bytes.
+fn keep_tail(kept: &mut Vec<u8>, chunk: &[u8]) {
+    kept.extend_from_slice(chunk);
+    if kept.len() > KEPT_OUTPUT {
+        kept.drain(..kept.len() - KEPT_OUTPUT);
     }
 }
 

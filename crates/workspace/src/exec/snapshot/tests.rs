@@ -155,6 +155,24 @@ fn an_rc_file_that_exits_gives_no_snapshot() {
 }
 
 #[test]
+fn an_rc_file_that_exits_is_reported_with_its_code_and_what_it_printed() {
+    let home = Home::new("echo leaving early; exit 3\n");
+    let root = home.path().join("snapshots");
+    let req = home.request(Duration::from_secs(20));
+    match capture::capture(&req, &root, 0) {
+        Err(capture::CaptureError::Incomplete { status, output }) => {
+            assert_eq!(status, "3");
+            assert!(output.contains("leaving early"), "{output:?}");
+        }
+        other => panic!("expected an incomplete capture, got {other:?}"),
+    }
+    assert!(
+        !root.join("capture-0").exists(),
+        "its work directory is removed"
+    );
+}
+
+#[test]
 fn concurrent_callers_share_one_capture() {
     let home = Home::new("");
     let log = home.path().join("runs.log");
