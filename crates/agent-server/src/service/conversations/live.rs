@@ -332,9 +332,8 @@ impl Live {
 
     /// Publishes a transient `full_state` snapshot to subscribers.
     pub fn publish_full_state(&self) {
-        let event = info::full_state_event(self.state_json());
+        let event = self.full_state_to_webhooks();
         self.shared.hub.publish(&event);
-        self.send_to_webhooks(&event);
     }
 
     /// Publishes a `full_state` snapshot and waits, at most
@@ -342,20 +341,23 @@ impl Live {
     /// connection: a request answered after this has its snapshot ahead
     /// of the answer, so a client re-arming a run cannot read it late.
     async fn publish_full_state_handed_over(&self) {
-        let event = info::full_state_event(self.state_json());
+        let event = self.full_state_to_webhooks();
         self.shared
             .hub
             .publish_handed_over(&event, SNAPSHOT_HANDOVER_WAIT)
             .await;
-        self.send_to_webhooks(&event);
     }
 
-    fn send_to_webhooks(&self, event: &Event) {
+    /// A `full_state` snapshot, already handed to the webhooks (which
+    /// never wait for the sockets).
+    fn full_state_to_webhooks(&self) -> Event {
+        let event = info::full_state_event(self.state_json());
         if let Some(w) = &self.shared.ctx.webhooks
-            && let Ok(json) = serde_json::to_string(event)
+            && let Ok(json) = serde_json::to_string(&event)
         {
             w.event(self.shared.id, Arc::from(json));
         }
+        event
     }
 
     /// The `full_state` event for a new subscriber.
