@@ -10,10 +10,13 @@ use conversations_support::*;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-/// A log grown to 1,000 events while no server ran resumes whole and pages
-/// correctly from any event, in both orders.
+/// A log grown past the length from which a resumed log leaves its heads
+/// on disk (1,024), while no server ran, resumes whole and pages, filters
+/// and counts correctly from any event, in both orders: on the first start
+/// (its files parsed, the head index written) and the next (the index read).
 #[tokio::test]
 async fn a_long_log_resumes_and_pages_from_any_event() {
+    const N: usize = 1100;
     let mut env = Env::start(two_step).await;
     let id = finished_conversation(&env).await;
     let before = env.events(&id).await;
@@ -29,7 +32,7 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
         .find(|e| e["kind"] == "MessageEvent" && e["source"] == "user")
         .unwrap();
     let mut added = Vec::new();
-    for index in before.len()..1000 {
+    for index in before.len()..N {
         let mut event = user.clone();
         let new_id = Uuid::new_v4().to_string();
         event["id"] = json!(new_id);
@@ -40,22 +43,58 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
         .unwrap();
         added.push(new_id);
     }
-    env.restart().await;
-    let all: Vec<Value> = env
-        .events(&id)
-        .await
-        .iter()
-        .map(|e| e["id"].clone())
-        .collect();
-    assert_eq!(all.len(), 1000);
+    let count_of =
+        |key: &str, value: &str| before.iter().filter(|e| e[key] == value).count() + added.len();
+    let (messages, from_user) = (count_of("kind", "MessageEvent"), count_of("source", "user"));
     let want: Vec<Value> = before
         .iter()
         .map(|e| e["id"].clone())
         .chain(added.iter().map(|i| json!(i)))
         .collect();
-    assert_eq!(all, want);
+    for start in ["files parsed", "index read"] {
+        env.restart().await;
+        let all: Vec<Value> = env
+            .events(&id)
+            .await
+            .iter()
+            .map(|e| e["id"].clone())
+            .collect();
+        assert_eq!(all, want, "{start}");
+        check_long_pages(&env, &id, &all).await;
+        let base = format!("/api/conversations/{id}/events");
+        for (query, expect) in [
+            ("kind=MessageEvent", messages),
+            ("source=user", from_user),
+            ("kind=ActionEvent", 2),
+        ] {
+            let (_, n) = env.get(&format!("{base}/count?{query}")).await;
+            assert_eq!(n, json!(expect), "{start}: {query}");
+        }
+        // The newest messages first, across the stored and the added.
+        let (_, newest) = env
+            .get(&format!(
+                "{base}/search?kind=MessageEvent&sort_order=TIMESTAMP_DESC&limit=3"
+            ))
+            .await;
+        let ids: Vec<Value> = newest["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].clone())
+            .collect();
+        assert_eq!(ids, all[N - 3..].iter().rev().cloned().collect::<Vec<_>>());
+        let eid = all[N - 50].as_str().unwrap();
+        let (s, one) = env.get(&format!("{base}/{eid}")).await;
+        assert_eq!((s, &one["id"]), (200, &all[N - 50]), "{start}");
+    }
+    env.stop().await;
+}
+
+/// Pages of 100 from events spread over `all`, ascending and descending.
+async fn check_long_pages(env: &Env, id: &str, all: &[Value]) {
+    let n = all.len();
     let base = format!("/api/conversations/{id}/events/search");
-    for at in [0, 1, 499, 998, 999] {
+    for at in [0, 1, 499, n - 2, n - 1] {
         let from = all[at].as_str().unwrap();
         let (_, up) = env.get(&format!("{base}?limit=100&page_id={from}")).await;
         let ids: Vec<Value> = up["items"]
@@ -64,7 +103,7 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             .iter()
             .map(|e| e["id"].clone())
             .collect();
-        assert_eq!(ids, all[at..(at + 100).min(1000)], "ascending from {at}");
+        assert_eq!(ids, all[at..(at + 100).min(n)], "ascending from {at}");
         assert_eq!(
             up["next_page_id"],
             all.get(at + 100).cloned().unwrap_or(Value::Null)
@@ -87,7 +126,6 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             .collect();
         assert_eq!(ids, want, "descending from {at}");
     }
-    env.stop().await;
 }
 
 async fn finished_conversation(env: &Env) -> String {

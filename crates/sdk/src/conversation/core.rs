@@ -21,6 +21,7 @@ use super::branch;
 use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index;
+use super::heads::Heads;
 use super::journal::{EventRead, Journal};
 use crate::fsutil::{Durability, write_atomic};
 use crate::secrets::{Cipher, SecretsRegistry, protect, unprotect};
@@ -39,7 +40,7 @@ pub enum NavigateError {
     /// No event with this id in the conversation.
     #[error("Unknown event_id: {0}")]
     UnknownEvent(String),
-    /// `base_state.json` could not be written.
+    /// `base_state.json` could not be written, or the log's heads read.
     #[error(transparent)]
     Store(StoreError),
 }
@@ -79,12 +80,16 @@ impl Core {
         };
         let stats_base = state.stats.clone();
         let mut state = state;
-        if let Some(head) = branch::catch_up_leaf(journal.heads(), &state) {
+        let mut journal = journal;
+        if let Some(head) = branch::catch_up_leaf(journal.held(), &state) {
             state.leaf_event_id = Some(head);
             state.head_is_empty = false;
         }
-        let leaf = branch::resolve_leaf(journal.heads(), &state);
-        let linear = branch::is_linear(journal.heads(), leaf.as_deref());
+        let leaf = branch::resolve_leaf(journal.held(), &state);
+        let linear = branch::is_linear(journal.held(), leaf.as_deref());
+        if let Some(store) = &store {
+            journal.page_out(store);
+        }
         Ok(Self {
             state,
             agent_spec,
@@ -105,8 +110,8 @@ impl Core {
     }
 
     /// The heads of every event, in log order (see [`super::journal`]).
-    pub fn heads(&self) -> &[EventHead] {
-        self.journal.heads()
+    pub fn heads(&self) -> Heads<'_> {
+        self.journal.view()
     }
 
     /// The events at `positions` of the log, in that order: at hand, or
@@ -134,8 +139,8 @@ impl Core {
             for p in &problems {
                 tracing::error!(problem = %p, "event file unreadable since resume, left out of the log");
             }
-            let leaf = branch::resolve_leaf(self.journal.heads(), &self.state);
-            self.linear = branch::is_linear(self.journal.heads(), leaf.as_deref());
+            let leaf = branch::resolve_leaf(self.journal.held(), &self.state);
+            self.linear = branch::is_linear(self.journal.held(), leaf.as_deref());
         }
     }
 
@@ -147,6 +152,9 @@ impl Core {
         {
             return Err(NavigateError::UnknownEvent(id.to_string()));
         }
+        let heads = self.journal.all_heads().map_err(NavigateError::Store)?;
+        let linear = branch::is_linear(&heads, event_id);
+        drop(heads);
         let previous = (self.state.leaf_event_id.clone(), self.state.head_is_empty);
         self.state.leaf_event_id = event_id.map(str::to_string);
         self.state.head_is_empty = event_id.is_none();
@@ -154,7 +162,7 @@ impl Core {
             (self.state.leaf_event_id, self.state.head_is_empty) = previous;
             return Err(NavigateError::Store(e));
         }
-        self.linear = branch::is_linear(self.journal.heads(), event_id);
+        self.linear = linear;
         Ok(())
     }
 
@@ -189,7 +197,7 @@ impl Core {
             ..
         } = change;
         let first_index = self.journal.len();
-        let mut leaf = branch::resolve_leaf(self.journal.heads(), &self.state);
+        let mut leaf = branch::resolve_leaf(self.journal.held(), &self.state);
         let mut events = Vec::with_capacity(pending.len());
         for (offset, mut event) in pending.into_iter().enumerate() {
             if event.parent_id.is_none() {
@@ -255,7 +263,7 @@ impl Core {
         let mut out = Vec::with_capacity(written);
         let mut leaf = self.state.leaf_event_id.clone();
         let mut moved = false;
-        let mut head = branch::resolve_leaf(self.journal.heads(), &self.state);
+        let mut head = branch::resolve_leaf(self.journal.held(), &self.state);
         for s in staged.events.into_iter().take(written) {
             debug_assert_eq!(s.index, self.journal.len());
             if branch::is_node(&s.event) {

@@ -77,7 +77,7 @@ impl LocalConversation {
             for (i, e) in journal.events().iter().enumerate() {
                 store.append(i, e)?;
             }
-            head_index::append(&store, journal.heads(), journal.heads());
+            head_index::append(&store, journal.held(), journal.held());
         }
         let fork_secrets = SecretsRegistry::new();
         fork_secrets.update(secrets.names().into_iter().filter_map(|n| {

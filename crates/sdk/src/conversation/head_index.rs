@@ -45,7 +45,7 @@ pub(crate) fn append<'a>(
     heads: impl IntoIterator<Item = &'a EventHead>,
 ) {
     let mut bytes = Vec::new();
-    push_records(&mut bytes, log, heads);
+    push_records(&mut bytes, log, heads, |_| {});
     if bytes.is_empty() {
         return;
     }
@@ -75,6 +75,10 @@ pub(crate) struct Resumed {
     pub ids: IdIndex,
     /// The files that could not be read, left out of `heads`.
     pub problems: Vec<StoreError>,
+    /// Where the record of each head starts in the index as the resume
+    /// left it, then where the last one ends: `None` unless every head has
+    /// its record there, in order (see [`super::paged_heads`]).
+    pub records: Option<Vec<u32>>,
 }
 
 /// The heads of every event file of `store`, in log order: from the index
@@ -93,6 +97,7 @@ pub(crate) fn resume(store: &EventStore) -> Result<Resumed, StoreError> {
         mut heads,
         mut ids,
         mut whole,
+        mut records,
     } = read(&path);
     // Records come in file order; anything else is not an index we wrote.
     if !heads.windows(2).all(|w| w[0].file < w[1].file) {
@@ -130,15 +135,25 @@ pub(crate) fn resume(store: &EventStore) -> Result<Resumed, StoreError> {
     }
     if !whole || moved {
         let mut bytes = MAGIC.to_vec();
-        push_records(&mut bytes, &heads, &heads);
-        if let Err(e) = write_atomic(&path, &bytes, Durability::Batched) {
-            tracing::debug!(path = %path.display(), error = %e, "the head index was not written");
-        }
+        let mut starts = Vec::with_capacity(heads.len() + 1);
+        push_records(&mut bytes, &heads, &heads, |start| starts.push(start));
+        starts.push(bytes.len());
+        records = match write_atomic(&path, &bytes, Durability::Batched) {
+            Ok(()) if starts.len() == heads.len() + 1 => {
+                starts.into_iter().map(|s| u32::try_from(s).ok()).collect()
+            }
+            Ok(()) => None,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "the head index was not written");
+                None
+            }
+        };
     }
     Ok(Resumed {
         heads,
         ids,
         problems,
+        records,
     })
 }
 
@@ -166,6 +181,9 @@ struct Indexed {
     ids: IdIndex,
     /// Whether the file was there and held nothing but whole records.
     whole: bool,
+    /// Where each record starts, then where the last ends (`None` past
+    /// 4 GiB).
+    records: Option<Vec<u32>>,
 }
 
 /// Reads the index at `path` up to its first bad record, a buffer at a
@@ -173,7 +191,8 @@ struct Indexed {
 fn read(path: &Path) -> Indexed {
     let mut heads = Vec::new();
     let mut ids = IdIndex::default();
-    let whole = match read_into(path, &mut heads, &mut ids) {
+    let mut starts = Vec::new();
+    let whole = match read_into(path, &mut heads, &mut ids, &mut starts) {
         Ok(whole) => whole,
         Err(e) => {
             if e.kind() != io::ErrorKind::NotFound {
@@ -182,12 +201,25 @@ fn read(path: &Path) -> Indexed {
             false
         }
     };
-    Indexed { heads, ids, whole }
+    let records = starts.into_iter().map(|s| u32::try_from(s).ok()).collect();
+    Indexed {
+        heads,
+        ids,
+        whole,
+        records,
+    }
 }
 
 /// Pushes the heads of the index at `path` onto `heads` (indexed in
-/// `ids`); whether every byte after the magic belonged to a whole record.
-fn read_into(path: &Path, heads: &mut Vec<EventHead>, ids: &mut IdIndex) -> io::Result<bool> {
+/// `ids`) and where each record starts onto `starts`, then where the last
+/// whole one ends; whether every byte after the magic belonged to a whole
+/// record.
+fn read_into(
+    path: &Path,
+    heads: &mut Vec<EventHead>,
+    ids: &mut IdIndex,
+    starts: &mut Vec<u64>,
+) -> io::Result<bool> {
     let file = fs::File::open(path)?;
     // A record of UUIDs and a time takes about 140 bytes: room for them
     // all, without a regrowth.
@@ -200,7 +232,10 @@ fn read_into(path: &Path, heads: &mut Vec<EventHead>, ids: &mut IdIndex) -> io::
     if reader.read_exact(&mut magic).is_err() || magic != *MAGIC {
         return Ok(false);
     }
-    let mut payload = Vec::new();
+    let mut record = Vec::new();
+    let mut at = MAGIC.len() as u64;
+    starts.reserve(records + 1);
+    starts.push(at);
     loop {
         let mut len = [0; 4];
         if reader.read(&mut len[..1])? == 0 {
@@ -209,34 +244,55 @@ fn read_into(path: &Path, heads: &mut Vec<EventHead>, ids: &mut IdIndex) -> io::
         if reader.read_exact(&mut len[1..]).is_err() {
             return Ok(false);
         }
-        let Ok(len) = usize::try_from(u32::from_le_bytes(len)) else {
+        let Ok(payload_len) = usize::try_from(u32::from_le_bytes(len)) else {
             return Ok(false);
         };
-        if len > MAX_RECORD {
+        if payload_len > MAX_RECORD {
             return Ok(false);
         }
-        payload.resize(len + 4, 0);
-        if reader.read_exact(&mut payload).is_err() {
+        record.clear();
+        record.extend_from_slice(&len);
+        record.resize(payload_len + RECORD_FRAME, 0);
+        if reader.read_exact(&mut record[4..]).is_err() {
             return Ok(false);
         }
-        let (body, check) = payload.split_at(len);
-        if <[u8; 4]>::try_from(check).ok().map(u32::from_le_bytes) != Some(fnv1a(body)) {
+        let Some((payload, _)) = split_record(&record) else {
             return Ok(false);
-        }
-        let Some(head) = EventHead::decode(body, |id| ids.find(heads, id)) else {
+        };
+        let Some(head) = EventHead::decode(payload, |id| ids.find(heads, id)) else {
             return Ok(false);
         };
         heads.push(head);
         ids.record(heads, heads.len() - 1);
+        at += record.len() as u64;
+        starts.push(at);
     }
 }
 
-/// Appends the records of `heads` (of `log`, if placed in one) to `out` (a
-/// head no record can hold is left out: its file is parsed on resume).
+/// The bytes of a record around its payload: its length and checksum.
+const RECORD_FRAME: usize = 8;
+
+/// The payload of the record at the start of `bytes` and what follows it;
+/// `None` when no whole record with a matching checksum is there.
+pub(super) fn split_record(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<4>()?;
+    let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+    if len > MAX_RECORD || rest.len() < len + 4 {
+        return None;
+    }
+    let (payload, rest) = rest.split_at(len);
+    let (check, rest) = rest.split_first_chunk::<4>()?;
+    (u32::from_le_bytes(*check) == fnv1a(payload)).then_some((payload, rest))
+}
+
+/// Appends the records of `heads` (of `log`, if placed in one) to `out`,
+/// telling `started` where in `out` each record starts (a head no record
+/// can hold is left out: its file is parsed on resume).
 fn push_records<'a>(
     out: &mut Vec<u8>,
     log: &[EventHead],
     heads: impl IntoIterator<Item = &'a EventHead>,
+    mut started: impl FnMut(usize),
 ) {
     for head in heads {
         let start = out.len();
@@ -253,6 +309,7 @@ fn push_records<'a>(
         };
         out[start..start + 4].copy_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&check.to_le_bytes());
+        started(start);
     }
 }
 

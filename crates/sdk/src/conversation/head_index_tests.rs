@@ -38,12 +38,24 @@ fn resume_named(store: &EventStore) -> (Vec<EventHead>, Vec<StoreError>) {
         mut heads,
         ids,
         problems,
+        records,
     } = resume(store).unwrap();
     for (position, head) in heads.iter().enumerate() {
         assert_eq!(ids.find(&heads, head.id()), Some(position));
         if position > 0 && head.parent_id(&heads) == Some(heads[position - 1].id()) {
             assert!(!head.spills(), "a parent in the log is placed: {head:?}");
         }
+    }
+    let records = records.expect("every head has its record where the resume says");
+    assert_eq!(records.len(), heads.len() + 1);
+    let bytes = index_bytes(store);
+    assert_eq!(records.last().copied(), u32::try_from(bytes.len()).ok());
+    for (head, span) in heads.iter().zip(records.windows(2)) {
+        let record = &bytes[span[0] as usize..span[1] as usize];
+        let (payload, rest) = split_record(record).expect("a whole record");
+        assert!(rest.is_empty());
+        let read = EventHead::decode(payload, |_| None).unwrap();
+        assert_eq!((read.id(), read.file), (head.id(), head.file));
     }
     name_parents(&mut heads);
     (heads, problems)
@@ -55,7 +67,7 @@ fn index_bytes(store: &EventStore) -> Vec<u8> {
 
 fn fresh_index(heads: &[EventHead]) -> Vec<u8> {
     let mut bytes = MAGIC.to_vec();
-    push_records(&mut bytes, &[], heads);
+    push_records(&mut bytes, &[], heads, |_| {});
     bytes
 }
 

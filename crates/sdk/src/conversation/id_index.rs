@@ -6,11 +6,12 @@ use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 use std::hash::{BuildHasher, RandomState};
 
-/// The position of every id in the log. The table holds positions only:
-/// the ids are read from the heads, not held twice.
+/// The position of every id in the log. The table holds positions only
+/// (4 bytes each): the ids are read from the heads, held or paged, not
+/// kept twice.
 #[derive(Debug, Default)]
 pub(super) struct IdIndex {
-    table: HashTable<usize>,
+    table: HashTable<u32>,
     hasher: RandomState,
 }
 
@@ -25,26 +26,38 @@ impl IdIndex {
 
     /// The position of `id` among `heads`, the heads this index records.
     pub(super) fn find(&self, heads: &[EventHead], id: &str) -> Option<usize> {
+        self.find_with(id, |p| heads.get(p).is_some_and(|h| h.id() == id))
+    }
+
+    /// The position of `id`, where `is_id(position)` tells whether the
+    /// event at a candidate position has that id (the heads are read only
+    /// for the candidates whose hash matches).
+    pub(super) fn find_with(
+        &self,
+        id: &str,
+        mut is_id: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
         self.table
-            .find(self.hasher.hash_one(id), |p| heads[*p].id() == id)
-            .copied()
+            .find(self.hasher.hash_one(id), |p| is_id(*p as usize))
+            .map(|p| *p as usize)
     }
 
     /// Records `heads[position]`; an id seen before now finds the newer
     /// event.
     pub(super) fn record(&mut self, heads: &[EventHead], position: usize) {
-        let Some(head) = heads.get(position) else {
+        let (Some(head), Ok(place)) = (heads.get(position), u32::try_from(position)) else {
             return;
         };
+        let id_at = |p: &u32| heads.get(*p as usize).map_or("", EventHead::id);
         let hasher = &self.hasher;
         match self.table.entry(
             hasher.hash_one(head.id()),
-            |p| heads[*p].id() == head.id(),
-            |p| hasher.hash_one(heads[*p].id()),
+            |p| id_at(p) == head.id(),
+            |p| hasher.hash_one(id_at(p)),
         ) {
-            Entry::Occupied(mut seen) => *seen.get_mut() = position,
+            Entry::Occupied(mut seen) => *seen.get_mut() = place,
             Entry::Vacant(slot) => {
-                slot.insert(position);
+                slot.insert(place);
             }
         }
     }

@@ -36,9 +36,9 @@ fn a_resumed_log_keeps_heads_and_reads_a_page_from_the_files() {
     assert!(!journal.is_loaded());
     assert_eq!(journal.len(), 12);
     assert!(journal.events.is_empty(), "no event is held in full");
-    let head = &journal.heads()[5];
+    let head = &journal.held()[5];
     assert_eq!(head.id(), events[5].id);
-    assert_eq!(head.parent_id(journal.heads()), Some(events[4].id.as_str()));
+    assert_eq!(head.parent_id(journal.held()), Some(events[4].id.as_str()));
     assert_eq!(head.kind(), "MessageEvent");
     assert_eq!(head.source(), SourceType::User);
     assert_eq!(head.timestamp(), events[5].timestamp);
@@ -103,10 +103,10 @@ fn an_event_file_lost_after_resume_fails_its_read_and_leaves_the_log_on_load() {
 fn a_resumed_head_finds_its_parent_by_position_in_the_log() {
     let (_dir, store, _) = written(3);
     let (journal, _) = Journal::resumed(&store).unwrap();
-    let [a, b, _] = journal.heads() else {
+    let [a, b, _] = journal.held() else {
         panic!("three heads")
     };
-    assert_eq!(b.parent_id(journal.heads()), Some(a.id()));
+    assert_eq!(b.parent_id(journal.held()), Some(a.id()));
     assert!(
         !b.spills(),
         "the parent is not named again: the head keeps its position"
@@ -138,13 +138,129 @@ fn a_loaded_log_holds_what_is_pushed_and_an_unknown_kind_keeps_its_name() {
     journal.push(unknown.clone(), 0);
     let update = crate::conversation::core::state_update("goal", serde_json::json!({"a": 1}));
     journal.push(update.clone(), 1);
-    assert_eq!(journal.heads()[0].kind(), "SomeFutureEvent");
-    assert_eq!(journal.heads()[0].state_key(), None);
+    assert_eq!(journal.held()[0].kind(), "SomeFutureEvent");
+    assert_eq!(journal.held()[0].state_key(), None);
     assert_eq!(
-        journal.heads()[1].state_key(),
+        journal.held()[1].state_key(),
         Some("goal"),
         "a state update keeps its key"
     );
     assert_eq!(journal.events(), [unknown, update].as_slice());
     assert_eq!(journal.index_of("u1"), Some(0));
+}
+
+/// A log just long enough to be paged, resumed and paged out; the second
+/// resume reads its index whole (the first wrote it from the files).
+fn paged(extra: usize) -> (tempfile::TempDir, EventStore, Vec<Event>, Journal) {
+    let (dir, store, events) = written(PAGE_OUT_FROM + extra);
+    drop(Journal::resumed(&store).unwrap());
+    let (mut journal, problems) = Journal::resumed(&store).unwrap();
+    assert!(problems.is_empty());
+    journal.page_out(&store);
+    assert!(journal.is_paged(), "a long log leaves its heads on disk");
+    assert!(journal.held().is_empty());
+    (dir, store, events, journal)
+}
+
+#[test]
+fn a_long_resumed_log_reads_its_heads_from_disk_and_gives_the_same_answers() {
+    let (_dir, store, events, journal) = paged(300);
+    let n = events.len();
+    assert_eq!(journal.len(), n);
+    let heads = journal.view();
+    assert_eq!(heads.len(), n);
+    let head = heads.get(700).unwrap();
+    assert_eq!(head.id(), events[700].id);
+    assert_eq!(head.parent_id(&[]), Some(events[699].id.as_str()));
+    assert_eq!(head.timestamp(), events[700].timestamp);
+    assert!(heads.get(n).is_none());
+    assert_eq!(heads.position_of(&events[1000].id), Some(1000));
+    assert_eq!(heads.position_of("nowhere"), None);
+
+    // Walked from either end, and from both at once across chunks.
+    let forward: Vec<(usize, String)> = heads.iter().map(|(i, h)| (i, h.id().into())).collect();
+    let expected: Vec<(usize, String)> = events.iter().map(|e| e.id.clone()).enumerate().collect();
+    assert_eq!(forward, expected);
+    let mut backward: Vec<(usize, String)> = heads
+        .iter()
+        .rev()
+        .map(|(i, h)| (i, h.id().into()))
+        .collect();
+    backward.reverse();
+    assert_eq!(backward, expected);
+    let mut walk = heads.range(100..1200);
+    assert_eq!(walk.len(), 1100);
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    while let Some((i, h)) = walk.next() {
+        front.push((i, h.id().to_string()));
+        if let Some((j, h)) = walk.next_back() {
+            back.push((j, h.id().to_string()));
+        }
+    }
+    back.reverse();
+    front.extend(back);
+    assert_eq!(front, expected[100..1200]);
+    assert!(heads.into_failure().is_none());
+
+    assert_eq!(journal.index_of(&events[5].id), Some(5));
+    let page = journal
+        .read(Some(&store), &[1200, 1201, 3, n])
+        .run()
+        .unwrap();
+    assert_eq!(
+        page,
+        vec![
+            events[1200].clone(),
+            events[1201].clone(),
+            events[3].clone()
+        ]
+    );
+    assert_eq!(journal.all_heads().unwrap().len(), n);
+}
+
+#[test]
+fn loading_a_paged_log_brings_its_heads_back_into_memory() {
+    let (_dir, store, events, mut journal) = paged(10);
+    assert!(journal.load(&store).is_empty());
+    assert!(!journal.is_paged());
+    assert_eq!(journal.events(), events.as_slice());
+    assert_eq!(journal.held().len(), events.len());
+    assert_eq!(journal.index_of(&events[1030].id), Some(1030));
+    let next = Event::new(EventBody::Pause);
+    journal.push(next.clone(), events.len());
+    assert_eq!(journal.index_of(&next.id), Some(events.len()));
+}
+
+#[test]
+fn a_short_log_keeps_its_heads_in_memory() {
+    let (_dir, store, _) = written(PAGE_OUT_FROM - 1);
+    let (mut journal, _) = Journal::resumed(&store).unwrap();
+    journal.page_out(&store);
+    assert!(!journal.is_paged());
+    assert_eq!(journal.held().len(), PAGE_OUT_FROM - 1);
+}
+
+#[test]
+fn a_head_index_replaced_under_a_paged_log_is_reported_and_the_files_still_load() {
+    let (_dir, store, events, mut journal) = paged(5);
+    let index = store
+        .dir()
+        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
+    // The same bytes in another file put in its place.
+    let bytes = fs::read(&index).unwrap();
+    crate::fsutil::write_atomic(&index, &bytes, Durability::Batched).unwrap();
+
+    let heads = journal.view();
+    assert_eq!(heads.iter().count(), 0, "nothing is read from another file");
+    assert!(heads.into_failure().is_some(), "and the walk says why");
+    assert_eq!(journal.index_of(&events[3].id), None);
+    assert!(matches!(
+        journal.read(Some(&store), &[1, 2]),
+        EventRead::Failed(_)
+    ));
+
+    let problems = journal.load(&store);
+    assert_eq!(problems.len(), 1, "the index's failure: {problems:?}");
+    assert_eq!(journal.events(), events.as_slice());
+    assert_eq!(journal.index_of(&events[3].id), Some(3));
 }

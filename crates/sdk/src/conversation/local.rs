@@ -5,8 +5,8 @@ use super::acp::slot::AcpSlot;
 use super::agent_slot::AgentSlot;
 use super::core::{Change, Core, state_update};
 use super::error::ConversationError;
-use super::event_head::EventHead;
 use super::extensions::state::Extensions;
+use super::heads::Heads;
 use super::listeners::{EventCallback, Listeners};
 use super::llms::{ConversationLlms, profiles_home};
 use super::log::EventLog;
@@ -283,16 +283,21 @@ impl LocalConversation {
     }
 
     /// Runs `f` over the heads of every event (id, parent, kind, source,
-    /// time) with the index by event id, without loading the events of a
-    /// resumed log (`f` must not call the conversation). With
-    /// [`LocalConversation::events_at`], how a long log is paged.
-    pub fn with_heads<R>(
-        &self,
-        f: impl FnOnce(&[EventHead], &dyn Fn(&str) -> Option<usize>) -> R,
-    ) -> R {
-        self.inner
-            .log
-            .read(|c| f(c.heads(), &|id: &str| c.event_index(id)))
+    /// time), which also find an event's position by its id, without
+    /// loading the events of a resumed log (`f` must not call the
+    /// conversation). With [`LocalConversation::events_at`], how a long
+    /// log is paged. The heads of a long resumed log are read from disk as
+    /// `f` walks them (blocking file I/O): when that fails, `f`'s answer
+    /// is dropped for the error.
+    pub fn with_heads<R>(&self, f: impl FnOnce(&Heads<'_>) -> R) -> Result<R, ConversationError> {
+        self.inner.log.read(|c| {
+            let heads = c.heads();
+            let answer = f(&heads);
+            match heads.into_failure() {
+                Some(e) => Err(e.into()),
+                None => Ok(answer),
+            }
+        })
     }
 
     /// The events at `positions` of the log (positions past its end are

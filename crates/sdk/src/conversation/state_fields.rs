@@ -87,8 +87,20 @@ impl LocalConversation {
     /// The value of the latest `ConversationStateUpdateEvent` for `key`.
     /// Found from the log's heads: only that event is read.
     pub fn last_state_update(&self, key: &str) -> Option<Value> {
-        let at =
-            self.with_heads(|heads, _| heads.iter().rposition(|h| h.state_key() == Some(key)))?;
+        let found = self.with_heads(|heads| {
+            heads
+                .iter()
+                .rev()
+                .find(|(_, h)| h.state_key() == Some(key))
+                .map(|(at, _)| at)
+        });
+        let at = match found {
+            Ok(at) => at?,
+            Err(e) => {
+                tracing::error!(error = %e, key, "the log's heads are unreadable");
+                return None;
+            }
+        };
         match self.event_at(at)?.body {
             EventBody::StateUpdate(u) => Some(u.value),
             _ => None,

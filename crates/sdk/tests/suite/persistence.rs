@@ -173,7 +173,13 @@ async fn a_resume_reads_the_heads_its_commits_indexed() {
         LocalConversation::resume(f.root.path(), c.id(), Some(agent), persisted(f.root.path()))
             .unwrap();
     assert_eq!(resumed.event_count(), ids.len());
-    let resumed_ids =
-        resumed.with_heads(|heads, _| heads.iter().map(|h| h.id().to_string()).collect::<Vec<_>>());
+    let resumed_ids = resumed
+        .with_heads(|heads| {
+            heads
+                .iter()
+                .map(|(_, h)| h.id().to_string())
+                .collect::<Vec<_>>()
+        })
+        .unwrap();
     assert_eq!(resumed_ids, ids);
 }

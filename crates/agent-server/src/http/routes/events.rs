@@ -255,7 +255,9 @@ async fn count_events(
         p.timestamp__gte.as_deref(),
         p.timestamp__lt.as_deref(),
     )?;
-    let n = blocking(live, move |conv| count_matching(conv, &f)).await?;
+    let n = blocking(live, move |conv| count_matching(conv, &f))
+        .await?
+        .map_err(ServiceError::from)?;
     Ok(ok(&n))
 }
 

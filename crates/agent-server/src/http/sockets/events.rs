@@ -233,17 +233,24 @@ impl Subscription {
                 }
                 let stored = Arc::clone(&live);
                 let read = tokio::task::spawn_blocking(move || {
-                    let (positions, length) = stored.conv.with_heads(|heads, _| {
-                        let positions: Vec<usize> = (0..heads.len())
-                            .filter(|i| match (resend, since) {
-                                (Resend::All, _) => true,
-                                (_, Some(t)) => parse_event_timestamp(heads[*i].timestamp())
-                                    .is_some_and(|ts| ts >= t),
-                                _ => false,
-                            })
-                            .collect();
+                    let heads = stored.conv.with_heads(|heads| {
+                        let positions: Vec<usize> = match (resend, since) {
+                            (Resend::All, _) => (0..heads.len()).collect(),
+                            (_, Some(t)) => heads
+                                .iter()
+                                .filter(|(_, h)| {
+                                    parse_event_timestamp(h.timestamp()).is_some_and(|ts| ts >= t)
+                                })
+                                .map(|(i, _)| i)
+                                .collect(),
+                            _ => Vec::new(),
+                        };
                         (positions, heads.len() as u64)
                     });
+                    let (positions, length) = match heads {
+                        Ok(read) => read,
+                        Err(e) => return (Err(e), 0),
+                    };
                     let texts = stored.conv.events_at(&positions).map(|events| {
                         events
                             .iter()

@@ -12,6 +12,8 @@ use openhands_sdk::conversation::{EventHead, LocalConversation};
 use openhands_wire::content::Content;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::time::{format_naive, parse_event_timestamp};
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// What the kind, source and time filters and the pager read of an event:
 /// held by the events and by the log's heads.
@@ -53,6 +55,36 @@ impl Searchable for EventHead {
     }
     fn timestamp(&self) -> &str {
         EventHead::timestamp(self)
+    }
+}
+
+impl<T: Searchable + ?Sized> Searchable for &T {
+    fn id(&self) -> &str {
+        T::id(self)
+    }
+    fn kind(&self) -> &str {
+        T::kind(self)
+    }
+    fn source(&self) -> &str {
+        T::source(self)
+    }
+    fn timestamp(&self) -> &str {
+        T::timestamp(self)
+    }
+}
+
+impl<T: Searchable + Clone> Searchable for Cow<'_, T> {
+    fn id(&self) -> &str {
+        T::id(self)
+    }
+    fn kind(&self) -> &str {
+        T::kind(self)
+    }
+    fn source(&self) -> &str {
+        T::source(self)
+    }
+    fn timestamp(&self) -> &str {
+        T::timestamp(self)
     }
 }
 
@@ -128,17 +160,23 @@ pub fn search_page(
     if filter.body.is_some() {
         return Ok(conv.with_events_indexed(|events, index_of| {
             let start = page_id.and_then(index_of);
-            let (items, next) = page_at(events, start, limit, |e| filter.matches(e), descending);
+            let (items, next) = page_of_events(events, start, limit, filter, descending);
             EventPage {
                 items: items.into_iter().map(|i| events[i].clone()).collect(),
                 next_page_id: next,
             }
         }));
     }
-    let (positions, next) = conv.with_heads(|heads, index_of| {
-        let start = page_id.and_then(index_of);
-        page_at(heads, start, limit, |h| filter.matches_head(h), descending)
-    });
+    let (positions, next) = conv.with_heads(|heads| {
+        let start = page_id.and_then(|id| heads.position_of(id));
+        let walk = heads.range(page_span(heads.len(), start, descending));
+        let matches = |h: &Cow<'_, EventHead>| filter.matches_head(&**h);
+        if descending {
+            page_at(walk.rev(), limit, matches)
+        } else {
+            page_at(walk, limit, matches)
+        }
+    })?;
     Ok(EventPage {
         items: conv.events_at(&positions)?,
         next_page_id: next,
@@ -147,13 +185,21 @@ pub fn search_page(
 
 /// Number of `conv`'s events passing `filter` (the heads suffice unless it
 /// filters on `body`).
-pub fn count_matching(conv: &LocalConversation, filter: &EventFilter) -> usize {
+pub fn count_matching(
+    conv: &LocalConversation,
+    filter: &EventFilter,
+) -> Result<usize, ConversationError> {
     if filter.body.is_some() {
-        conv.with_events(|events| count(events, filter))
+        Ok(conv.with_events(|events| count(events, filter)))
     } else if filter.is_empty() {
-        conv.event_count()
+        Ok(conv.event_count())
     } else {
-        conv.with_heads(|heads, _| heads.iter().filter(|h| filter.matches_head(*h)).count())
+        conv.with_heads(|heads| {
+            heads
+                .iter()
+                .filter(|(_, h)| filter.matches_head(&**h))
+                .count()
+        })
     }
 }
 
@@ -195,36 +241,35 @@ pub fn page<'a>(
     descending: bool,
 ) -> (Vec<&'a Event>, Option<String>) {
     let start = page_id.and_then(|p| events.iter().position(|e| e.id == p));
-    let (items, next) = page_at(events, start, limit, |e| filter.matches(e), descending);
+    let (items, next) = page_of_events(events, start, limit, filter, descending);
     (items.into_iter().map(|i| &events[i]).collect(), next)
 }
 
-/// The positions of one page of `events` passing `matches` from the event
-/// at index `start` (`None`: from the first, or the last when
-/// `descending`), and the id of the first event of the next page.
-pub fn page_at<E: Searchable>(
-    events: &[E],
-    start: Option<usize>,
+/// The positions a page walks in a log of `len` events from the event at
+/// `start` (`None`: from the first, or the last when `descending`; a
+/// position past the end counts as none), in log order: a descending page
+/// walks them from the end.
+pub fn page_span(len: usize, start: Option<usize>, descending: bool) -> Range<usize> {
+    let start = start.filter(|i| *i < len);
+    match (descending, start) {
+        (true, Some(from)) => 0..from + 1,
+        (true, None) => 0..len,
+        (false, from) => from.unwrap_or(0)..len,
+    }
+}
+
+/// The positions of one page of the items `walk` yields (each with its
+/// position, in the page's order) passing `matches`, and the id of the
+/// first item of the next page.
+pub fn page_at<T: Searchable>(
+    walk: impl Iterator<Item = (usize, T)>,
     limit: usize,
-    matches: impl Fn(&E) -> bool,
-    descending: bool,
+    matches: impl Fn(&T) -> bool,
 ) -> (Vec<usize>, Option<String>) {
-    let start = start.filter(|i| *i < events.len());
-    let indices: Box<dyn Iterator<Item = usize>> = if descending {
-        let from = start.unwrap_or(events.len().saturating_sub(1));
-        if events.is_empty() {
-            Box::new(std::iter::empty())
-        } else {
-            Box::new((0..=from).rev())
-        }
-    } else {
-        Box::new(start.unwrap_or(0)..events.len())
-    };
     let mut items = Vec::new();
     let mut next = None;
-    for i in indices {
-        let e = &events[i];
-        if !matches(e) {
+    for (i, e) in walk {
+        if !matches(&e) {
             continue;
         }
         if items.len() >= limit {
@@ -234,6 +279,24 @@ pub fn page_at<E: Searchable>(
         items.push(i);
     }
     (items, next)
+}
+
+/// [`page_at`] over `events` (a whole log) from `start`.
+fn page_of_events(
+    events: &[Event],
+    start: Option<usize>,
+    limit: usize,
+    filter: &EventFilter,
+    descending: bool,
+) -> (Vec<usize>, Option<String>) {
+    let span = page_span(events.len(), start, descending);
+    let walk = events[span.clone()].iter().zip(span).map(|(e, i)| (i, e));
+    let matches = |e: &&Event| filter.matches(e);
+    if descending {
+        page_at(walk.rev(), limit, matches)
+    } else {
+        page_at(walk, limit, matches)
+    }
 }
 
 /// Number of events passing `filter`.

@@ -5,7 +5,6 @@
 //! happens on first use, as in the reference.
 
 use crate::agent::prompt::{DynamicInputs, render_dynamic_context};
-use crate::conversation::branch::Node;
 use crate::conversation::error::ConversationError;
 use crate::conversation::local::LocalConversation;
 use crate::conversation::local::off_runtime;
@@ -17,12 +16,20 @@ use openhands_wire::event::{
 };
 use serde_json::Value;
 
-/// Whether `events` hold the system prompt.
-fn has_system_prompt<E: Node>(events: &[E]) -> bool {
-    events.iter().any(|e| e.node_kind() == kinds::SYSTEM_PROMPT)
-}
-
 impl LocalConversation {
+    /// Whether the log holds the system prompt: found from its heads, or,
+    /// when those cannot be read, from its events (loaded for it).
+    fn has_system_prompt(&self) -> bool {
+        let is_prompt = |kind: &str| kind == kinds::SYSTEM_PROMPT;
+        match self.with_heads(|heads| heads.iter().any(|(_, h)| is_prompt(h.kind()))) {
+            Ok(found) => found,
+            Err(_) => self
+                .inner
+                .log
+                .read_loaded(|c| c.events().iter().any(|e| is_prompt(e.kind()))),
+        }
+    }
+
     /// [`LocalConversation::ensure_initialized`] from async code (tools are
     /// built and the prompt event written on the blocking thread pool).
     pub(crate) async fn ensure_initialized_async(&self) -> Result<(), ConversationError> {
@@ -36,7 +43,7 @@ impl LocalConversation {
         let ready = ext.context_resolved()
             && (ext.hook_runner().is_none() || ext.session_started())
             && self.inner.agent.is_built()
-            && self.inner.log.read(|c| has_system_prompt(c.heads()));
+            && self.has_system_prompt();
         if ready {
             return Ok(());
         }
@@ -117,7 +124,7 @@ impl LocalConversation {
             return self.session_start_hooks();
         }
         let rt = self.runtime()?;
-        if self.inner.log.read(|c| has_system_prompt(c.heads())) {
+        if self.has_system_prompt() {
             self.report_start_problems()?;
             return self.session_start_hooks();
         }
@@ -157,7 +164,7 @@ impl LocalConversation {
             }),
         );
         self.commit(false, |c| {
-            if has_system_prompt(c.events()) {
+            if c.events().iter().any(|e| e.kind() == kinds::SYSTEM_PROMPT) {
                 Vec::new()
             } else {
                 vec![ev]

@@ -1,0 +1,228 @@
+//! [`Heads`]: a reader's view of the heads of a log, whether they are held
+//! in memory or paged from the head index (see [`super::paged_heads`]).
+
+use super::event_head::EventHead;
+use super::event_store::StoreError;
+use super::id_index::IdIndex;
+use super::paged_heads::PagedHeads;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::ops::Range;
+
+/// Heads read from disk with one call when a log is walked.
+const CHUNK: usize = 128;
+
+/// The heads of every event of a log, in log order (see
+/// [`crate::conversation::LocalConversation::with_heads`]).
+///
+/// A long resumed log keeps its heads on disk; they are read as they are
+/// walked. Such a read can fail (the disk, or a file changed behind the
+/// server's back): the walk then ends early and the failure is reported by
+/// the call that lent the view, so a caller never takes a walk cut short
+/// for the whole log.
+pub struct Heads<'a> {
+    source: Source<'a>,
+    ids: &'a IdIndex,
+    failure: RefCell<Option<StoreError>>,
+}
+
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Held(&'a [EventHead]),
+    Paged(&'a PagedHeads),
+}
+
+impl<'a> Heads<'a> {
+    /// A view of heads held in memory.
+    pub(super) fn held(heads: &'a [EventHead], ids: &'a IdIndex) -> Self {
+        Self::new(Source::Held(heads), ids)
+    }
+
+    /// A view of heads paged from disk.
+    pub(super) fn paged(heads: &'a PagedHeads, ids: &'a IdIndex) -> Self {
+        Self::new(Source::Paged(heads), ids)
+    }
+
+    fn new(source: Source<'a>, ids: &'a IdIndex) -> Self {
+        Self {
+            source,
+            ids,
+            failure: RefCell::new(None),
+        }
+    }
+
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        match self.source {
+            Source::Held(heads) => heads.len(),
+            Source::Paged(paged) => paged.len(),
+        }
+    }
+
+    /// Whether the log is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The head at `position`.
+    pub fn get(&self, position: usize) -> Option<Cow<'a, EventHead>> {
+        match self.source {
+            Source::Held(heads) => heads.get(position).map(Cow::Borrowed),
+            Source::Paged(paged) if position < paged.len() => {
+                self.kept(paged.get(position)).map(Cow::Owned)
+            }
+            Source::Paged(_) => None,
+        }
+    }
+
+    /// The position in the log of the event `id` (the newer one when an id
+    /// is there twice).
+    pub fn position_of(&self, id: &str) -> Option<usize> {
+        match self.source {
+            Source::Held(heads) => self.ids.find(heads, id),
+            Source::Paged(paged) => self.ids.find_with(id, |position| {
+                self.kept(paged.get(position)).is_some_and(|h| h.id() == id)
+            }),
+        }
+    }
+
+    /// Every head with its position, in log order (reversible).
+    pub fn iter(&self) -> HeadIter<'_, 'a> {
+        self.range(0..self.len())
+    }
+
+    /// The heads at `range` (clamped to the log) with their positions.
+    pub fn range(&self, range: Range<usize>) -> HeadIter<'_, 'a> {
+        let end = range.end.min(self.len());
+        let start = range.start.min(end);
+        HeadIter {
+            view: self,
+            front: Buffer::empty(start),
+            unread: start..end,
+            back: Buffer::empty(end),
+        }
+    }
+
+    /// What the view failed to read, if anything.
+    pub(super) fn into_failure(self) -> Option<StoreError> {
+        self.failure.into_inner()
+    }
+
+    /// `result`'s value; a failure is kept (the first one) for
+    /// [`Heads::into_failure`].
+    fn kept<T>(&self, result: Result<T, StoreError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.failure.borrow_mut().get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// The heads at `range`, borrowed when held.
+    fn chunk(&self, range: Range<usize>) -> Option<Vec<Cow<'a, EventHead>>> {
+        match self.source {
+            Source::Held(heads) => Some(heads.get(range)?.iter().map(Cow::Borrowed).collect()),
+            Source::Paged(paged) => {
+                let heads = self.kept(paged.read(range))?;
+                Some(heads.into_iter().map(Cow::Owned).collect())
+            }
+        }
+    }
+}
+
+/// Heads read but not yet yielded, with the position of the first.
+struct Buffer<'a> {
+    heads: std::collections::VecDeque<Cow<'a, EventHead>>,
+    first: usize,
+}
+
+impl<'a> Buffer<'a> {
+    fn empty(at: usize) -> Self {
+        Self {
+            heads: Default::default(),
+            first: at,
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<(usize, Cow<'a, EventHead>)> {
+        let head = self.heads.pop_front()?;
+        self.first += 1;
+        Some((self.first - 1, head))
+    }
+
+    fn pop_back(&mut self) -> Option<(usize, Cow<'a, EventHead>)> {
+        let head = self.heads.pop_back()?;
+        Some((self.first + self.heads.len(), head))
+    }
+}
+
+/// A walk over some of a log's heads, yielding each with its position;
+/// heads on disk are read [`CHUNK`] at a time from whichever end is walked.
+pub struct HeadIter<'v, 'a> {
+    view: &'v Heads<'a>,
+    front: Buffer<'a>,
+    /// Positions not read yet.
+    unread: Range<usize>,
+    back: Buffer<'a>,
+}
+
+impl<'a> HeadIter<'_, 'a> {
+    /// Reads `range` into a buffer; on a failure the walk ends.
+    fn fill(&mut self, range: Range<usize>) -> Option<Buffer<'a>> {
+        match self.view.chunk(range.clone()) {
+            Some(heads) => Some(Buffer {
+                heads: heads.into(),
+                first: range.start,
+            }),
+            None => {
+                self.unread = self.unread.end..self.unread.end;
+                self.front.heads.clear();
+                self.back.heads.clear();
+                None
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for HeadIter<'_, 'a> {
+    type Item = (usize, Cow<'a, EventHead>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(item) = self.front.pop_front() {
+            return Some(item);
+        }
+        if !self.unread.is_empty() {
+            let start = self.unread.start;
+            let end = (start + CHUNK).min(self.unread.end);
+            self.front = self.fill(start..end)?;
+            self.unread.start = end;
+            return self.front.pop_front();
+        }
+        self.back.pop_front()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let len = self.front.heads.len() + self.unread.len() + self.back.heads.len();
+        (len, Some(len))
+    }
+}
+
+impl DoubleEndedIterator for HeadIter<'_, '_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if let Some(item) = self.back.pop_back() {
+            return Some(item);
+        }
+        if !self.unread.is_empty() {
+            let end = self.unread.end;
+            let start = end.saturating_sub(CHUNK).max(self.unread.start);
+            self.back = self.fill(start..end)?;
+            self.unread.end = start;
+            return self.back.pop_back();
+        }
+        self.front.pop_back()
+    }
+}
+
+impl ExactSizeIterator for HeadIter<'_, '_> {}
