@@ -94,6 +94,10 @@ impl Journal {
             return;
         }
         if let Some(paged) = PagedHeads::open(store, records) {
+            tracing::debug!(
+                events = paged.len(),
+                "a long log's heads stay in its head index"
+            );
             self.paged = Some(paged);
             self.heads = Vec::new();
         }
@@ -121,10 +125,11 @@ impl Journal {
         }
     }
 
-    /// The heads held in memory: every head unless the log is paged out,
-    /// which a loaded log never is.
+    /// The heads held in memory, which are every head: for callers that
+    /// know the log is not paged out (a loaded log never is, nor one that
+    /// [`Journal::page_out`] has not seen).
     pub fn held(&self) -> &[EventHead] {
-        debug_assert!(self.paged.is_none() || self.heads.is_empty());
+        debug_assert!(self.paged.is_none(), "the heads of a paged log are on disk");
         &self.heads
     }
 

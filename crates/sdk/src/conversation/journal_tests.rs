@@ -158,7 +158,7 @@ fn paged(extra: usize) -> (tempfile::TempDir, EventStore, Vec<Event>, Journal) {
     assert!(problems.is_empty());
     journal.page_out(&store);
     assert!(journal.is_paged(), "a long log leaves its heads on disk");
-    assert!(journal.held().is_empty());
+    assert!(journal.heads.is_empty());
     (dir, store, events, journal)
 }
 
