@@ -76,18 +76,23 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
                 "{base}/search?kind=MessageEvent&sort_order=TIMESTAMP_DESC&limit=3"
             ))
             .await;
-        let ids: Vec<Value> = newest["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].clone())
-            .collect();
+        let ids = ids_of(&newest);
         assert_eq!(ids, all[N - 3..].iter().rev().cloned().collect::<Vec<_>>());
         let eid = all[N - 50].as_str().unwrap();
         let (s, one) = env.get(&format!("{base}/{eid}")).await;
         assert_eq!((s, &one["id"]), (200, &all[N - 50]), "{start}");
     }
     env.stop().await;
+}
+
+/// The ids of a search page's items.
+fn ids_of(page: &Value) -> Vec<Value> {
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].clone())
+        .collect()
 }
 
 /// Pages of 100 from events spread over `all`, ascending and descending.
@@ -97,12 +102,7 @@ async fn check_long_pages(env: &Env, id: &str, all: &[Value]) {
     for at in [0, 1, 499, n - 2, n - 1] {
         let from = all[at].as_str().unwrap();
         let (_, up) = env.get(&format!("{base}?limit=100&page_id={from}")).await;
-        let ids: Vec<Value> = up["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].clone())
-            .collect();
+        let ids = ids_of(&up);
         assert_eq!(ids, all[at..(at + 100).min(n)], "ascending from {at}");
         assert_eq!(
             up["next_page_id"],
@@ -113,12 +113,7 @@ async fn check_long_pages(env: &Env, id: &str, all: &[Value]) {
                 "{base}?limit=100&page_id={from}&sort_order=TIMESTAMP_DESC"
             ))
             .await;
-        let ids: Vec<Value> = down["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].clone())
-            .collect();
+        let ids = ids_of(&down);
         let want: Vec<Value> = all[at.saturating_sub(99)..=at]
             .iter()
             .rev()

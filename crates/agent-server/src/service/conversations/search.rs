@@ -12,8 +12,7 @@ use openhands_sdk::conversation::{EventHead, LocalConversation};
 use openhands_wire::content::Content;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::time::{format_naive, parse_event_timestamp};
-use std::borrow::Cow;
-use std::ops::Range;
+use std::ops::{Deref, Range};
 
 /// What the kind, source and time filters and the pager read of an event:
 /// held by the events and by the log's heads.
@@ -55,36 +54,6 @@ impl Searchable for EventHead {
     }
     fn timestamp(&self) -> &str {
         EventHead::timestamp(self)
-    }
-}
-
-impl<T: Searchable + ?Sized> Searchable for &T {
-    fn id(&self) -> &str {
-        T::id(self)
-    }
-    fn kind(&self) -> &str {
-        T::kind(self)
-    }
-    fn source(&self) -> &str {
-        T::source(self)
-    }
-    fn timestamp(&self) -> &str {
-        T::timestamp(self)
-    }
-}
-
-impl<T: Searchable + Clone> Searchable for Cow<'_, T> {
-    fn id(&self) -> &str {
-        T::id(self)
-    }
-    fn kind(&self) -> &str {
-        T::kind(self)
-    }
-    fn source(&self) -> &str {
-        T::source(self)
-    }
-    fn timestamp(&self) -> &str {
-        T::timestamp(self)
     }
 }
 
@@ -170,7 +139,7 @@ pub fn search_page(
     let (positions, next) = conv.with_heads(|heads| {
         let start = page_id.and_then(|id| heads.position_of(id));
         let walk = heads.range(page_span(heads.len(), start, descending));
-        let matches = |h: &Cow<'_, EventHead>| filter.matches_head(&**h);
+        let matches = |h: &EventHead| filter.matches_head(h);
         if descending {
             page_at(walk.rev(), limit, matches)
         } else {
@@ -261,10 +230,10 @@ pub fn page_span(len: usize, start: Option<usize>, descending: bool) -> Range<us
 /// The positions of one page of the items `walk` yields (each with its
 /// position, in the page's order) passing `matches`, and the id of the
 /// first item of the next page.
-pub fn page_at<T: Searchable>(
+pub fn page_at<E: Searchable + ?Sized, T: Deref<Target = E>>(
     walk: impl Iterator<Item = (usize, T)>,
     limit: usize,
-    matches: impl Fn(&T) -> bool,
+    matches: impl Fn(&E) -> bool,
 ) -> (Vec<usize>, Option<String>) {
     let mut items = Vec::new();
     let mut next = None;
@@ -291,7 +260,7 @@ fn page_of_events(
 ) -> (Vec<usize>, Option<String>) {
     let span = page_span(events.len(), start, descending);
     let walk = events[span.clone()].iter().zip(span).map(|(e, i)| (i, e));
-    let matches = |e: &&Event| filter.matches(e);
+    let matches = |e: &Event| filter.matches(e);
     if descending {
         page_at(walk.rev(), limit, matches)
     } else {
