@@ -20,7 +20,7 @@
 //!    an event id spread over the log (`page_id`), ascending;
 //! 5. **RSS settled**: after the pages and `--settle-secs`.
 
-use crate::rss::rss_bytes;
+use crate::rss::{anon_rss_bytes, rss_bytes};
 use crate::server::{Flavor, ServerProcess, run_dir};
 use crate::stats::Summary;
 use crate::stored::{self, CountResult, CountSuite, StoredConfig, ms, progress};
@@ -56,6 +56,9 @@ pub struct LongPoint {
     /// `VmRSS` after the pages and `--settle-secs` (memory the allocator
     /// gives back once the reading is over).
     pub settled_rss_bytes: Option<u64>,
+    /// `RssAnon` at the same moment: the heap, whatever part of the
+    /// program's file the kernel maps.
+    pub settled_anon_bytes: Option<u64>,
 }
 
 /// The suite's result on one server (one point per length).
@@ -228,13 +231,14 @@ async fn point(
     p.page = Summary::of(&pages);
     tokio::time::sleep(cfg.settle).await;
     p.settled_rss_bytes = rss_bytes(server.pid()).ok();
+    p.settled_anon_bytes = anon_rss_bytes(server.pid()).ok();
     server.stop().await?;
     let mb = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / 1e6);
     progress(
         label,
         "long",
         &format!(
-            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB",
+            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB ({:.1} MB anonymous)",
             p.events,
             p.first_resume_ms.unwrap_or(f64::NAN),
             p.ready_ms.unwrap_or(f64::NAN),
@@ -244,6 +248,7 @@ async fn point(
             mb(p.loaded_rss_bytes),
             p.page.as_ref().map_or(f64::NAN, |s| s.p50_ms),
             mb(p.settled_rss_bytes),
+            mb(p.settled_anon_bytes),
         ),
     );
     Ok(p)
@@ -277,7 +282,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
@@ -286,7 +291,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.events,
             pair(f(p.first_resume_ms, 1), r.map(|r| f(r.first_resume_ms, 1))),
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
@@ -306,6 +311,10 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
                 r.map(|r| f(r.page.as_ref().map(|s| s.p99_ms), 2))
             ),
             pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
+            pair(
+                mb(p.settled_anon_bytes),
+                r.map(|r| mb(r.settled_anon_bytes))
+            ),
         ));
     }
     if reference.is_some() {

@@ -7,8 +7,14 @@ use std::io;
 /// `None` when the line is missing (a kernel thread or a zombie has none)
 /// or malformed.
 pub fn parse_vm_rss_kb(status: &str) -> Option<u64> {
+    parse_status_kb(status, "VmRSS")
+}
+
+/// The `field` line (e.g. `RssAnon`) of a `/proc/<pid>/status` text, in
+/// kB.
+fn parse_status_kb(status: &str, field: &str) -> Option<u64> {
     status.lines().find_map(|line| {
-        let rest = line.strip_prefix("VmRSS:")?;
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
         let mut parts = rest.split_whitespace();
         let value = parts.next()?.parse::<u64>().ok()?;
         match parts.next() {
@@ -18,12 +24,24 @@ pub fn parse_vm_rss_kb(status: &str) -> Option<u64> {
     })
 }
 
+/// The `field` of `pid`'s status in bytes.
+fn status_bytes(pid: u32, field: &str) -> io::Result<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    parse_status_kb(&text, field)
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| io::Error::other(format!("/proc/{pid}/status has no {field} line")))
+}
+
 /// The resident set size of `pid` in bytes.
 pub fn rss_bytes(pid: u32) -> io::Result<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    parse_vm_rss_kb(&text)
-        .map(|kb| kb * 1024)
-        .ok_or_else(|| io::Error::other(format!("/proc/{pid}/status has no VmRSS line")))
+    status_bytes(pid, "VmRSS")
+}
+
+/// The anonymous part of `pid`'s resident set in bytes (`RssAnon`: heap
+/// and stacks, leaving out the program's own pages, of which the kernel
+/// maps more the more of the file is in the page cache).
+pub fn anon_rss_bytes(pid: u32) -> io::Result<u64> {
+    status_bytes(pid, "RssAnon")
 }
 
 #[cfg(test)]
@@ -36,6 +54,12 @@ mod tests {
     #[test]
     fn reads_vm_rss_not_its_neighbours() {
         assert_eq!(parse_vm_rss_kb(STATUS), Some(343_128));
+        assert_eq!(parse_status_kb(STATUS, "RssAnon"), Some(300_000));
+        assert_eq!(
+            parse_status_kb(STATUS, "Rss"),
+            None,
+            "a prefix is not a field"
+        );
     }
 
     #[test]

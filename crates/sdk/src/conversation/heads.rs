@@ -86,6 +86,15 @@ impl<'a> Heads<'a> {
         }
     }
 
+    /// The position of the latest `ConversationStateUpdateEvent` setting
+    /// `key`.
+    pub fn last_state_update(&self, key: &str) -> Option<usize> {
+        match self.source {
+            Source::Held(heads) => heads.iter().rposition(|h| h.state_key() == Some(key)),
+            Source::Paged(paged) => paged.last_state_update(key),
+        }
+    }
+
     /// Every head with its position, in log order (reversible).
     pub fn iter(&self) -> HeadIter<'_, 'a> {
         self.range(0..self.len())

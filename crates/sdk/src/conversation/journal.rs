@@ -93,7 +93,7 @@ impl Journal {
         {
             return;
         }
-        if let Some(paged) = PagedHeads::open(store, records) {
+        if let Some(paged) = PagedHeads::open(store, records, &self.heads) {
             tracing::debug!(
                 events = paged.len(),
                 "a long log's heads stay in its head index"

@@ -264,3 +264,36 @@ fn a_head_index_replaced_under_a_paged_log_is_reported_and_the_files_still_load(
     assert_eq!(journal.events(), events.as_slice());
     assert_eq!(journal.index_of(&events[3].id), Some(3));
 }
+
+#[test]
+fn a_paged_log_knows_its_latest_state_updates_without_reading_the_index() {
+    let (_dir, store, events) = written(PAGE_OUT_FROM);
+    let n = events.len();
+    for (at, key) in [(n, "goal"), (n + 1, "task:1"), (n + 2, "goal")] {
+        let update = crate::conversation::core::state_update(key, serde_json::json!(at));
+        store.append(at, &update).unwrap();
+    }
+    let (mut journal, _) = Journal::resumed(&store).unwrap();
+    let held = journal.view();
+    let expected: Vec<Option<usize>> = ["goal", "task:1", "never"]
+        .iter()
+        .map(|key| held.last_state_update(key))
+        .collect();
+    assert_eq!(expected, [Some(n + 2), Some(n + 1), None]);
+    journal.page_out(&store);
+    assert!(journal.is_paged());
+    // With the index gone, the answers still come: they are in memory.
+    fs::remove_file(
+        store
+            .dir()
+            .join(crate::conversation::event_store::HEAD_INDEX_FILE),
+    )
+    .unwrap();
+    let paged = journal.view();
+    let found: Vec<Option<usize>> = ["goal", "task:1", "never"]
+        .iter()
+        .map(|key| paged.last_state_update(key))
+        .collect();
+    assert_eq!(found, expected);
+    assert!(paged.into_failure().is_none());
+}

@@ -11,6 +11,7 @@
 use super::event_head::EventHead;
 use super::event_store::{EventStore, HEAD_INDEX_FILE, StoreError};
 use super::head_index::split_record;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::ops::Range;
@@ -26,13 +27,17 @@ pub(super) struct PagedHeads {
     identity: (u64, u64),
     /// Where the record of each head starts, then where the last one ends.
     records: Vec<u32>,
+    /// The position of the latest state update of each key: the few keys
+    /// are asked for on every resume, and a key never set would otherwise
+    /// cost a walk of the whole index.
+    state_updates: HashMap<Box<str>, usize>,
 }
 
 impl PagedHeads {
-    /// The heads of `store`'s head index whose records start at `records`
-    /// (then where the last ends), as a resume left it; `None` when the
-    /// file is no longer that long or cannot be opened.
-    pub fn open(store: &EventStore, records: Vec<u32>) -> Option<Self> {
+    /// `heads`, left in `store`'s head index whose records of them start
+    /// at `records` (then where the last ends), as a resume left it; `None`
+    /// when the file is no longer that long or cannot be opened.
+    pub fn open(store: &EventStore, records: Vec<u32>, heads: &[EventHead]) -> Option<Self> {
         let end = u64::from(*records.last()?);
         let meta = File::open(index_path(store)).and_then(|f| f.metadata());
         match meta {
@@ -40,6 +45,11 @@ impl PagedHeads {
                 store: store.clone(),
                 identity: (meta.dev(), meta.ino()),
                 records,
+                state_updates: heads
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(at, h)| Some((Box::from(h.state_key()?), at)))
+                    .collect(),
             }),
             Ok(_) => None,
             Err(e) => {
@@ -52,6 +62,11 @@ impl PagedHeads {
     /// Number of heads.
     pub fn len(&self) -> usize {
         self.records.len().saturating_sub(1)
+    }
+
+    /// The position of the latest state update of `key`.
+    pub fn last_state_update(&self, key: &str) -> Option<usize> {
+        self.state_updates.get(key).copied()
     }
 
     /// The store whose log these heads are.

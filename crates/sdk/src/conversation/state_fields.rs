@@ -87,13 +87,7 @@ impl LocalConversation {
     /// The value of the latest `ConversationStateUpdateEvent` for `key`.
     /// Found from the log's heads: only that event is read.
     pub fn last_state_update(&self, key: &str) -> Option<Value> {
-        let found = self.with_heads(|heads| {
-            heads
-                .iter()
-                .rev()
-                .find(|(_, h)| h.state_key() == Some(key))
-                .map(|(at, _)| at)
-        });
+        let found = self.with_heads(|heads| heads.last_state_update(key));
         let at = match found {
             Ok(at) => at?,
             Err(e) => {
