@@ -2,16 +2,10 @@
 
 use std::io;
 
-/// The `VmRSS` line of a `/proc/<pid>/status` text, in kB.
+/// The `field` line (e.g. `VmRSS`) of a `/proc/<pid>/status` text, in kB.
 ///
 /// `None` when the line is missing (a kernel thread or a zombie has none)
 /// or malformed.
-pub fn parse_vm_rss_kb(status: &str) -> Option<u64> {
-    parse_status_kb(status, "VmRSS")
-}
-
-/// The `field` line (e.g. `RssAnon`) of a `/proc/<pid>/status` text, in
-/// kB.
 fn parse_status_kb(status: &str, field: &str) -> Option<u64> {
     status.lines().find_map(|line| {
         let rest = line.strip_prefix(field)?.strip_prefix(':')?;
@@ -53,7 +47,7 @@ mod tests {
 
     #[test]
     fn reads_vm_rss_not_its_neighbours() {
-        assert_eq!(parse_vm_rss_kb(STATUS), Some(343_128));
+        assert_eq!(parse_status_kb(STATUS, "VmRSS"), Some(343_128));
         assert_eq!(parse_status_kb(STATUS, "RssAnon"), Some(300_000));
         assert_eq!(
             parse_status_kb(STATUS, "Rss"),
@@ -64,10 +58,13 @@ mod tests {
 
     #[test]
     fn missing_or_malformed_line_is_none() {
-        assert_eq!(parse_vm_rss_kb("Name:\tkthreadd\nState:\tS\n"), None);
-        assert_eq!(parse_vm_rss_kb("VmRSS:\tlots kB\n"), None);
-        assert_eq!(parse_vm_rss_kb("VmRSS:\t12 MB\n"), None);
-        assert_eq!(parse_vm_rss_kb(""), None);
+        assert_eq!(
+            parse_status_kb("Name:\tkthreadd\nState:\tS\n", "VmRSS"),
+            None
+        );
+        assert_eq!(parse_status_kb("VmRSS:\tlots kB\n", "VmRSS"), None);
+        assert_eq!(parse_status_kb("VmRSS:\t12 MB\n", "VmRSS"), None);
+        assert_eq!(parse_status_kb("", "VmRSS"), None);
     }
 
     #[test]
