@@ -31,7 +31,8 @@ const MAGIC: &[u8; 8] = b"OHHEADS1";
 /// A payload longer than this is not a record (heads hold short strings).
 const MAX_RECORD: usize = 1 << 20;
 
-fn path(store: &EventStore) -> PathBuf {
+/// Where `store`'s head index lives.
+pub(super) fn path(store: &EventStore) -> PathBuf {
     store.dir().join(HEAD_INDEX_FILE)
 }
 

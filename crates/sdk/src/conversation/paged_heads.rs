@@ -9,14 +9,13 @@
 //! brings the heads back into memory (see [`super::journal`]).
 
 use super::event_head::EventHead;
-use super::event_store::{EventStore, HEAD_INDEX_FILE, StoreError};
-use super::head_index::split_record;
+use super::event_store::{EventStore, StoreError};
+use super::head_index::{path as index_path, split_record};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::ops::Range;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::PathBuf;
 
 /// A log's heads read from its head index on demand.
 #[derive(Debug)]
@@ -39,8 +38,7 @@ impl PagedHeads {
     /// when the file is no longer that long or cannot be opened.
     pub fn open(store: &EventStore, records: Vec<u32>, heads: &[EventHead]) -> Option<Self> {
         let end = u64::from(*records.last()?);
-        let meta = File::open(index_path(store)).and_then(|f| f.metadata());
-        match meta {
+        match std::fs::metadata(index_path(store)) {
             Ok(meta) if meta.len() == end => Some(Self {
                 store: store.clone(),
                 identity: (meta.dev(), meta.ino()),
@@ -128,10 +126,6 @@ impl PagedHeads {
         }
         positions.iter().map(|p| self.get(*p)).collect()
     }
-}
-
-fn index_path(store: &EventStore) -> PathBuf {
-    store.dir().join(HEAD_INDEX_FILE)
 }
 
 fn invalid(what: &str) -> io::Error {

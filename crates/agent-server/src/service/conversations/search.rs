@@ -139,12 +139,9 @@ pub fn search_page(
     let (positions, next) = conv.with_heads(|heads| {
         let start = page_id.and_then(|id| heads.position_of(id));
         let walk = heads.range(page_span(heads.len(), start, descending));
-        let matches = |h: &EventHead| filter.matches_head(h);
-        if descending {
-            page_at(walk.rev(), limit, matches)
-        } else {
-            page_at(walk, limit, matches)
-        }
+        page_at(walk, descending, limit, |h: &EventHead| {
+            filter.matches_head(h)
+        })
     })?;
     Ok(EventPage {
         items: conv.events_at(&positions)?,
@@ -228,9 +225,23 @@ pub fn page_span(len: usize, start: Option<usize>, descending: bool) -> Range<us
 }
 
 /// The positions of one page of the items `walk` yields (each with its
-/// position, in the page's order) passing `matches`, and the id of the
-/// first item of the next page.
+/// position, in log order; walked from the end when `descending`) passing
+/// `matches`, and the id of the first item of the next page.
 pub fn page_at<E: Searchable + ?Sized, T: Deref<Target = E>>(
+    walk: impl DoubleEndedIterator<Item = (usize, T)>,
+    descending: bool,
+    limit: usize,
+    matches: impl Fn(&E) -> bool,
+) -> (Vec<usize>, Option<String>) {
+    if descending {
+        first_page(walk.rev(), limit, matches)
+    } else {
+        first_page(walk, limit, matches)
+    }
+}
+
+/// [`page_at`] over a walk already in the page's order.
+fn first_page<E: Searchable + ?Sized, T: Deref<Target = E>>(
     walk: impl Iterator<Item = (usize, T)>,
     limit: usize,
     matches: impl Fn(&E) -> bool,
@@ -260,12 +271,7 @@ fn page_of_events(
 ) -> (Vec<usize>, Option<String>) {
     let span = page_span(events.len(), start, descending);
     let walk = events[span.clone()].iter().zip(span).map(|(e, i)| (i, e));
-    let matches = |e: &Event| filter.matches(e);
-    if descending {
-        page_at(walk.rev(), limit, matches)
-    } else {
-        page_at(walk, limit, matches)
-    }
+    page_at(walk, descending, limit, |e: &Event| filter.matches(e))
 }
 
 /// Number of events passing `filter`.

@@ -33,11 +33,11 @@ pub(crate) enum CaptureError {
     Timeout(Duration),
     /// The shell ended before the dump was complete (an rc file exited,
     /// or `exec`ed another program).
-    #[error("the shell ended during its start-up files (exit code {status}); its output: {output}")]
+    #[error("the shell ended during its start-up files (exit code {code}); its output: {output}")]
     Incomplete {
         /// The shell's exit code (1 when a signal ended it, -1 when it
         /// could not be waited for).
-        status: String,
+        code: i64,
         /// The end of what it printed.
         output: String,
     },
@@ -143,10 +143,7 @@ fn capture_in(req: &SnapshotRequest, work: &Path, out: &Path) -> Result<PathBuf,
         let _ = end_rx.recv_timeout(Duration::from_millis(200));
         drop(output);
         let output = String::from_utf8_lossy(&kept.lock()).trim().to_string();
-        return Err(CaptureError::Incomplete {
-            status: code.to_string(),
-            output,
-        });
+        return Err(CaptureError::Incomplete { code, output });
     }
     drop(output);
     drop(child.master);

@@ -160,8 +160,8 @@ fn an_rc_file_that_exits_is_reported_with_its_code_and_what_it_printed() {
     let root = home.path().join("snapshots");
     let req = home.request(Duration::from_secs(20));
     match capture::capture(&req, &root, 0) {
-        Err(capture::CaptureError::Incomplete { status, output }) => {
-            assert_eq!(status, "3");
+        Err(capture::CaptureError::Incomplete { code, output }) => {
+            assert_eq!(code, 3);
             assert!(output.contains("leaving early"), "{output:?}");
         }
         other => panic!("expected an incomplete capture, got {other:?}"),
