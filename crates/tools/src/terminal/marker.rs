@@ -204,11 +204,24 @@ pub(crate) enum Startup<'a> {
     Snapshot(&'a std::path::Path),
 }
 
-/// The bash start-up file of a session: sets up the shell per `startup`,
-/// then installs the marker-printing prompt hook with an empty prompt, and
-/// turns off history and `!` expansion.
-pub(crate) fn init_script(nonce: &str, startup: Startup<'_>) -> String {
-    let mut s = String::new();
+/// The bash start-up file of a session: changes to `working_dir` (the
+/// shell starts where the server runs, see [`super::session`]), sets up
+/// the shell per `startup`, then installs the marker-printing prompt hook
+/// with an empty prompt, and turns off history and `!` expansion.
+pub(crate) fn init_script(
+    nonce: &str,
+    working_dir: &std::path::Path,
+    startup: Startup<'_>,
+) -> String {
+    // `-P`: `$PWD` is the physical path, as for a shell started there. An
+    // `OLDPWD` the shell was given is kept; none is left otherwise.
+    let mut s = format!(
+        "__oh_had_oldpwd=${{OLDPWD+1}} __oh_oldpwd=${{OLDPWD-}}\n\
+         builtin cd -P -- {dir} || builtin exit 1\n\
+         if builtin test -n \"$__oh_had_oldpwd\"; then OLDPWD=$__oh_oldpwd; else builtin unset OLDPWD; fi\n\
+         builtin unset __oh_had_oldpwd __oh_oldpwd\n",
+        dir = shell_single_quote(&working_dir.to_string_lossy()),
+    );
     match startup {
         Startup::Bare => {}
         Startup::RcFiles => {
@@ -371,15 +384,62 @@ mod tests {
 
     #[test]
     fn init_script_installs_hook() {
-        let s = init_script("abc123", Startup::Bare);
+        let s = init_script("abc123", std::path::Path::new("/w"), Startup::Bare);
         assert!(s.contains("PROMPT_COMMAND=__oh_prompt"));
         assert!(s.contains("__oh_nonce='abc123'"));
         assert!(!s.contains(".bashrc"));
-        assert!(init_script("x", Startup::RcFiles).contains(".bashrc"));
-        let snap = init_script("x", Startup::Snapshot(std::path::Path::new("/d/it's.sh")));
-        assert!(snap.starts_with(". '/d/it'\\''s.sh'\n"), "{snap}");
+        assert!(init_script("x", std::path::Path::new("/w"), Startup::RcFiles).contains(".bashrc"));
+        let snap = init_script(
+            "x",
+            std::path::Path::new("/w"),
+            Startup::Snapshot(std::path::Path::new("/d/it's.sh")),
+        );
+        assert!(snap.starts_with("__oh_had_oldpwd="), "{snap}");
+        let cd = snap.find("builtin cd -P -- '/w'").unwrap();
+        let source = snap.find("\n. '/d/it'\\''s.sh'\n").unwrap();
+        assert!(cd < source, "the directory is changed first: {snap}");
         assert!(!snap.contains(".bashrc"));
         // The framing bytes themselves never appear literally.
         assert!(!s.as_bytes().contains(&START));
+    }
+
+    /// Runs the start-up file in a bash started in `/` with `oldpwd`, and
+    /// gives what it left in `PWD` and `OLDPWD`.
+    #[allow(clippy::disallowed_methods, reason = "a bare bash for the test")]
+    fn directory_after_init(dir: &std::path::Path, oldpwd: Option<&str>) -> String {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), init_script("n", dir, Startup::Bare)).unwrap();
+        let mut cmd = std::process::Command::new("bash");
+        cmd.current_dir("/")
+            .env_remove("OLDPWD")
+            .arg("-c")
+            .arg(r#". "$1"; printf '%s|%s' "$PWD" "${OLDPWD-unset}""#)
+            .arg("bash")
+            .arg(file.path());
+        if let Some(old) = oldpwd {
+            cmd.env("OLDPWD", old);
+        }
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn the_shell_changes_to_its_directory_as_if_started_there() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("it's real");
+        std::fs::create_dir(&real).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let physical = real.canonicalize().unwrap();
+        // The physical path, as getcwd gives a shell started there; no
+        // OLDPWD it was not given.
+        assert_eq!(
+            directory_after_init(&link, None),
+            format!("{}|unset", physical.display())
+        );
+        assert_eq!(
+            directory_after_init(&link, Some("/usr")),
+            format!("{}|/usr", physical.display())
+        );
     }
 }

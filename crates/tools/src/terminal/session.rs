@@ -17,7 +17,8 @@ use nix::sys::signal::Signal;
 use nix::sys::termios::{self, InputFlags, LocalFlags, OutputFlags, SetArg};
 use openhands_sdk::tool::SecretAccess;
 use openhands_workspace::exec::{
-    OutputWatch, ProcessSpec, Pty, PtyMaster, ShellSnapshot, exit_watch, procs, pty_output,
+    OutputWatch, ProcessSpec, Pty, PtyMaster, ShellSnapshot, child::ChildProcess, exit_watch,
+    procs, pty_output,
 };
 use parking_lot::Mutex;
 use std::io::Write;
@@ -212,7 +213,12 @@ impl Session {
         };
         make_private_dir(&dir).map_err(|e| spawn_err("private directory", &e))?;
         let init = dir.join("init.sh");
-        std::fs::write(&init, init_script(&nonce, startup))
+        // The shell changes to its directory itself (the start-up file's
+        // first line): a child that starts where this process runs is
+        // spawned without `setsid` (see `Pty::spawn`).
+        let working_dir = std::path::absolute(&spec.working_dir)
+            .map_err(|e| spawn_err("working directory", &e))?;
+        std::fs::write(&init, init_script(&nonce, &working_dir, startup))
             .map_err(|e| spawn_err("start-up file", &e))?;
 
         // Inherited by everything the shell starts: finds daemons at close.
@@ -222,7 +228,6 @@ impl Session {
             .args(["--noediting", "--rcfile"])
             .arg(&init)
             .arg("-i")
-            .cwd(&spec.working_dir)
             .lower_priority(lowering)
             .sandbox(spec.shell.exec.sandbox.as_ref())
             // In a sandbox: the session's start-up and command files, and
@@ -230,6 +235,11 @@ impl Session {
             .sandbox_bind(&dir, true);
         if let Some(snap) = &snapshot {
             cmd = cmd.sandbox_bind(snap.path(), false);
+        }
+        if cmd.sandboxed().is_some() {
+            // bwrap changes into it, rather than to where this process
+            // runs, which the sandbox may hide.
+            cmd = cmd.cwd(&working_dir);
         }
         let pty = Pty::open(spec.rows, spec.cols).map_err(|e| spawn_err("pseudo-terminal", &e))?;
         if let Some(t) = pty.tty_path() {
@@ -417,7 +427,7 @@ fn watch_terminal(shared: Arc<Shared>, master: &PtyMaster) -> std::io::Result<Ou
 
 /// Records the shell's exit code in `shared` and wakes its subscribers once
 /// the shell ends.
-fn watch_shell_exit(shared: Arc<Shared>, child: std::process::Child) -> std::io::Result<()> {
+fn watch_shell_exit(shared: Arc<Shared>, child: ChildProcess) -> std::io::Result<()> {
     exit_watch::watch_exit("terminal-waiter", child, move |code| {
         shared.stream.lock().exit_code = Some(code);
         shared.bump();

@@ -7,6 +7,7 @@
 //! Where the kernel has no pidfd (Linux before 5.3), a thread waits for
 //! the child as before.
 
+use super::child::ChildProcess;
 use super::epoll_loop;
 use parking_lot::Mutex;
 use rustix::event::epoll;
@@ -14,7 +15,6 @@ use rustix::fd::OwnedFd;
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 use std::collections::HashMap;
 use std::io;
-use std::process::Child;
 use std::sync::OnceLock;
 
 /// What to call with a child's exit code.
@@ -27,9 +27,10 @@ type OnExit = Box<dyn FnOnce(i64) + Send>;
 /// must be quick (record the code, wake someone).
 pub fn watch_exit(
     name: &str,
-    child: Child,
+    child: impl Into<ChildProcess>,
     on_exit: impl FnOnce(i64) + Send + 'static,
 ) -> io::Result<()> {
+    let child = child.into();
     let on_exit: OnExit = Box::new(on_exit);
     let (Some(watcher), Some(pidfd)) = (Watcher::global(), pidfd_of(&child)) else {
         return wait_on_thread(name, child, on_exit);
@@ -41,7 +42,7 @@ pub fn watch_exit(
 }
 
 /// A pidfd of `child`, `None` where the kernel has none.
-fn pidfd_of(child: &Child) -> Option<OwnedFd> {
+fn pidfd_of(child: &ChildProcess) -> Option<OwnedFd> {
     let pid = Pid::from_raw(i32::try_from(child.id()).ok()?)?;
     pidfd_open(pid, PidfdFlags::empty()).ok()
 }
@@ -51,7 +52,7 @@ struct Watched {
     /// Registered in the epoll set under the entry's key; closing it
     /// leaves the set.
     _pidfd: OwnedFd,
-    child: Child,
+    child: ChildProcess,
     on_exit: OnExit,
 }
 
@@ -97,7 +98,12 @@ impl Watcher {
         clippy::type_complexity,
         reason = "the caller's own values, given back"
     )]
-    fn add(&self, pidfd: OwnedFd, child: Child, on_exit: OnExit) -> Result<(), (Child, OnExit)> {
+    fn add(
+        &self,
+        pidfd: OwnedFd,
+        child: ChildProcess,
+        on_exit: OnExit,
+    ) -> Result<(), (ChildProcess, OnExit)> {
         let key = self
             .next_key
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -142,7 +148,7 @@ impl Watcher {
     }
 }
 
-fn wait_on_thread(name: &str, mut child: Child, on_exit: OnExit) -> io::Result<()> {
+fn wait_on_thread(name: &str, mut child: ChildProcess, on_exit: OnExit) -> io::Result<()> {
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || on_exit(exit_code(child.wait())))
@@ -162,7 +168,7 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    fn sh(script: &str) -> Child {
+    fn sh(script: &str) -> std::process::Child {
         #[allow(clippy::disallowed_methods, reason = "a bare child for the test")]
         std::process::Command::new("sh")
             .args(["-c", script])
@@ -237,7 +243,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         wait_on_thread(
             "exit-watch-th",
-            sh("exit 3"),
+            sh("exit 3").into(),
             Box::new(move |c| {
                 let _ = tx.send(c);
             }),

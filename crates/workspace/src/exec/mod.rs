@@ -11,6 +11,8 @@
 //! * [`run`] — run to completion ([`run_to_completion`]) or streaming
 //!   ([`run_streaming`]) with timeout, cancellation and bounded drain.
 //! * [`pty`] — a child on a pseudo-terminal (the terminal's shell).
+//! * [`child`] — [`ChildProcess`](child::ChildProcess): a started child,
+//!   waited for and killed the same way whoever spawned it.
 //! * [`pty_output`] — terminals' output read by a few threads over epoll
 //!   sets, not by a thread per terminal blocked in `read`.
 //! * [`exit_watch`] — children's ends awaited by one thread over their
@@ -81,6 +83,7 @@
 //! `"shell_snapshot": false` in the config file); `openhands_tools::terminal::warm_shell_snapshot`
 //! captures in the background when the server starts.
 
+pub mod child;
 pub mod env;
 mod epoll_loop;
 pub mod exit_watch;

@@ -12,17 +12,22 @@
 
 #![allow(clippy::disallowed_methods, reason = "exec owns starting processes")]
 
+use super::child::ChildProcess;
 use super::sandbox::bwrap::Attach;
 use super::spawn::{ProcessSpec, resolve_program};
 use super::which::is_executable;
+use nix::fcntl::OFlag;
+use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawn};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::stat::Mode;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, ptsname, unlockpt};
 use rustix::termios::{Winsize, tcgetpgrp, tcsetwinsize};
-use std::ffi::OsString;
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -60,8 +65,9 @@ pub struct PtyChild {
     /// The terminal's master side (read output, write input, foreground
     /// process group).
     pub master: PtyMaster,
-    /// The child, for waiting (it is `setsid`, which `exec`s the program).
-    pub child: std::process::Child,
+    /// The child, for waiting (the program itself, or `setsid`, which
+    /// `exec`s it).
+    pub child: ChildProcess,
     /// The child's process id (it leads its own session), -1 if unknown.
     pub pid: i32,
 }
@@ -90,27 +96,126 @@ impl Pty {
     /// the terminal; [`ProcessSpec::piped_stdin`] does not apply). The child
     /// leads a new session whose controlling terminal is this one.
     ///
-    /// It is started through `setsid --ctty` with `posix_spawn`, so this
-    /// (large, multi-threaded) process is never `fork`ed: a fork copies the
-    /// page tables and stalls every thread of the server while it runs.
-    /// Without `setsid` (util-linux, on every Linux distribution) the child
-    /// cannot be started and the error says so.
+    /// This (large, multi-threaded) process is never `fork`ed: a fork
+    /// copies the page tables and stalls every thread of the server while
+    /// it runs. Where the child starts in this process's directory (no
+    /// working directory, or a sandbox that changes to it itself) it is
+    /// spawned directly, `posix_spawn` making it a session leader that
+    /// opens the terminal as its controlling one. Otherwise, or where the C
+    /// library cannot start a session, it is started through util-linux's
+    /// `setsid --ctty`, since `posix_spawn` has no safe working-directory
+    /// action; without `setsid` on the child's `PATH`, `/usr/bin` or `/bin`
+    /// that child cannot be started and the error says so.
     pub fn spawn(self, spec: &ProcessSpec) -> io::Result<PtyChild> {
-        let setsid = find_setsid(spec.env().get("PATH")).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "setsid (util-linux) is needed to start a program on a terminal and was not \
-                 found on PATH, /usr/bin or /bin",
-            )
-        })?;
-        let terminal = self.master.open_slave()?;
-        let child = spawn_with_setsid(&setsid, terminal, spec)?;
+        check_program(spec)?;
+        let (launched, args) = spec.launch(Attach::Terminal);
+        let child = match self.spawn_leader(&launched, &args, spec)? {
+            Some(child) => child,
+            None => {
+                let setsid = find_setsid(spec.env().get("PATH")).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "setsid (util-linux) is needed to start a program on a terminal in \
+                         another directory and was not found on PATH, /usr/bin or /bin",
+                    )
+                })?;
+                let terminal = self.master.open_slave()?;
+                spawn_with_setsid(&setsid, terminal, &launched, &args, spec)?.into()
+            }
+        };
         let pid = i32::try_from(child.id()).unwrap_or(-1);
         Ok(PtyChild {
             master: self.master,
             child,
             pid,
         })
+    }
+
+    /// Spawns `program` as a session leader on the terminal, `None` where
+    /// that cannot be done here (see [`Pty::spawn`]).
+    fn spawn_leader(
+        &self,
+        program: &OsStr,
+        args: &[OsString],
+        spec: &ProcessSpec,
+    ) -> io::Result<Option<ChildProcess>> {
+        let moves_itself = spec.working_dir().is_none() || spec.sandboxed().is_some();
+        let Some(tty) = self.master.tty_path() else {
+            return Ok(None);
+        };
+        if !moves_itself || !Path::new(program).is_absolute() {
+            return Ok(None);
+        }
+        let Some(attr) = leader_attributes()? else {
+            return Ok(None);
+        };
+        let mut actions = PosixSpawnFileActions::init()?;
+        // Opened by the new session's leader without O_NOCTTY: it becomes
+        // the session's controlling terminal.
+        actions.add_open(0, tty, OFlag::O_RDWR, Mode::empty())?;
+        actions.add_dup2(0, 1)?;
+        actions.add_dup2(0, 2)?;
+        let argv = std::iter::once(program)
+            .chain(args.iter().map(OsString::as_os_str))
+            .map(c_string)
+            .collect::<io::Result<Vec<_>>>()?;
+        let envp = spec
+            .env()
+            .vars()
+            .iter()
+            .map(|(name, value)| c_string(OsStr::new(&format!("{name}={value}"))))
+            .collect::<io::Result<Vec<_>>>()?;
+        let pid = posix_spawn(program, &actions, &attr, &argv, &envp)?;
+        let pid = rustix::process::Pid::from_raw(pid.as_raw())
+            .ok_or_else(|| io::Error::other("posix_spawn gave no process id"))?;
+        Ok(Some(ChildProcess::spawned(pid)))
+    }
+}
+
+/// Spawn attributes of a session leader with default `SIGPIPE` handling
+/// (this process ignores it) and no signal blocked; `None` where the C
+/// library has no `POSIX_SPAWN_SETSID` (glibc before 2.26).
+fn leader_attributes() -> io::Result<Option<PosixSpawnAttr>> {
+    let mut attr = PosixSpawnAttr::init()?;
+    let mut defaults = SigSet::empty();
+    defaults.add(Signal::SIGPIPE);
+    attr.set_sigdefault(&defaults)?;
+    attr.set_sigmask(&SigSet::empty())?;
+    let flags = PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF
+        | PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK
+        | PosixSpawnFlags::from_bits_retain(nix::libc::c_int::from(nix::libc::POSIX_SPAWN_SETSID));
+    match attr.set_flags(flags) {
+        Ok(()) => Ok(Some(attr)),
+        Err(nix::errno::Errno::EINVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `s` for an argument or environment vector; a NUL inside is an error.
+fn c_string(s: &OsStr) -> io::Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} holds a NUL byte", s.to_string_lossy()),
+        )
+    })
+}
+
+/// Fails as a direct spawn would when the program is missing (`setsid`
+/// would start and only then fail to run it).
+fn check_program(spec: &ProcessSpec) -> io::Result<()> {
+    let program = spec.resolved_program();
+    let on_disk = match (Path::new(&program), spec.working_dir()) {
+        (p, Some(dir)) if p.is_relative() => dir.join(p),
+        (p, _) => p.to_path_buf(),
+    };
+    if is_executable(&on_disk) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} not found or not executable", program.to_string_lossy()),
+        ))
     }
 }
 
@@ -229,25 +334,13 @@ fn find_setsid(path: Option<&str>) -> Option<OsString> {
 fn spawn_with_setsid(
     setsid: &OsString,
     terminal: File,
+    program: &OsStr,
+    args: &[OsString],
     spec: &ProcessSpec,
 ) -> io::Result<std::process::Child> {
-    // `setsid` would start and then fail to run a missing program: report
-    // it here, as a direct spawn would.
-    let program = spec.resolved_program();
-    let on_disk = match (Path::new(&program), spec.working_dir()) {
-        (p, Some(dir)) if p.is_relative() => dir.join(p),
-        (p, _) => p.to_path_buf(),
-    };
-    if !is_executable(&on_disk) {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{} not found or not executable", program.to_string_lossy()),
-        ));
-    }
-    let (launched, args) = spec.launch(Attach::Terminal);
     let mut cmd = std::process::Command::new(setsid);
     cmd.arg("--ctty")
-        .arg(&launched)
+        .arg(program)
         .args(args)
         .stdin(Stdio::from(terminal.try_clone()?))
         .stdout(Stdio::from(terminal.try_clone()?))
@@ -296,6 +389,47 @@ mod tests {
             "session id is the shell's pid: {out}"
         );
         assert_eq!(numbers[0], child.pid.to_string());
+        assert!(child.child.wait().unwrap().success());
+    }
+
+    #[test]
+    fn a_child_starting_here_is_spawned_itself_and_one_elsewhere_through_setsid() {
+        let here = shell("echo here");
+        assert!(here.child.spawned_directly());
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ProcessSpec::new("sh", EnvPolicy::default().child_env())
+            .args(["-c", "pwd; [ -t 0 ] && echo tty; ps -o sid= -p $$; echo $$"])
+            .cwd(dir.path());
+        let mut elsewhere = Pty::open(24, 80).unwrap().spawn(&spec).unwrap();
+        assert!(!elsewhere.child.spawned_directly());
+        let out = output_of(&elsewhere);
+        let real = dir.path().canonicalize().unwrap();
+        assert!(out.contains(&*real.to_string_lossy()), "{out}");
+        assert!(out.contains("tty"), "{out}");
+        let numbers: Vec<&str> = out.split_whitespace().rev().take(2).collect();
+        assert_eq!(numbers[0], numbers[1], "leads its session: {out}");
+        assert!(elsewhere.child.wait().unwrap().success());
+        let _ = output_of(&here);
+    }
+
+    #[test]
+    fn a_spawned_child_gets_exactly_its_environment_and_default_sigpipe() {
+        let mut env = EnvPolicy::default().child_env();
+        env.set("OH_PTY_PROBE", "a b=c").unwrap();
+        let spec = ProcessSpec::new("sh", env).args([
+            "-c",
+            "echo \"probe=$OH_PTY_PROBE\"; exec grep -E '^Sig(Ign|Blk)' /proc/self/status",
+        ]);
+        let mut child = Pty::open(24, 80).unwrap().spawn(&spec).unwrap();
+        let out = output_of(&child);
+        assert!(out.contains("probe=a b=c"), "{out}");
+        let mask = |name: &str| {
+            let line = out.lines().find(|l| l.starts_with(name)).unwrap();
+            u64::from_str_radix(line[name.len()..].trim(), 16).unwrap()
+        };
+        assert_eq!(mask("SigBlk:"), 0, "nothing blocked: {out}");
+        // SIGPIPE (13) is ignored in this process, and not in the child.
+        assert_eq!(mask("SigIgn:") & (1 << 12), 0, "{out}");
         assert!(child.child.wait().unwrap().success());
     }
 
