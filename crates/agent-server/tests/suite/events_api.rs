@@ -8,6 +8,7 @@ use crate::conversations_support;
 
 use conversations_support::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 use uuid::Uuid;
 
 /// A log grown past the length from which a resumed log leaves its heads
@@ -46,6 +47,13 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
     let count_of =
         |key: &str, value: &str| before.iter().filter(|e| e[key] == value).count() + added.len();
     let (messages, from_user) = (count_of("kind", "MessageEvent"), count_of("source", "user"));
+    // Since the last stored event: the added copies carry the user
+    // message's older time, so their runs of heads need not be read.
+    let time = |e: &Value| e["timestamp"].as_str().unwrap().to_string();
+    let last = before.last().map(time).unwrap();
+    let late = before.iter().filter(|e| time(e) >= last).count()
+        + if time(user) >= last { added.len() } else { 0 };
+    let since = format!("timestamp__gte={last}");
     let want: Vec<Value> = before
         .iter()
         .map(|e| e["id"].clone())
@@ -66,6 +74,7 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             ("kind=MessageEvent", messages),
             ("source=user", from_user),
             ("kind=ActionEvent", 2),
+            (since.as_str(), late),
         ] {
             let (_, n) = env.get(&format!("{base}/count?{query}")).await;
             assert_eq!(n, json!(expect), "{start}: {query}");
@@ -78,6 +87,16 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             .await;
         let ids = ids_of(&newest);
         assert_eq!(ids, all[N - 3..].iter().rev().cloned().collect::<Vec<_>>());
+        // A socket resending since that time replays the same events.
+        let mut ws = env
+            .ws(&id, &format!("?resend_mode=since&after_timestamp={last}"))
+            .await;
+        assert_eq!(ws.frame().await["key"], "full_state");
+        let mut replayed = 0;
+        while let WsItem::Frame(_) = ws.next(Duration::from_millis(300)).await {
+            replayed += 1;
+        }
+        assert_eq!(replayed, late, "{start}: resent since {last}");
         let eid = all[N - 50].as_str().unwrap();
         let (s, one) = env.get(&format!("{base}/{eid}")).await;
         assert_eq!((s, &one["id"]), (200, &all[N - 50]), "{start}");

@@ -238,6 +238,12 @@ impl EventHead {
         }
     }
 
+    /// The kind's place in [`kinds::ALL`], `None` for another kind.
+    pub(super) fn kind_place(&self) -> Option<usize> {
+        let place = usize::from(self.kind);
+        (place < kinds::ALL.len()).then_some(place)
+    }
+
     /// The event's origin.
     pub fn source(&self) -> SourceType {
         self.source

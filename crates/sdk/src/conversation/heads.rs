@@ -3,14 +3,12 @@
 
 use super::event_head::EventHead;
 use super::event_store::StoreError;
+use super::head_summary::HeadSummary;
 use super::id_index::IdIndex;
-use super::paged_heads::PagedHeads;
+use super::paged_heads::{PagedHeads, RUN};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::Range;
-
-/// Heads read from disk with one call when a log is walked.
-const CHUNK: usize = 128;
 
 /// The heads of every event of a log, in log order (see
 /// [`crate::conversation::LocalConversation::with_heads`]).
@@ -109,6 +107,37 @@ impl<'a> Heads<'a> {
             front: Buffer::empty(start),
             unread: start..end,
             back: Buffer::empty(end),
+            may_match: None,
+        }
+    }
+
+    /// The heads at `range` (clamped to the log) with their positions,
+    /// but for those of a paged log in runs whose [`HeadSummary`]
+    /// `may_match` rules out: for a walk that tests every head anyway,
+    /// and so need not read from disk the runs where nothing can pass. A
+    /// log held in memory yields every head.
+    pub fn candidates<'v>(
+        &'v self,
+        range: Range<usize>,
+        may_match: &'v dyn Fn(&HeadSummary) -> bool,
+    ) -> Candidates<'v, 'a> {
+        let mut walk = self.range(range);
+        walk.may_match = Some(may_match);
+        Candidates(walk)
+    }
+
+    /// Whether the run of heads holding `position` is known to hold
+    /// nothing `may_match` lets through.
+    fn passes_over(
+        &self,
+        position: usize,
+        may_match: Option<&dyn Fn(&HeadSummary) -> bool>,
+    ) -> bool {
+        match (self.source, may_match) {
+            (Source::Paged(paged), Some(may_match)) => {
+                paged.summary_at(position).is_some_and(|s| !may_match(s))
+            }
+            _ => false,
         }
     }
 
@@ -168,13 +197,16 @@ impl<'a> Buffer<'a> {
 }
 
 /// A walk over some of a log's heads, yielding each with its position;
-/// heads on disk are read [`CHUNK`] at a time from whichever end is walked.
+/// heads on disk are read a run of [`RUN`] at a time (runs start at
+/// multiples of it) from whichever end is walked.
 pub struct HeadIter<'v, 'a> {
     view: &'v Heads<'a>,
     front: Buffer<'a>,
     /// Positions not read yet.
     unread: Range<usize>,
     back: Buffer<'a>,
+    /// Which runs are worth reading ([`Heads::candidates`]); `None`: all.
+    may_match: Option<&'v dyn Fn(&HeadSummary) -> bool>,
 }
 
 impl<'a> HeadIter<'_, 'a> {
@@ -202,19 +234,28 @@ impl<'a> Iterator for HeadIter<'_, 'a> {
         if let Some(item) = self.front.pop_front() {
             return Some(item);
         }
-        if !self.unread.is_empty() {
+        while !self.unread.is_empty() {
             let start = self.unread.start;
-            let end = (start + CHUNK).min(self.unread.end);
+            let end = ((start / RUN + 1) * RUN).min(self.unread.end);
+            if self.view.passes_over(start, self.may_match) {
+                self.unread.start = end;
+                continue;
+            }
             self.front = self.fill(start..end)?;
             self.unread.start = end;
-            return self.front.pop_front();
+            if let Some(item) = self.front.pop_front() {
+                return Some(item);
+            }
         }
         self.back.pop_front()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let len = self.front.heads.len() + self.unread.len() + self.back.heads.len();
-        (len, Some(len))
+        match self.may_match {
+            None => (len, Some(len)),
+            Some(_) => (self.front.heads.len() + self.back.heads.len(), Some(len)),
+        }
     }
 }
 
@@ -223,15 +264,45 @@ impl DoubleEndedIterator for HeadIter<'_, '_> {
         if let Some(item) = self.back.pop_back() {
             return Some(item);
         }
-        if !self.unread.is_empty() {
+        while !self.unread.is_empty() {
             let end = self.unread.end;
-            let start = end.saturating_sub(CHUNK).max(self.unread.start);
+            let start = ((end - 1) / RUN * RUN).max(self.unread.start);
+            if self.view.passes_over(start, self.may_match) {
+                self.unread.end = start;
+                continue;
+            }
             self.back = self.fill(start..end)?;
             self.unread.end = start;
-            return self.back.pop_back();
+            if let Some(item) = self.back.pop_back() {
+                return Some(item);
+            }
         }
         self.front.pop_back()
     }
 }
 
+/// A walk of [`Heads::range`] yields every head of its range (a filtered
+/// one is a [`Candidates`]).
 impl ExactSizeIterator for HeadIter<'_, '_> {}
+
+/// The walk of [`Heads::candidates`]: some heads, with their positions,
+/// among which every match is (reversible).
+pub struct Candidates<'v, 'a>(HeadIter<'v, 'a>);
+
+impl<'a> Iterator for Candidates<'_, 'a> {
+    type Item = (usize, Cow<'a, EventHead>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Candidates<'_, '_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back()
+    }
+}

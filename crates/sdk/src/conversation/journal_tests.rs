@@ -297,3 +297,76 @@ fn a_paged_log_knows_its_latest_state_updates_without_reading_the_index() {
     assert_eq!(found, expected);
     assert!(paged.into_failure().is_none());
 }
+
+#[test]
+fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
+    use crate::conversation::HeadSummary;
+    use openhands_wire::event::kinds;
+    use std::os::unix::fs::FileExt;
+
+    let (_dir, store, mut events) = written(PAGE_OUT_FROM + 200);
+    // Two pauses, in the third run (256..384) and the ninth (1024..1152).
+    for at in [300, 1100] {
+        let mut pause = Event::with_source(SourceType::User, EventBody::Pause);
+        pause.timestamp = events[at].timestamp.clone();
+        pause.id = events[at].id.clone();
+        pause.parent_id = events[at].parent_id.clone();
+        store.append(at, &pause).unwrap();
+        events[at] = pause;
+    }
+    drop(Journal::resumed(&store).unwrap());
+    let (mut journal, _) = Journal::resumed(&store).unwrap();
+    journal.page_out(&store);
+    assert!(journal.is_paged());
+
+    let pauses = |s: &HeadSummary| s.may_hold_kind(|k| k == kinds::PAUSE);
+    let runs: Vec<usize> = (256..384).chain(1024..1152).collect();
+    let heads = journal.view();
+    let forward: Vec<usize> = heads
+        .candidates(0..heads.len(), &pauses)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(forward, runs);
+    let mut backward: Vec<usize> = heads
+        .candidates(0..heads.len(), &pauses)
+        .rev()
+        .map(|(i, h)| {
+            assert_eq!(h.id(), events[i].id);
+            i
+        })
+        .collect();
+    backward.reverse();
+    assert_eq!(backward, runs);
+    // From the middle of a run, as a page starting at an event does.
+    let from: Vec<usize> = heads
+        .candidates(300..1100, &pauses)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(from, (300..384).chain(1024..1100).collect::<Vec<_>>());
+    let none = |_: &HeadSummary| false;
+    assert_eq!(heads.candidates(0..heads.len(), &none).count(), 0);
+    assert!(heads.into_failure().is_none());
+
+    // A run passed over is not read: damage the middle of the index (the
+    // sixth run or so), far from both pauses.
+    let index = store
+        .dir()
+        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
+    let file = fs::OpenOptions::new().write(true).open(&index).unwrap();
+    let middle = file.metadata().unwrap().len() / 2;
+    file.write_all_at(&[0xff; 64], middle).unwrap();
+    let heads = journal.view();
+    let found: Vec<usize> = heads
+        .candidates(0..heads.len(), &pauses)
+        .filter(|(_, h)| h.kind() == kinds::PAUSE)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(found, [300, 1100]);
+    assert!(heads.into_failure().is_none());
+    let heads = journal.view();
+    assert!(heads.iter().count() < events.len());
+    assert!(
+        heads.into_failure().is_some(),
+        "a full walk reads the damage"
+    );
+}

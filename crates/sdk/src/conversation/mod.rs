@@ -77,6 +77,7 @@ mod execute_tool;
 mod extensions;
 mod fork;
 mod head_index;
+mod head_summary;
 mod heads;
 mod id_index;
 mod journal;
@@ -103,7 +104,8 @@ pub use error::{ConversationError, error_code};
 pub use event_head::EventHead;
 pub use extensions::pins::{PINS_FILE, Pins};
 pub use extensions::plugins::LoadPluginError;
-pub use heads::{HeadIter, Heads};
+pub use head_summary::HeadSummary;
+pub use heads::{Candidates, HeadIter, Heads};
 pub use listeners::EventCallback;
 pub use local::LocalConversation;
 pub use options::{

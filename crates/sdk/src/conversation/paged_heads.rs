@@ -11,6 +11,7 @@
 use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index::{path as index_path, split_record};
+use super::head_summary::HeadSummary;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -30,7 +31,14 @@ pub(super) struct PagedHeads {
     /// are asked for on every resume, and a key never set would otherwise
     /// cost a walk of the whole index.
     state_updates: HashMap<Box<str>, usize>,
+    /// What each run of [`RUN`] heads holds (from position 0), so that a
+    /// filtered walk reads only the runs that may match.
+    summaries: Vec<HeadSummary>,
 }
+
+/// Heads per [`HeadSummary`], and per read of a walk
+/// ([`super::Heads::iter`]).
+pub(super) const RUN: usize = 128;
 
 impl PagedHeads {
     /// `heads`, left in `store`'s head index whose records of them start
@@ -48,6 +56,7 @@ impl PagedHeads {
                     .enumerate()
                     .filter_map(|(at, h)| Some((Box::from(h.state_key()?), at)))
                     .collect(),
+                summaries: heads.chunks(RUN).map(HeadSummary::of).collect(),
             }),
             Ok(_) => None,
             Err(e) => {
@@ -65,6 +74,12 @@ impl PagedHeads {
     /// The position of the latest state update of `key`.
     pub fn last_state_update(&self, key: &str) -> Option<usize> {
         self.state_updates.get(key).copied()
+    }
+
+    /// The summary of the run of heads that holds `position` (see
+    /// [`RUN`]).
+    pub fn summary_at(&self, position: usize) -> Option<&HeadSummary> {
+        self.summaries.get(position / RUN)
     }
 
     /// The store whose log these heads are.

@@ -237,7 +237,9 @@ impl Subscription {
                         let positions: Vec<usize> = match (resend, since) {
                             (Resend::All, _) => (0..heads.len()).collect(),
                             (_, Some(t)) => heads
-                                .iter()
+                                .candidates(0..heads.len(), &|summary| {
+                                    summary.time_span().is_none_or(|(_, latest)| latest >= t)
+                                })
                                 .filter(|(_, h)| {
                                     parse_event_timestamp(h.timestamp()).is_some_and(|ts| ts >= t)
                                 })

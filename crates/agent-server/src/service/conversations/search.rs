@@ -4,11 +4,13 @@
 //! Filters on kind, source and time read only the log's heads
 //! ([`EventHead`]): a page of a resumed conversation reads the files of its
 //! own events and nothing else. Only a `body` filter loads the whole log.
+//! Where a long log's heads are on disk, a filtered walk reads only the
+//! runs of heads whose summary may hold a match ([`EventFilter::may_match`]).
 
 use chrono::NaiveDateTime;
 use openhands_protocol::conversation_info::EventPage;
 use openhands_sdk::ConversationError;
-use openhands_sdk::conversation::{EventHead, LocalConversation};
+use openhands_sdk::conversation::{EventHead, HeadSummary, LocalConversation};
 use openhands_wire::content::Content;
 use openhands_wire::event::{Event, EventBody};
 use openhands_wire::time::{format_naive, parse_event_timestamp};
@@ -91,8 +93,7 @@ impl EventFilter {
     /// `body`).
     pub fn matches_head(&self, event: &impl Searchable) -> bool {
         if let Some(k) = &self.kind
-            && k != event.kind()
-            && !k.ends_with(&format!(".{}", event.kind()))
+            && !kind_is(k, event.kind())
         {
             return false;
         }
@@ -113,6 +114,36 @@ impl EventFilter {
         }
         true
     }
+
+    /// Whether a run of heads summarised as `summary` may hold an event
+    /// passing the kind, source and time filters (see
+    /// [`openhands_sdk::conversation::Heads::candidates`]).
+    pub fn may_match(&self, summary: &HeadSummary) -> bool {
+        if let Some(k) = &self.kind
+            && !summary.may_hold_kind(|kind| kind_is(k, kind))
+        {
+            return false;
+        }
+        if let Some(s) = &self.source
+            && !summary.may_hold_source(|source| source.as_str() == s)
+        {
+            return false;
+        }
+        let Some((earliest, latest)) = summary.time_span() else {
+            return true;
+        };
+        self.timestamp_gte.is_none_or(|gte| latest >= gte)
+            && self.timestamp_lt.is_none_or(|lt| earliest < lt)
+    }
+}
+
+/// Whether the `kind` filter `wanted` (a class name, or one qualified by
+/// its module) names `kind`.
+fn kind_is(wanted: &str, kind: &str) -> bool {
+    wanted == kind
+        || wanted
+            .strip_suffix(kind)
+            .is_some_and(|module| module.ends_with('.'))
 }
 
 /// One page of `conv`'s events matching `filter` from the event `page_id`
@@ -138,7 +169,8 @@ pub fn search_page(
     }
     let (positions, next) = conv.with_heads(|heads| {
         let start = page_id.and_then(|id| heads.position_of(id));
-        let walk = heads.range(page_span(heads.len(), start, descending));
+        let may_match = |summary: &HeadSummary| filter.may_match(summary);
+        let walk = heads.candidates(page_span(heads.len(), start, descending), &may_match);
         page_at(walk, descending, limit, |h: &EventHead| {
             filter.matches_head(h)
         })
@@ -161,8 +193,9 @@ pub fn count_matching(
         Ok(conv.event_count())
     } else {
         conv.with_heads(|heads| {
+            let may_match = |summary: &HeadSummary| filter.may_match(summary);
             heads
-                .iter()
+                .candidates(0..heads.len(), &may_match)
                 .filter(|(_, h)| filter.matches_head(&**h))
                 .count()
         })
