@@ -18,7 +18,10 @@
 //! 3. **RSS loaded**, right after;
 //! 4. **page p50/p99**: `--stored-samples` pages of 100 events, each from
 //!    an event id spread over the log (`page_id`), ascending;
-//! 5. **RSS settled**: after the pages and `--settle-secs`.
+//! 5. **rare-kind count p50**: `--stored-samples` of
+//!    `GET …/events/count?kind=ActionEvent`, a filter only the seed's few
+//!    events pass (the appended ones are messages);
+//! 6. **RSS settled**: after the pages, the counts and `--settle-secs`.
 
 use crate::rss::{anon_rss_bytes, rss_bytes};
 use crate::server::{Flavor, ServerProcess, run_dir};
@@ -53,6 +56,8 @@ pub struct LongPoint {
     pub loaded_rss_bytes: Option<u64>,
     /// `GET …/events/search?limit=100&page_id=…`.
     pub page: Option<Summary>,
+    /// `GET …/events/count?kind=ActionEvent` (only the seed's events pass).
+    pub rare_count: Option<Summary>,
     /// `VmRSS` after the pages and `--settle-secs` (memory the allocator
     /// gives back once the reading is over).
     pub settled_rss_bytes: Option<u64>,
@@ -229,6 +234,17 @@ async fn point(
         }
     }
     p.page = Summary::of(&pages);
+    let count = format!("/api/conversations/{id}/events/count?kind=ActionEvent");
+    let mut counts = Vec::with_capacity(cfg.samples);
+    for _ in 0..cfg.samples {
+        let t = Instant::now();
+        let answer = api.get(&count).await?;
+        counts.push(t.elapsed());
+        if answer.as_u64().is_none_or(|n| n == 0 || n as usize >= ids.len()) {
+            bail!("the rare-kind count answered {answer}");
+        }
+    }
+    p.rare_count = Summary::of(&counts);
     tokio::time::sleep(cfg.settle).await;
     p.settled_rss_bytes = rss_bytes(server.pid()).ok();
     p.settled_anon_bytes = anon_rss_bytes(server.pid()).ok();
@@ -238,7 +254,7 @@ async fn point(
         label,
         "long",
         &format!(
-            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, settled RSS {:.1} MB ({:.1} MB anonymous)",
+            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, rare-kind count p50 {:.2} ms, settled RSS {:.1} MB ({:.1} MB anonymous)",
             p.events,
             p.first_resume_ms.unwrap_or(f64::NAN),
             p.ready_ms.unwrap_or(f64::NAN),
@@ -247,6 +263,7 @@ async fn point(
             p.spawn_to_page_ms.unwrap_or(f64::NAN),
             mb(p.loaded_rss_bytes),
             p.page.as_ref().map_or(f64::NAN, |s| s.p50_ms),
+            p.rare_count.as_ref().map_or(f64::NAN, |s| s.p50_ms),
             mb(p.settled_rss_bytes),
             mb(p.settled_anon_bytes),
         ),
@@ -282,7 +299,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | rare-kind count p50 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
@@ -291,7 +308,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.events,
             pair(f(p.first_resume_ms, 1), r.map(|r| f(r.first_resume_ms, 1))),
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
@@ -309,6 +326,10 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             pair(
                 f(p.page.as_ref().map(|s| s.p99_ms), 2),
                 r.map(|r| f(r.page.as_ref().map(|s| s.p99_ms), 2))
+            ),
+            pair(
+                f(p.rare_count.as_ref().map(|s| s.p50_ms), 2),
+                r.map(|r| f(r.rare_count.as_ref().map(|s| s.p50_ms), 2))
             ),
             pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
             pair(
