@@ -240,7 +240,10 @@ async fn point(
         let t = Instant::now();
         let answer = api.get(&count).await?;
         counts.push(t.elapsed());
-        if answer.as_u64().is_none_or(|n| n == 0 || n as usize >= ids.len()) {
+        if answer
+            .as_u64()
+            .is_none_or(|n| n == 0 || n as usize >= ids.len())
+        {
             bail!("the rare-kind count answered {answer}");
         }
     }

@@ -101,15 +101,26 @@ impl Pty {
     /// it runs. Where the child starts in this process's directory (no
     /// working directory, or a sandbox that changes to it itself) it is
     /// spawned directly, `posix_spawn` making it a session leader that
-    /// opens the terminal as its controlling one. Otherwise, or where the C
-    /// library cannot start a session, it is started through util-linux's
-    /// `setsid --ctty`, since `posix_spawn` has no safe working-directory
-    /// action; without `setsid` on the child's `PATH`, `/usr/bin` or `/bin`
-    /// that child cannot be started and the error says so.
+    /// opens the terminal as its controlling one. A child that must start
+    /// elsewhere (`posix_spawn` has no safe working-directory action), or
+    /// that could not be spawned so (a C library without the session flag,
+    /// a terminal the child cannot open by its path), is started through
+    /// util-linux's `setsid --ctty`; without `setsid` on the child's
+    /// `PATH`, `/usr/bin` or `/bin` it cannot be started and the error says
+    /// so.
     pub fn spawn(self, spec: &ProcessSpec) -> io::Result<PtyChild> {
         check_program(spec)?;
         let (launched, args) = spec.launch(Attach::Terminal);
-        let child = match self.spawn_leader(&launched, &args, spec)? {
+        // A terminal the child cannot open by its path (another mount of
+        // `/dev/pts`) is still reached through `setsid`, which is given the
+        // terminal open.
+        let direct = self
+            .spawn_leader(&launched, &args, spec)
+            .unwrap_or_else(|e| {
+                tracing::debug!(error = %e, "spawning a session leader failed; trying setsid");
+                None
+            });
+        let child = match direct {
             Some(child) => child,
             None => {
                 let setsid = find_setsid(spec.env().get("PATH")).ok_or_else(|| {
