@@ -126,8 +126,8 @@ impl Pty {
                 let setsid = find_setsid(spec.env().get("PATH")).ok_or_else(|| {
                     io::Error::new(
                         io::ErrorKind::NotFound,
-                        "setsid (util-linux) is needed to start a program on a terminal in \
-                         another directory and was not found on PATH, /usr/bin or /bin",
+                        "setsid (util-linux) is needed to start this program on a terminal \
+                         and was not found on PATH, /usr/bin or /bin",
                     )
                 })?;
                 let terminal = self.master.open_slave()?;
@@ -405,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_child_starting_here_is_spawned_itself_and_one_elsewhere_through_setsid() {
-        let here = shell("echo here");
+        let mut here = shell("echo here");
         assert!(here.child.spawned_directly());
         let dir = tempfile::tempdir().unwrap();
         let spec = ProcessSpec::new("sh", EnvPolicy::default().child_env())
@@ -420,7 +420,8 @@ mod tests {
         let numbers: Vec<&str> = out.split_whitespace().rev().take(2).collect();
         assert_eq!(numbers[0], numbers[1], "leads its session: {out}");
         assert!(elsewhere.child.wait().unwrap().success());
-        let _ = output_of(&here);
+        assert!(output_of(&here).contains("here"));
+        assert!(here.child.wait().unwrap().success());
     }
 
     #[test]
@@ -461,8 +462,8 @@ mod tests {
     #[test]
     fn the_foreground_group_is_the_running_job() {
         let mut child = shell("sleep 2");
-        // Once `setsid` made the terminal its controlling one, the shell
-        // leads the session and is its foreground group.
+        // The shell leads the session whose controlling terminal this is,
+        // and is its foreground group.
         let end = Instant::now() + Duration::from_secs(10);
         let mut fg = None;
         while fg.is_none() && Instant::now() < end {
