@@ -3,8 +3,7 @@
 //! leads a new session, which std cannot start without a `fork` or a
 //! helper program).
 
-use nix::sys::signal::{Signal, kill};
-use rustix::process::{Pid, WaitOptions, waitpid};
+use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -98,10 +97,7 @@ impl ChildProcess {
             Inner::Spawned {
                 status: Some(_), ..
             } => Ok(()),
-            Inner::Spawned { pid, status: None } => {
-                let pid = nix::unistd::Pid::from_raw(pid.as_raw_nonzero().get());
-                kill(pid, Signal::SIGKILL).map_err(io::Error::from)
-            }
+            Inner::Spawned { pid, status: None } => Ok(kill_process(*pid, Signal::KILL)?),
         }
     }
 }
