@@ -21,8 +21,11 @@
 //! 5. **rare-kind count p50**: `--stored-samples` of
 //!    `GET …/events/count?kind=ActionEvent`, a filter only the seed's few
 //!    events pass (the appended ones are messages);
-//! 6. **RSS settled**: after the pages, the counts and `--settle-secs`.
+//! 6. **common-kind count p50**: the same of `kind=MessageEvent`, which
+//!    nearly every event passes;
+//! 7. **RSS settled**: after the pages, the counts and `--settle-secs`.
 
+use crate::api::Api;
 use crate::rss::{anon_rss_bytes, rss_bytes};
 use crate::server::{Flavor, ServerProcess, run_dir};
 use crate::stats::Summary;
@@ -58,6 +61,9 @@ pub struct LongPoint {
     pub page: Option<Summary>,
     /// `GET …/events/count?kind=ActionEvent` (only the seed's events pass).
     pub rare_count: Option<Summary>,
+    /// `GET …/events/count?kind=MessageEvent` (all but the seed's others
+    /// pass).
+    pub common_count: Option<Summary>,
     /// `VmRSS` after the pages and `--settle-secs` (memory the allocator
     /// gives back once the reading is over).
     pub settled_rss_bytes: Option<u64>,
@@ -234,20 +240,17 @@ async fn point(
         }
     }
     p.page = Summary::of(&pages);
-    let count = format!("/api/conversations/{id}/events/count?kind=ActionEvent");
-    let mut counts = Vec::with_capacity(cfg.samples);
-    for _ in 0..cfg.samples {
-        let t = Instant::now();
-        let answer = api.get(&count).await?;
-        counts.push(t.elapsed());
-        if answer
-            .as_u64()
-            .is_none_or(|n| n == 0 || n as usize >= ids.len())
-        {
-            bail!("the rare-kind count answered {answer}");
-        }
-    }
-    p.rare_count = Summary::of(&counts);
+    let count = |kind: &str| format!("/api/conversations/{id}/events/count?kind={kind}");
+    p.rare_count = timed_counts(&api, &count("ActionEvent"), cfg.samples, |n| {
+        n > 0 && n < ids.len()
+    })
+    .await
+    .context("the rare-kind count")?;
+    p.common_count = timed_counts(&api, &count("MessageEvent"), cfg.samples, |n| {
+        n + SEED_EVENTS_AT_MOST >= ids.len() && n <= ids.len()
+    })
+    .await
+    .context("the common-kind count")?;
     tokio::time::sleep(cfg.settle).await;
     p.settled_rss_bytes = rss_bytes(server.pid()).ok();
     p.settled_anon_bytes = anon_rss_bytes(server.pid()).ok();
@@ -257,7 +260,7 @@ async fn point(
         label,
         "long",
         &format!(
-            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, rare-kind count p50 {:.2} ms, settled RSS {:.1} MB ({:.1} MB anonymous)",
+            "{} events: first resume {:.1} ms, ready {:.1} ms, idle RSS {:.1} MB, resume {:.1} ms (spawn → page {:.1} ms), loaded RSS {:.1} MB, page p50 {:.2} ms, rare-kind count p50 {:.2} ms, common-kind count p50 {:.2} ms, settled RSS {:.1} MB ({:.1} MB anonymous)",
             p.events,
             p.first_resume_ms.unwrap_or(f64::NAN),
             p.ready_ms.unwrap_or(f64::NAN),
@@ -267,6 +270,7 @@ async fn point(
             mb(p.loaded_rss_bytes),
             p.page.as_ref().map_or(f64::NAN, |s| s.p50_ms),
             p.rare_count.as_ref().map_or(f64::NAN, |s| s.p50_ms),
+            p.common_count.as_ref().map_or(f64::NAN, |s| s.p50_ms),
             mb(p.settled_rss_bytes),
             mb(p.settled_anon_bytes),
         ),
@@ -295,6 +299,31 @@ async fn first_resume(
     Ok(took)
 }
 
+/// Events of the seed conversation at most (its run writes about a dozen),
+/// so that the common-kind count can be checked against the log's length.
+const SEED_EVENTS_AT_MOST: usize = 64;
+
+/// `samples` timings of the count at `path`, each answer checked with
+/// `plausible`.
+async fn timed_counts(
+    api: &Api,
+    path: &str,
+    samples: usize,
+    plausible: impl Fn(usize) -> bool,
+) -> Result<Option<Summary>> {
+    let mut took = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t = Instant::now();
+        let answer = api.get(path).await?;
+        took.push(t.elapsed());
+        let n = answer.as_u64().and_then(|n| usize::try_from(n).ok());
+        if !n.is_some_and(&plausible) {
+            bail!("{path} answered {answer}");
+        }
+    }
+    Ok(Summary::of(&took))
+}
+
 /// The markdown table: one row per length, ours and the reference side by
 /// side.
 fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
@@ -302,7 +331,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
         |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
-        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | rare-kind count p50 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | rare-kind count p50 (ms) | common-kind count p50 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in &ours.points {
         let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
@@ -311,7 +340,7 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             None => a,
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.events,
             pair(f(p.first_resume_ms, 1), r.map(|r| f(r.first_resume_ms, 1))),
             pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
@@ -333,6 +362,10 @@ fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
             pair(
                 f(p.rare_count.as_ref().map(|s| s.p50_ms), 2),
                 r.map(|r| f(r.rare_count.as_ref().map(|s| s.p50_ms), 2))
+            ),
+            pair(
+                f(p.common_count.as_ref().map(|s| s.p50_ms), 2),
+                r.map(|r| f(r.common_count.as_ref().map(|s| s.p50_ms), 2))
             ),
             pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
             pair(

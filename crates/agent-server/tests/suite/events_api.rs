@@ -54,6 +54,14 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
     let late = before.iter().filter(|e| time(e) >= last).count()
         + if time(user) >= last { added.len() } else { 0 };
     let since = format!("timestamp__gte={last}");
+    // Filters whose counts the runs' summaries give without reading them.
+    let user_messages = before
+        .iter()
+        .filter(|e| e["kind"] == "MessageEvent" && e["source"] == "user")
+        .count()
+        + added.len();
+    let first = before.iter().map(time).min().unwrap();
+    let from_user_since_first = format!("source=user&timestamp__gte={first}");
     let want: Vec<Value> = before
         .iter()
         .map(|e| e["id"].clone())
@@ -75,6 +83,8 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             ("source=user", from_user),
             ("kind=ActionEvent", 2),
             (since.as_str(), late),
+            ("kind=MessageEvent&source=user", user_messages),
+            (from_user_since_first.as_str(), from_user),
         ] {
             let (_, n) = env.get(&format!("{base}/count?{query}")).await;
             assert_eq!(n, json!(expect), "{start}: {query}");

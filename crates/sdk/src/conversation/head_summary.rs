@@ -1,7 +1,9 @@
-//! [`HeadSummary`]: what a run of a paged log's heads holds, in brief (the
-//! kinds, the sources, the span of times), so that a walk which filters
-//! every head passes over the runs that hold no match without reading
-//! them from disk (see [`super::Heads::candidates`]).
+//! [`HeadSummary`]: what a run of a paged log's heads holds, in brief (how
+//! many of each kind and from each source, the span of times), so that a
+//! walk which filters every head passes over the runs that hold no match
+//! without reading them from disk (see [`super::Heads::candidates`]), and
+//! a count takes the runs whose matches the summary tells from it (see
+//! [`super::Heads::count`]).
 //!
 //! Times are summarised without parsing every timestamp: in the shape the
 //! server and the reference write (`YYYY-MM-DDTHH:MM:SS`, with six digits
@@ -11,10 +13,10 @@
 
 use super::event_head::EventHead;
 use chrono::NaiveDateTime;
-use openhands_wire::event::{SourceType, kinds};
+use openhands_wire::event::{Event, SourceType, kinds};
 use openhands_wire::time::parse_event_timestamp;
 
-/// Every source, in the order of their bits in [`HeadSummary::sources`].
+/// Every source, in the order of their counts in [`HeadSummary`].
 const SOURCES: [SourceType; 4] = [
     SourceType::Agent,
     SourceType::User,
@@ -22,38 +24,46 @@ const SOURCES: [SourceType; 4] = [
     SourceType::Hook,
 ];
 
-/// The bit of a kind outside [`kinds::ALL`] in [`HeadSummary::kinds`].
-const OTHER_KINDS: u32 = 1 << 31;
+/// Places in [`HeadSummary`]'s kind counts: one per known kind, in the
+/// order of [`kinds::ALL`], then [`OTHER_KINDS`].
+const KIND_PLACES: usize = kinds::ALL.len() + 1;
 
-const _: () = assert!(kinds::ALL.len() < 31, "every known kind has a bit");
+/// The place counting heads of a kind outside [`kinds::ALL`].
+const OTHER_KINDS: usize = kinds::ALL.len();
 
-/// What a run of heads holds: which kinds and sources, and between which
-/// times.
+/// Heads a summary counts at most: its counts are bytes.
+pub(super) const MOST_HEADS: usize = u8::MAX as usize;
+
+/// What a run of heads holds: how many of each kind and from each source,
+/// and between which times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadSummary {
-    /// Bit `i`: a head of kind `kinds::ALL[i]`; [`OTHER_KINDS`]: one of
-    /// another kind.
-    kinds: u32,
-    /// Bit `i`: a head from `SOURCES[i]`.
-    sources: u8,
+    /// Heads in the run.
+    len: u8,
+    /// Heads of kind `kinds::ALL[i]` at `i`; of any other at
+    /// [`OTHER_KINDS`].
+    kinds: [u8; KIND_PLACES],
+    /// Heads from `SOURCES[i]` at `i`.
+    sources: [u8; SOURCES.len()],
     /// The earliest and latest time, when every timestamp of the run has
     /// the ordered shape (see the module).
     times: Option<(NaiveDateTime, NaiveDateTime)>,
 }
 
 impl HeadSummary {
-    /// The summary of `heads`.
+    /// The summary of `heads`, at most [`MOST_HEADS`] of them (a paged
+    /// log's run); past that the counts stop growing.
     pub(super) fn of(heads: &[EventHead]) -> Self {
-        let mut kinds = 0;
-        let mut sources = 0;
+        debug_assert!(heads.len() <= MOST_HEADS, "a run too long to count");
+        let mut kinds = [0u8; KIND_PLACES];
+        let mut sources = [0u8; SOURCES.len()];
         let mut span: Option<(&str, &str)> = None;
         let mut ordered = true;
         for head in heads {
-            kinds |= match head.kind_place() {
-                Some(place) => 1 << place,
-                None => OTHER_KINDS,
-            };
-            sources |= source_bit(head.source());
+            let kind = &mut kinds[head.kind_place().unwrap_or(OTHER_KINDS).min(OTHER_KINDS)];
+            *kind = kind.saturating_add(1);
+            let source = &mut sources[source_place(head.source())];
+            *source = source.saturating_add(1);
             if !ordered {
                 continue;
             }
@@ -71,28 +81,69 @@ impl HeadSummary {
             Some((parse_event_timestamp(first)?, parse_event_timestamp(last)?))
         });
         Self {
+            len: u8::try_from(heads.len()).unwrap_or(u8::MAX),
             kinds,
             sources,
             times,
         }
     }
 
-    /// Whether a head of a kind for which `wanted` holds may be in the run.
-    pub fn may_hold_kind(&self, wanted: impl Fn(&str) -> bool) -> bool {
-        if self.kinds & OTHER_KINDS != 0 {
-            return true;
-        }
-        kinds::ALL
+    /// The summary of a run of `events` (at most [`MOST_HEADS`]), as a
+    /// paged log keeps it of the run of their heads.
+    pub fn of_events(events: &[Event]) -> Self {
+        let heads: Vec<EventHead> = events
             .iter()
             .enumerate()
-            .any(|(place, kind)| self.kinds & (1 << place) != 0 && wanted(kind))
+            .map(|(file, event)| EventHead::of(event, file))
+            .collect();
+        Self::of(&heads)
+    }
+
+    /// Number of heads in the run.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the run holds no head.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether a head of a kind for which `wanted` holds may be in the run.
+    pub fn may_hold_kind(&self, wanted: impl Fn(&str) -> bool) -> bool {
+        self.kinds[OTHER_KINDS] > 0 || self.count_kinds(wanted).is_some_and(|n| n > 0)
+    }
+
+    /// Number of the run's heads of a kind for which `wanted` holds;
+    /// `None` when heads of kinds outside [`kinds::ALL`] are there, which
+    /// are not told apart.
+    pub fn count_kinds(&self, wanted: impl Fn(&str) -> bool) -> Option<usize> {
+        if self.kinds[OTHER_KINDS] > 0 {
+            return None;
+        }
+        Some(
+            kinds::ALL
+                .iter()
+                .zip(self.kinds)
+                .filter(|(kind, n)| *n > 0 && wanted(kind))
+                .map(|(_, n)| usize::from(n))
+                .sum(),
+        )
     }
 
     /// Whether a head from a source for which `wanted` holds is in the run.
     pub fn may_hold_source(&self, wanted: impl Fn(SourceType) -> bool) -> bool {
+        self.count_sources(wanted) > 0
+    }
+
+    /// Number of the run's heads from a source for which `wanted` holds.
+    pub fn count_sources(&self, wanted: impl Fn(SourceType) -> bool) -> usize {
         SOURCES
             .iter()
-            .any(|source| self.sources & source_bit(*source) != 0 && wanted(*source))
+            .zip(self.sources)
+            .filter(|(source, n)| *n > 0 && wanted(**source))
+            .map(|(_, n)| usize::from(n))
+            .sum()
     }
 
     /// The earliest and the latest time of the run's heads; `None` when
@@ -102,12 +153,13 @@ impl HeadSummary {
     }
 }
 
-fn source_bit(source: SourceType) -> u8 {
+/// The place of `source` in [`SOURCES`].
+fn source_place(source: SourceType) -> usize {
     match source {
-        SourceType::Agent => 1,
-        SourceType::User => 2,
-        SourceType::Environment => 4,
-        SourceType::Hook => 8,
+        SourceType::Agent => 0,
+        SourceType::User => 1,
+        SourceType::Environment => 2,
+        SourceType::Hook => 3,
     }
 }
 
@@ -126,7 +178,7 @@ fn has_ordered_shape(time: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openhands_wire::event::{Event, EventBody};
+    use openhands_wire::event::EventBody;
 
     fn head(kind_body: EventBody, source: SourceType, time: &str) -> EventHead {
         let mut event = Event::with_source(source, kind_body);
@@ -168,13 +220,38 @@ mod tests {
     }
 
     #[test]
+    fn a_run_counts_its_heads_by_kind_and_by_source() {
+        let time = "2026-01-02T03:04:05";
+        let heads = [
+            head(EventBody::Pause, SourceType::User, time),
+            head(EventBody::Pause, SourceType::Agent, time),
+            head(EventBody::Pause, SourceType::User, time),
+            head(EventBody::Interrupt, SourceType::Environment, time),
+        ];
+        let s = HeadSummary::of(&heads);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.count_kinds(|k| k == kinds::PAUSE), Some(3));
+        assert_eq!(s.count_kinds(|k| k == kinds::MESSAGE), Some(0));
+        assert_eq!(s.count_kinds(|_| true), Some(4));
+        assert_eq!(s.count_sources(|src| src == SourceType::User), 2);
+        assert_eq!(s.count_sources(|src| src != SourceType::Hook), 4);
+        assert_eq!(s.count_sources(|src| src == SourceType::Hook), 0);
+    }
+
+    #[test]
     fn a_kind_outside_the_known_ones_may_be_anything() {
         let unknown = EventBody::Unknown {
             kind: "SomePluginEvent".into(),
             fields: Default::default(),
         };
-        let s = HeadSummary::of(&[head(unknown, SourceType::Hook, "2026-01-01T00:00:00")]);
+        let s = HeadSummary::of(&[
+            head(unknown, SourceType::Hook, "2026-01-01T00:00:00"),
+            head(EventBody::Pause, SourceType::Hook, "2026-01-01T00:00:00"),
+        ]);
         assert!(s.may_hold_kind(|k| k == kinds::MESSAGE));
+        // Other kinds are not told apart, so no count by kind is known.
+        assert_eq!(s.count_kinds(|k| k == kinds::PAUSE), None);
+        assert_eq!(s.count_sources(|src| src == SourceType::Hook), 2);
     }
 
     #[test]

@@ -126,6 +126,33 @@ impl<'a> Heads<'a> {
         Candidates(walk)
     }
 
+    /// Number of heads for which `matches` holds. Of a paged log, a run
+    /// for which `tally` gives the number of its matches from its
+    /// [`HeadSummary`] is not read; the others are read and tested head
+    /// by head. A log held in memory tests every head.
+    pub fn count(
+        &self,
+        tally: &dyn Fn(&HeadSummary) -> Option<usize>,
+        matches: &dyn Fn(&EventHead) -> bool,
+    ) -> usize {
+        let Source::Paged(paged) = self.source else {
+            return self.iter().filter(|(_, head)| matches(head)).count();
+        };
+        let mut total = 0;
+        for start in (0..paged.len()).step_by(RUN) {
+            if let Some(n) = paged.summary_at(start).and_then(tally) {
+                total += n;
+                continue;
+            }
+            let end = (start + RUN).min(paged.len());
+            let Some(heads) = self.kept(paged.read(start..end)) else {
+                break;
+            };
+            total += heads.iter().filter(|head| matches(head)).count();
+        }
+        total
+    }
+
     /// Whether the run of heads holding `position` is known to hold
     /// nothing `may_match` lets through.
     fn passes_over(

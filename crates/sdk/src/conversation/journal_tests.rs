@@ -370,3 +370,66 @@ fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
         "a full walk reads the damage"
     );
 }
+
+#[test]
+fn a_count_of_a_paged_log_reads_only_the_runs_its_summaries_cannot_answer() {
+    use crate::conversation::HeadSummary;
+    use openhands_wire::event::kinds;
+    use std::os::unix::fs::FileExt;
+
+    let (_dir, store, mut events) = written(PAGE_OUT_FROM + 200);
+    // Two pauses, in the third run (256..384) and the ninth (1024..1152).
+    for at in [300, 1100] {
+        let mut pause = Event::with_source(SourceType::Agent, EventBody::Pause);
+        pause.timestamp = events[at].timestamp.clone();
+        pause.id = events[at].id.clone();
+        pause.parent_id = events[at].parent_id.clone();
+        store.append(at, &pause).unwrap();
+        events[at] = pause;
+    }
+    let messages = events.len() - 2;
+    let is_message = |h: &EventHead| h.kind() == kinds::MESSAGE;
+    // Held in memory: every head is tested, whatever the tally.
+    let (held, _) = Journal::resumed(&store).unwrap();
+    let unknown = |_: &HeadSummary| None;
+    assert_eq!(held.view().count(&unknown, &is_message), messages);
+    drop(held);
+    let (mut journal, _) = Journal::resumed(&store).unwrap();
+    journal.page_out(&store);
+    assert!(journal.is_paged());
+    let by_kind = |s: &HeadSummary| s.count_kinds(|k| k == kinds::MESSAGE);
+    let without_pauses =
+        |s: &HeadSummary| (!s.may_hold_kind(|k| k == kinds::PAUSE)).then(|| s.len());
+    for tally in [
+        &by_kind as &dyn Fn(&HeadSummary) -> Option<usize>,
+        &without_pauses,
+        &unknown,
+    ] {
+        let heads = journal.view();
+        assert_eq!(heads.count(tally, &is_message), messages);
+        assert!(heads.into_failure().is_none());
+    }
+
+    // Damage the middle of the index (the sixth run or so), far from both
+    // pauses: a count the summaries answer there never reads it.
+    let index = store
+        .dir()
+        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
+    let file = fs::OpenOptions::new().write(true).open(&index).unwrap();
+    let middle = file.metadata().unwrap().len() / 2;
+    file.write_all_at(&[0xff; 64], middle).unwrap();
+    for tally in [
+        &by_kind as &dyn Fn(&HeadSummary) -> Option<usize>,
+        &without_pauses,
+    ] {
+        let heads = journal.view();
+        assert_eq!(heads.count(tally, &is_message), messages);
+        assert!(heads.into_failure().is_none());
+    }
+    let heads = journal.view();
+    assert!(heads.count(&unknown, &is_message) < messages);
+    assert!(
+        heads.into_failure().is_some(),
+        "a count that reads every run reads the damage"
+    );
+}

@@ -11,7 +11,7 @@
 use super::event_head::EventHead;
 use super::event_store::{EventStore, StoreError};
 use super::head_index::{path as index_path, split_record};
-use super::head_summary::HeadSummary;
+use super::head_summary::{HeadSummary, MOST_HEADS};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -39,6 +39,8 @@ pub(super) struct PagedHeads {
 /// Heads per [`HeadSummary`], and per read of a walk
 /// ([`super::Heads::iter`]).
 pub(super) const RUN: usize = 128;
+
+const _: () = assert!(RUN <= MOST_HEADS, "a summary counts every head of a run");
 
 impl PagedHeads {
     /// `heads`, left in `store`'s head index whose records of them start

@@ -135,6 +135,49 @@ impl EventFilter {
         self.timestamp_gte.is_none_or(|gte| latest >= gte)
             && self.timestamp_lt.is_none_or(|lt| earliest < lt)
     }
+
+    /// The number of heads of a run summarised as `summary` that pass the
+    /// kind, source and time filters, when the summary tells it: none
+    /// can, or every head passes all the filters but at most one, whose
+    /// count is then the answer. `None`: the run must be read.
+    pub fn tally(&self, summary: &HeadSummary) -> Option<usize> {
+        if !self.may_match(summary) {
+            return Some(0);
+        }
+        let all = summary.len();
+        let by_kind = match &self.kind {
+            Some(k) => summary.count_kinds(|kind| kind_is(k, kind)),
+            None => Some(all),
+        };
+        let by_source = match &self.source {
+            Some(s) => Some(summary.count_sources(|source| source.as_str() == s)),
+            None => Some(all),
+        };
+        let timed = self.timestamp_gte.is_some() || self.timestamp_lt.is_some();
+        let by_time = match summary.time_span() {
+            _ if !timed => Some(all),
+            Some((earliest, latest))
+                if self.timestamp_gte.is_none_or(|gte| earliest >= gte)
+                    && self.timestamp_lt.is_none_or(|lt| latest < lt) =>
+            {
+                Some(all)
+            }
+            _ => None,
+        };
+        let counts = [by_kind, by_source, by_time];
+        if counts.contains(&Some(0)) {
+            return Some(0);
+        }
+        let mut partial = None;
+        for count in counts {
+            match count? {
+                n if n == all => {}
+                n if partial.is_none() => partial = Some(n),
+                _ => return None,
+            }
+        }
+        Some(partial.unwrap_or(all))
+    }
 }
 
 /// Whether the `kind` filter `wanted` (a class name, or one qualified by
@@ -193,11 +236,9 @@ pub fn count_matching(
         Ok(conv.event_count())
     } else {
         conv.with_heads(|heads| {
-            let may_match = |summary: &HeadSummary| filter.may_match(summary);
-            heads
-                .candidates(0..heads.len(), &may_match)
-                .filter(|(_, h)| filter.matches_head(&**h))
-                .count()
+            heads.count(&|summary| filter.tally(summary), &|head| {
+                filter.matches_head(head)
+            })
         })
     }
 }
@@ -316,65 +357,5 @@ pub fn count(events: &[Event], filter: &EventFilter) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use openhands_wire::event::{MessageEvent, SourceType};
-    use openhands_wire::message::Message;
-
-    fn msg(text: &str, ts: &str) -> Event {
-        let mut e = Event::with_source(
-            SourceType::User,
-            EventBody::Message(MessageEvent {
-                llm_message: Message::user(text),
-                llm_response_id: None,
-                activated_skills: vec![],
-                extended_content: vec![],
-                sender: None,
-                critic_result: None,
-            }),
-        );
-        e.timestamp = ts.into();
-        e
-    }
-
-    #[test]
-    fn filters_and_pages() {
-        let mut events = vec![
-            msg("Hello World", "2026-01-01T10:00:00"),
-            msg("other", "2026-01-01T10:00:01.5"),
-            Event::new(EventBody::Pause),
-            msg("hello again", "2026-01-01T10:00:03"),
-        ];
-        events[2].timestamp = "2026-01-01T10:00:02".into();
-        let f = EventFilter {
-            body: Some("HELLO".into()),
-            ..Default::default()
-        };
-        assert_eq!(count(&events, &f), 2);
-        let (items, next) = page(&events, None, 1, &f, false);
-        assert_eq!(items[0].id, events[0].id);
-        assert_eq!(next.as_deref(), Some(events[3].id.as_str()));
-        let (items, next) = page(&events, next.as_deref(), 1, &f, false);
-        assert_eq!(items[0].id, events[3].id);
-        assert!(next.is_none());
-        let (items, _) = page(&events, None, 10, &EventFilter::default(), true);
-        assert_eq!(items[0].id, events[3].id);
-        let f = EventFilter {
-            kind: Some("PauseEvent".into()),
-            ..Default::default()
-        };
-        assert_eq!(count(&events, &f), 1);
-        let f = EventFilter {
-            timestamp_gte: parse_event_timestamp("2026-01-01T10:00:01"),
-            timestamp_lt: parse_event_timestamp("2026-01-01T10:00:03"),
-            ..Default::default()
-        };
-        assert_eq!(count(&events, &f), 2);
-        let f = EventFilter {
-            source: Some("environment".into()),
-            ..Default::default()
-        };
-        assert_eq!(count(&events, &f), 0);
-        assert_eq!(page(&[], None, 5, &EventFilter::default(), true).0.len(), 0);
-    }
-}
+#[path = "search_tests.rs"]
+mod tests;
