@@ -5,7 +5,9 @@
 //! ([`EventHead`]): a page of a resumed conversation reads the files of its
 //! own events and nothing else. Only a `body` filter loads the whole log.
 //! Where a long log's heads are on disk, a filtered walk reads only the
-//! runs of heads whose summary may hold a match ([`EventFilter::may_match`]).
+//! runs of heads whose summary may hold a match ([`EventFilter::may_match`]),
+//! and a count only those whose number of matches the summary cannot tell
+//! ([`EventFilter::tally`]).
 
 use chrono::NaiveDateTime;
 use openhands_protocol::conversation_info::EventPage;
