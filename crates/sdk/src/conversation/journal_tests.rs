@@ -298,16 +298,13 @@ fn a_paged_log_knows_its_latest_state_updates_without_reading_the_index() {
     assert!(paged.into_failure().is_none());
 }
 
-#[test]
-fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
-    use crate::conversation::HeadSummary;
-    use openhands_wire::event::kinds;
-    use std::os::unix::fs::FileExt;
-
-    let (_dir, store, mut events) = written(PAGE_OUT_FROM + 200);
-    // Two pauses, in the third run (256..384) and the ninth (1024..1152).
+/// A log of `PAGE_OUT_FROM + 200` messages but for two pauses, in the
+/// third run of heads (256..384) and the ninth (1024..1152), resumed once
+/// so that its head index is written.
+fn with_two_pauses() -> (tempfile::TempDir, EventStore, Vec<Event>) {
+    let (dir, store, mut events) = written(PAGE_OUT_FROM + 200);
     for at in [300, 1100] {
-        let mut pause = Event::with_source(SourceType::User, EventBody::Pause);
+        let mut pause = Event::with_source(SourceType::Agent, EventBody::Pause);
         pause.timestamp = events[at].timestamp.clone();
         pause.id = events[at].id.clone();
         pause.parent_id = events[at].parent_id.clone();
@@ -315,6 +312,27 @@ fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
         events[at] = pause;
     }
     drop(Journal::resumed(&store).unwrap());
+    (dir, store, events)
+}
+
+/// Writes over the middle of `store`'s head index: the sixth run of heads
+/// or so, far from both pauses of [`with_two_pauses`].
+fn damage_middle_of_index(store: &EventStore) {
+    use std::os::unix::fs::FileExt;
+    let index = store
+        .dir()
+        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
+    let file = fs::OpenOptions::new().write(true).open(&index).unwrap();
+    let middle = file.metadata().unwrap().len() / 2;
+    file.write_all_at(&[0xff; 64], middle).unwrap();
+}
+
+#[test]
+fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
+    use crate::conversation::HeadSummary;
+    use openhands_wire::event::kinds;
+
+    let (_dir, store, events) = with_two_pauses();
     let (mut journal, _) = Journal::resumed(&store).unwrap();
     journal.page_out(&store);
     assert!(journal.is_paged());
@@ -349,12 +367,7 @@ fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
 
     // A run passed over is not read: damage the middle of the index (the
     // sixth run or so), far from both pauses.
-    let index = store
-        .dir()
-        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
-    let file = fs::OpenOptions::new().write(true).open(&index).unwrap();
-    let middle = file.metadata().unwrap().len() / 2;
-    file.write_all_at(&[0xff; 64], middle).unwrap();
+    damage_middle_of_index(&store);
     let heads = journal.view();
     let found: Vec<usize> = heads
         .candidates(0..heads.len(), &pauses)
@@ -375,18 +388,8 @@ fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
 fn a_count_of_a_paged_log_reads_only_the_runs_its_summaries_cannot_answer() {
     use crate::conversation::HeadSummary;
     use openhands_wire::event::kinds;
-    use std::os::unix::fs::FileExt;
 
-    let (_dir, store, mut events) = written(PAGE_OUT_FROM + 200);
-    // Two pauses, in the third run (256..384) and the ninth (1024..1152).
-    for at in [300, 1100] {
-        let mut pause = Event::with_source(SourceType::Agent, EventBody::Pause);
-        pause.timestamp = events[at].timestamp.clone();
-        pause.id = events[at].id.clone();
-        pause.parent_id = events[at].parent_id.clone();
-        store.append(at, &pause).unwrap();
-        events[at] = pause;
-    }
+    let (_dir, store, events) = with_two_pauses();
     let messages = events.len() - 2;
     let is_message = |h: &EventHead| h.kind() == kinds::MESSAGE;
     // Held in memory: every head is tested, whatever the tally.
@@ -412,12 +415,7 @@ fn a_count_of_a_paged_log_reads_only_the_runs_its_summaries_cannot_answer() {
 
     // Damage the middle of the index (the sixth run or so), far from both
     // pauses: a count the summaries answer there never reads it.
-    let index = store
-        .dir()
-        .join(crate::conversation::event_store::HEAD_INDEX_FILE);
-    let file = fs::OpenOptions::new().write(true).open(&index).unwrap();
-    let middle = file.metadata().unwrap().len() / 2;
-    file.write_all_at(&[0xff; 64], middle).unwrap();
+    damage_middle_of_index(&store);
     for tally in [
         &by_kind as &dyn Fn(&HeadSummary) -> Option<usize>,
         &without_pauses,
