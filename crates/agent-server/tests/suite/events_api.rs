@@ -60,6 +60,10 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
         .filter(|e| e["kind"] == "MessageEvent" && e["source"] == "user")
         .count()
         + added.len();
+    let agent_messages = before
+        .iter()
+        .filter(|e| e["kind"] == "MessageEvent" && e["source"] == "agent")
+        .count();
     let first = before.iter().map(time).min().unwrap();
     let from_user_since_first = format!("source=user&timestamp__gte={first}");
     let want: Vec<Value> = before
@@ -84,6 +88,7 @@ async fn a_long_log_resumes_and_pages_from_any_event() {
             ("kind=ActionEvent", 2),
             (since.as_str(), late),
             ("kind=MessageEvent&source=user", user_messages),
+            ("kind=MessageEvent&source=agent", agent_messages),
             (from_user_since_first.as_str(), from_user),
         ] {
             let (_, n) = env.get(&format!("{base}/count?{query}")).await;

@@ -1,5 +1,5 @@
 //! [`HeadSummary`]: what a run of a paged log's heads holds, in brief (how
-//! many of each kind and from each source, the span of times), so that a
+//! many of each kind from each source, the span of times), so that a
 //! walk which filters every head passes over the runs that hold no match
 //! without reading them from disk (see [`super::Heads::candidates`]), and
 //! a count takes the runs whose matches the summary tells from it (see
@@ -34,17 +34,15 @@ const OTHER_KINDS: usize = kinds::ALL.len();
 /// Heads a summary counts at most: its counts are bytes.
 pub(super) const MOST_HEADS: usize = u8::MAX as usize;
 
-/// What a run of heads holds: how many of each kind and from each source,
+/// What a run of heads holds: how many of each kind from each source,
 /// and between which times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadSummary {
     /// Heads in the run.
     len: u8,
-    /// Heads of kind `kinds::ALL[i]` at `i`; of any other at
-    /// [`OTHER_KINDS`].
-    kinds: [u8; KIND_PLACES],
-    /// Heads from `SOURCES[i]` at `i`.
-    sources: [u8; SOURCES.len()],
+    /// Heads of kind `kinds::ALL[k]` (of any other at [`OTHER_KINDS`])
+    /// from `SOURCES[s]` at `[k][s]`.
+    counts: [[u8; SOURCES.len()]; KIND_PLACES],
     /// The earliest and latest time, when every timestamp of the run has
     /// the ordered shape (see the module).
     times: Option<(NaiveDateTime, NaiveDateTime)>,
@@ -55,15 +53,13 @@ impl HeadSummary {
     /// log's run); past that the counts stop growing.
     pub(super) fn of(heads: &[EventHead]) -> Self {
         debug_assert!(heads.len() <= MOST_HEADS, "a run too long to count");
-        let mut kinds = [0u8; KIND_PLACES];
-        let mut sources = [0u8; SOURCES.len()];
+        let mut counts = [[0u8; SOURCES.len()]; KIND_PLACES];
         let mut span: Option<(&str, &str)> = None;
         let mut ordered = true;
         for head in heads {
-            let kind = &mut kinds[head.kind_place().unwrap_or(OTHER_KINDS).min(OTHER_KINDS)];
-            *kind = kind.saturating_add(1);
-            let source = &mut sources[source_place(head.source())];
-            *source = source.saturating_add(1);
+            let kind = head.kind_place().unwrap_or(OTHER_KINDS).min(OTHER_KINDS);
+            let count = &mut counts[kind][source_place(head.source())];
+            *count = count.saturating_add(1);
             if !ordered {
                 continue;
             }
@@ -82,8 +78,7 @@ impl HeadSummary {
         });
         Self {
             len: u8::try_from(heads.len()).unwrap_or(u8::MAX),
-            kinds,
-            sources,
+            counts,
             times,
         }
     }
@@ -109,41 +104,36 @@ impl HeadSummary {
         self.len == 0
     }
 
-    /// Whether a head of a kind for which `wanted` holds may be in the run.
-    pub fn may_hold_kind(&self, wanted: impl Fn(&str) -> bool) -> bool {
-        self.kinds[OTHER_KINDS] > 0 || self.count_kinds(wanted).is_some_and(|n| n > 0)
-    }
-
-    /// Number of the run's heads of a kind for which `wanted` holds;
-    /// `None` when heads of kinds outside [`kinds::ALL`] are there, which
-    /// are not told apart.
-    pub fn count_kinds(&self, wanted: impl Fn(&str) -> bool) -> Option<usize> {
-        if self.kinds[OTHER_KINDS] > 0 {
-            return None;
-        }
-        Some(
-            kinds::ALL
+    /// Number of the run's heads of a kind `kind` accepts (any kind when
+    /// `None`) from a source `source` accepts. `None` when heads of kinds
+    /// outside [`kinds::ALL`] from such a source are there and `kind` is
+    /// given: they are not told apart.
+    pub fn count(
+        &self,
+        kind: Option<&dyn Fn(&str) -> bool>,
+        source: impl Fn(SourceType) -> bool,
+    ) -> Option<usize> {
+        let mut total = 0;
+        for (place, row) in self.counts.iter().enumerate() {
+            let from_wanted: usize = SOURCES
                 .iter()
-                .zip(self.kinds)
-                .filter(|(kind, n)| *n > 0 && wanted(kind))
-                .map(|(_, n)| usize::from(n))
-                .sum(),
-        )
-    }
-
-    /// Whether a head from a source for which `wanted` holds is in the run.
-    pub fn may_hold_source(&self, wanted: impl Fn(SourceType) -> bool) -> bool {
-        self.count_sources(wanted) > 0
-    }
-
-    /// Number of the run's heads from a source for which `wanted` holds.
-    pub fn count_sources(&self, wanted: impl Fn(SourceType) -> bool) -> usize {
-        SOURCES
-            .iter()
-            .zip(self.sources)
-            .filter(|(source, n)| *n > 0 && wanted(**source))
-            .map(|(_, n)| usize::from(n))
-            .sum()
+                .zip(row)
+                .filter(|(s, n)| **n > 0 && source(**s))
+                .map(|(_, n)| usize::from(*n))
+                .sum();
+            if from_wanted == 0 {
+                continue;
+            }
+            let wanted = match (kind, kinds::ALL.get(place)) {
+                (None, _) => true,
+                (Some(wanted), Some(name)) => wanted(name),
+                (Some(_), None) => return None,
+            };
+            if wanted {
+                total += from_wanted;
+            }
+        }
+        Some(total)
     }
 
     /// The earliest and the latest time of the run's heads; `None` when
@@ -206,10 +196,12 @@ mod tests {
             ),
         ];
         let s = HeadSummary::of(&heads);
-        assert!(s.may_hold_kind(|k| k == kinds::PAUSE));
-        assert!(!s.may_hold_kind(|k| k == kinds::MESSAGE));
-        assert!(s.may_hold_source(|src| src == SourceType::Agent));
-        assert!(!s.may_hold_source(|src| src == SourceType::Environment));
+        let pause = |k: &str| k == kinds::PAUSE;
+        let message = |k: &str| k == kinds::MESSAGE;
+        assert_eq!(s.count(Some(&pause), |_| true), Some(3));
+        assert_eq!(s.count(Some(&message), |_| true), Some(0));
+        assert_eq!(s.count(None, |src| src == SourceType::Agent), Some(1));
+        assert_eq!(s.count(None, |src| src == SourceType::Environment), Some(0));
         assert_eq!(
             s.time_span(),
             Some((
@@ -220,22 +212,28 @@ mod tests {
     }
 
     #[test]
-    fn a_run_counts_its_heads_by_kind_and_by_source() {
+    fn a_run_counts_its_heads_by_kind_and_source_together() {
         let time = "2026-01-02T03:04:05";
         let heads = [
             head(EventBody::Pause, SourceType::User, time),
             head(EventBody::Pause, SourceType::Agent, time),
             head(EventBody::Pause, SourceType::User, time),
             head(EventBody::Interrupt, SourceType::Environment, time),
+            head(EventBody::Interrupt, SourceType::User, time),
         ];
         let s = HeadSummary::of(&heads);
-        assert_eq!(s.len(), 4);
-        assert_eq!(s.count_kinds(|k| k == kinds::PAUSE), Some(3));
-        assert_eq!(s.count_kinds(|k| k == kinds::MESSAGE), Some(0));
-        assert_eq!(s.count_kinds(|_| true), Some(4));
-        assert_eq!(s.count_sources(|src| src == SourceType::User), 2);
-        assert_eq!(s.count_sources(|src| src != SourceType::Hook), 4);
-        assert_eq!(s.count_sources(|src| src == SourceType::Hook), 0);
+        assert_eq!(s.len(), 5);
+        let pause = |k: &str| k == kinds::PAUSE;
+        let user = |src: SourceType| src == SourceType::User;
+        assert_eq!(s.count(Some(&pause), user), Some(2));
+        assert_eq!(s.count(Some(&pause), |_| true), Some(3));
+        assert_eq!(s.count(None, user), Some(3));
+        assert_eq!(s.count(Some(&|_: &str| true), |_| true), Some(5));
+        assert_eq!(
+            s.count(Some(&pause), |src| src == SourceType::Hook),
+            Some(0)
+        );
+        assert_eq!(s.count(None, |_| true), Some(5));
     }
 
     #[test]
@@ -244,14 +242,25 @@ mod tests {
             kind: "SomePluginEvent".into(),
             fields: Default::default(),
         };
+        let time = "2026-01-01T00:00:00";
         let s = HeadSummary::of(&[
-            head(unknown, SourceType::Hook, "2026-01-01T00:00:00"),
-            head(EventBody::Pause, SourceType::Hook, "2026-01-01T00:00:00"),
+            head(unknown, SourceType::Hook, time),
+            head(EventBody::Pause, SourceType::Hook, time),
+            head(EventBody::Pause, SourceType::User, time),
         ]);
-        assert!(s.may_hold_kind(|k| k == kinds::MESSAGE));
-        // Other kinds are not told apart, so no count by kind is known.
-        assert_eq!(s.count_kinds(|k| k == kinds::PAUSE), None);
-        assert_eq!(s.count_sources(|src| src == SourceType::Hook), 2);
+        // Other kinds are not told apart: no count by kind is known over
+        // the sources they come from, and a count by source alone is.
+        let pause = |k: &str| k == kinds::PAUSE;
+        assert_eq!(s.count(Some(&pause), |_| true), None);
+        assert_eq!(
+            s.count(Some(&|k: &str| k == kinds::MESSAGE), |_| true),
+            None
+        );
+        assert_eq!(s.count(None, |src| src == SourceType::Hook), Some(2));
+        assert_eq!(
+            s.count(Some(&pause), |src| src == SourceType::User),
+            Some(1)
+        );
     }
 
     #[test]

@@ -337,7 +337,7 @@ fn a_filtered_walk_of_a_paged_log_reads_only_the_runs_that_may_match() {
     journal.page_out(&store);
     assert!(journal.is_paged());
 
-    let pauses = |s: &HeadSummary| s.may_hold_kind(|k| k == kinds::PAUSE);
+    let pauses = |s: &HeadSummary| s.count(Some(&|k| k == kinds::PAUSE), |_| true) != Some(0);
     let runs: Vec<usize> = (256..384).chain(1024..1152).collect();
     let heads = journal.view();
     let forward: Vec<usize> = heads
@@ -400,9 +400,10 @@ fn a_count_of_a_paged_log_reads_only_the_runs_its_summaries_cannot_answer() {
     let (mut journal, _) = Journal::resumed(&store).unwrap();
     journal.page_out(&store);
     assert!(journal.is_paged());
-    let by_kind = |s: &HeadSummary| s.count_kinds(|k| k == kinds::MESSAGE);
-    let without_pauses =
-        |s: &HeadSummary| (!s.may_hold_kind(|k| k == kinds::PAUSE)).then(|| s.len());
+    let by_kind = |s: &HeadSummary| s.count(Some(&|k| k == kinds::MESSAGE), |_| true);
+    let without_pauses = |s: &HeadSummary| {
+        (s.count(Some(&|k| k == kinds::PAUSE), |_| true) == Some(0)).then(|| s.len())
+    };
     for tally in [
         &by_kind as &dyn Fn(&HeadSummary) -> Option<usize>,
         &without_pauses,

@@ -121,14 +121,7 @@ impl EventFilter {
     /// passing the kind, source and time filters (see
     /// [`openhands_sdk::conversation::Heads::candidates`]).
     pub fn may_match(&self, summary: &HeadSummary) -> bool {
-        if let Some(k) = &self.kind
-            && !summary.may_hold_kind(|kind| kind_is(k, kind))
-        {
-            return false;
-        }
-        if let Some(s) = &self.source
-            && !summary.may_hold_source(|source| source.as_str() == s)
-        {
+        if self.count_by_kind_and_source(summary) == Some(0) {
             return false;
         }
         let Some((earliest, latest)) = summary.time_span() else {
@@ -140,45 +133,31 @@ impl EventFilter {
 
     /// The number of heads of a run summarised as `summary` that pass the
     /// kind, source and time filters, when the summary tells it: none
-    /// can, or every head passes all the filters but at most one, whose
-    /// count is then the answer. `None`: the run must be read.
+    /// can, or the time filters pass every head or none. `None`: the run
+    /// must be read.
     pub fn tally(&self, summary: &HeadSummary) -> Option<usize> {
         if !self.may_match(summary) {
             return Some(0);
         }
-        let all = summary.len();
-        let by_kind = match &self.kind {
-            Some(k) => summary.count_kinds(|kind| kind_is(k, kind)),
-            None => Some(all),
-        };
-        let by_source = match &self.source {
-            Some(s) => Some(summary.count_sources(|source| source.as_str() == s)),
-            None => Some(all),
-        };
-        let timed = self.timestamp_gte.is_some() || self.timestamp_lt.is_some();
-        let by_time = match summary.time_span() {
-            _ if !timed => Some(all),
-            Some((earliest, latest))
-                if self.timestamp_gte.is_none_or(|gte| earliest >= gte)
-                    && self.timestamp_lt.is_none_or(|lt| latest < lt) =>
-            {
-                Some(all)
-            }
-            _ => None,
-        };
-        let counts = [by_kind, by_source, by_time];
-        if counts.contains(&Some(0)) {
-            return Some(0);
-        }
-        let mut partial = None;
-        for count in counts {
-            match count? {
-                n if n == all => {}
-                n if partial.is_none() => partial = Some(n),
-                _ => return None,
+        if self.timestamp_gte.is_some() || self.timestamp_lt.is_some() {
+            let (earliest, latest) = summary.time_span()?;
+            let all_in_time = self.timestamp_gte.is_none_or(|gte| earliest >= gte)
+                && self.timestamp_lt.is_none_or(|lt| latest < lt);
+            if !all_in_time {
+                return None;
             }
         }
-        Some(partial.unwrap_or(all))
+        self.count_by_kind_and_source(summary)
+    }
+
+    /// The heads of a run that pass the kind and source filters, from its
+    /// summary (see [`HeadSummary::count`]).
+    fn count_by_kind_and_source(&self, summary: &HeadSummary) -> Option<usize> {
+        let wanted_kind = |kind: &str| self.kind.as_deref().is_some_and(|k| kind_is(k, kind));
+        let kind: Option<&dyn Fn(&str) -> bool> = self.kind.is_some().then_some(&wanted_kind);
+        summary.count(kind, |source| {
+            self.source.as_deref().is_none_or(|s| source.as_str() == s)
+        })
     }
 }
 

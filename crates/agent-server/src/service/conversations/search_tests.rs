@@ -116,10 +116,26 @@ fn a_tally_from_a_summary_is_the_count_of_the_heads_or_nothing() {
             &users,
             true,
         ),
-        // Kind and source each pass some but not all.
+        // Kind and source each pass some but not all: counted together.
         (
             filter(Some("PauseEvent"), Some("agent"), None, None),
             &mixed,
+            true,
+        ),
+        (
+            filter(Some("MessageEvent"), Some("agent"), None, None),
+            &mixed,
+            true,
+        ),
+        // The unknown kind's heads come from a hook only.
+        (
+            filter(Some("MessageEvent"), Some("user"), None, None),
+            &with_unknown,
+            true,
+        ),
+        (
+            filter(Some("MessageEvent"), Some("hook"), None, None),
+            &with_unknown,
             false,
         ),
         (
