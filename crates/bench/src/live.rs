@@ -28,6 +28,7 @@ use crate::rss::rss_bytes;
 use crate::server::{Flavor, ServerProcess, SpawnOptions, run_dir};
 use crate::stats::Summary;
 use crate::stored::{self, CountResult, CountSuite, StoredConfig, ms, progress};
+use crate::table::{self, figure, megabytes};
 use crate::workload::start_request;
 use anyhow::Result;
 use openhands_testkit::MockLlmHandle;
@@ -286,60 +287,45 @@ fn note(errors: &mut Vec<String>, text: String) {
 /// The markdown table: one row per count, ours and the reference side by
 /// side.
 fn markdown(ours: &LiveResult, reference: Option<&LiveResult>) -> String {
-    let f =
-        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
-    let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
     let mut out = String::from(
         "| live | finished | wall (s) | /health p99 (ms) | idle RSS (MB) | RSS live (MB) | RSS per conversation (kB) | threads | shells (MB) | RSS after delete (MB) | delete all (s) | CPU per conversation (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let row = |p: &LivePoint| {
         [
             format!("{}/{}", p.finished, p.conversations),
-            f(Some(p.wall_s), 1),
-            f(
+            figure(Some(p.wall_s), 1),
+            figure(
                 p.health
                     .as_ref()
                     .and_then(|h| h.latency.as_ref())
                     .map(|s| s.p99_ms),
                 1,
             ),
-            mb(p.idle_rss_bytes),
-            mb(p.live_rss_bytes),
-            f(p.rss_per_conversation_bytes.map(|b| b / 1e3), 0),
+            megabytes(p.idle_rss_bytes),
+            megabytes(p.live_rss_bytes),
+            figure(p.rss_per_conversation_bytes.map(|b| b / 1e3), 0),
             p.live_threads.map_or("–".into(), |t| t.to_string()),
             format!(
                 "{} ({})",
                 p.live_children,
-                f(Some(p.children_rss_bytes as f64 / 1e6), 0)
+                figure(Some(p.children_rss_bytes as f64 / 1e6), 0)
             ),
-            mb(p.rss_after_delete_bytes),
-            f(p.delete_s, 1),
+            megabytes(p.rss_after_delete_bytes),
+            figure(p.delete_s, 1),
             format!(
                 "{} ({} server)",
-                f(p.cpu_per_conversation_ms, 1),
-                f(p.cpu_server_per_conversation_ms, 1)
+                figure(p.cpu_per_conversation_ms, 1),
+                figure(p.cpu_server_per_conversation_ms, 1)
             ),
         ]
     };
-    for p in &ours.points {
-        let mine = row(p);
-        let theirs = reference
-            .and_then(|r| r.points.iter().find(|q| q.conversations == p.conversations))
-            .map(row);
-        let cells: Vec<String> = match theirs {
-            Some(t) => mine
-                .into_iter()
-                .zip(t)
-                .map(|(a, b)| format!("{a} / {b}"))
-                .collect(),
-            None => mine.to_vec(),
-        };
-        out.push_str(&format!(
-            "| {} | {} |\n",
-            p.conversations,
-            cells.join(" | ")
-        ));
-    }
+    out.push_str(&table::rows(
+        &ours.points,
+        reference.map(|r| r.points.as_slice()),
+        |p| p.conversations.to_string(),
+        |a, b| a.conversations == b.conversations,
+        row,
+    ));
     if reference.is_some() {
         out.push_str("\n(ours / reference)\n");
     }

@@ -30,6 +30,7 @@ use crate::rss::{anon_rss_bytes, rss_bytes};
 use crate::server::{Flavor, ServerProcess, run_dir};
 use crate::stats::Summary;
 use crate::stored::{self, CountResult, CountSuite, StoredConfig, ms, progress};
+use crate::table::{self, figure, megabytes};
 use anyhow::{Context, Result, bail};
 use openhands_testkit::MockLlmHandle;
 use serde::Serialize;
@@ -327,53 +328,32 @@ async fn timed_counts(
 /// The markdown table: one row per length, ours and the reference side by
 /// side.
 fn markdown(ours: &LongResult, reference: Option<&LongResult>) -> String {
-    let f =
-        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
-    let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
+    let p50 = |s: &Option<Summary>| figure(s.as_ref().map(|s| s.p50_ms), 2);
     let mut out = String::from(
         "| events | first resume after the appends (ms) | start → /ready (ms) | idle RSS (MB) | resume: first page (ms) | start → first page (ms) | RSS loaded (MB) | page p50 (ms) | page p99 (ms) | rare-kind count p50 (ms) | common-kind count p50 (ms) | RSS settled (MB) | of it anonymous (MB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
-    for p in &ours.points {
-        let r = reference.and_then(|r| r.points.iter().find(|q| q.events == p.events));
-        let pair = |a: String, b: Option<String>| match b {
-            Some(b) => format!("{a} / {b}"),
-            None => a,
-        };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            p.events,
-            pair(f(p.first_resume_ms, 1), r.map(|r| f(r.first_resume_ms, 1))),
-            pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
-            pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
-            pair(f(p.resume_ms, 1), r.map(|r| f(r.resume_ms, 1))),
-            pair(
-                f(p.spawn_to_page_ms, 1),
-                r.map(|r| f(r.spawn_to_page_ms, 1))
-            ),
-            pair(mb(p.loaded_rss_bytes), r.map(|r| mb(r.loaded_rss_bytes))),
-            pair(
-                f(p.page.as_ref().map(|s| s.p50_ms), 2),
-                r.map(|r| f(r.page.as_ref().map(|s| s.p50_ms), 2))
-            ),
-            pair(
-                f(p.page.as_ref().map(|s| s.p99_ms), 2),
-                r.map(|r| f(r.page.as_ref().map(|s| s.p99_ms), 2))
-            ),
-            pair(
-                f(p.rare_count.as_ref().map(|s| s.p50_ms), 2),
-                r.map(|r| f(r.rare_count.as_ref().map(|s| s.p50_ms), 2))
-            ),
-            pair(
-                f(p.common_count.as_ref().map(|s| s.p50_ms), 2),
-                r.map(|r| f(r.common_count.as_ref().map(|s| s.p50_ms), 2))
-            ),
-            pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
-            pair(
-                mb(p.settled_anon_bytes),
-                r.map(|r| mb(r.settled_anon_bytes))
-            ),
-        ));
-    }
+    out.push_str(&table::rows(
+        &ours.points,
+        reference.map(|r| r.points.as_slice()),
+        |p| p.events.to_string(),
+        |a, b| a.events == b.events,
+        |p: &LongPoint| {
+            [
+                figure(p.first_resume_ms, 1),
+                figure(p.ready_ms, 1),
+                megabytes(p.idle_rss_bytes),
+                figure(p.resume_ms, 1),
+                figure(p.spawn_to_page_ms, 1),
+                megabytes(p.loaded_rss_bytes),
+                p50(&p.page),
+                figure(p.page.as_ref().map(|s| s.p99_ms), 2),
+                p50(&p.rare_count),
+                p50(&p.common_count),
+                megabytes(p.settled_rss_bytes),
+                megabytes(p.settled_anon_bytes),
+            ]
+        },
+    ));
     if reference.is_some() {
         out.push_str("\n(ours / reference)\n");
     }

@@ -40,6 +40,7 @@ mod slow_rc;
 mod stats;
 mod stored;
 mod suite;
+mod table;
 mod workload;
 
 use anyhow::{Context, Result, bail};

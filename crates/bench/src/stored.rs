@@ -21,6 +21,7 @@ use crate::measure::runs;
 use crate::rss::rss_bytes;
 use crate::server::{Flavor, SESSION_KEY, ServerProcess, SpawnOptions, run_dir};
 use crate::stats::Summary;
+use crate::table::{self, figure, megabytes};
 use crate::workload::start_request;
 use anyhow::{Context, Result, bail};
 use openhands_testkit::MockLlmHandle;
@@ -382,36 +383,27 @@ async fn point(
 /// The markdown table: one row per count, ours and the reference side by
 /// side.
 fn markdown(ours: &StoredResult, reference: Option<&StoredResult>) -> String {
-    let f =
-        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
-    let mb = |b: Option<u64>| f(b.map(|b| b as f64 / 1e6), 1);
+    let p50 = |s: &Option<Summary>| figure(s.as_ref().map(|s| s.p50_ms), 2);
     let mut out = String::from(
         "| stored | first start → /ready (ms) | first start → list (ms) | start → /ready (ms) | idle RSS (MB) | idle RSS settled (MB) | list p50 (ms) | GET p50 (ms) |\n|---|---|---|---|---|---|---|---|\n",
     );
-    for p in &ours.points {
-        let r = reference.and_then(|r| r.points.iter().find(|q| q.stored == p.stored));
-        let pair = |a: String, b: Option<String>| match b {
-            Some(b) => format!("{a} / {b}"),
-            None => a,
-        };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            p.stored,
-            pair(f(p.first_ready_ms, 1), r.map(|r| f(r.first_ready_ms, 1))),
-            pair(f(p.first_list_ms, 1), r.map(|r| f(r.first_list_ms, 1))),
-            pair(f(p.ready_ms, 1), r.map(|r| f(r.ready_ms, 1))),
-            pair(mb(p.idle_rss_bytes), r.map(|r| mb(r.idle_rss_bytes))),
-            pair(mb(p.settled_rss_bytes), r.map(|r| mb(r.settled_rss_bytes))),
-            pair(
-                f(p.list.as_ref().map(|s| s.p50_ms), 2),
-                r.map(|r| f(r.list.as_ref().map(|s| s.p50_ms), 2))
-            ),
-            pair(
-                f(p.get.as_ref().map(|s| s.p50_ms), 2),
-                r.map(|r| f(r.get.as_ref().map(|s| s.p50_ms), 2))
-            ),
-        ));
-    }
+    out.push_str(&table::rows(
+        &ours.points,
+        reference.map(|r| r.points.as_slice()),
+        |p| p.stored.to_string(),
+        |a, b| a.stored == b.stored,
+        |p: &StoredPoint| {
+            [
+                figure(p.first_ready_ms, 1),
+                figure(p.first_list_ms, 1),
+                figure(p.ready_ms, 1),
+                megabytes(p.idle_rss_bytes),
+                megabytes(p.settled_rss_bytes),
+                p50(&p.list),
+                p50(&p.get),
+            ]
+        },
+    ));
     if reference.is_some() {
         out.push_str("\n(ours / reference)\n");
     }
