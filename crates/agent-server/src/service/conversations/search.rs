@@ -121,14 +121,8 @@ impl EventFilter {
     /// passing the kind, source and time filters (see
     /// [`openhands_sdk::conversation::Heads::candidates`]).
     pub fn may_match(&self, summary: &HeadSummary) -> bool {
-        if self.count_by_kind_and_source(summary) == Some(0) {
-            return false;
-        }
-        let Some((earliest, latest)) = summary.time_span() else {
-            return true;
-        };
-        self.timestamp_gte.is_none_or(|gte| latest >= gte)
-            && self.timestamp_lt.is_none_or(|lt| earliest < lt)
+        self.count_by_kind_and_source(summary) != Some(0)
+            && self.time_fit(summary) != TimeFit::Outside
     }
 
     /// The number of heads of a run summarised as `summary` that pass the
@@ -136,18 +130,35 @@ impl EventFilter {
     /// can, or the time filters pass every head or none. `None`: the run
     /// must be read.
     pub fn tally(&self, summary: &HeadSummary) -> Option<usize> {
-        if !self.may_match(summary) {
-            return Some(0);
+        match (
+            self.count_by_kind_and_source(summary),
+            self.time_fit(summary),
+        ) {
+            (Some(0), _) | (_, TimeFit::Outside) => Some(0),
+            (by_heads, TimeFit::Inside) => by_heads,
+            (_, TimeFit::Unknown) => None,
         }
-        if self.timestamp_gte.is_some() || self.timestamp_lt.is_some() {
-            let (earliest, latest) = summary.time_span()?;
-            let all_in_time = self.timestamp_gte.is_none_or(|gte| earliest >= gte)
-                && self.timestamp_lt.is_none_or(|lt| latest < lt);
-            if !all_in_time {
-                return None;
-            }
+    }
+
+    /// Where a run summarised as `summary` lies against the time filters.
+    fn time_fit(&self, summary: &HeadSummary) -> TimeFit {
+        if self.timestamp_gte.is_none() && self.timestamp_lt.is_none() {
+            return TimeFit::Inside;
         }
-        self.count_by_kind_and_source(summary)
+        let Some((earliest, latest)) = summary.time_span() else {
+            return TimeFit::Unknown;
+        };
+        if self.timestamp_gte.is_some_and(|gte| latest < gte)
+            || self.timestamp_lt.is_some_and(|lt| earliest >= lt)
+        {
+            TimeFit::Outside
+        } else if self.timestamp_gte.is_none_or(|gte| earliest >= gte)
+            && self.timestamp_lt.is_none_or(|lt| latest < lt)
+        {
+            TimeFit::Inside
+        } else {
+            TimeFit::Unknown
+        }
     }
 
     /// The heads of a run that pass the kind and source filters, from its
@@ -159,6 +170,17 @@ impl EventFilter {
             self.source.as_deref().is_none_or(|s| source.as_str() == s)
         })
     }
+}
+
+/// Where a run of heads lies against the time filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeFit {
+    /// Every head passes them.
+    Inside,
+    /// No head passes them.
+    Outside,
+    /// Some may: the run straddles a bound, or its span is not known.
+    Unknown,
 }
 
 /// Whether the `kind` filter `wanted` (a class name, or one qualified by
